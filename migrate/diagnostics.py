@@ -1,0 +1,126 @@
+"""Diagnostics are data: a stable code, a severity, a message, file, line and job.
+
+Every code is registered here with its default severity and what it means.
+Readers never log or print; they append to a ``Collector`` that the caller
+gets back. A test checks that every registered code appears in a golden file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+
+# code -> (default severity, what it means)
+CODES: dict[str, tuple[str, str]] = {
+    # Files and discovery
+    "FILE-UNREADABLE": (ERROR, "the file could not be read (permissions, vanished, I/O error)"),
+    "FILE-TOO-LARGE": (WARNING, "the file is over the size limit and was not read"),
+    "FILE-BINARY": (WARNING, "the file holds binary data, not a job script or manifest"),
+    "FILE-ENCODING": (WARNING, "the file is not valid UTF-8; it was read as Latin-1"),
+    "FILE-EMPTY": (INFO, "the file is empty"),
+    "FILE-SYMLINK-LOOP": (WARNING, "a symbolic link loops back on itself and was not followed"),
+    "FILE-SYMLINK-OUTSIDE": (INFO, "a symbolic link points outside the scanned tree and was not followed"),
+    "FILE-NOT-A-JOB": (INFO, "the file looks like a job file by name but holds no job"),
+    # sbatch directives
+    "SLURM-NO-SHEBANG": (ERROR, "sbatch refuses a script whose first line is not #!"),
+    "SLURM-UNKNOWN-OPTION": (ERROR, "an #SBATCH option that sbatch does not know"),
+    "SLURM-REPEATED-OPTION": (WARNING, "an option given twice; the last value wins, as in sbatch"),
+    "SLURM-OBSOLETE-OPTION": (INFO, "an obsolete spelling of an option"),
+    "SLURM-BAD-VALUE": (ERROR, "an option value sbatch would reject"),
+    "SLURM-MISSING-VALUE": (ERROR, "an option that needs a value has none"),
+    "SLURM-UNEXPECTED-VALUE": (WARNING, "an option that takes no value was given one"),
+    "SLURM-DIRECTIVE-AFTER-COMMAND": (WARNING, "an #SBATCH line after the first command; sbatch ignores it"),
+    "SLURM-COMMENTED-DIRECTIVE": (INFO, "a disabled directive (##SBATCH or # SBATCH) was ignored"),
+    "SLURM-TEMPLATED": (WARNING, "the script is a template; render it first"),
+    "SLURM-DYNAMIC-VALUE": (WARNING, "an option value depends on the environment at submit time"),
+    "SLURM-HETJOB": (INFO, "a heterogeneous job with several components"),
+    "SLURM-SCRONTAB-ENTRY": (INFO, "a scrontab entry was read as a scheduled job"),
+    "SLURM-SELF-RESUBMIT": (INFO, "the script submits itself again (cron-like or chained restart)"),
+    # shell bodies
+    "SHELL-UNPARSED": (INFO, "a shell statement the parser could not read; the rest of the body was kept"),
+    "SHELL-SYNTAX": (WARNING, "the shell body has a syntax error bash would stop on"),
+    "SHELL-SECRET-LITERAL": (WARNING, "a credential-like variable is set to a literal value in the script"),
+    # Kubernetes manifests
+    "K8S-YAML-ERROR": (ERROR, "the YAML could not be parsed"),
+    "K8S-YAML-ALIAS-BOMB": (ERROR, "the YAML expands aliases beyond the safety limit"),
+    "K8S-YAML-TOO-DEEP": (ERROR, "the YAML nests deeper than the safety limit"),
+    "K8S-TEMPLATED": (WARNING, "a Helm/Go template or ${VAR} placeholder; render it first"),
+    "K8S-NOT-AN-OBJECT": (WARNING, "a YAML document that is not a Kubernetes object"),
+    "K8S-MISSING-FIELD": (ERROR, "a required field of a job manifest is missing"),
+    "K8S-BAD-TYPE": (ERROR, "a field has the wrong type"),
+    "K8S-BAD-QUANTITY": (ERROR, "a resource quantity that Kubernetes would reject"),
+    "K8S-IGNORED-KIND": (INFO, "an object that is not a workload; read for context or ignored"),
+    "K8S-UNKNOWN-KIND": (WARNING, "a workload kind this version cannot read"),
+    "K8S-SECRET-LITERAL": (WARNING, "a credential-like env var holds a literal value"),
+}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    job: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        if self.line is not None:
+            out["line"] = self.line
+        if self.job is not None:
+            out["job"] = self.job
+        return out
+
+    def render(self) -> str:
+        where = self.path or "-"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.severity}: {self.code}: {self.message}"
+
+
+class UnknownCodeError(KeyError):
+    """A reader used a code that is not registered (a programming error)."""
+
+
+class Collector:
+    """Collects diagnostics for one file."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path
+        self.items: list[Diagnostic] = []
+
+    def add(
+        self,
+        code: str,
+        message: str,
+        line: int | None = None,
+        job: str | None = None,
+        severity: str | None = None,
+    ) -> Diagnostic:
+        if code not in CODES:
+            raise UnknownCodeError(code)
+        diag = Diagnostic(code, severity or CODES[code][0], message, self.path, line, job)
+        self.items.append(diag)
+        return diag
+
+    def extend(self, diags: list[Diagnostic]) -> None:
+        self.items.extend(diags)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.items)
+
+
+def count_by_severity(diags: list[Diagnostic]) -> dict[str, int]:
+    counts = {s: 0 for s in SEVERITIES}
+    for d in diags:
+        counts[d.severity] += 1
+    return counts

@@ -1,0 +1,414 @@
+"""The common job IR every reader produces and every writer consumes.
+
+Plain frozen dataclasses. Sequences are tuples so that values stay hashable and
+immutable; key/value maps are tuples of ``KeyValue`` so that order is kept.
+Anything a reader sees that no typed field can hold goes into ``Job.raw`` with
+its source line, so nothing is silently dropped.
+
+Units are fixed to keep writers dumb: memory in MiB, durations in seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+IR_VERSION = "1"
+
+# Storage access hints.
+READ = "read"
+WRITE = "write"
+READ_WRITE = "readwrite"
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class KeyValue:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where a job came from: file, line span and format ("slurm", "kubernetes")."""
+
+    path: str
+    format: str
+    line: int = 1
+    end_line: int | None = None
+    document: int | None = None  # index of the YAML document in a multi-document file
+
+
+@dataclass(frozen=True)
+class GenericResource:
+    """A Slurm GRES or Kubernetes extended resource other than GPUs (e.g. nvme, efa)."""
+
+    name: str
+    count: int = 1
+    type: str | None = None
+    per: str = "node"  # "node" | "task" | "job"
+
+
+@dataclass(frozen=True)
+class Resources:
+    """The resource request of one component.
+
+    ``nodes x tasks_per_node = tasks``; whichever is missing is derived by the
+    ``computed_*`` helpers so that writers never repeat the arithmetic.
+    """
+
+    nodes_min: int | None = None
+    nodes_max: int | None = None
+    tasks: int | None = None
+    tasks_per_node: int | None = None
+    cpus_per_task: int | None = None
+    cpus_per_node: int | None = None  # Kubernetes pods request cpu per pod
+    mem_per_node_mb: int | None = None  # 0 means "all memory of the node" (sbatch --mem=0)
+    mem_per_cpu_mb: int | None = None
+    mem_per_gpu_mb: int | None = None
+    gpus: int | None = None  # total for the job/component
+    gpus_per_node: int | None = None
+    gpus_per_task: int | None = None
+    gpu_type: str | None = None
+    cpus_per_gpu: int | None = None
+    generic: tuple[GenericResource, ...] = ()
+    tmp_disk_mb: int | None = None
+    exclusive: str | None = None  # "node" | "user" | "mcs" | "topo" | None
+    constraint: str | None = None  # Slurm feature expression, kept verbatim
+    node_selector: tuple[KeyValue, ...] = ()
+    licenses: tuple[GenericResource, ...] = ()
+
+    def computed_nodes(self) -> int:
+        if self.nodes_min:
+            return self.nodes_min
+        if self.tasks and self.tasks_per_node:
+            return max(1, -(-self.tasks // self.tasks_per_node))
+        return 1
+
+    def computed_tasks_per_node(self) -> int:
+        if self.tasks_per_node:
+            return self.tasks_per_node
+        if self.tasks:
+            return max(1, -(-self.tasks // self.computed_nodes()))
+        return 1
+
+    def computed_tasks(self) -> int:
+        if self.tasks:
+            return self.tasks
+        return self.computed_nodes() * self.computed_tasks_per_node()
+
+    def computed_gpus_per_node(self) -> int:
+        if self.gpus_per_node is not None:
+            return self.gpus_per_node
+        if self.gpus_per_task is not None:
+            return self.gpus_per_task * self.computed_tasks_per_node()
+        if self.gpus:
+            return max(1, -(-self.gpus // self.computed_nodes()))
+        return 0
+
+    def computed_gpus(self) -> int:
+        if self.gpus is not None:
+            return self.gpus
+        return self.computed_gpus_per_node() * self.computed_nodes()
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A path made visible inside a container or pod."""
+
+    target: str
+    source: str | None = None  # host path, PVC claim name, volume name
+    kind: str = "bind"  # bind | hostPath | pvc | configMap | secret | emptyDir | nfs | csi | other
+    read_only: bool = False
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Container:
+    image: str
+    name: str | None = None
+    runtime: str | None = None  # pyxis | apptainer | singularity | docker | kubernetes | oci-bundle
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    workdir: str | None = None
+    mounts: tuple[Mount, ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """A parallel launcher found in a script body or a container command."""
+
+    name: str  # srun | mpirun | mpiexec | torchrun | torch.distributed.run | deepspeed | accelerate
+    options: tuple[KeyValue, ...] = ()
+    program: tuple[str, ...] = ()  # what the launcher starts, as words
+    line: int | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    name: str
+    key: str | None = None
+    kind: str = "secret"  # secret | configMap | file | command
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """An environment variable; a literal value or a reference, never both."""
+
+    name: str
+    value: str | None = None
+    secret: SecretRef | None = None
+    origin: str = "export"  # export | sbatch-export | env | envFrom | fieldRef
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class StoragePath:
+    path: str
+    access: str = UNKNOWN
+    via: str = "body"  # body | output | error | input | chdir | mount | container-mount | argument
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class MonitoringHook:
+    kind: str  # nvidia-smi | dcgm | prometheus-pushgateway | node-exporter-textfile | wandb | ...
+    detail: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """One dependency condition. ``targets`` are job ids, variable names or job names."""
+
+    type: str  # after | afterany | afterok | afternotok | aftercorr | afterburstbuffer | singleton | dependsOn
+    targets: tuple[str, ...] = ()
+    delay_s: int | None = None  # after:id+time
+    status: str | None = None  # JobSet dependsOn status (Ready | Complete)
+    any_of: bool = False  # joined with '?' (OR) rather than ',' (AND)
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """A job array. ``indices`` is the expanded list when it is small enough."""
+
+    spec: str
+    indices: tuple[int, ...] = ()
+    count: int = 0
+    max_concurrent: int | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    partitions: tuple[str, ...] = ()
+    queue: str | None = None  # Kubernetes queue (Kueue LocalQueue, Volcano queue)
+    qos: str | None = None
+    priority: str | None = None  # numeric Slurm priority or a PriorityClass name
+    nice: int | None = None
+    account: str | None = None
+    namespace: str | None = None
+    reservation: str | None = None
+    nodelist: str | None = None
+    exclude: str | None = None
+    clusters: str | None = None
+    topology: tuple[KeyValue, ...] = ()  # switches, segment, exclusive-topology, ...
+    tolerations: tuple[KeyValue, ...] = ()
+    affinity: str | None = None  # summary of required node affinity terms
+    scheduler: str | None = None  # schedulerName (volcano, ...)
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str
+    seconds_before: int = 60
+    batch_only: bool = False  # 'B:' prefix: only the batch shell receives it
+    reservation_too: bool = False  # 'R:' prefix
+
+
+@dataclass(frozen=True)
+class FailurePolicy:
+    requeue: bool | None = None
+    max_retries: int | None = None  # backoffLimit, maxRetry, runPolicy.backoffLimit
+    retries_per_index: int | None = None
+    max_failed_indexes: int | None = None
+    restart_policy: str | None = None  # Never | OnFailure | RestartJob ...
+    signal: Signal | None = None
+    no_kill: bool = False
+    rules: tuple[str, ...] = ()  # podFailurePolicy / Volcano policies, summarised
+
+
+@dataclass(frozen=True)
+class IOSpec:
+    workdir: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    stdin: str | None = None
+    open_mode: str | None = None
+
+
+@dataclass(frozen=True)
+class Mail:
+    types: tuple[str, ...] = ()
+    user: str | None = None
+
+
+@dataclass(frozen=True)
+class Schedule:
+    cron: str
+    timezone: str | None = None
+    concurrency: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Service:
+    """A long-running serving workload (Deployment, StatefulSet) or its Service."""
+
+    name: str
+    replicas: int | None = None
+    ports: tuple[int, ...] = ()
+    autoscaling: str | None = None  # e.g. "hpa 2-10 cpu 70%"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A nested ``sbatch`` call found in a wrapper script."""
+
+    script: str | None
+    options: tuple[KeyValue, ...] = ()
+    dependencies: tuple[Dependency, ...] = ()
+    captures: str | None = None  # variable receiving the job id (jid=$(sbatch --parsable ...))
+    parsable: bool = False
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Unparsed:
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ScriptInfo:
+    """How much of a shell body was understood."""
+
+    shell: str | None = None
+    statements: int = 0
+    understood: int = 0
+    unparsed: tuple[Unparsed, ...] = ()
+    slurm_vars: tuple[str, ...] = ()
+    first_command_line: int | None = None
+    body: str = ""  # the script text after the directives, for translation
+
+
+@dataclass(frozen=True)
+class RawItem:
+    """Something read that no typed field holds; kept so that nothing is lost."""
+
+    key: str
+    value: str = ""
+    line: int | None = None
+    origin: str = ""  # "#SBATCH", a YAML path, ...
+
+
+@dataclass(frozen=True)
+class Component:
+    """One homogeneous part of a job: a hetjob component, a replicated job, a role."""
+
+    name: str = "main"
+    replicas: int = 1
+    resources: Resources = field(default_factory=Resources)
+    containers: tuple[Container, ...] = ()
+    launchers: tuple[Launcher, ...] = ()
+    environment: tuple[EnvVar, ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    source: SourceRef
+    kind: str  # sbatch | scrontab | wrapper | Job | CronJob | PyTorchJob | ...
+    name: str | None = None
+    api_version: str | None = None
+    components: tuple[Component, ...] = (Component(),)
+    time_limit_s: int | None = None
+    time_min_s: int | None = None
+    begin: str | None = None
+    deadline: str | None = None
+    hold: bool = False
+    array: ArraySpec | None = None
+    dependencies: tuple[Dependency, ...] = ()
+    placement: Placement = field(default_factory=Placement)
+    failure: FailurePolicy = field(default_factory=FailurePolicy)
+    io: IOSpec = field(default_factory=IOSpec)
+    mail: Mail | None = None
+    environment: tuple[EnvVar, ...] = ()
+    export: str | None = None  # sbatch --export policy (ALL, NONE, list)
+    modules: tuple[str, ...] = ()
+    software_envs: tuple[KeyValue, ...] = ()  # conda/venv/spack: kind -> name or path
+    storage: tuple[StoragePath, ...] = ()
+    monitoring: tuple[MonitoringHook, ...] = ()
+    schedule: Schedule | None = None
+    services: tuple[Service, ...] = ()
+    submits: tuple[Submission, ...] = ()
+    labels: tuple[KeyValue, ...] = ()
+    annotations: tuple[KeyValue, ...] = ()
+    script: ScriptInfo | None = None
+    templated: bool = False
+    raw: tuple[RawItem, ...] = ()
+
+    # Convenience views used by the graph, the plan and the writers.
+    def total_nodes(self) -> int:
+        return sum(c.resources.computed_nodes() * c.replicas for c in self.components)
+
+    def total_gpus(self) -> int:
+        return sum(c.resources.computed_gpus() * c.replicas for c in self.components)
+
+    def launcher_names(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for comp in self.components:
+            for launcher in comp.launchers:
+                seen.setdefault(launcher.name, None)
+        return tuple(seen)
+
+    def images(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for comp in self.components:
+            for container in comp.containers:
+                seen.setdefault(container.image, None)
+        return tuple(seen)
+
+
+__all__ = [
+    "IR_VERSION",
+    "ArraySpec",
+    "Component",
+    "Container",
+    "Dependency",
+    "EnvVar",
+    "FailurePolicy",
+    "GenericResource",
+    "IOSpec",
+    "Job",
+    "KeyValue",
+    "Launcher",
+    "Mail",
+    "MonitoringHook",
+    "Mount",
+    "Placement",
+    "RawItem",
+    "Resources",
+    "Schedule",
+    "ScriptInfo",
+    "SecretRef",
+    "Service",
+    "Signal",
+    "SourceRef",
+    "StoragePath",
+    "Submission",
+    "Unparsed",
+    "replace",
+]

@@ -1,0 +1,1 @@
+"""Reports rendered with jinja2."""

@@ -1,0 +1,1 @@
+"""Readers and writers, one sub-package per format."""

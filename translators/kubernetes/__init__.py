@@ -1,0 +1,1 @@
+"""Kubernetes manifests: kind table, reader, writer."""

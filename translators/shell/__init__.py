@@ -1,0 +1,1 @@
+"""Shell bodies: what a script does, read with bashlex, statement by statement."""

@@ -1,0 +1,1 @@
+"""sbatch scripts and scrontab files: option table, reader, writer."""
