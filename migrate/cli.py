@@ -1,2 +1,160 @@
+"""The `migrate` command line: options, one call into the library, rendering.
+
+This is the only module that imports typer or rich.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import Enum
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from migrate import __version__, scan
+from migrate.render import describe_time, job_row
+
+app = typer.Typer(
+    name="migrate",
+    help="Plan and carry out the move of batch workloads between Slurm and Kubernetes.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+# Piped output keeps whole paths on one line instead of wrapping at 80 columns.
+out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 220)
+err = Console(stderr=True, highlight=False)
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"migrate {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Plan and carry out the move of batch workloads between Slurm and Kubernetes."""
+
+
+def _check_paths(paths: list[str]) -> None:
+    missing = [p for p in paths if not os.path.lexists(p)]
+    if missing:
+        err.print(f"migrate: no such file or folder: {', '.join(missing)}")
+        raise typer.Exit(2)
+
+
+def _scan_with_progress(paths: list[str], options: scan.ScanOptions) -> scan.ScanResult:
+    if not err.is_terminal:
+        return scan.scan(paths, options)
+    files: list[scan.FileResult] = []
+    columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task("scan", total=None)
+        for item in scan.iter_candidates(paths):
+            progress.advance(task)
+            result = scan.scan_item(item, options)
+            if result is not None:
+                files.append(result)
+    return scan.ScanResult(files)
+
+
+@app.command("scan")
+def scan_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
+    ] = OutputFormat.table,
+    strict: Annotated[bool, typer.Option(help="Exit 1 when any error diagnostic is found.")] = False,
+    max_bytes: Annotated[
+        int, typer.Option(help="Files larger than this are reported, not read.", min=1)
+    ] = scan.DEFAULT_MAX_BYTES,
+    show_diagnostics: Annotated[
+        bool, typer.Option("--diagnostics/--no-diagnostics", help="List every diagnostic.")
+    ] = True,
+) -> None:
+    """Find every job file under PATHS (by content) and read it into the job IR."""
+    _check_paths(paths)
+    result = _scan_with_progress(paths, scan.ScanOptions(max_bytes=max_bytes))
+    if output_format is OutputFormat.json:
+        json.dump(result.to_dict(), sys.stdout, indent=1, sort_keys=False)
+        sys.stdout.write("\n")
+    else:
+        _print_scan_table(result, show_diagnostics)
+    if strict and any(d.severity == "error" for d in result.diagnostics):
+        raise typer.Exit(1)
+
+
+def _print_scan_table(result: scan.ScanResult, show_diagnostics: bool) -> None:
+    table = Table(show_edge=False, pad_edge=False)
+    for title, justify in (
+        ("file", "left"),
+        ("format", "left"),
+        ("kind", "left"),
+        ("nodes", "right"),
+        ("GPUs", "right"),
+        ("time", "right"),
+        ("launcher", "left"),
+        ("storage", "left"),
+        ("diag", "right"),
+    ):
+        table.add_column(title, justify=justify)  # type: ignore[arg-type]
+    for f in result.files:
+        if not f.jobs:
+            table.add_row(f.path, f.format, "-", "", "", "", "", "", str(len(f.diagnostics)))
+        for i, job in enumerate(f.jobs):
+            row = job_row(job)
+            ndiag = (
+                sum(1 for d in f.diagnostics if d.job in (None, job.id))
+                if i == 0
+                else sum(1 for d in f.diagnostics if d.job == job.id)
+            )
+            table.add_row(
+                f.path if i == 0 else "",
+                f.format,
+                row["kind"],
+                row["nodes"],
+                row["gpus"],
+                row["time"],
+                row["launcher"],
+                row["storage"],
+                str(ndiag),
+            )
+    out.print(table)
+    summary = result.summary()
+    kinds = ", ".join(f"{k} {n}" for k, n in summary["by_kind"].items()) or "none"
+    sev = summary["diagnostics"]
+    out.print(
+        f"\n{summary['files']} files, {summary['jobs']} jobs ({kinds}); "
+        f"{summary['nodes']} nodes and {summary['gpus']} GPUs requested; "
+        f"diagnostics: {sev['error']} errors, {sev['warning']} warnings, {sev['info']} info"
+    )
+    if show_diagnostics and result.diagnostics:
+        out.print()
+        for d in result.diagnostics:
+            out.print(d.render(), markup=False)
+
+
 def main() -> None:
-    pass
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("migrate: interrupted")
+        sys.exit(130)
+
+
+__all__ = ["app", "describe_time", "main"]

@@ -26,6 +26,7 @@ CODES: dict[str, tuple[str, str]] = {
     "FILE-SYMLINK-LOOP": (WARNING, "a symbolic link loops back on itself and was not followed"),
     "FILE-SYMLINK-OUTSIDE": (INFO, "a symbolic link points outside the scanned tree and was not followed"),
     "FILE-NOT-A-JOB": (INFO, "the file looks like a job file by name but holds no job"),
+    "INTERNAL-ERROR": (ERROR, "a reader failed on this file; the file is listed and the run went on"),
     # sbatch directives
     "SLURM-NO-SHEBANG": (ERROR, "sbatch refuses a script whose first line is not #!"),
     "SLURM-UNKNOWN-OPTION": (ERROR, "an #SBATCH option that sbatch does not know"),
@@ -41,6 +42,7 @@ CODES: dict[str, tuple[str, str]] = {
     "SLURM-HETJOB": (INFO, "a heterogeneous job with several components"),
     "SLURM-SCRONTAB-ENTRY": (INFO, "a scrontab entry was read as a scheduled job"),
     "SLURM-SELF-RESUBMIT": (INFO, "the script submits itself again (cron-like or chained restart)"),
+    "SLURM-PLUGIN-OPTION": (INFO, "a SPANK plugin option (pyxis); valid only where the plugin is installed"),
     # shell bodies
     "SHELL-UNPARSED": (INFO, "a shell statement the parser could not read; the rest of the body was kept"),
     "SHELL-SYNTAX": (WARNING, "the shell body has a syntax error bash would stop on"),
@@ -57,6 +59,7 @@ CODES: dict[str, tuple[str, str]] = {
     "K8S-IGNORED-KIND": (INFO, "an object that is not a workload; read for context or ignored"),
     "K8S-UNKNOWN-KIND": (WARNING, "a workload kind this version cannot read"),
     "K8S-SECRET-LITERAL": (WARNING, "a credential-like env var holds a literal value"),
+    # translation
 }
 
 

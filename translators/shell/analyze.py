@@ -1,12 +1,444 @@
-"""Shell body analysis (placeholder until the bashlex analysis lands)."""
+"""Shell body analysis: what a script does, statement by statement.
+
+``reader`` turns the text into simple commands (bashlex where it copes, a
+tolerant tokenizer elsewhere); this module walks those commands in source
+order, peels each into launcher/container/profiler layers (``chain``) and
+hands the pieces to the small analysers: ``environment``, ``paths``,
+``monitoring``, ``submissions``, ``signals``, ``variables``. Scripts inside
+scripts (``bash -c '...'``, trap handlers, ``eval``, here-documents fed to a
+shell) are read the same way, with their own line numbers.
+
+Nothing is executed or expanded. Variables the script assigns itself are
+followed where that is the only way to know something: the image in
+``--container-image=$IMAGE``, the path behind ``mkdir -p "$CKPT"``, the
+command in ``$PW -i in``. Environment variables are never guessed.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
+from migrate import ir
 from migrate.diagnostics import Collector
 
+from . import environment, monitoring, paths, signals, submissions
+from .chain import Chain, Layer, decompose
 from .facts import BodyFacts
+from .launchers import basename
+from .lexer import WORD, dequote, is_assignment, lex
+from .model import Command, Word, shift_command
+from .reader import read_script
+from .redact import redact
+from .variables import slurm_variables
+
+_MAX_DEPTH = 3  # scripts inside scripts inside scripts
+_SHELLS = frozenset({"bash", "sh", "zsh", "ksh", "dash", "ash", "mksh"})
+_INTERPRETERS = frozenset(
+    {"python", "python2", "python3", "Rscript", "julia", "perl", "ruby", "bash", "sh", "zsh", "ksh"}
+)
+_PYTHON = re.compile(r"python[0-9.]*\Z")
+_VARIABLE_WORD = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))\Z")
+_SETUP = frozenset({"source", ".", "conda", "mamba", "micromamba", "pip", "pip3", "uv", "ulimit"})
 
 
 def analyze(body: str, start_line: int, diags: Collector) -> BodyFacts:
     """Read a shell body statement by statement; never raises."""
-    return BodyFacts()
+    analysis = _Analysis(diags)
+    try:
+        analysis.read(body.replace("\r\n", "\n"), start_line, "body", 0)
+    except Exception as exc:  # a bug must not cost the caller the whole file
+        reason = f"internal error while reading the body ({type(exc).__name__})"
+        analysis.unparsed.append(ir.Unparsed(start_line, reason))
+        diags.add("SHELL-UNPARSED", reason, line=start_line)
+    return analysis.facts()
+
+
+class _Analysis:
+    def __init__(self, diags: Collector) -> None:
+        self.diags = diags
+        self.launchers: list[ir.Launcher] = []
+        self.containers: list[ir.Container] = []
+        self.modules: list[str] = []
+        self.software: list[ir.KeyValue] = []
+        self.env: list[ir.EnvVar] = []
+        self.storage: list[ir.StoragePath] = []
+        self.monitoring: list[ir.MonitoringHook] = []
+        self.submits: list[ir.Submission] = []
+        self.raw: list[ir.RawItem] = []
+        self.signals: list[str] = []
+        self.unparsed: list[ir.Unparsed] = []
+        self.slurm_vars: set[str] = set()
+        self.statements = 0
+        self.understood = 0
+        self.self_resubmit = False
+        self.known: dict[str, str] = {}  # variables the script set, with their literal values
+        self.path_vars: dict[str, str] = {}  # variables the script set to a path
+        self.skip_paths: dict[int, tuple[str, ...]] = {}  # word id -> container-only path prefixes
+
+    # -- reading -------------------------------------------------------------------
+    def read(self, text: str, start_line: int, origin: str, depth: int) -> None:
+        script = read_script(text)
+        self.statements += script.statements
+        self.understood += script.understood
+        for line, reason in script.unparsed:
+            self.unparsed.append(ir.Unparsed(start_line + line, reason))
+            self.diags.add(
+                "SHELL-UNPARSED", f"read with the tolerant tokenizer: {reason}", line=start_line + line
+            )
+        for line, message in script.problems:
+            self.diags.add("SHELL-SYNTAX", message, line=start_line + line)
+        if depth == 0:
+            self.slurm_vars |= slurm_variables(script.code)
+            self.monitoring.extend(monitoring.text_hooks(script.code, start_line))
+        for cmd in script.commands:
+            cmd = shift_command(cmd, start_line)
+            if origin != "body" and cmd.origin == "body":
+                cmd = replace(cmd, origin=origin)
+            self.command(cmd, depth)
+
+    def inner(self, text: str, line: int, origin: str, depth: int) -> None:
+        if depth < _MAX_DEPTH and text.strip():
+            self.read(text, line, origin, depth + 1)
+
+    # -- one command -----------------------------------------------------------------
+    def command(self, cmd: Command, depth: int) -> None:
+        top = depth == 0 and cmd.origin == "body" and not cmd.nested
+        words = self._command_variable(cmd)
+        if not words:
+            self._assignments(cmd, top)
+        consumed: set[int] = set()
+        if words:
+            for chain in decompose(words, self.resolve):
+                for layer in chain.layers:
+                    self._layer(cmd, layer)
+                self._program(cmd, chain, top, depth, consumed)
+            self._arguments(words, consumed)
+        self._redirects(cmd)
+
+    def _command_variable(self, cmd: Command) -> tuple[Word, ...]:
+        """'$PW -i in' where the script set PW="srun pw.x": read the command it holds."""
+        words = cmd.words
+        if not words:
+            return words
+        m = _VARIABLE_WORD.match(words[0].raw)
+        value = self.known.get((m.group(1) or m.group(2)) if m else "", "")
+        if not value or "$(" in value or "`" in value:
+            return words
+        line = words[0].line
+        held = tuple(Word(t.text, dequote(t.text), line) for t in lex(value).tokens if t.kind == WORD)
+        return held + words[1:] if held else words
+
+    def resolve(self, text: str) -> str:
+        """$NAME -> the literal the script set NAME to (for images, mounts, module lists)."""
+        m = _VARIABLE_WORD.match(text)
+        if not m:
+            return text
+        value = self.known.get(m.group(1) or m.group(2) or "")
+        if value is None or "$(" in value or "`" in value:
+            return text
+        return value
+
+    def _assignments(self, cmd: Command, top: bool) -> None:
+        setup = environment.Setup()
+        for word in cmd.assignments:
+            name, value = environment.split_assignment(word.value)
+            self._track(name, value, word.line, top)
+            if top and "=(" not in word.raw:  # arrays cannot be exported
+                setup.add_env(name, value, "assign", word.line)
+        self._apply(setup)
+
+    def _track(self, name: str, value: str, line: int, top: bool) -> None:
+        """Remember what a variable holds, for later $NAME uses."""
+        if top:
+            self.known[name] = value
+        else:
+            self.known.pop(name, None)  # set in a branch, loop or function: no single value
+        path = paths.assigned_path(value, self.path_vars)
+        if path is None:
+            self.path_vars.pop(name, None)
+            return
+        self.path_vars[name] = path
+        self._storage(path, paths.UNKNOWN, "body", line)
+
+    def _layer(self, cmd: Command, layer: Layer) -> None:
+        if layer.kind == "launcher":
+            self.launchers.append(
+                ir.Launcher(
+                    name=layer.name,
+                    options=tuple(ir.KeyValue(kv.key, redact(kv.value)) for kv in layer.options),
+                    program=tuple(redact(w.value) for w in layer.runs),
+                    line=layer.word.line,
+                    text=redact(cmd.text),
+                )
+            )
+            self._option_paths(layer)
+        elif layer.kind == "profiler":
+            self.monitoring.append(monitoring.profiler_hook(layer.name, layer.own, layer.word.line))
+        if layer.container is not None:
+            self._container(layer)
+
+    def _container(self, layer: Layer) -> None:
+        container = layer.container
+        assert container is not None
+        self.containers.append(replace(container, command=tuple(redact(c) for c in container.command)))
+        for path in paths.candidates(container.image, self.path_vars):
+            if "://" not in container.image:
+                self._storage(path, paths.READ, "argument", container.line or layer.word.line)
+        inside: list[str] = []
+        for mount in container.mounts:
+            if mount.source:
+                access = paths.READ if mount.read_only else paths.READ_WRITE
+                for path in paths.candidates(mount.source, self.path_vars):
+                    self._storage(path, access, "container-mount", mount.line or layer.word.line)
+            if mount.source != mount.target:
+                inside.append(mount.target)
+        for word in layer.own:
+            self.skip_paths[id(word)] = ("",)  # runtime options: their mounts are read above
+        for word in layer.runs:
+            self.skip_paths[id(word)] = tuple(inside)
+
+    def _option_paths(self, layer: Layer) -> None:
+        """Paths in launcher options: srun --output/--chdir, deepspeed --hostfile ..."""
+        for kv in layer.options:
+            if kv.key in ("container-mounts", "container-image", "container-workdir"):
+                continue  # mounts and the image are read with the container; the workdir is inside it
+            access = paths.option_access(kv.key) or paths.UNKNOWN
+            for path in paths.candidates(kv.value, self.path_vars):
+                self._storage(path, access, "argument", layer.word.line)
+        for word in layer.own:
+            self.skip_paths[id(word)] = ("",)
+
+    # -- the innermost program -------------------------------------------------------
+    def _program(self, cmd: Command, chain: Chain, top: bool, depth: int, consumed: set[int]) -> None:
+        program = chain.program
+        if not program:
+            return
+        name = chain.name
+        values = [w.value for w in program]
+        if name in ("export", "declare", "typeset", "local", "readonly"):
+            self._declaration(program, top)
+        elif name in ("module", "ml", "spack"):
+            self._modules(program)
+        elif name in _SETUP or (_PYTHON.match(name) and "pip" in values[1:3]):
+            setup = environment.Setup()
+            environment.software_command(program, setup)
+            self._apply(setup)
+        elif name == "sbatch":
+            submission, itself = submissions.sbatch_call(cmd, program)
+            self.submits.append(submission)
+            if itself:
+                self._resubmits(program[0].line, "sbatch resubmits the script itself")
+        elif name == "scontrol" and submissions.requeues_itself(program):
+            self._resubmits(program[0].line, "scontrol requeue puts the job back in the queue")
+        elif name == "trap":
+            handler, names = signals.trap(program)
+            for sig in names:
+                if sig not in self.signals:
+                    self.signals.append(sig)
+            if handler is not None:
+                consumed.add(id(handler))
+                self.inner(dequote(handler.raw, keep_continuations=True), handler.line, "trap", depth)
+        elif name == "eval" and len(program) > 1:
+            consumed.update(id(w) for w in program[1:])
+            self.inner(" ".join(values[1:]), program[1].line, "eval", depth)
+        if name in _SHELLS:
+            self._shell(cmd, program, depth, consumed)
+        self._hooks(cmd, program)
+        self._utility(program, consumed)
+        if name in _INTERPRETERS or _PYTHON.match(name):
+            script = next((w for w in program[1:] if not w.value.startswith("-")), None)
+            if script is not None and id(script) not in consumed and not any(v == "-c" for v in values[1:]):
+                self._word_paths(script, paths.READ, "argument")
+                consumed.add(id(script))
+        if program[0].value.startswith(("/", "~", "$")):
+            self._word_paths(program[0], paths.READ, "argument")
+        consumed.add(id(program[0]))
+
+    def _declaration(self, program: tuple[Word, ...], top: bool) -> None:
+        setup = environment.Setup()
+        if program[0].value in ("export", "declare", "typeset"):
+            environment.exported(program, self.known, setup)
+        for word in program[1:]:
+            if is_assignment(word.raw):
+                name, value = environment.split_assignment(word.value)
+                self._track(name, value, word.line, top)
+        if not top:
+            setup.env.clear()  # exports inside functions and branches are not the job's environment
+        self._apply(setup)
+
+    def _modules(self, program: tuple[Word, ...]) -> None:
+        # 'module load $MODULES' with MODULES="gcc/12 openmpi/4": the list the script set
+        words: list[Word] = []
+        for w in program:
+            resolved = self.resolve(w.raw)
+            if resolved != w.raw:
+                words.extend(Word(part, part, w.line) for part in resolved.split())
+            else:
+                words.append(w)
+        setup = environment.Setup()
+        environment.module_command(words, setup)
+        self._apply(setup)
+
+    def _shell(self, cmd: Command, program: tuple[Word, ...], depth: int, consumed: set[int]) -> None:
+        """bash -c 'script' and bash <<EOF ... EOF: read the inner script."""
+        expect_script = False
+        for word in program[1:]:
+            value = word.value
+            if expect_script:
+                consumed.add(id(word))
+                self.inner(dequote(word.raw, keep_continuations=True), word.line, "shell-c", depth)
+                return
+            if value.startswith("-") and not value.startswith("--") and "c" in value:
+                expect_script = True
+            elif value in ("-o", "+o", "-O", "+O"):
+                continue
+            elif not value.startswith(("-", "+")):
+                break
+        for r in cmd.redirects:
+            if r.heredoc is not None:
+                self.inner(r.heredoc.body, r.heredoc.line, "heredoc", depth)
+
+    def _hooks(self, cmd: Command, program: tuple[Word, ...]) -> None:
+        writes = next(
+            (
+                r.target.value
+                for r in cmd.redirects
+                if r.target and paths.redirect_access(r.op) == paths.WRITE
+            ),
+            None,
+        )
+        self.monitoring.extend(monitoring.program_hooks(program, cmd.background, writes))
+        if basename(program[0].value) not in paths.QUIET:
+            self.monitoring.extend(monitoring.argument_hooks(program[1:]))
+
+    def _utility(self, program: tuple[Word, ...], consumed: set[int]) -> None:
+        accesses = paths.utility_access(program)
+        if accesses is None:
+            return
+        consumed.update(id(w) for w in program)
+        for word, access in accesses:
+            found = self._word_paths(word, access, "body")
+            if access == paths.WRITE:
+                for path in found:
+                    self._textfile(path, word.line)
+
+    # -- arguments, redirections, storage ------------------------------------------------
+    def _arguments(self, words: tuple[Word, ...], consumed: set[int]) -> None:
+        """Paths in program arguments, with hints from option names (--output_dir, data.path=)."""
+        option = ""
+        for word in words:
+            if id(word) in consumed or self.skip_paths.get(id(word)) == ("",):
+                option = ""
+                continue
+            value = word.value
+            if value.startswith("-") and len(value) > 1:
+                name, eq, rest = value.lstrip("-").partition("=")
+                option = "" if eq else name
+                if eq:
+                    self._word_paths(
+                        Word(word.raw, rest, word.line), paths.option_access(name), "argument", id(word)
+                    )
+                continue
+            access = paths.option_access(option) if option else None
+            key, eq, rest = value.partition("=")
+            if eq and re.match(r"[A-Za-z_][A-Za-z0-9_.]*\Z", key):
+                access = paths.option_access(key)
+                value = rest
+            self._word_paths(Word(word.raw, value, word.line), access, "argument", id(word))
+            option = ""
+
+    def _word_paths(self, word: Word, access: str | None, via: str, word_id: int | None = None) -> list[str]:
+        inside = self.skip_paths.get(word_id if word_id is not None else id(word), ())
+        found: list[str] = []
+        for path in paths.candidates(word.value, self.path_vars):
+            if any(path == p or path.startswith(p.rstrip("/") + "/") for p in inside if p):
+                continue  # a path inside a container, under a mount listed separately
+            self._storage(path, access or paths.UNKNOWN, via, word.line)
+            found.append(path)
+        return found
+
+    def _redirects(self, cmd: Command) -> None:
+        for r in cmd.redirects:
+            access = paths.redirect_access(r.op)
+            if r.target is None or access is None:
+                continue
+            for path in self._word_paths(r.target, access, "body"):
+                if access == paths.WRITE:
+                    self._textfile(path, r.target.line)
+            if access == paths.WRITE:
+                self._textfile(r.target.value, r.target.line)
+
+    def _textfile(self, path: str, line: int) -> None:
+        hook = monitoring.textfile_hook(path, line)
+        if hook is not None:
+            self.monitoring.append(hook)
+
+    def _storage(self, path: str, access: str, via: str, line: int) -> None:
+        self.storage.append(ir.StoragePath(path=path, access=access, via=via, line=line))
+
+    # -- bookkeeping --------------------------------------------------------------------
+    def _apply(self, setup: environment.Setup) -> None:
+        self.env.extend(setup.env)
+        self.modules.extend(setup.modules)
+        self.software.extend(setup.software)
+        self.raw.extend(setup.raw)
+        for var in setup.env:
+            if var.origin == "export":
+                hook = monitoring.env_hook(var.name, var.value, var.line or 0)
+                if hook is not None:
+                    self.monitoring.append(hook)
+        for name, line in setup.secret_literals:
+            self.diags.add(
+                "SHELL-SECRET-LITERAL",
+                f"{name} is set to a literal credential in the script; the value was not kept",
+                line=line,
+            )
+
+    def _resubmits(self, line: int, message: str) -> None:
+        self.self_resubmit = True
+        self.diags.add("SLURM-SELF-RESUBMIT", message, line=line)
+
+    def facts(self) -> BodyFacts:
+        return BodyFacts(
+            launchers=tuple(self.launchers),
+            containers=_unique_containers(self.containers),
+            modules=tuple(dict.fromkeys(self.modules)),
+            software_envs=tuple(dict.fromkeys(self.software)),
+            environment=tuple(self.env),
+            storage=_unique_storage(self.storage),
+            monitoring=_unique_hooks(self.monitoring),
+            submits=tuple(self.submits),
+            slurm_vars=tuple(sorted(self.slurm_vars)),
+            statements=self.statements,
+            understood=self.understood,
+            unparsed=tuple(self.unparsed),
+            self_resubmit=self.self_resubmit,
+            signals_trapped=tuple(self.signals),
+            raw=tuple(self.raw),
+        )
+
+
+def _unique_storage(items: list[ir.StoragePath]) -> tuple[ir.StoragePath, ...]:
+    """One entry per (path, access), first line kept; 'unknown' dropped when a path has a known access."""
+    first: dict[tuple[str, str], ir.StoragePath] = {}
+    for item in sorted(items, key=lambda s: s.line or 0):
+        first.setdefault((item.path, item.access), item)
+    known = {path for path, access in first if access != paths.UNKNOWN}
+    return tuple(s for (path, access), s in first.items() if access != paths.UNKNOWN or path not in known)
+
+
+def _unique_hooks(items: list[ir.MonitoringHook]) -> tuple[ir.MonitoringHook, ...]:
+    first: dict[tuple[str, str], ir.MonitoringHook] = {}
+    for item in sorted(items, key=lambda h: h.line or 0):
+        first.setdefault((item.kind, item.detail), item)
+    return tuple(first.values())
+
+
+def _unique_containers(items: list[ir.Container]) -> tuple[ir.Container, ...]:
+    """The same image run the same way is one container, at its first line."""
+    first: dict[object, ir.Container] = {}
+    for c in items:
+        mounts = tuple((m.source, m.target, m.read_only) for m in c.mounts)
+        first.setdefault((c.runtime, c.image, mounts, c.workdir), c)
+    return tuple(first.values())

@@ -1,0 +1,45 @@
+"""Kubernetes object names: valid, bounded, and unique within one output."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+DNS1123_LABEL_MAX = 63
+_INVALID = re.compile(r"[^a-z0-9-]+")
+_DASHES = re.compile(r"-{2,}")
+
+
+def dns1123_label(text: str, max_len: int = DNS1123_LABEL_MAX, fallback: str = "job") -> str:
+    """Lower-case, [a-z0-9-], starts and ends alphanumeric, at most ``max_len`` long.
+
+    Names that had to be shortened keep a short hash of the original so that two
+    long names with the same prefix stay different.
+    """
+    name = _DASHES.sub("-", _INVALID.sub("-", text.lower())).strip("-")
+    if not name:
+        name = fallback
+    if not name[0].isalpha():
+        name = f"{fallback}-{name}"
+    if len(name) > max_len:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+        name = name[: max_len - 7].rstrip("-") + "-" + digest
+    return name
+
+
+class NameAllocator:
+    """Hands out names that are unique within one output (one namespace and kind)."""
+
+    def __init__(self, max_len: int = DNS1123_LABEL_MAX) -> None:
+        self.max_len = max_len
+        self.taken: set[str] = set()
+
+    def allocate(self, wanted: str) -> str:
+        base = dns1123_label(wanted, self.max_len)
+        name, n = base, 1
+        while name in self.taken:
+            n += 1
+            suffix = f"-{n}"
+            name = base[: self.max_len - len(suffix)].rstrip("-") + suffix
+        self.taken.add(name)
+        return name

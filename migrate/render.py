@@ -1,0 +1,47 @@
+"""Short human-readable views of IR values, shared by the CLI and the reports."""
+
+from __future__ import annotations
+
+from migrate import ir
+
+
+def describe_time(seconds: int | None) -> str:
+    """1-12:00:00 style, as Slurm prints time limits; empty when unset."""
+    if seconds is None:
+        return ""
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    clock = f"{hours:02d}:{minutes:02d}:{secs:02d}"
+    return f"{days}-{clock}" if days else clock
+
+
+def storage_roots(job: ir.Job, limit: int = 3) -> str:
+    """The first path components of the storage a job touches, e.g. "/fsx, /scratch"."""
+    roots: dict[str, None] = {}
+    for item in job.storage:
+        path = item.path
+        if path.startswith("pvc:"):
+            roots.setdefault(path.split("/", 1)[0], None)
+            continue
+        parts = [p for p in path.split("/") if p]
+        if not parts:
+            continue
+        root = "/" + parts[0] if path.startswith("/") else parts[0]
+        roots.setdefault(root, None)
+    shown = list(roots)[:limit]
+    more = len(roots) - len(shown)
+    return ", ".join(shown) + (f" +{more}" if more > 0 else "")
+
+
+def job_row(job: ir.Job) -> dict[str, str]:
+    gpus = job.total_gpus()
+    return {
+        "kind": job.kind,
+        "name": job.name or "",
+        "nodes": str(job.total_nodes()),
+        "gpus": str(gpus) if gpus else "",
+        "time": describe_time(job.time_limit_s),
+        "launcher": ", ".join(job.launcher_names()),
+        "storage": storage_roots(job),
+    }

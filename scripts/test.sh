@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs, then run lint, types and the full suite.
+# Usage: bash scripts/test.sh [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv="${MIGRATE_VENV:-.venv}"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+echo "== ruff"
+"$venv/bin/ruff" check .
+"$venv/bin/ruff" format --check .
+echo "== mypy"
+MYPY="$PWD/$venv/bin/mypy" bash scripts/typecheck.sh
+echo "== pytest"
+"$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"

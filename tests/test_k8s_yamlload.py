@@ -1,0 +1,255 @@
+"""Safe YAML loading for manifests: lines, multi-document streams, limits, broken input."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from migrate.diagnostics import Collector, Diagnostic
+from migrate.translators.kubernetes import yamlload
+from migrate.translators.kubernetes.yamlload import (
+    Document,
+    LimitedLoader,
+    LineDict,
+    LineList,
+    PureLimitedLoader,
+    load_documents,
+    split_documents,
+)
+
+LOADERS = [LimitedLoader, PureLimitedLoader]
+
+
+def load(
+    text: str, loader: type = LimitedLoader, templated: bool = False
+) -> tuple[list[Document], list[Diagnostic]]:
+    diags = Collector("m.yaml")
+    docs = load_documents(text, diags, templated=templated, loader=loader)
+    return docs, diags.items
+
+
+def codes(diags: list[Diagnostic]) -> list[tuple[str, int | None]]:
+    return [(d.code, d.line) for d in diags]
+
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: demo
+spec:
+  template:
+    spec:
+      containers:
+        - name: main
+          image: busybox
+          args:
+            - |
+              echo one
+              echo two
+"""
+
+
+# ---------------------------------------------------------------------------
+# Lines
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_lines_of_keys_items_and_block_scalars(loader: type) -> None:
+    docs, diags = load(JOB, loader)
+    assert diags == []
+    (doc,) = docs
+    data = doc.data
+    assert isinstance(data, LineDict)
+    assert (doc.index, doc.start_line, doc.line) == (0, 1, 1)
+    assert data.key_line("kind") == 2
+    assert data["metadata"].key_line("name") == 4
+    containers = data["spec"]["template"]["spec"]["containers"]
+    assert isinstance(containers, LineList)
+    assert containers.item_line(0) == 9
+    args = containers[0]["args"]
+    assert args.line == 12
+    # The text of a block scalar starts on the line after its '|'.
+    assert args.item_line(0) == 13
+    assert args.item_end_line(0) == 14
+    assert data.end_line == doc.end_line == 14
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_crlf_bom_and_missing_final_newline_keep_lines(loader: type) -> None:
+    lf_docs, _ = load(JOB, loader)
+    crlf_docs, diags = load("\ufeff" + JOB.replace("\n", "\r\n"), loader)
+    assert diags == []
+    assert crlf_docs[0].data == lf_docs[0].data
+    assert crlf_docs[0].data["metadata"].key_line("name") == 4
+    assert crlf_docs[0].data["spec"]["template"]["spec"]["containers"][0]["args"].item_line(0) == 13
+    no_newline, diags = load(JOB.rstrip("\n"), loader)
+    assert diags == []
+    assert no_newline[0].data["metadata"] == {"name": "demo"}
+    assert no_newline[0].end_line == 14
+
+
+def test_quoted_keys_and_values() -> None:
+    docs, diags = load('"apiVersion": "batch/v1"\n"kind": \'Job\'\n')
+    assert diags == []
+    assert docs[0].data == {"apiVersion": "batch/v1", "kind": "Job"}
+    assert docs[0].data.key_line("kind") == 2
+
+
+def test_merge_keys_and_small_aliases_are_fine() -> None:
+    text = "base: &b {cpu: 1, memory: 2Gi}\nworker:\n  <<: *b\n  cpu: 4\nother: *b\n"
+    docs, diags = load(text)
+    assert diags == []
+    assert docs[0].data["worker"] == {"cpu": 4, "memory": "2Gi"}
+    assert docs[0].data["other"] == {"cpu": 1, "memory": "2Gi"}
+
+
+# ---------------------------------------------------------------------------
+# Multi-document streams
+
+
+def test_documents_are_split_on_markers_with_their_lines() -> None:
+    text = "# header\n---\na: 1\n---\n# only a comment\n---\n--- {b: 2}\n...\n---\n- x\n"
+    docs, diags = load(text)
+    assert diags == []
+    assert [(d.index, d.start_line, d.line, d.data) for d in docs] == [
+        (0, 1, 3, {"a": 1}),  # the leading comment stays with the first document
+        (1, 7, 7, {"b": 2}),
+        (2, 9, 10, ["x"]),
+    ]
+
+
+def test_directives_stay_with_their_document() -> None:
+    chunks = split_documents("%YAML 1.1\n---\na: 1\n")
+    assert len(chunks) == 1
+    docs, diags = load("%YAML 1.1\n---\na: 1\n")
+    assert diags == [] and docs[0].data == {"a": 1}
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_a_broken_document_does_not_hide_the_others(loader: type) -> None:
+    text = "a: 1\n---\nb: [1, 2\nc: 3\n---\nd: 4\n"
+    docs, diags = load(text, loader)
+    assert [d.data for d in docs] == [{"a": 1}, {"d": 4}]
+    assert [(d.code, d.severity) for d in diags] == [("K8S-YAML-ERROR", "error")]
+    assert diags[0].line in (3, 4, 5)
+    assert "document 2" in diags[0].message
+
+
+def test_syntax_error_line_comes_from_the_problem_mark() -> None:
+    text = "spec:\n  limits:\n    cpu: '8'\n   memory: 32Gi\n"
+    _, diags = load(text)
+    assert codes(diags) == [("K8S-YAML-ERROR", 4)]
+
+
+def test_syntax_errors_in_a_template_are_warnings() -> None:
+    _, diags = load("name: {{ .Values.name }}\n", templated=True)
+    assert [(d.code, d.severity) for d in diags] == [("K8S-YAML-ERROR", "warning")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: b\n\x00\n",  # control character
+        "a: &x [*x]\n",  # an alias to its own, unfinished anchor
+        "a: *nowhere\n",
+        "a: !python/object:os.system x\n",  # unsafe tag
+        "? [a, b]\n: c\n",  # unhashable key
+        "a: 2024-13-45\n",  # a timestamp that is not a date
+    ],
+)
+def test_bad_yaml_is_a_diagnostic(text: str) -> None:
+    docs, diags = load(text)
+    assert docs == []
+    assert [d.code for d in diags] == ["K8S-YAML-ERROR"]
+    assert diags[0].line is not None
+
+
+# ---------------------------------------------------------------------------
+# Limits
+
+
+BILLION_LAUGHS = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_alias_bomb_stops_fast(loader: type) -> None:
+    start = time.perf_counter()
+    docs, diags = load(BILLION_LAUGHS, loader)
+    assert time.perf_counter() - start < 2
+    assert docs == []
+    assert codes(diags) == [("K8S-YAML-ALIAS-BOMB", 5)]
+
+
+def test_alias_bomb_in_one_document_keeps_the_next() -> None:
+    docs, diags = load(BILLION_LAUGHS + "---\nok: 1\n")
+    assert [d.data for d in docs] == [{"ok": 1}]
+    assert [d.code for d in diags] == ["K8S-YAML-ALIAS-BOMB"]
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 10_000 + "]" * 10_000, "- " * 10_000 + "x\n", "{a: " * 10_000 + "1" + "}" * 10_000],
+    ids=["flow-lists", "block-lists", "flow-maps"],
+)
+def test_ten_thousand_deep_nesting_stops_fast(loader: type, text: str) -> None:
+    start = time.perf_counter()
+    docs, diags = load(text, loader)
+    assert time.perf_counter() - start < 2
+    assert docs == []
+    assert {d.code for d in diags} == {"K8S-YAML-TOO-DEEP"}
+
+
+def test_deep_block_mappings_report_the_line_where_the_limit_is_crossed() -> None:
+    text = "a:\n" + "".join(" " * i + "b:\n" for i in range(1, 300))
+    _, diags = load(text)
+    assert codes(diags) == [("K8S-YAML-TOO-DEEP", yamlload.MAX_DEPTH + 1)]
+
+
+def test_nesting_within_the_limit_is_read() -> None:
+    docs, diags = load("[" * 150 + "]" * 150)
+    assert diags == [] and len(docs) == 1
+
+
+# ---------------------------------------------------------------------------
+# Never raise
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=400))
+def test_arbitrary_text_never_raises(text: str) -> None:
+    diags = Collector("x.yaml")
+    docs = load_documents(text, diags)
+    assert all(isinstance(d, Document) for d in docs)
+
+
+# YAML syntax pieces, '|'-separated ('|' itself is added below).
+_YAML_PIECES = (
+    "a: | b: |   - c|---|...|&x|*x|<<: |[|]|{|}|'|\"|>|#|\t|%YAML 1.1|? |: |- |!!str|!!binary|!!set|~"
+)
+_YAMLISH = st.lists(
+    st.sampled_from([*_YAML_PIECES.split("|"), "\n", "\r\n", "|"]),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_YAMLISH)
+def test_yaml_shaped_noise_never_raises(text: str) -> None:
+    for loader in LOADERS:
+        load_documents(text, Collector("x.yaml"), loader=loader)
+
+
+def test_loaders_agree_with_pyyaml_on_plain_data() -> None:
+    text = "a: [1, 2.5, true, null, '3']\nb: {c: d}\nwhen: 2024-05-16\n"
+    expected = yaml.safe_load(text)
+    for loader in LOADERS:
+        docs, diags = load(text, loader)
+        assert diags == [] and docs[0].data == expected

@@ -1,0 +1,667 @@
+"""Reading sbatch scripts, wrappers and scrontab files into IR jobs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from migrate import ir
+from migrate.diagnostics import Collector, Diagnostic
+from migrate.serialize import job_from_dict, job_to_dict
+from migrate.translators.shell.facts import BodyFacts
+from migrate.translators.slurm import directives, reader
+
+SHEBANG = "#!/bin/bash\n"
+
+
+def read(text: str, path: str = "job.sbatch") -> tuple[list[ir.Job], list[Diagnostic]]:
+    diags = Collector(path)
+    jobs = reader.read(text, path, diags)
+    for job in jobs:  # everything the reader builds survives the JSON round trip
+        assert job_from_dict(job_to_dict(job)) == job
+    return jobs, diags.items
+
+
+def one(text: str) -> tuple[ir.Job, list[Diagnostic]]:
+    jobs, diags = read(text)
+    assert len(jobs) == 1
+    return jobs[0], diags
+
+
+def codes(diags: list[Diagnostic]) -> list[tuple[str, int | None]]:
+    return [(d.code, d.line) for d in diags]
+
+
+def script(*directive_lines: str, body: str = "srun hostname\n") -> str:
+    return SHEBANG + "".join(f"#SBATCH {line}\n" for line in directive_lines) + body
+
+
+# ---------------------------------------------------------------------------
+# sniff
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (script("-N 2"), "sbatch"),
+        ("#SBATCH -N 2\nhostname\n", "sbatch"),
+        ("\ufeff#!/bin/bash\n#SBATCH -N1\n", "sbatch"),
+        (SHEBANG + "srun ./a.out\n", "sbatch"),
+        (SHEBANG + "python x.py --shard $SLURM_ARRAY_TASK_ID\n", "sbatch"),
+        (SHEBANG + "jid=$(sbatch --parsable a.sbatch)\nsbatch -d afterok:$jid b.sbatch\n", "wrapper"),
+        ("#SCRON -p cpu\n0 2 * * * /home/ops/cleanup.sh\n", "scrontab"),
+        ("# ops crontab\n*/5 * * * * /opt/bin/check.sh\n@daily /opt/bin/report.py\n", "scrontab"),
+        (SHEBANG + "echo hello\n", None),
+        (
+            SHEBANG
+            + "# rotate slurm-*.out files; run sbatch elsewhere\nfind . -name 'slurm-*.out' -delete\n",
+            None,
+        ),
+        (SHEBANG + "# srun is not called here\necho done\n", None),
+        (SHEBANG + "exec salloc -N1 --gpus=1 \\\n  srun --pty bash -l\n", None),
+        ("apiVersion: batch/v1\nkind: Job\n", None),
+        ("0 2 * * * echo hi\n", None),  # a crontab line that runs no script
+        ("", None),
+        ("just some notes about #SBATCH lines\n", None),
+        ("# Submitting jobs\n\nPut options at the top:\n\n```\n#SBATCH -N 2\n```\n", None),
+        ("# notes\n\nUse scrontab like this:\n#SCRON -p cpu\n0 2 * * * /a.sh\n", None),
+    ],
+)
+def test_sniff(text: str, kind: str | None) -> None:
+    assert reader.sniff(text) == kind
+
+
+def test_plain_script_gives_no_job() -> None:
+    assert read(SHEBANG + "echo hello\n") == ([], [])
+
+
+# ---------------------------------------------------------------------------
+# directive syntax
+# ---------------------------------------------------------------------------
+
+
+def test_long_short_spaced_attached_and_several_per_line() -> None:
+    job, diags = one(script("--nodes=2 -n 16", "--ntasks-per-node 8", "-c4 -t 1-12", "-pgpu,debug -A proj"))
+    res = job.components[0].resources
+    assert (res.nodes_min, res.tasks, res.tasks_per_node, res.cpus_per_task) == (2, 16, 8, 4)
+    assert job.time_limit_s == 36 * 3600
+    assert job.placement.partitions == ("gpu", "debug")
+    assert job.placement.account == "proj"
+    assert diags == []
+
+
+def test_bundled_short_flags() -> None:
+    job, diags = one(script("-OHN2", "-k"))
+    assert job.hold and job.failure.no_kill and job.components[0].resources.nodes_min == 2
+    assert ir.RawItem("--overcommit", "", 2, "#SBATCH") in job.raw
+    assert diags == []
+
+
+def test_optional_argument_takes_the_rest_of_a_bundle() -> None:
+    job, diags = one(script("-kN2"))  # getopt: -k takes "N2" as its optional argument
+    assert codes(diags) == [("SLURM-BAD-VALUE", 2)]
+    assert job.components[0].resources.nodes_min is None
+
+
+def test_quotes_escapes_and_comments() -> None:
+    job, diags = one(
+        script(
+            '--job-name="my job"',
+            "--comment='a # not a comment' -N 4   # four nodes",
+            r"--output=out\ file.log",
+            "--constraint=a100#and this is a comment",
+        )
+    )
+    assert job.name == "my job"
+    assert job.components[0].resources.nodes_min == 4
+    assert job.io.stdout == "out file.log"
+    assert job.components[0].resources.constraint == "a100"
+    assert ir.RawItem("--comment", "a # not a comment", 3, "#SBATCH") in job.raw
+    assert codes(diags) == [("SLURM-BAD-VALUE", 5)]  # the '#' glued to a100 is worth a warning
+
+
+def test_value_on_the_next_directive_line() -> None:
+    job, diags = one(script("--nodes", "3"))
+    assert job.components[0].resources.nodes_min == 3 and diags == []
+
+
+def test_crlf_and_bom() -> None:
+    text = "\ufeff" + script("--nodes=2", "--job-name=win").replace("\n", "\r\n")
+    job, diags = one(text)
+    assert job.name == "win" and job.components[0].resources.nodes_min == 2
+    assert diags == []
+    assert job.script is not None and "\r" not in job.script.body
+
+
+def test_directives_after_the_first_command_are_not_applied() -> None:
+    text = SHEBANG + "#SBATCH -N 2\n\n# a comment\necho start\n#SBATCH --mem=200G\n#SBATCH -N 9\n"
+    job, diags = one(text)
+    assert job.components[0].resources.nodes_min == 2
+    assert job.components[0].resources.mem_per_node_mb is None
+    assert codes(diags) == [("SLURM-DIRECTIVE-AFTER-COMMAND", 6), ("SLURM-DIRECTIVE-AFTER-COMMAND", 7)]
+    assert job.script is not None and job.script.first_command_line == 5
+
+
+def test_blank_lines_and_comments_do_not_end_the_header() -> None:
+    job, _ = one(SHEBANG + "\n# resources\n#SBATCH -N 2\n\n   # indented comment\n#SBATCH -t 5\nhostname\n")
+    assert job.components[0].resources.nodes_min == 2 and job.time_limit_s == 300
+
+
+# ---------------------------------------------------------------------------
+# every diagnostic code the reader emits
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("#SBATCH -N 2\nhostname\n", [("SLURM-NO-SHEBANG", 1)]),
+        (script("--frobnicate=yes"), [("SLURM-UNKNOWN-OPTION", 2)]),
+        (script("-N 1", "-Z"), [("SLURM-UNKNOWN-OPTION", 3)]),
+        (script("--cpus=4"), [("SLURM-UNKNOWN-OPTION", 2)]),
+        (script("--cpu-bind=cores"), [("SLURM-UNKNOWN-OPTION", 2)]),
+        (script("--time=10", "-N 1", "--time=20"), [("SLURM-REPEATED-OPTION", 4)]),
+        (script("--workdir=/tmp"), [("SLURM-OBSOLETE-OPTION", 2)]),
+        (script("--tasks-per-node=4"), [("SLURM-OBSOLETE-OPTION", 2)]),
+        (script("--part=gpu"), [("SLURM-OBSOLETE-OPTION", 2)]),
+        (script("--checkpoint=10"), [("SLURM-OBSOLETE-OPTION", 2)]),
+        (script("-P 1234"), [("SLURM-OBSOLETE-OPTION", 2)]),
+        (script("--time=abc"), [("SLURM-BAD-VALUE", 2)]),
+        (script("--mem=4TiB"), [("SLURM-BAD-VALUE", 2)]),
+        (script("--mail-type=END,SOMETIMES"), [("SLURM-BAD-VALUE", 2)]),
+        (script("--array=0-x"), [("SLURM-BAD-VALUE", 2)]),
+        (script("--dependency=afterfoo:1"), [("SLURM-BAD-VALUE", 2)]),
+        (script("--job-name='unterminated"), [("SLURM-BAD-VALUE", 2)]),
+        (script("--nodes"), [("SLURM-MISSING-VALUE", 2)]),
+        (script("--nodes=", "-n 2"), [("SLURM-MISSING-VALUE", 2)]),
+        (script("--time", "--nodes=2"), [("SLURM-MISSING-VALUE", 2)]),
+        (script("--hold=yes"), [("SLURM-UNEXPECTED-VALUE", 2)]),
+        (script("--exclusive user"), [("SLURM-UNEXPECTED-VALUE", 2)]),
+        (script("-N 2 extra"), [("SLURM-UNEXPECTED-VALUE", 2)]),
+        (script("-N 2", body="hostname\n#SBATCH -n 4\n"), [("SLURM-DIRECTIVE-AFTER-COMMAND", 4)]),
+        (SHEBANG + "##SBATCH -p debug\n#SBATCH -N 1\nhostname\n", [("SLURM-COMMENTED-DIRECTIVE", 2)]),
+        (SHEBANG + "# SBATCH -p debug\nhostname\n", [("SLURM-COMMENTED-DIRECTIVE", 2)]),
+        (SHEBANG + "  #SBATCH -p debug\n#SBATCH -N 1\nhostname\n", [("SLURM-COMMENTED-DIRECTIVE", 2)]),
+        (SHEBANG + "#sbatch -p debug\n#SBATCH -N 1\nhostname\n", [("SLURM-COMMENTED-DIRECTIVE", 2)]),
+        (script("--nodes=${NODES}"), [("SLURM-TEMPLATED", 2)]),
+        (script("-N 1", "--job-name=<NAME>"), [("SLURM-TEMPLATED", 3)]),
+        (SHEBANG + "#SBATCH --nodes={{ nodes }}\nhostname\n", [("SLURM-TEMPLATED", 2)]),
+        (script("--output=/scratch/$USER/out.log"), [("SLURM-DYNAMIC-VALUE", 2)]),
+        (script("-N 1", "hetjob", "-N 2"), [("SLURM-HETJOB", 3)]),
+        (script("-N 1", "--export=ALL,AWS_SECRET_ACCESS_KEY=abc"), [("SHELL-SECRET-LITERAL", 3)]),
+    ],
+)
+def test_diagnostics(text: str, expected: list[tuple[str, int]]) -> None:
+    _, diags = read(text)
+    assert codes(diags) == expected
+
+
+def test_repeated_option_names_both_lines() -> None:
+    _, diags = one(script("--time=10", "-t 20"))
+    (diag,) = diags
+    assert "lines 2 and 3" in diag.message and "(20)" in diag.message
+
+
+def test_unknown_option_suggests_the_nearest_name() -> None:
+    job, diags = one(script("--ntask-per-node=8", "--gpu-per-node=8"))
+    assert "did you mean --ntasks-per-node?" in diags[0].message
+    assert "did you mean --gpus-per-node?" in diags[1].message
+    assert [r.key for r in job.raw] == ["--ntask-per-node", "--gpu-per-node"]
+    assert job.raw[0].value == "8"
+
+
+def test_bad_value_is_kept_raw_and_the_rest_is_read() -> None:
+    job, diags = one(script("--time=abc", "--nodes=2"))
+    assert ir.RawItem("--time", "abc", 2, "#SBATCH") in job.raw
+    assert job.components[0].resources.nodes_min == 2
+    assert [d.code for d in diags] == ["SLURM-BAD-VALUE"]
+
+
+def test_self_resubmit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader, "analyze", lambda body, start, diags: BodyFacts(self_resubmit=True))
+    _, diags = one(script("-N 1", body="srun a.out\nsbatch $0\n"))
+    assert codes(diags) == [("SLURM-SELF-RESUBMIT", 3)]
+
+
+def test_plugin_options() -> None:
+    job, diags = one(
+        script(
+            r"--container-image=nvcr.io\#nvidia/pytorch:24.03-py3",
+            "--container-mounts=/fsx:/fsx,/data:/data:ro",
+            "--container-workdir=/workspace",
+            "--no-container-mount-home",
+        )
+    )
+    assert [d.code for d in diags] == ["SLURM-PLUGIN-OPTION"] * 4
+    (container,) = job.components[0].containers
+    assert container.image == "nvcr.io#nvidia/pytorch:24.03-py3"
+    assert container.runtime == "pyxis" and container.workdir == "/workspace"
+    assert container.mounts[1] == ir.Mount(target="/data", source="/data", read_only=True, line=3)
+    assert ir.RawItem("--no-container-mount-home", "", 5, "#SBATCH") in job.raw
+
+
+def test_hash_inside_a_word_cuts_the_value_as_in_sbatch() -> None:
+    job, diags = one(script("--container-image=nvcr.io#nvidia/pytorch:24.03-py3 -N 2"))
+    assert job.components[0].containers[0].image == "nvcr.io"
+    assert job.components[0].resources.nodes_min is None  # the rest of the line is a comment
+    assert codes(diags) == [("SLURM-BAD-VALUE", 2), ("SLURM-PLUGIN-OPTION", 2)]
+    assert diags[0].severity == "warning"
+
+
+def test_unmatched_quote_still_reads_the_other_lines() -> None:
+    job, diags = one(script("--job-name='oops", "-N 3"))
+    assert job.components[0].resources.nodes_min == 3
+    assert [d.code for d in diags] == ["SLURM-BAD-VALUE"]
+
+
+# ---------------------------------------------------------------------------
+# IR fields
+# ---------------------------------------------------------------------------
+
+
+def test_resources() -> None:
+    job, diags = one(
+        script(
+            "-N 2-4",
+            "--mem=0",
+            "--gres=gpu:a100:4,nvme:1",
+            "--cpus-per-gpu=12",
+            "--mem-per-gpu=80G",
+            "--tmp=100G",
+            "--exclusive",
+            "--constraint='a100&ib'",
+            "-L matlab:2",
+        )
+    )
+    res = job.components[0].resources
+    assert (res.nodes_min, res.nodes_max, res.mem_per_node_mb) == (2, 4, 0)
+    assert (res.gpus_per_node, res.gpu_type, res.cpus_per_gpu, res.mem_per_gpu_mb) == (4, "a100", 12, 81920)
+    assert res.generic == (ir.GenericResource("nvme", 1),)
+    assert (res.tmp_disk_mb, res.exclusive, res.constraint) == (102400, "node", "a100&ib")
+    assert res.licenses == (ir.GenericResource("matlab", 2, per="job"),)
+    assert diags == []
+
+
+@pytest.mark.parametrize(
+    ("line", "fields"),
+    [
+        ("-G 16", {"gpus": 16}),
+        ("--gpus=a100:8", {"gpus": 8, "gpu_type": "a100"}),
+        ("--gpus-per-node=h100:8", {"gpus_per_node": 8, "gpu_type": "h100"}),
+        ("--gpus-per-task=1", {"gpus_per_task": 1}),
+        ("--gres=gpu:2", {"gpus_per_node": 2}),
+        ("--tres-per-task=cpu=4,gres/gpu:1", {"cpus_per_task": 4, "gpus_per_task": 1}),
+        ("--mem-per-cpu=4000", {"mem_per_cpu_mb": 4000}),
+        ("--mincpus=16", {"cpus_per_node": 16}),
+        ("--exclusive=user", {"exclusive": "user"}),
+        ("--exclusive=topo", {"exclusive": "topo"}),
+    ],
+)
+def test_resource_options(line: str, fields: dict[str, object]) -> None:
+    job, diags = one(script(line))
+    res = job.components[0].resources
+    assert {k: getattr(res, k) for k in fields} == fields
+    assert diags == []
+
+
+def test_mixed_gpu_types_keep_the_total_and_a_raw_item() -> None:
+    job, _ = one(script("--gpus=a100:2,v100:2"))
+    assert job.components[0].resources.gpus == 4 and job.components[0].resources.gpu_type is None
+    assert job.raw[0].key == "--gpus"
+
+
+def test_time_placement_failure_io_mail() -> None:
+    job, diags = one(
+        script(
+            "--time=2-00:00:00",
+            "--time-min=12:00:00",
+            "--begin=now+1hour",
+            "--deadline=2026-12-01T08:00:00",
+            "--qos=high --priority=100 --nice=10 --reservation=maint",
+            "-w node[01-04] -x node03 -M east",
+            "--switches=1@10:00 --segment=4 --contiguous",
+            "--requeue --signal=B:USR1@300 --no-kill",
+            "-D /scratch/run -o %x-%j.out -e none -i in.txt --open-mode=append",
+            "--mail-type=END --mail-type=FAIL --mail-user=me@example.org",
+        )
+    )
+    assert (job.time_limit_s, job.time_min_s) == (172800, 43200)
+    assert (job.begin, job.deadline) == ("now+1hour", "2026-12-01T08:00:00")
+    p = job.placement
+    assert (p.qos, p.priority, p.nice, p.reservation) == ("high", "100", 10, "maint")
+    assert (p.nodelist, p.exclude, p.clusters) == ("node[01-04]", "node03", "east")
+    assert p.topology == (
+        ir.KeyValue("switches", "1@10:00"),
+        ir.KeyValue("segment", "4"),
+        ir.KeyValue("contiguous", "true"),
+    )
+    assert job.failure == ir.FailurePolicy(
+        requeue=True, signal=ir.Signal("USR1", 300, batch_only=True), no_kill=True
+    )
+    assert job.io == ir.IOSpec("/scratch/run", "%x-%j.out", "/dev/null", "in.txt", "append")
+    assert job.mail == ir.Mail(("END", "FAIL"), "me@example.org")
+    assert [(s.path, s.access, s.via) for s in job.storage] == [
+        ("/scratch/run", ir.READ_WRITE, "chdir"),
+        ("%x-%j.out", ir.WRITE, "output"),
+        ("in.txt", ir.READ, "input"),
+    ]
+    assert diags == []
+
+
+def test_unlimited_time_is_none_with_a_raw_note() -> None:
+    job, diags = one(script("--time=UNLIMITED"))
+    assert job.time_limit_s is None and diags == []
+    assert job.raw == (ir.RawItem("--time", "UNLIMITED", 2, "#SBATCH"),)
+
+
+def test_array_and_dependencies() -> None:
+    job, _ = one(script("--array=0-15:4%2", "-d afterok:11:12?afternotok:13"))
+    assert job.array == ir.ArraySpec("0-15:4%2", (0, 4, 8, 12), 4, 2)
+    assert job.dependencies == (
+        ir.Dependency("afterok", ("11", "12"), any_of=True, line=3),
+        ir.Dependency("afternotok", ("13",), any_of=True, line=3),
+    )
+
+
+def test_no_requeue_and_hold() -> None:
+    job, _ = one(script("--no-requeue", "-H"))
+    assert job.failure.requeue is False and job.hold
+
+
+def test_export_environment() -> None:
+    job, _ = one(script("--export=ALL,CKPT=/fsx/ckpt,HOME"))
+    assert job.export == "ALL"
+    assert job.environment == (
+        ir.EnvVar("CKPT", "/fsx/ckpt", origin="sbatch-export", line=2),
+        ir.EnvVar("HOME", None, origin="sbatch-export", line=2),
+    )
+    only, _ = one(script("--export=A=1,B"))
+    assert only.export == "A,B"
+
+
+def test_oci_bundle_container() -> None:
+    job, _ = one(script("--container=/bundles/ubuntu"))
+    assert job.components[0].containers == (ir.Container("/bundles/ubuntu", runtime="oci-bundle", line=2),)
+
+
+def test_unmapped_options_are_raw_items_with_lines() -> None:
+    job, _ = one(script("--wckey=projA", "--comment=hi", "--hint=nomultithread", "--acctg-freq=task=30"))
+    assert [(r.key, r.value, r.line, r.origin) for r in job.raw] == [
+        ("--wckey", "projA", 2, "#SBATCH"),
+        ("--comment", "hi", 3, "#SBATCH"),
+        ("--hint", "nomultithread", 4, "#SBATCH"),
+        ("--acctg-freq", "task=30", 5, "#SBATCH"),
+    ]
+
+
+def test_templated_values_are_kept_verbatim() -> None:
+    job, _ = one(script("--job-name=${RUN}", "--partition=${PART}", "--nodes=${NODES}"))
+    assert job.templated
+    assert (job.name, job.placement.partitions) == ("${RUN}", ("${PART}",))
+    assert job.raw == (ir.RawItem("--nodes", "${NODES}", 4, "#SBATCH"),)
+
+
+def test_jinja_expressions_with_spaces_and_statement_lines() -> None:
+    text = (
+        SHEBANG + "#SBATCH --nodes={{ nodes }}\n{% if gpu %}\n#SBATCH --gpus-per-node={{ g | default(8) }}\n"
+    )
+    text += "{% endif %}\nsrun {{ cmd }}\n"
+    job, diags = one(text)
+    assert job.templated and [d.code for d in diags] == ["SLURM-TEMPLATED"]
+    assert [r.value for r in job.raw] == ["{{nodes}}", "{{g|default(8)}}"]
+
+
+def test_hetjob_components() -> None:
+    job, diags = one(
+        script(
+            "--job-name=rl -t 10:00:00 -p gpu -N 1 --gres=gpu:4",
+            "hetjob",
+            "-p cpu -N 4 -c 1",
+            "packjob",
+            "-N 2",
+        )
+    )
+    assert [c.name for c in job.components] == ["het0", "het1", "het2"]
+    assert [c.resources.nodes_min for c in job.components] == [1, 4, 2]
+    assert job.components[0].resources.gpus_per_node == 4
+    assert job.components[1].resources.cpus_per_task == 1
+    assert job.placement.partitions == ("gpu",)
+    assert ir.RawItem("--partition", "cpu", 4, "#SBATCH het1") in job.raw
+    assert job.total_nodes() == 7
+    assert [d.code for d in diags] == ["SLURM-HETJOB", "SLURM-OBSOLETE-OPTION"]
+
+
+def test_hetjob_separates_only_as_the_first_word() -> None:
+    # checked with sbatch 22.05: a value or a later word "hetjob" starts no component
+    job, diags = one(script("-N 1", "--comment=my-hetjob-run -t 5 hetjob", "-N 2"))
+    assert len(job.components) == 1 and job.components[0].resources.nodes_min == 2
+    assert codes(diags) == [("SLURM-HETJOB", 3), ("SLURM-REPEATED-OPTION", 4)]
+
+
+def test_options_on_the_separator_line_are_ignored() -> None:
+    job, diags = one(script("-N 1", "HETJOB -N 2", "-c 2"))
+    assert [c.resources.nodes_min for c in job.components] == [1, None]
+    assert job.components[1].resources.cpus_per_task == 2
+    assert [(d.code, d.severity) for d in diags] == [("SLURM-HETJOB", "warning"), ("SLURM-HETJOB", "info")]
+
+
+def test_repeats_in_different_components_are_not_repeats() -> None:
+    _, diags = one(script("-N 1", "hetjob", "-N 2"))
+    assert "SLURM-REPEATED-OPTION" not in [d.code for d in diags]
+
+
+def test_body_facts_are_merged(monkeypatch: pytest.MonkeyPatch) -> None:
+    srun0 = ir.Launcher("srun", (ir.KeyValue("--het-group", "0"),), line=6)
+    srun1 = ir.Launcher("srun", (ir.KeyValue("het-group", "1"),), line=7)
+    facts = BodyFacts(
+        launchers=(srun0, srun1),
+        containers=(ir.Container("img:1", runtime="apptainer", line=7),),
+        modules=("cuda/12",),
+        software_envs=(ir.KeyValue("venv", "/fsx/venv"),),
+        environment=(ir.EnvVar("NCCL_DEBUG", "WARN", line=5),),
+        storage=(ir.StoragePath("/fsx/data", ir.READ, line=6),),
+        monitoring=(ir.MonitoringHook("nvidia-smi", line=6),),
+        slurm_vars=("SLURM_JOB_ID",),
+        statements=3,
+        understood=2,
+        raw=(ir.RawItem("trap", "USR1", 5, "body"),),
+    )
+    seen: list[tuple[str, int]] = []
+
+    def fake(body: str, start: int, diags: Collector) -> BodyFacts:
+        seen.append((body, start))
+        return facts
+
+    monkeypatch.setattr(reader, "analyze", fake)
+    text = script("-N 1", "hetjob", "-N 2", body="export NCCL_DEBUG=WARN\nsrun a : b\nsrun c\n")
+    job, _ = one(text)
+    assert seen == [("export NCCL_DEBUG=WARN\nsrun a : b\nsrun c\n", 5)]
+    assert job.components[0].launchers == (srun0,) and job.components[1].launchers == (srun1,)
+    assert job.components[1].containers[0].image == "img:1"
+    assert job.components[0].environment == facts.environment
+    assert (job.modules, job.software_envs, job.monitoring) == (
+        facts.modules,
+        facts.software_envs,
+        facts.monitoring,
+    )
+    assert facts.storage[0] in job.storage and facts.raw[0] in job.raw
+    assert job.script == ir.ScriptInfo(
+        shell="bash",
+        statements=3,
+        understood=2,
+        slurm_vars=("SLURM_JOB_ID",),
+        first_command_line=5,
+        body="export NCCL_DEBUG=WARN\nsrun a : b\nsrun c\n",
+    )
+
+
+def test_analysis_failure_does_not_lose_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(body: str, start: int, diags: Collector) -> BodyFacts:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(reader, "analyze", broken)
+    job, diags = one(script("-N 2"))
+    assert job.components[0].resources.nodes_min == 2
+    assert [d.code for d in diags] == ["SHELL-UNPARSED"]
+
+
+@pytest.mark.parametrize(
+    ("shebang", "shell"),
+    [
+        ("#!/bin/bash -l", "bash"),
+        ("#!/usr/bin/env bash", "bash"),
+        ("#!/usr/bin/env -S zsh -f", "zsh"),
+        ("#!", None),
+    ],
+)
+def test_shell_from_shebang(shebang: str, shell: str | None) -> None:
+    job, _ = one(shebang + "\n#SBATCH -N 1\nhostname\n")
+    assert job.script is not None and job.script.shell == shell
+
+
+def test_job_identity() -> None:
+    jobs, _ = read(script("-J x"), path="/site/train.sbatch")
+    (job,) = jobs
+    assert job.id == "/site/train.sbatch" and job.kind == "sbatch"
+    assert job.source == ir.SourceRef("/site/train.sbatch", "slurm", 1, 3)
+
+
+# ---------------------------------------------------------------------------
+# wrappers and scrontab
+# ---------------------------------------------------------------------------
+
+
+def test_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
+    sub = ir.Submission("train.sbatch", captures="jid", parsable=True, line=2)
+    monkeypatch.setattr(reader, "analyze", lambda body, start, diags: BodyFacts(submits=(sub,)))
+    jobs, diags = read(SHEBANG + "jid=$(sbatch --parsable train.sbatch)\n", "submit.sh")
+    (job,) = jobs
+    assert (job.id, job.kind, job.submits) == ("submit.sh", "wrapper", (sub,))
+    assert job.script is not None and job.script.first_command_line == 2 and diags == []
+
+
+SCRONTAB = """\
+# ops crontab
+#SCRON -p cpu -t 00:10:00
+#SCRON --qos=maint -J purge
+0 2 * * * /home/ops/bin/cleanup.sh
+
+#SCRON -t 5 -o /logs/hc-%j.out
+*/30 * * * * /home/ops/bin/check_fs.sh /fsx
+@daily /home/ops/bin/smoke.sh
+"""
+
+
+def test_scrontab_entries() -> None:
+    jobs, diags = read(SCRONTAB, "ops.cron")
+    assert [j.id for j in jobs] == ["ops.cron@4", "ops.cron@7", "ops.cron@8"]
+    assert all(j.kind == "scrontab" for j in jobs)
+    first, second, third = jobs
+    assert first.schedule == ir.Schedule("0 2 * * *", line=4)
+    assert (first.name, first.placement.partitions, first.placement.qos, first.time_limit_s) == (
+        "purge",
+        ("cpu",),
+        "maint",
+        600,
+    )
+    assert second.io.stdout == "/logs/hc-%j.out" and second.time_limit_s == 300
+    assert third.schedule == ir.Schedule("@daily", line=8) and third.time_limit_s is None
+    assert third.script is not None and third.script.body == "/home/ops/bin/smoke.sh\n"
+    assert codes(diags) == [
+        ("SLURM-SCRONTAB-ENTRY", 4),
+        ("SLURM-SCRONTAB-ENTRY", 7),
+        ("SLURM-SCRONTAB-ENTRY", 8),
+    ]
+
+
+def test_scrontab_problems() -> None:
+    text = "#SCRON --bogus\n0 2 * * * /x.sh\n@reboot /y.sh\nnot a cron line\n#SCRON -p cpu\n"
+    jobs, diags = read(text, "c")
+    assert [j.id for j in jobs] == ["c@2"]
+    assert codes(diags) == [
+        ("SLURM-UNKNOWN-OPTION", 1),
+        ("SLURM-SCRONTAB-ENTRY", 2),
+        ("SLURM-BAD-VALUE", 3),
+        ("SLURM-BAD-VALUE", 4),
+        ("SLURM-COMMENTED-DIRECTIVE", 5),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# the reader never raises
+# ---------------------------------------------------------------------------
+
+VALID = script(
+    "--job-name=train -N 2 --ntasks-per-node=8",
+    "--gres=gpu:a100:8 --mem=0 --time=1-00:00:00",
+    "--array=0-9%2 --dependency=afterok:1?singleton",
+    "--signal=B:USR1@300 --export=ALL,X=1",
+    "hetjob",
+    "-N 1 -c 4",
+    body="module load cuda\nsrun --het-group=0 python train.py\n",
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    diags = Collector("x")
+    jobs = reader.read(text, "x", diags)
+    assert isinstance(jobs, list)
+    reader.sniff(text)
+
+
+_PIECES = st.sampled_from(
+    ["#SBATCH ", "-", "--", "=", " ", "\n", "'", '"', "\\", "#", "hetjob", "${X}", "{{ y }}", "<Z>", ":", ",",
+     "?", "%", "@", "+", "0", "99", "-N", "--time", "--gres", "gpu", "\r", "\ufeff", "#SCRON ",
+     "* * * * * /a.sh\n"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_never_raises_on_mutated_scripts(data: st.DataObject) -> None:
+    text = VALID
+    for _ in range(data.draw(st.integers(1, 6))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 8))
+        text = text[:at] + data.draw(_PIECES) + text[at + cut :]
+    diags = Collector("m")
+    jobs = reader.read(text, "m", diags)
+    for job in jobs:
+        assert job_from_dict(job_to_dict(job)) == job
+    assert all(d.code != "INTERNAL-ERROR" for d in diags)
+
+
+def test_the_valid_script_is_clean() -> None:
+    job, diags = one(VALID)
+    assert [d.code for d in diags] == ["SLURM-HETJOB"]
+    assert len(job.components) == 2 and job.array is not None and job.failure.signal is not None
+
+
+def test_split_lines() -> None:
+    assert directives.split_lines("\ufeffa\r\nb\n\nc") == ["a", "b", "", "c"]
+    assert directives.split_lines("") == []
+
+
+def test_dynamic_output_path_is_kept_and_stored() -> None:
+    job, diags = one(script("--output=/scratch/$USER/%j.log"))
+    assert job.io.stdout == "/scratch/$USER/%j.log"
+    assert job.storage == (ir.StoragePath("/scratch/$USER/%j.log", ir.WRITE, "output", 2),)
+    assert codes(diags) == [("SLURM-DYNAMIC-VALUE", 2)]
+
+
+def test_parse_command_line_stops_at_the_script() -> None:
+    argv = ["--parsable", "-d", "afterok:$jid", "-N2", "train.sbatch", "--lr", "3e-4"]
+    words = [directives.Word(w, 7) for w in argv]
+    diags = Collector("w.sh")
+    settings, unknown, rest = directives.parse_command_line(words, diags)
+    assert [(s.option.long, s.value) for s in settings] == [
+        ("parsable", None),
+        ("dependency", "afterok:$jid"),
+        ("nodes", "2"),
+    ]
+    assert unknown == [] and [w.text for w in rest] == ["train.sbatch", "--lr", "3e-4"]
+    assert diags.items == []

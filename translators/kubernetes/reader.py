@@ -1,0 +1,223 @@
+"""Kubernetes manifests -> IR jobs: one ir.Job per workload object, the other objects as context.
+
+``sniff`` is a cheap look at the head of a file; ``read`` never raises. The
+work is split by concern: ``yamlload`` (safe parsing), ``manifest_templates``
+(Helm and envsubst), ``manifest_context`` (non-workload objects),
+``manifest_workloads`` (one object -> one job, driven by the ``kinds`` table)
+and ``manifest_pods`` (one pod template).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from functools import partial
+from typing import TypeVar
+
+from migrate import ir
+from migrate.diagnostics import Collector
+
+from . import kinds
+from . import manifest_templates as templates
+from .manifest_context import FileContext, K8sObject, read_context
+from .manifest_fields import describe
+from .manifest_workloads import build_job
+from .yamlload import Document, LineDict, LineList, load_documents
+
+FORMAT = "kubernetes"
+
+_T = TypeVar("_T")
+
+_SNIFF_HEAD = 64 * 1024
+_TOP_API_VERSION = re.compile(r"^[\"']?apiVersion[\"']?[ \t]*:", re.MULTILINE)
+_TOP_KIND = re.compile(r"^[\"']?kind[\"']?[ \t]*:", re.MULTILINE)
+_TOP_LIST = re.compile(r"^kind[ \t]*:[ \t]*[\"']?List[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)
+_JSON_KEYS = re.compile(r"\"apiVersion\"\s*:.*\"kind\"\s*:|\"kind\"\s*:.*\"apiVersion\"\s*:", re.DOTALL)
+
+
+def sniff(text: str) -> bool:
+    """Whether a file looks like Kubernetes manifests, from its head and without parsing YAML."""
+    head = text[:_SNIFF_HEAD].lstrip("\ufeff")
+    if _TOP_API_VERSION.search(head) and _TOP_KIND.search(head):
+        return True
+    if _TOP_LIST.search(head):
+        return True
+    return head.lstrip().startswith("{") and bool(_JSON_KEYS.search(head))
+
+
+def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
+    """Every workload of a manifest file as an ir.Job; problems go to ``diags``."""
+    text = text.lstrip("\ufeff")
+    helm_lines = templates.template_lines(text)
+    documents = load_documents(text, diags, templated=bool(helm_lines))
+    objects = list(_objects(documents, diags))
+    template_lines = sorted({*helm_lines, *_placeholder_lines(documents)})
+    if template_lines:
+        kind = "Helm/Go template syntax" if helm_lines else "${VAR} placeholders"
+        diags.add(
+            "K8S-TEMPLATED",
+            f"the file is a template ({kind}); render it first (helm template, envsubst, ...)",
+            template_lines[0],
+        )
+    context = FileContext()
+    workloads: list[tuple[K8sObject, kinds.WorkloadKind]] = []
+    for obj in objects:
+        workload = kinds.workload_kind(obj.group, obj.kind)
+        if workload is not None:
+            workloads.append((obj, workload))
+        else:
+            _guarded(partial(_read_non_workload, obj, context, diags), obj, None, diags)
+    jobs = []
+    ids: set[str] = set()
+    for obj, workload in workloads:
+        job_id = _unique_id(f"{path}#{workload.ir_kind}/{obj.name or f'unnamed-{obj.document}'}", ids)
+        job = _guarded(partial(build_job, obj, workload, job_id, path, context, diags), obj, job_id, diags)
+        if job is None:
+            continue
+        start, end = _span(obj, documents)
+        if any(start <= line <= end for line in template_lines):
+            job = replace(job, templated=True)
+        jobs.append(job)
+    return _attach_flows(jobs, context)
+
+
+def _guarded(work: Callable[[], _T], obj: K8sObject, job_id: str | None, diags: Collector) -> _T | None:
+    """Run the reading of one object; a bug on one odd object must not lose the file's others."""
+    try:
+        return work()
+    except Exception as exc:  # the reader never raises: the failure becomes a diagnostic
+        what = f"{obj.kind}/{obj.name or '-'}"
+        diags.add("INTERNAL-ERROR", f"{what} not read: {type(exc).__name__}: {exc}", obj.line, job_id)
+        return None
+
+
+# Objects
+
+
+def _objects(documents: list[Document], diags: Collector) -> Iterator[K8sObject]:
+    for doc in documents:
+        if not isinstance(doc.data, LineDict):
+            what = describe(doc.data)
+            diags.add("K8S-NOT-AN-OBJECT", f"document {doc.index + 1} is {what}, not an object", doc.line)
+            continue
+        obj = _object(doc.data, doc, "", diags)
+        if obj is None:
+            continue
+        items = doc.data.get("items")
+        if obj.kind in kinds.LIST_KINDS or (obj.kind.endswith("List") and isinstance(items, list)):
+            yield from _list_items(doc, items, diags)
+        else:
+            yield obj
+
+
+def _list_items(doc: Document, items: object, diags: Collector) -> Iterator[K8sObject]:
+    if not isinstance(items, LineList):
+        return
+    for index, item in enumerate(items):
+        line = items.item_line(index)
+        if not isinstance(item, LineDict):
+            diags.add("K8S-NOT-AN-OBJECT", f"items[{index}] of the list is not an object", line)
+            continue
+        obj = _object(item, doc, f"items[{index}]", diags)
+        if obj is not None:
+            yield obj
+
+
+def _object(data: LineDict, doc: Document, origin: str, diags: Collector) -> K8sObject | None:
+    kind = data.get("kind")
+    api_version = data.get("apiVersion")
+    where = origin or f"document {doc.index + 1}"
+    if not isinstance(kind, str) or not kind:
+        diags.add("K8S-NOT-AN-OBJECT", f"{where} has no kind: not a Kubernetes object", data.line)
+        return None
+    if not isinstance(api_version, str) or not api_version:
+        diags.add("K8S-MISSING-FIELD", f"{where}: apiVersion is missing for kind {kind}", data.line)
+        api_version = _guess_api_version(kind)
+    group, _ = kinds.split_api_version(api_version)
+    metadata = data.get("metadata")
+    name = namespace = None
+    if isinstance(metadata, dict):
+        raw_name = metadata.get("name") or metadata.get("generateName")
+        name = str(raw_name) if isinstance(raw_name, str | int) and not isinstance(raw_name, bool) else None
+        raw_namespace = metadata.get("namespace")
+        namespace = str(raw_namespace) if isinstance(raw_namespace, str) else None
+    if name is None and kind not in kinds.LIST_KINDS:
+        diags.add("K8S-MISSING-FIELD", f"{where}: metadata.name is missing for kind {kind}", data.line)
+    return K8sObject(
+        data, doc.index, data.line, data.end_line, origin, api_version, group, kind, name, namespace
+    )
+
+
+def _guess_api_version(kind: str) -> str:
+    """For a missing apiVersion: the built-in kind of that name, else the core group."""
+    for workload in kinds.WORKLOAD_KINDS:
+        if workload.kind == kind and kinds.is_builtin_group(workload.group):
+            return f"{workload.group}/{workload.versions[0]}" if workload.group else workload.versions[0]
+    return "v1"
+
+
+def _read_non_workload(obj: K8sObject, context: FileContext, diags: Collector) -> None:
+    role = kinds.context_role(obj.group, obj.kind)
+    what = f"{obj.kind}/{obj.name or '-'}"
+    if role is not None:
+        read_context(obj, role, context, diags)
+    elif kinds.is_ignored(obj.group, obj.kind):
+        diags.add("K8S-IGNORED-KIND", f"{what}: not a workload; ignored", obj.line)
+    else:
+        diags.add(
+            "K8S-UNKNOWN-KIND",
+            f"{what} ({obj.api_version}): a kind this version cannot read; not translated",
+            obj.line,
+        )
+
+
+# Templates
+
+
+def _placeholder_lines(documents: list[Document]) -> list[int]:
+    return [line for doc in documents for line in templates.placeholder_lines(doc.data)]
+
+
+def _span(obj: K8sObject, documents: list[Document]) -> tuple[int, int]:
+    for doc in documents:
+        if doc.index == obj.document:
+            return doc.start_line, doc.end_line
+    return obj.line, obj.end_line
+
+
+# Ids and cross-object links
+
+
+def _unique_id(candidate: str, taken: set[str]) -> str:
+    job_id, n = candidate, 1
+    while job_id in taken:
+        n += 1
+        job_id = f"{candidate}~{n}"
+    taken.add(job_id)
+    return job_id
+
+
+def _attach_flows(jobs: list[ir.Job], context: FileContext) -> list[ir.Job]:
+    """A JobFlow's steps become dependencies of the jobs it names (when they are in the file)."""
+    if not context.flows:
+        return jobs
+    by_name = {job.name: job.id for job in jobs if job.name}
+    out = []
+    for job in jobs:
+        extra = [
+            ir.Dependency(
+                "dependsOn", tuple(by_name.get(t, t) for t in flow.targets), any_of=False, line=flow.line
+            )
+            for flow in context.flows
+            if flow.name == job.name and flow.targets
+        ]
+        if extra:
+            note = [
+                ir.RawItem("jobflow", flow.flow, flow.line, "JobFlow")
+                for flow in context.flows
+                if flow.name == job.name
+            ]
+            job = replace(job, dependencies=(*job.dependencies, *extra), raw=(*job.raw, *note))
+        out.append(job)
+    return out

@@ -1,0 +1,70 @@
+"""A mutable command under construction, shared by both readers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .lexer import dequote, is_assignment
+from .model import Command, HereDoc, Redirect, Word
+
+LineOf = Callable[[int], int]
+
+
+@dataclass
+class Draft:
+    start: int  # offset of the first part, for the command text
+    end: int
+    nested: bool
+    words: list[Word] = field(default_factory=list)
+    assignments: list[Word] = field(default_factory=list)
+    redirects: list[tuple[int, Redirect]] = field(default_factory=list)  # (operator offset, redirect)
+    background: bool = False
+
+    def add_word(self, raw: str, start: int, end: int, line_of: LineOf) -> None:
+        word = Word(raw, dequote(raw), line_of(start))
+        if not self.words and is_assignment(raw):
+            self.assignments.append(word)
+        else:
+            self.words.append(word)
+        self._extend(start, end)
+
+    def add_redirect(
+        self,
+        op: str,
+        op_start: int,
+        fd: str,
+        target: tuple[str, int, int] | None,
+        heredoc: HereDoc | None,
+        line_of: LineOf,
+    ) -> None:
+        word = None
+        end = op_start + len(op)
+        if target is not None:
+            raw, t_start, end = target
+            # '2>&1' and '>&-' duplicate or close a descriptor: there is no file
+            if not (op in (">&", "<&") and (raw.isdigit() or raw == "-")):
+                word = Word(raw, dequote(raw), line_of(t_start))
+        self.redirects.append((op_start, Redirect(op, word, fd, heredoc)))
+        self._extend(op_start - len(fd), end)
+
+    def _extend(self, start: int, end: int) -> None:
+        self.start = min(self.start, start)
+        self.end = max(self.end, end)
+
+    def freeze(self, text: str, line_of: LineOf) -> Command:
+        return Command(
+            words=tuple(self.words),
+            assignments=tuple(self.assignments),
+            redirects=tuple(r for _, r in sorted(self.redirects, key=lambda item: item[0])),
+            line=line_of(self.start),
+            text=text[self.start : self.end],
+            background=self.background,
+            nested=self.nested,
+        )
+
+
+def heredoc_value(
+    text: str, span_delimiter: str, quoted: bool, body: tuple[int, int], line_of: LineOf
+) -> HereDoc:
+    return HereDoc(span_delimiter, quoted, text[body[0] : body[1]], line_of(body[0]))

@@ -1,0 +1,78 @@
+"""The simple commands a shell body is made of, whichever parser read them.
+
+Both readers (bashlex when it copes, the tolerant tokenizer when it does not)
+produce these same values, so the analysers never care which one ran. Words
+keep their source text; ``value`` is that text with quotes removed and every
+``$`` expansion left verbatim: nothing is ever expanded or executed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Word:
+    raw: str  # as written, quotes included
+    value: str  # quotes removed, expansions kept verbatim
+    line: int  # absolute once shifted; relative to the statement inside the cache
+
+
+@dataclass(frozen=True)
+class HereDoc:
+    delimiter: str
+    quoted: bool  # <<'EOF' (no expansion inside) or <<EOF
+    body: str
+    line: int  # line of the first body line
+
+
+@dataclass(frozen=True)
+class Redirect:
+    op: str  # > >> < << <<- <<< >& <& &> &>> >| <>
+    target: Word | None  # None for a descriptor duplication such as 2>&1
+    fd: str = ""  # the descriptor written before the operator ("2" in 2>log)
+    heredoc: HereDoc | None = None
+
+
+@dataclass(frozen=True)
+class Command:
+    """One simple command: assignments, words and redirections."""
+
+    words: tuple[Word, ...]
+    assignments: tuple[Word, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    line: int = 0
+    text: str = ""
+    background: bool = False  # part of an and-or list (or a compound) ended by '&'
+    nested: bool = False  # inside if/loop/case/function/subshell/braces
+    captured_by: str | None = None  # NAME when the command runs inside NAME=$(...)
+    origin: str = "body"  # body | substitution | shell-c | trap | eval | heredoc | variable
+
+    @property
+    def name(self) -> str:
+        return self.words[0].value if self.words else ""
+
+
+def shift_word(word: Word, lines: int) -> Word:
+    return replace(word, line=word.line + lines) if lines else word
+
+
+def shift_command(cmd: Command, lines: int) -> Command:
+    """Move a command read relative to its statement to absolute lines."""
+    if not lines:
+        return cmd
+    redirects = tuple(
+        replace(
+            r,
+            target=shift_word(r.target, lines) if r.target else None,
+            heredoc=replace(r.heredoc, line=r.heredoc.line + lines) if r.heredoc else None,
+        )
+        for r in cmd.redirects
+    )
+    return replace(
+        cmd,
+        words=tuple(shift_word(w, lines) for w in cmd.words),
+        assignments=tuple(shift_word(w, lines) for w in cmd.assignments),
+        redirects=redirects,
+        line=cmd.line + lines,
+    )

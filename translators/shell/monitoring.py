@@ -1,0 +1,191 @@
+"""Monitoring bolted onto jobs: GPU samplers, metrics pushes, experiment trackers, mail.
+
+Each hook says what it is (``kind``), a short ``detail`` a reviewer can act
+on (never a credential) and its line. On Kubernetes most become sidecars,
+exporters or plain environment, so the kind matters more than the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from migrate import ir
+from migrate.secrets import looks_like_secret
+
+from .launchers import basename
+from .model import Word
+from .redact import redact
+
+_TRACKERS = ("wandb", "tensorboard", "mlflow", "comet_ml", "comet", "neptune", "clearml", "aim", "dvclive")
+_TRACKER_KIND = {"comet_ml": "comet"}
+_TRACKER_OPTIONS = frozenset({"report_to", "logger", "loggers", "log_with", "tracker", "trackers"})
+_ENV_PREFIXES = {
+    "WANDB_": "wandb",
+    "MLFLOW_": "mlflow",
+    "COMET_": "comet",
+    "NEPTUNE_": "neptune",
+    "CLEARML_": "clearml",
+    "TENSORBOARD_": "tensorboard",
+}
+_PUSH_CALL = re.compile(r"\bpush_to_gateway\b|\bpushadd_to_gateway\b")
+_PROM_FILE = re.compile(r"\.prom(?:\.[^/]*)?\Z")
+_MAX_DETAIL = 160
+
+
+def _detail(text: str) -> str:
+    text = redact(" ".join(text.split()))
+    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 3] + "..."
+
+
+def _hook(kind: str, detail: str, line: int | None) -> ir.MonitoringHook:
+    return ir.MonitoringHook(kind=kind, detail=_detail(detail), line=line)
+
+
+def program_hooks(
+    program: Sequence[Word], background: bool, writes_to: str | None
+) -> list[ir.MonitoringHook]:
+    """Hooks a program is, by its name: nvidia-smi, dcgmi, curl to a pushgateway, wandb ..."""
+    if not program:
+        return []
+    name = basename(program[0].value)
+    args = [w.value for w in program[1:]]
+    line = program[0].line
+    extra = [
+        part for part in ("background" if background else "", f"to {writes_to}" if writes_to else "") if part
+    ]
+
+    def described(main: str) -> str:
+        return ", ".join([part for part in (main.strip(),) if part] + extra)
+
+    if name == "nvidia-smi":
+        return [_hook("nvidia-smi", described(_nvidia_smi_mode(args)), line)]
+    if name == "dcgmi":
+        return [_hook("dcgm", described(" ".join(args)), line)]
+    if name in ("dcgm-exporter", "dcgm_exporter"):
+        return [_hook("dcgm-exporter", described(" ".join(args)), line)]
+    if name in ("curl", "wget", "http", "https"):
+        return _http_hooks(args, line)
+    if name in ("wandb", "mlflow", "tensorboard", "aim", "clearml-agent"):
+        kind = "clearml" if name == "clearml-agent" else name
+        if name == "wandb":
+            return [_hook("wandb", "wandb " + (args[0] if args else ""), line)]
+        return [_hook(kind, described(f"{name} {' '.join(args)}"), line)]
+    if name in ("mail", "mailx", "sendmail", "mutt"):
+        recipients = _mail_recipients(args)
+        return [_hook("mail", ("to " + " ".join(recipients)) if recipients else name, line)]
+    if name in ("sstat", "seff"):
+        return [_hook(name, " ".join([name, *args]), line)]
+    if name in ("nvidia-dcgm", "nv-hostengine"):
+        return [_hook("dcgm", described(name), line)]
+    return []
+
+
+def _nvidia_smi_mode(args: Sequence[str]) -> str:
+    if args[:1] and args[0] in ("dmon", "pmon"):
+        return " ".join(args)
+    for i, a in enumerate(args):
+        if a in ("-l", "--loop", "-lms", "--loop-ms") and i + 1 < len(args):
+            unit = "ms" if "ms" in a else "s"
+            return f"loop every {args[i + 1]}{unit}"
+        if a.startswith(("--loop=", "--loop-ms=")):
+            unit = "ms" if "ms" in a else "s"
+            return f"loop every {a.split('=', 1)[1]}{unit}"
+        if a.startswith("-l") and a[2:].isdigit():
+            return f"loop every {a[2:]}s"
+    if any(a.startswith("--query") for a in args):
+        return "query once"
+    return "once" if not args else "once: " + " ".join(args)
+
+
+def _http_hooks(args: Sequence[str], line: int) -> list[ir.MonitoringHook]:
+    out: list[ir.MonitoringHook] = []
+    for a in args:
+        lowered = a.lower()
+        if "hooks.slack.com" in lowered:
+            out.append(_hook("slack-webhook", "hooks.slack.com", line))
+        elif "pushgateway" in lowered or re.search(r":9091(?:/|\b)", a):
+            out.append(_hook("prometheus-pushgateway", a, line))
+        elif "webhook.office.com" in lowered or "discord.com/api/webhooks" in lowered:
+            host = re.sub(r"^[a-z]+://", "", lowered).split("/", 1)[0]
+            out.append(_hook("webhook", host, line))
+    return out
+
+
+def _mail_recipients(args: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-s", "-a", "-r", "-c", "-b", "-S", "-f", "-F", "-A", "-q"):
+            skip = True
+            continue
+        if a.startswith("-"):
+            continue
+        out.append(a)
+    return out
+
+
+def argument_hooks(words: Sequence[Word]) -> list[ir.MonitoringHook]:
+    """--report_to wandb, --logger tensorboard, --tb-logdir DIR, --wandb_project X ..."""
+    out: list[ir.MonitoringHook] = []
+    for i, word in enumerate(words):
+        value = word.value
+        if not value.startswith("-") and "=" not in value:
+            continue
+        name, eq, given = value.lstrip("-").partition("=")
+        lowered = name.lower().replace("-", "_")
+        option_value = given if eq else (words[i + 1].value if i + 1 < len(words) else "")
+        if lowered.rsplit(".", 1)[-1] in _TRACKER_OPTIONS:
+            for tracker in _TRACKERS:
+                if tracker in option_value.lower():
+                    kind = _TRACKER_KIND.get(tracker, tracker)
+                    if kind == "comet" and any(h.kind == "comet" for h in out):
+                        continue
+                    out.append(_hook(kind, f"{name} {option_value}", word.line))
+        elif "wandb" in lowered:
+            out.append(
+                _hook("wandb", name if looks_like_secret(name) else f"{name} {option_value}", word.line)
+            )
+        elif "tensorboard" in lowered or lowered.startswith(("tb_log", "tb_dir")):
+            out.append(_hook("tensorboard", f"{name} {option_value}", word.line))
+    return out
+
+
+def env_hook(name: str, value: str | None, line: int) -> ir.MonitoringHook | None:
+    """WANDB_*, MLFLOW_*, ... exports configure a tracker."""
+    for prefix, kind in _ENV_PREFIXES.items():
+        if name.startswith(prefix):
+            shown = name if (looks_like_secret(name) or value is None) else f"{name}={value}"
+            return _hook(kind, shown, line)
+    return None
+
+
+def text_hooks(code: str, start_line: int) -> list[ir.MonitoringHook]:
+    """prometheus_client's push_to_gateway called from inline Python."""
+    return [
+        _hook("prometheus-pushgateway", m.group(), start_line + code.count("\n", 0, m.start()))
+        for m in _PUSH_CALL.finditer(code)
+    ]
+
+
+def textfile_hook(path: str, line: int) -> ir.MonitoringHook | None:
+    """A write to a node_exporter textfile collector file (*.prom, or its temp name)."""
+    m = _PROM_FILE.search(path)
+    if not m:
+        return None
+    return _hook("node-exporter-textfile", path[: m.start()] + ".prom", line)
+
+
+def profiler_hook(name: str, option_words: Sequence[Word], line: int) -> ir.MonitoringHook:
+    values = [w.value for w in option_words]
+    output = ""
+    for i, v in enumerate(values):
+        if v in ("-o", "--output", "--export") and i + 1 < len(values):
+            output = values[i + 1]
+        elif v.startswith(("--output=", "--export=")):
+            output = v.split("=", 1)[1]
+    verb = values[0] if name == "nsys" and values else ""
+    return _hook(name, " ".join(p for p in (verb, f"-o {output}" if output else "") if p) or name, line)

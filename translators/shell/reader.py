@@ -1,0 +1,236 @@
+"""Read a shell text statement by statement into simple commands.
+
+Each statement is read on its own and the result is cached by its text:
+sites repeat the same lines (``module load``, ``export NCCL_DEBUG=WARN``,
+``srun ...``) across thousands of scripts, and bashlex costs about a
+millisecond per parse. A statement is read, cheapest first, by
+
+1. the fast path: simple commands with pipes, ``&&``/``||``/``;``/``&`` and
+   plain redirections (no reserved words, subshells or here-documents),
+   which bashlex would read the same way;
+2. bashlex, unless the statement holds a construct bashlex is known to
+   reject or misread (``[[ ]]``, ``case``, arrays, ``(( ))``, ``time``, ...);
+3. the tolerant tokenizer, which still finds every simple command inside.
+
+Only 1 and 2 count as understood. Commands inside ``$( ... )``, backquotes and
+process substitutions are read recursively and listed before the command
+that uses them, marked with the variable that captures their output.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from .lexer import NEWLINE, WORD, Lexed, is_assignment, lex, substitutions
+from .model import Command, shift_command
+from .parsed import BashlexError, drafts_from_bashlex
+from .split import (
+    R_BACKGROUND,
+    R_FD,
+    R_HEADER,
+    R_KEYWORD,
+    R_OPEN,
+    R_REDIRECT,
+    R_SEPARATOR,
+    R_TARGET,
+    R_WORD,
+    Structure,
+    split,
+)
+from .tolerant import commands_from_tokens
+
+# Statements longer than this go straight to the tolerant reader (bashlex is slow on them).
+_MAX_BASHLEX_CHARS = 20_000
+# Substitutions nested deeper than this are not read.
+_MAX_DEPTH = 6
+_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=\(")
+
+
+@dataclass(frozen=True)
+class StatementRead:
+    understood: bool
+    reason: str  # why the tolerant reader was needed ("" when understood)
+    commands: tuple[Command, ...]  # lines relative to the statement's first line
+
+
+@dataclass(frozen=True)
+class ScriptRead:
+    commands: tuple[Command, ...]  # lines relative to the text's first line (0)
+    statements: int
+    understood: int
+    unparsed: tuple[tuple[int, str], ...]  # (line, reason)
+    problems: tuple[tuple[int, str], ...]  # (line, message): syntax errors
+    code: str  # the text with comments blanked out, for variable scans
+
+
+def line_finder(text: str) -> Callable[[int], int]:
+    """Map an offset in text to its 0-based line."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    return lambda pos: bisect_left(newlines, pos)
+
+
+@lru_cache(maxsize=8192)
+def read_script(text: str, depth: int = 0) -> ScriptRead:
+    lexed = lex(text)
+    structure = split(lexed.tokens)
+    line_of = line_finder(text)
+    commands: list[Command] = []
+    unparsed: list[tuple[int, str]] = []
+    understood = 0
+    for stmt in structure.statements:
+        line = line_of(stmt.start)
+        result = read_statement(text[stmt.start : stmt.end], depth)
+        commands.extend(shift_command(c, line) for c in result.commands)
+        if result.understood:
+            understood += 1
+        else:
+            unparsed.append((line, result.reason))
+    problems: dict[int, str] = {}
+    for pos, message in sorted(lexed.problems + structure.problems):
+        problems.setdefault(line_of(pos), message)
+    return ScriptRead(
+        commands=tuple(commands),
+        statements=len(structure.statements),
+        understood=understood,
+        unparsed=tuple(unparsed),
+        problems=tuple(sorted(problems.items())),
+        code=_blank_comments(text, lexed),
+    )
+
+
+@lru_cache(maxsize=65536)
+def read_statement(text: str, depth: int = 0) -> StatementRead:
+    lexed = lex(text, record_substitutions=True)
+    structure = split(lexed.tokens)
+    line_of = line_finder(text)
+    understood = True
+    reason = ""
+    if fast_path(text, lexed, structure):
+        commands = _tolerant(text, lexed, structure, line_of)
+    else:
+        reason = _blocker(text, lexed, structure)
+        commands = []
+        if not reason:
+            try:
+                commands = [d.freeze(text, line_of) for d in drafts_from_bashlex(text, lexed, line_of)]
+            except BashlexError as exc:
+                reason = f"bashlex: {exc}"
+        if reason:
+            understood = False
+            commands = _tolerant(text, lexed, structure, line_of)
+    if depth < _MAX_DEPTH:
+        commands, inner_reasons = _with_substitutions(commands, depth)
+        if understood and inner_reasons:
+            understood = False
+            reason = "inside a substitution: " + inner_reasons[0]
+    return StatementRead(understood, reason, tuple(commands))
+
+
+def _tolerant(text: str, lexed: Lexed, structure: Structure, line_of: Callable[[int], int]) -> list[Command]:
+    heredocs = {h.op_start: h for h in lexed.heredocs}
+    return commands_from_tokens(text, lexed.tokens, structure.roles, structure.depths, heredocs, line_of)
+
+
+_FAST_ROLES = frozenset({R_WORD, R_FD, R_REDIRECT, R_TARGET, R_SEPARATOR, R_BACKGROUND})
+_SLOW_OPS = frozenset({"<<", "<<-", "(", ")", ";;", ";&", ";;&"})
+_BARE_PAREN = re.compile(r"(?<![$<>(])\(")
+
+
+def fast_path(text: str, lexed: Lexed, structure: Structure) -> bool:
+    """Simple commands joined by pipes, && || ; & with plain redirections.
+
+    The tolerant reader finds exactly what bashlex would for these (a test
+    checks it), at a fraction of the cost. Continuation lines are fine; here-
+    documents, reserved words, subshells, arrays and ``[[`` are not.
+    """
+    if "\r" in text or lexed.problems or structure.problems or not lexed.tokens:
+        return False
+    if lexed.tokens[0].text in ("[[", "coproc"):
+        return False
+    for tok, role in zip(lexed.tokens, structure.roles, strict=True):
+        if role not in _FAST_ROLES or tok.kind == NEWLINE or tok.text in _SLOW_OPS:
+            return False
+        if tok.kind == WORD and "(" in tok.text and (_BARE_PAREN.search(tok.text) or _ARRAY.match(tok.text)):
+            return False
+    return True
+
+
+def _blocker(text: str, lexed: Lexed, structure: Structure) -> str:
+    """Name the constructs bashlex rejects or misreads, so that it is not even tried."""
+    if structure.problems or lexed.problems:
+        return "syntax error"
+    if len(text) > _MAX_BASHLEX_CHARS:
+        return "statement too long for the parser"
+    found: list[str] = []
+    tokens = lexed.tokens
+    for i, tok in enumerate(tokens):
+        if tok.kind == NEWLINE:
+            continue
+        role = structure.roles[i]
+        word = tok.text
+        label = ""
+        if word == "[[" and role == R_WORD:
+            label = "[[ ]] test"
+        elif role == R_OPEN and word in ("case", "select"):
+            label = "case ... esac" if word == "case" else "select loop"
+        elif word.startswith("((") and role in (R_WORD, R_HEADER):
+            label = "C-style for loop" if i and tokens[i - 1].text == "for" else "arithmetic command (( ))"
+        elif role == R_KEYWORD and word == "time":
+            label = "time keyword"
+        elif word == "coproc" and role == R_WORD:
+            label = "coproc"
+        elif "=(" in word and _ARRAY.match(word):
+            label = "array assignment"
+        if label and label not in found:
+            found.append(label)
+    return ", ".join(found)
+
+
+def _with_substitutions(commands: list[Command], depth: int) -> tuple[list[Command], list[str]]:
+    """Insert the commands run by $( ... ) and friends before the command using them.
+
+    Also returns why any of those inner statements needed the tolerant reader.
+    """
+    out: list[Command] = []
+    reasons: list[str] = []
+    for cmd in commands:
+        for word in (*cmd.assignments, *cmd.words, *(r.target for r in cmd.redirects if r.target)):
+            spans = substitutions(word.raw)
+            if not spans:
+                continue
+            captured = word.raw.split("=", 1)[0] if is_assignment(word.raw) else None
+            for start, end in spans:
+                inner = read_script(word.raw[start:end], depth + 1)
+                reasons.extend(reason for _, reason in inner.unparsed)
+                offset = word.line + word.raw.count("\n", 0, start)
+                out.extend(
+                    replace(
+                        shift_command(c, offset), origin="substitution", captured_by=c.captured_by or captured
+                    )
+                    for c in inner.commands
+                )
+        out.append(cmd)
+    return out, reasons
+
+
+def _blank_comments(text: str, lexed: Lexed) -> str:
+    if not lexed.comments:
+        return text
+    parts: list[str] = []
+    last = 0
+    for start, end in lexed.comments:
+        parts.append(text[last:start])
+        parts.append(" " * (end - start))
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def cache_clear() -> None:
+    """Forget cached reads (for measurements)."""
+    read_script.cache_clear()
+    read_statement.cache_clear()

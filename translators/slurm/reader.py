@@ -1,0 +1,735 @@
+"""sbatch scripts, wrapper scripts and scrontab files -> IR jobs.
+
+``sniff`` tells by content whether a text is one of them; ``read`` turns it
+into ``ir.Job`` values. The header is read by :mod:`.directives`, each option
+lands where its row of :mod:`.options` says, the shell body is handed to the
+shell analysis, and whatever has no typed field is kept as an ``ir.RawItem``
+with its line. ``read`` never raises: one bad line gives a diagnostic and the
+rest of the file is still read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from migrate import ir
+from migrate.diagnostics import CODES, WARNING, Collector
+from migrate.secrets import looks_like_secret
+
+from ..shell.analyze import analyze
+from ..shell.facts import BodyFacts
+from . import directives, options
+from .directives import Header, Setting, Unknown
+
+FORMAT = "slurm"
+
+SBATCH = "sbatch"
+WRAPPER = "wrapper"
+SCRONTAB = "scrontab"
+
+_SBATCH_LINE = re.compile(r"^#SBATCH", re.MULTILINE)
+_SCRON_LINE = re.compile(r"^#SCRON", re.MULTILINE)
+_CALLS_SBATCH = re.compile(r"(?:^|[\s;&|(`{])sbatch(?=[\s;&|)`]|$)", re.MULTILINE)
+_CALLS_SRUN = re.compile(r"(?:^|[\s;&|(`{])srun(?=\s|$)", re.MULTILINE)
+_CALLS_SALLOC = re.compile(r"(?:^|[\s;&|(`{])salloc(?=\s|$)", re.MULTILINE)
+_ARRAY_VARS = re.compile(r"\$\{?SLURM_ARRAY_TASK_ID\b")
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
+_DISABLED_SBATCH = re.compile(r"^[ \t]*#[# \t]*SBATCH[ \t]+-", re.MULTILINE)
+_CRON_FIELD = r"[0-9A-Za-z*/,\-]+"
+_CRON = re.compile(rf"(?P<when>(?:{_CRON_FIELD}[ \t]+){{4}}{_CRON_FIELD}|@[a-z]+)[ \t]+(?P<command>\S.*)\Z")
+_CRON_KEYWORDS = frozenset({"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"})
+_ENV_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+# ---------------------------------------------------------------------------
+# sniff
+# ---------------------------------------------------------------------------
+
+
+def sniff(text: str) -> str | None:
+    """``sbatch``, ``wrapper``, ``scrontab`` or None for a text that is none of them.
+
+    A script with ``#SBATCH`` lines is a batch script. A script without any
+    is one only when it launches job steps (``srun``) or reads an array index;
+    a script that calls ``sbatch`` is a wrapper. Any other shell script, even
+    one that mentions Slurm, is not a job.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    shebang = text.startswith("#!")
+    scron = _SCRON_LINE.search(text)
+    if scron and _only_comments_or_cron_before(text, scron.start()):
+        return SCRONTAB
+    sbatch = _SBATCH_LINE.search(text)
+    if sbatch and (shebang or _only_comments_or_cron_before(text, sbatch.start(), cron=False)):
+        return SBATCH
+    if shebang:
+        if _DISABLED_SBATCH.search(text):  # all directives commented out: still a batch script
+            return SBATCH
+        code = _COMMENT_LINE.sub("", text)
+        if _CALLS_SBATCH.search(code):
+            return WRAPPER
+        if _CALLS_SALLOC.search(code):  # an interactive helper: its srun runs inside salloc
+            return None
+        if _CALLS_SRUN.search(code) or _ARRAY_VARS.search(code):
+            return SBATCH
+        return None
+    if _looks_like_crontab(directives.split_lines(text)):
+        return SCRONTAB
+    return None
+
+
+def _only_comments_or_cron_before(text: str, end: int, cron: bool = True) -> bool:
+    """True when no prose precedes a directive: a README quoting #SBATCH lines is not a job."""
+    for line in text[:end].split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if cron and (_ENV_LINE.match(stripped) or _CRON.match(stripped)):
+            continue
+        return False
+    return True
+
+
+def _looks_like_crontab(lines: list[str]) -> bool:
+    """A user crontab whose commands are scripts or programs given by path."""
+    entries = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or _ENV_LINE.match(stripped):
+            continue
+        m = _CRON.match(stripped)
+        if not m or "/" not in m.group("command").split()[0]:
+            return False
+        entries += 1
+    return entries > 0
+
+
+# ---------------------------------------------------------------------------
+# read
+# ---------------------------------------------------------------------------
+
+
+def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
+    """Jobs of one file, diagnostics in line order; never raises."""
+    local = Collector(diags.path)
+    jobs: list[ir.Job] = []
+    try:
+        jobs = _read(text, path, local)
+    except Exception as exc:  # a bug here must not stop a scan of thousands of files
+        code = "INTERNAL-ERROR" if "INTERNAL-ERROR" in CODES else "SLURM-BAD-VALUE"
+        local.add(code, f"the Slurm reader failed: {type(exc).__name__}: {exc}", job=path)
+    diags.extend(sorted(local.items, key=lambda d: d.line or 0))
+    return jobs
+
+
+def _read(text: str, path: str, diags: Collector) -> list[ir.Job]:
+    kind = sniff(text)
+    lines = directives.split_lines(text)
+    if kind == SCRONTAB:
+        return _read_scrontab(lines, path, diags)
+    if kind == WRAPPER:
+        return [_read_wrapper(lines, path, diags)]
+    if kind == SBATCH:
+        return [_read_sbatch(lines, path, diags)]
+    return []
+
+
+def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
+    header = directives.read_header(lines, diags, job=path)
+    builder = _JobBuilder(path, diags, header.components, "#SBATCH")
+    builder.apply_all(header.settings, header.unknown)
+    body_start = (
+        header.last_directive_line + 1 if header.last_directive_line else (2 if header.shebang else 1)
+    )
+    body = _join(lines[body_start - 1 :])
+    facts = _analyze(body, body_start, diags, path)
+    if facts.self_resubmit:
+        diags.add(
+            "SLURM-SELF-RESUBMIT",
+            "the script submits itself again (chained restart or a cron-like loop)",
+            line=header.first_command_line,
+            job=path,
+        )
+    builder.merge_facts(facts)
+    script = _script_info(header.shebang, body, facts, header.first_command_line)
+    source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
+    return builder.build(source, SBATCH, script, templated=header.templated)
+
+
+def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
+    start = 2 if lines and lines[0].startswith("#!") else 1
+    body = _join(lines[start - 1 :])
+    facts = _analyze(body, start, diags, path)
+    builder = _JobBuilder(path, diags, 1, "#SBATCH")
+    builder.merge_facts(facts)
+    shebang = lines[0] if start == 2 else None
+    first = next((n for n, line in enumerate(lines, 1) if _is_command(line)), None)
+    script = _script_info(shebang, body, facts, first)
+    source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
+    return builder.build(source, WRAPPER, script)
+
+
+def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job]:
+    jobs: list[ir.Job] = []
+    pending: list[directives.Word] = []
+    pending_lines: list[int] = []
+    pending_env: list[ir.RawItem] = []
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if line.startswith("#SCRON"):
+            words, error, _ = directives.tokenize(line[len("#SCRON") :], number)
+            if error:
+                diags.add("SLURM-BAD-VALUE", f"{error}; scrontab refuses the file", line=number, job=path)
+            pending.extend(words)
+            pending_lines.append(number)
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        if _ENV_LINE.match(stripped):
+            pending_env.append(ir.RawItem(key="crontab-env", value=stripped, line=number, origin="scrontab"))
+            continue
+        try:
+            jobs.append(_scrontab_entry(stripped, number, path, pending, pending_env, diags))
+        except ValueError as exc:
+            diags.add("SLURM-BAD-VALUE", str(exc), line=number, job=path)
+        pending, pending_lines, pending_env = [], [], []
+    if pending_lines:
+        diags.add(
+            "SLURM-COMMENTED-DIRECTIVE",
+            "#SCRON options with no cron line after them are ignored by scrontab",
+            line=pending_lines[0],
+            job=path,
+        )
+    return jobs
+
+
+def _scrontab_entry(
+    line: str,
+    number: int,
+    path: str,
+    words: list[directives.Word],
+    env: list[ir.RawItem],
+    diags: Collector,
+) -> ir.Job:
+    m = _CRON.match(line)
+    if not m:
+        raise ValueError(f"not a cron line: {line[:60]!r}")
+    when, command = m.group("when"), m.group("command")
+    if when.startswith("@") and when not in _CRON_KEYWORDS:
+        raise ValueError(f"{when} is not a schedule scrontab knows")
+    job_id = f"{path}@{number}"
+    settings, unknown = directives.parse_words(words, diags, job_id)
+    directives.check_settings(settings, diags, job_id)
+    builder = _JobBuilder(job_id, diags, 1, "#SCRON")
+    builder.apply_all(tuple(settings), tuple(unknown))
+    builder.raw.extend(env)
+    facts = _analyze(command + "\n", number, diags, job_id)
+    builder.merge_facts(facts)
+    diags.add("SLURM-SCRONTAB-ENTRY", f"scrontab entry '{when}' runs {command[:80]}", line=number, job=job_id)
+    script = _script_info(None, command + "\n", facts, number)
+    source = ir.SourceRef(path=path, format=FORMAT, line=words[0].line if words else number, end_line=number)
+    return builder.build(source, SCRONTAB, script, schedule=ir.Schedule(cron=when, line=number))
+
+
+def _analyze(body: str, start_line: int, diags: Collector, job: str) -> BodyFacts:
+    try:
+        return analyze(body, start_line, diags)
+    except Exception as exc:  # the shell analysis is best effort; the directives still count
+        diags.add("SHELL-UNPARSED", f"the shell body could not be analysed: {exc}", line=start_line, job=job)
+        return BodyFacts()
+
+
+def _join(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _is_command(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _shell_of(shebang: str | None) -> str | None:
+    if shebang is None:
+        return None
+    words = shebang[2:].split()
+    if not words:
+        return None
+    if os.path.basename(words[0]) == "env":
+        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        return os.path.basename(rest[0]) if rest else None
+    return os.path.basename(words[0])
+
+
+def _script_info(
+    shebang: str | None, body: str, facts: BodyFacts, first_command: int | None
+) -> ir.ScriptInfo:
+    return ir.ScriptInfo(
+        shell=_shell_of(shebang),
+        statements=facts.statements,
+        understood=facts.understood,
+        unparsed=facts.unparsed,
+        slurm_vars=facts.slurm_vars,
+        first_command_line=first_command,
+        body=body,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Applying options to the IR
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Pyxis:
+    """pyxis options of one component, turned into a Container at the end."""
+
+    image: str | None = None
+    mounts: str | None = None
+    workdir: str | None = None
+    name: str | None = None
+    line: int | None = None
+    mounts_line: int | None = None
+
+
+@dataclass
+class _Component:
+    resources: dict[str, Any] = field(default_factory=dict)  # Resources fields
+    gres_generic: tuple[ir.GenericResource, ...] = ()
+    task_generic: tuple[ir.GenericResource, ...] = ()
+    containers: list[ir.Container] = field(default_factory=list)
+    pyxis: _Pyxis = field(default_factory=_Pyxis)
+    launchers: list[ir.Launcher] = field(default_factory=list)
+    environment: list[ir.EnvVar] = field(default_factory=list)
+    line: int | None = None
+
+
+_Handler = Callable[["_JobBuilder", Setting, object], None]
+_SECTIONS = ("job", "placement", "failure", "io", "mail")
+
+
+class _JobBuilder:
+    """Mutable state for one job; ``build`` freezes it into an ``ir.Job``."""
+
+    def __init__(self, job_id: str, diags: Collector, components: int, origin: str) -> None:
+        self.diags = diags
+        self.job_id = job_id
+        self.origin = origin
+        self.components = [_Component() for _ in range(max(components, 1))]
+        self.sections: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}  # IR fields by section
+        self.topology: dict[str, str] = {}
+        self.environment: list[ir.EnvVar] = []
+        self.storage: list[ir.StoragePath] = []
+        self.raw: list[ir.RawItem] = []
+        self.facts = BodyFacts()
+
+    # -- applying settings -------------------------------------------------
+
+    def apply_all(self, settings: tuple[Setting, ...], unknown: tuple[Unknown, ...]) -> None:
+        for setting in settings:
+            comp = self._comp(setting)
+            if comp.line is None:
+                comp.line = setting.line
+            try:
+                self.apply(setting)
+            except ValueError as exc:
+                self._bad_value(setting, str(exc))
+            except Exception as exc:  # one bad line must not lose the others
+                self._bad_value(setting, f"could not be read ({type(exc).__name__}: {exc})")
+        for item in unknown:
+            self.raw.append(
+                ir.RawItem(item.spelled, item.value or "", item.line, self._origin(item.component))
+            )
+
+    def apply(self, setting: Setting) -> None:
+        option = setting.option
+        if option.target == "raw":
+            self.keep_raw(setting)
+            return
+        if setting.dynamic:  # kept verbatim: only free-text fields can hold it
+            if option.kind not in options.TEXT_KINDS or setting.value is None:
+                self.keep_raw(setting)
+                return
+            value: object = tuple(setting.value.split(",")) if option.kind == "list" else setting.value
+        else:
+            value = option.default if setting.value is None else option.parse(setting.value)
+        handler = _HANDLERS.get(option.target)
+        if handler is not None:
+            handler(self, setting, value)
+        else:
+            self._set(setting, value)
+
+    def _set(self, setting: Setting, value: object) -> None:
+        """Put a value at its dotted target: resources per component, the rest per job."""
+        section, _, name = setting.option.target.partition(".")
+        if section == "resources":
+            self._comp(setting).resources[name] = value
+            return
+        if section not in self.sections:
+            self.keep_raw(setting)
+            return
+        self._set_job_level(setting, section, name, value)
+
+    def _set_job_level(self, setting: Setting, section: str, name: str, value: object) -> None:
+        fields = self.sections[section]
+        if setting.component > 0 and name in fields and fields[name] != value:
+            # the IR holds one value per job: a different one in a later hetjob component stays raw
+            self.keep_raw(setting)
+            return
+        fields[name] = value
+
+    def _comp(self, setting: Setting) -> _Component:
+        return self.components[min(setting.component, len(self.components) - 1)]
+
+    def _origin(self, component: int) -> str:
+        return f"{self.origin} het{component}" if component else self.origin
+
+    def keep_raw(self, setting: Setting) -> None:
+        origin = self._origin(setting.component)
+        self.raw.append(ir.RawItem(setting.option.spelling, setting.value or "", setting.line, origin))
+
+    def _bad_value(self, setting: Setting, reason: str) -> None:
+        self.diags.add(
+            "SLURM-BAD-VALUE",
+            f"{setting.spelled}={setting.value}: {reason}; kept as a raw item",
+            line=setting.line,
+            job=self.job_id,
+        )
+        self.keep_raw(setting)
+
+    # -- facts of the body -----------------------------------------------
+
+    def merge_facts(self, facts: BodyFacts) -> None:
+        self.facts = facts
+        by_line: dict[int, int] = {}
+        for launcher in facts.launchers:
+            index = _het_group(launcher, len(self.components))
+            self.components[index].launchers.append(launcher)
+            if launcher.line is not None:
+                by_line[launcher.line] = index
+        for container in facts.containers:
+            index = by_line.get(container.line or -1, 0)
+            self.components[index].containers.append(container)
+        self.components[0].environment.extend(facts.environment)
+        self.storage.extend(facts.storage)
+        self.raw.extend(facts.raw)
+
+    # -- build ---------------------------------------------------------------
+
+    def build(
+        self,
+        source: ir.SourceRef,
+        kind: str,
+        script: ir.ScriptInfo,
+        templated: bool = False,
+        schedule: ir.Schedule | None = None,
+    ) -> ir.Job:
+        job = self.sections["job"]
+        mail = self.sections["mail"]
+        facts = self.facts
+        many = len(self.components) > 1
+        placement = dict(self.sections["placement"])
+        if self.topology:
+            placement["topology"] = tuple(ir.KeyValue(k, v) for k, v in self.topology.items())
+        return ir.Job(
+            id=self.job_id,
+            source=source,
+            kind=kind,
+            name=_opt_str(job.get("name")),
+            components=tuple(self._component(i, c, many) for i, c in enumerate(self.components)),
+            time_limit_s=_opt_int(job.get("time_limit_s")),
+            time_min_s=_opt_int(job.get("time_min_s")),
+            begin=_opt_str(job.get("begin")),
+            deadline=_opt_str(job.get("deadline")),
+            hold=bool(job.get("hold", False)),
+            array=job.get("array"),
+            dependencies=_tuple(job.get("dependencies")),
+            placement=ir.Placement(**placement),
+            failure=ir.FailurePolicy(**self.sections["failure"]),
+            io=ir.IOSpec(**self.sections["io"]),
+            mail=ir.Mail(types=_tuple(mail.get("types")), user=_opt_str(mail.get("user"))) if mail else None,
+            environment=tuple(self.environment),
+            export=_opt_str(job.get("export")),
+            modules=facts.modules,
+            software_envs=facts.software_envs,
+            storage=tuple(self.storage),
+            monitoring=facts.monitoring,
+            schedule=schedule,
+            submits=facts.submits,
+            script=script,
+            templated=templated,
+            raw=tuple(self.raw),
+        )
+
+    def _component(self, index: int, comp: _Component, many: bool) -> ir.Component:
+        resources = dict(comp.resources)
+        generic = comp.gres_generic + comp.task_generic
+        if generic:
+            resources["generic"] = generic
+        containers = list(comp.containers)
+        pyxis = comp.pyxis
+        if pyxis.image is not None:
+            containers.append(
+                ir.Container(
+                    image=pyxis.image,
+                    name=pyxis.name,
+                    runtime="pyxis",
+                    workdir=pyxis.workdir,
+                    mounts=_pyxis_mounts(pyxis.mounts or "", pyxis.mounts_line),
+                    line=pyxis.line,
+                )
+            )
+        return ir.Component(
+            name=f"het{index}" if many else "main",
+            resources=ir.Resources(**resources),
+            containers=tuple(containers),
+            launchers=tuple(comp.launchers),
+            environment=tuple(comp.environment),
+            line=comp.line,
+        )
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _opt_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _tuple(value: object) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, tuple | list) else ()
+
+
+def _het_group(launcher: ir.Launcher, components: int) -> int:
+    """The hetjob component an ``srun --het-group=N`` runs in (the first one of a list)."""
+    if components == 1:
+        return 0
+    for kv in launcher.options:
+        if kv.key.lstrip("-") in ("het-group", "pack-group"):
+            m = re.match(r"[0-9]+", kv.value)
+            if m and int(m.group()) < components:
+                return int(m.group())
+    return 0
+
+
+def _pyxis_mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
+    mounts: list[ir.Mount] = []
+    for item in spec.split(","):
+        if not item:
+            continue
+        parts = item.split(":")
+        source = parts[0]
+        target = parts[1] if len(parts) > 1 and parts[1] else source
+        flags = parts[2].split("+") if len(parts) > 2 else []
+        mounts.append(ir.Mount(target=target, source=source, kind="bind", read_only="ro" in flags, line=line))
+    return tuple(mounts)
+
+
+# ---------------------------------------------------------------------------
+# Handlers for targets that need more than one assignment
+# ---------------------------------------------------------------------------
+
+
+def _nodes(b: _JobBuilder, s: Setting, value: object) -> None:
+    low, high = cast(tuple[int, int | None], value)
+    res = b._comp(s).resources
+    res["nodes_min"], res["nodes_max"] = low, high
+    if s.value and ("," in s.value or ":" in s.value):
+        b.keep_raw(s)  # the allowed sizes between min and max have no IR field
+
+
+def _gpu_fields(b: _JobBuilder, s: Setting, items: tuple[ir.GenericResource, ...], count_field: str) -> None:
+    res = b._comp(s).resources
+    res[count_field] = sum(g.count for g in items)
+    types = {g.type for g in items}
+    if len(types) == 1:
+        gpu_type = types.pop()
+        if gpu_type is not None:
+            res["gpu_type"] = gpu_type
+    else:
+        b.keep_raw(s)  # several GPU types in one request: only the total is typed
+
+
+def _gpus(field_name: str) -> _Handler:
+    def handle(b: _JobBuilder, s: Setting, value: object) -> None:
+        _gpu_fields(b, s, cast(tuple[ir.GenericResource, ...], value), field_name)
+
+    return handle
+
+
+def _gres(b: _JobBuilder, s: Setting, value: object) -> None:
+    items = cast(tuple[ir.GenericResource, ...], value)
+    gpus = tuple(g for g in items if g.name == "gpu")
+    if gpus:
+        _gpu_fields(b, s, gpus, "gpus_per_node")
+    b._comp(s).gres_generic = tuple(g for g in items if g.name != "gpu")
+
+
+def _tres_per_task(b: _JobBuilder, s: Setting, value: object) -> None:
+    items = cast(tuple[ir.GenericResource, ...], value)
+    comp = b._comp(s)
+    rest: list[ir.GenericResource] = []
+    gpus: list[ir.GenericResource] = []
+    for item in items:
+        if item.name == "cpu":
+            comp.resources["cpus_per_task"] = item.count
+        elif item.name == "gpu":
+            gpus.append(item)
+        else:
+            rest.append(item)
+    if gpus:
+        _gpu_fields(b, s, tuple(gpus), "gpus_per_task")
+    comp.task_generic = tuple(rest)
+
+
+def _exclusive(b: _JobBuilder, s: Setting, value: object) -> None:
+    if value == "oversubscribe":
+        b.keep_raw(s)
+    else:
+        b._comp(s).resources["exclusive"] = value
+
+
+def _licenses(b: _JobBuilder, s: Setting, value: object) -> None:
+    b._comp(s).resources["licenses"] = value
+    if s.value and "|" in s.value:
+        b.keep_raw(s)  # "any one of" license alternatives: the typed list reads as "all of"
+
+
+def _time(field_name: str) -> _Handler:
+    def handle(b: _JobBuilder, s: Setting, value: object) -> None:
+        if value is None or value == 0:  # UNLIMITED, INFINITE and 0 all mean no limit
+            b.sections["job"].pop(field_name, None)
+            b.keep_raw(s)
+            return
+        b._set_job_level(s, "job", field_name, value)
+
+    return handle
+
+
+def _dependencies(b: _JobBuilder, s: Setting, value: object) -> None:
+    deps = tuple(ir.replace(d, line=s.line) for d in cast(tuple[ir.Dependency, ...], value))
+    b._set_job_level(s, "job", "dependencies", deps)
+
+
+def _export(b: _JobBuilder, s: Setting, value: object) -> None:
+    spec = cast(options.ExportSpec, value)
+    names = ",".join(name for name, _ in spec.variables)
+    b._set_job_level(s, "job", "export", spec.policy if spec.policy != "LIST" else names)
+    b.environment = [e for e in b.environment if e.origin != "sbatch-export"]
+    for name, literal in spec.variables:
+        b.environment.append(ir.EnvVar(name=name, value=literal, origin="sbatch-export", line=s.line))
+        if literal and looks_like_secret(name):
+            b.diags.add(
+                "SHELL-SECRET-LITERAL",
+                f"--export sets {name} to a literal value; move it to a secret",
+                line=s.line,
+                job=b.job_id,
+            )
+
+
+def _topology(b: _JobBuilder, s: Setting, value: object) -> None:
+    b.topology[s.option.long] = s.value if s.value is not None else "true"
+
+
+def _requeue(b: _JobBuilder, s: Setting, value: object) -> None:
+    b._set_job_level(s, "failure", "requeue", True)
+    if value == "expedite":
+        b.keep_raw(s)  # expedited requeue (25.11) has no typed field
+
+
+def _no_requeue(b: _JobBuilder, s: Setting, value: object) -> None:
+    b._set_job_level(s, "failure", "requeue", False)
+
+
+_DEV_NULL = "/dev/null"
+_IO_ACCESS = {
+    "workdir": ("chdir", ir.READ_WRITE),
+    "stdout": ("output", ir.WRITE),
+    "stderr": ("error", ir.WRITE),
+}
+
+
+def _io(field_name: str) -> _Handler:
+    via, access = _IO_ACCESS.get(field_name, ("input", ir.READ))
+
+    def handle(b: _JobBuilder, s: Setting, value: object) -> None:
+        path = _DEV_NULL if isinstance(value, str) and value.lower() == "none" and via != "chdir" else value
+        b._set_job_level(s, "io", field_name, path)
+        if isinstance(path, str) and path != _DEV_NULL:
+            b.storage = [p for p in b.storage if p.via != via]
+            b.storage.append(ir.StoragePath(path=path, access=access, via=via, line=s.line))
+
+    return handle
+
+
+def _mail_types(b: _JobBuilder, s: Setting, value: object) -> None:
+    skipped = options.unknown_mail_types(s.value or "")
+    if skipped:
+        b.diags.add(
+            "SLURM-BAD-VALUE",
+            f"--mail-type: sbatch skips the unknown type(s) {', '.join(skipped)}",
+            line=s.line,
+            job=b.job_id,
+            severity=WARNING,
+        )
+    mail = b.sections["mail"]
+    known = _tuple(mail.get("types"))
+    mail["types"] = known + tuple(t for t in cast(tuple[str, ...], value) if t not in known)
+
+
+def _oci_bundle(b: _JobBuilder, s: Setting, value: object) -> None:
+    comp = b._comp(s)
+    comp.containers = [c for c in comp.containers if c.runtime != "oci-bundle"]
+    comp.containers.append(ir.Container(image=str(value), runtime="oci-bundle", line=s.line))
+    b.storage.append(ir.StoragePath(path=str(value), access=ir.READ, via="container-mount", line=s.line))
+
+
+def _pyxis(attribute: str) -> _Handler:
+    def handle(b: _JobBuilder, s: Setting, value: object) -> None:
+        pyxis = b._comp(s).pyxis
+        setattr(pyxis, attribute, value)
+        if attribute == "image" or pyxis.line is None:
+            pyxis.line = s.line
+        if attribute == "mounts":
+            pyxis.mounts_line = s.line
+            for mount in _pyxis_mounts(str(value), s.line):
+                where = mount.source or mount.target
+                b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
+
+    return handle
+
+
+_HANDLERS: dict[str, _Handler] = {
+    "resources.nodes": _nodes,
+    "resources.gpus": _gpus("gpus"),
+    "resources.gpus_per_node": _gpus("gpus_per_node"),
+    "resources.gpus_per_task": _gpus("gpus_per_task"),
+    "resources.gres": _gres,
+    "resources.tres_per_task": _tres_per_task,
+    "resources.exclusive": _exclusive,
+    "resources.licenses": _licenses,
+    "job.time_limit_s": _time("time_limit_s"),
+    "job.time_min_s": _time("time_min_s"),
+    "job.dependencies": _dependencies,
+    "job.export": _export,
+    "placement.topology": _topology,
+    "failure.requeue": _requeue,
+    "failure.no_requeue": _no_requeue,
+    "io.workdir": _io("workdir"),
+    "io.stdout": _io("stdout"),
+    "io.stderr": _io("stderr"),
+    "io.stdin": _io("stdin"),
+    "mail.types": _mail_types,
+    "container.oci_bundle": _oci_bundle,
+    "container.pyxis_image": _pyxis("image"),
+    "container.pyxis_mounts": _pyxis("mounts"),
+    "container.pyxis_workdir": _pyxis("workdir"),
+    "container.pyxis_name": _pyxis("name"),
+}
+
+__all__ = ["FORMAT", "SBATCH", "SCRONTAB", "WRAPPER", "Header", "read", "sniff"]
