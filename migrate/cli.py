@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -31,7 +31,7 @@ out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty(
 err = Console(stderr=True, highlight=False)
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     table = "table"
     json = "json"
 

@@ -182,7 +182,8 @@ class MonitoringHook:
 class Dependency:
     """One dependency condition. ``targets`` are job ids, variable names or job names."""
 
-    type: str  # after | afterany | afterok | afternotok | aftercorr | afterburstbuffer | singleton | dependsOn
+    # after | afterany | afterok | afternotok | aftercorr | afterburstbuffer | singleton | dependsOn
+    type: str
     targets: tuple[str, ...] = ()
     delay_s: int | None = None  # after:id+time
     status: str | None = None  # JobSet dependsOn status (Ready | Complete)

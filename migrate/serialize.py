@@ -65,9 +65,7 @@ def _convert(tp: Any, data: Any) -> Any:
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         hints = _hints(tp)
         kwargs = {
-            f.name: _convert(hints[f.name], data[f.name])
-            for f in dataclasses.fields(tp)
-            if f.name in data
+            f.name: _convert(hints[f.name], data[f.name]) for f in dataclasses.fields(tp) if f.name in data
         }
         return tp(**kwargs)
     return data

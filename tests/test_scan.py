@@ -11,7 +11,18 @@ from migrate import scan
 from migrate.discover import Candidate
 
 SBATCH = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --time=01:00:00\nsrun hostname\n"
-JOB = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: busybox\n      restartPolicy: Never\n"
+JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: x
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: busybox
+      restartPolicy: Never
+"""
 
 
 def _scan_dir(tmp_path: Path) -> scan.ScanResult:
