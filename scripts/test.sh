@@ -14,6 +14,6 @@ echo "== ruff"
 "$venv/bin/ruff" check .
 "$venv/bin/ruff" format --check .
 echo "== mypy"
-MYPY="$PWD/$venv/bin/mypy" bash scripts/typecheck.sh
+MYPY="$(cd "$venv" && pwd)/bin/mypy" bash scripts/typecheck.sh
 echo "== pytest"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
