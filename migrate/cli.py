@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from migrate import __version__, scan
+from migrate import __version__, api, scan
+from migrate.plan import plan_json
 from migrate.render import describe_time, job_row
 
 app = typer.Typer(
@@ -27,7 +28,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 # Piped output keeps whole paths on one line instead of wrapping at 80 columns.
-out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 220)
+console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 220)
 err = Console(stderr=True, highlight=False)
 
 
@@ -38,7 +39,7 @@ class OutputFormat(StrEnum):
 
 def _version(value: bool) -> None:
     if value:
-        out.print(f"migrate {__version__}")
+        console.print(f"migrate {__version__}")
         raise typer.Exit()
 
 
@@ -134,19 +135,114 @@ def _print_scan_table(result: scan.ScanResult, show_diagnostics: bool) -> None:
                 row["storage"],
                 str(ndiag),
             )
-    out.print(table)
+    console.print(table)
     summary = result.summary()
     kinds = ", ".join(f"{k} {n}" for k, n in summary["by_kind"].items()) or "none"
     sev = summary["diagnostics"]
-    out.print(
+    console.print(
         f"\n{summary['files']} files, {summary['jobs']} jobs ({kinds}); "
         f"{summary['nodes']} nodes and {summary['gpus']} GPUs requested; "
         f"diagnostics: {sev['error']} errors, {sev['warning']} warnings, {sev['info']} info"
     )
     if show_diagnostics and result.diagnostics:
-        out.print()
+        console.print()
         for d in result.diagnostics:
-            out.print(d.render(), markup=False)
+            console.print(d.render(), markup=False)
+
+
+class Target(StrEnum):
+    kubernetes = "kubernetes"
+    slurm = "slurm"
+
+
+def _usage_error(exc: api.UsageError) -> typer.Exit:
+    err.print(f"migrate: {exc}", markup=False)
+    return typer.Exit(2)
+
+
+ConfigOption = Annotated[
+    str | None,
+    typer.Option("--config", "-c", help="Site configuration (default: migrate.yaml at a scanned root)."),
+]
+ForceOption = Annotated[bool, typer.Option("--force", help="Replace files that already exist in --out.")]
+
+
+@app.command("plan")
+def plan_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    to: Annotated[Target, typer.Option("--to", help="The scheduler to move to.")],
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Write plan.json into this folder.")] = None,
+    config: ConfigOption = None,
+    force: ForceOption = False,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="table for people, json prints plan.json.")
+    ] = OutputFormat.table,
+) -> None:
+    """Classify every job, group them into migration units and lay out the phased plan."""
+    _check_paths(paths)
+    try:
+        run = api.run_plan(paths, to.value, config=config, out=out, force=force)
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
+    if output_format is OutputFormat.json:
+        sys.stdout.write(plan_json(run.plan))
+        return
+    _print_plan(run)
+
+
+def _print_plan(run: api.PlanRun) -> None:
+    doc = run.plan.to_dict()
+    summary = doc["summary"]
+    console.print(
+        f"[bold]Plan: {doc['source']} -> {doc['target']}[/bold] for site {doc['site'] or '-'}"
+        f" (config: {run.config_path or 'defaults'})"
+    )
+    actions = ", ".join(f"{k} {v}" for k, v in summary["by_action"].items())
+    patterns = ", ".join(f"{k} {v}" for k, v in summary["by_pattern"].items())
+    console.print(f"{summary['jobs']} jobs in {summary['units']} migration units: {actions}")
+    console.print(f"workload patterns: {patterns}")
+    if doc["shared_filesystems"]:
+        console.print(f"shared file systems (mount on both sides): {', '.join(doc['shared_filesystems'])}")
+    for cycle in doc["cycles"]:
+        console.print(f"[red]dependency cycle:[/red] {' -> '.join(cycle)}", markup=True)
+    table = Table(show_edge=False, pad_edge=False, title="phases", title_justify="left")
+    for title in ("phase", "name", "steps", "units", "jobs", "target nodes", "gates"):
+        table.add_column(title)
+    for phase in doc["phases"]:
+        target_nodes = sum(c.get("target_nodes", 0) for c in phase.get("capacity", []))
+        table.add_row(
+            phase["id"],
+            phase["name"],
+            str(len(phase.get("steps", []))),
+            str(len(phase.get("units", []))),
+            str(len(phase.get("jobs", []))),
+            str(target_nodes) if phase.get("capacity") else "",
+            str(len(phase.get("gates", []))),
+        )
+    console.print(table)
+    for warning in doc["warnings"]:
+        console.print(f"warning: {warning}", markup=False)
+    if run.written:
+        console.print(f"wrote {', '.join(run.written)}")
+
+
+@app.command("graph")
+def graph_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Folder for graph.graphml and graph.json.")],
+    config: ConfigOption = None,
+    force: ForceOption = False,
+) -> None:
+    """Export the graph of jobs, storage, monitoring, images, queues and dependencies."""
+    _check_paths(paths)
+    try:
+        run = api.run_graph(paths, out, config=config, force=force)
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
+    console.print(
+        f"{run.graph.number_of_nodes()} nodes, {run.graph.number_of_edges()} edges; "
+        f"wrote {', '.join(run.written)}"
+    )
 
 
 def main() -> None:

@@ -47,3 +47,47 @@ def test_bad_usage_exits_2(tmp_path: Path) -> None:
     bad_flag = run("scan", "--format", "xml", str(tmp_path))
     assert bad_flag.returncode == 2
     assert "Traceback" not in bad_flag.stderr
+
+
+REPO = Path(__file__).resolve().parent.parent
+SITE = str(REPO / "corpus" / "sample-site")
+
+
+def test_plan_writes_deterministic_plan_json(tmp_path: Path) -> None:
+    first = run("plan", SITE, "--to", "kubernetes", "--out", str(tmp_path / "a"))
+    assert first.returncode == 0, first.stderr
+    assert "pilot" in first.stdout and "shared file systems" in first.stdout
+    second = run("plan", SITE, "--to", "kubernetes", "--format", "json")
+    assert second.returncode == 0
+    assert (tmp_path / "a" / "plan.json").read_text(encoding="utf-8") == second.stdout
+
+
+def test_plan_never_overwrites_without_force(tmp_path: Path) -> None:
+    (tmp_path / "plan.json").write_text("mine\n")
+    res = run("plan", SITE, "--to", "slurm", "--out", str(tmp_path))
+    assert res.returncode == 2
+    assert "--force" in res.stderr and "Traceback" not in res.stderr
+    assert (tmp_path / "plan.json").read_text() == "mine\n"
+    forced = run("plan", SITE, "--to", "slurm", "--out", str(tmp_path), "--force")
+    assert forced.returncode == 0
+    assert json.loads((tmp_path / "plan.json").read_text())["direction"] == "to_slurm"
+
+
+def test_plan_bad_config_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "site.yaml"
+    bad.write_text("partitions: [1, 2]\n")
+    res = run("plan", SITE, "--to", "kubernetes", "--config", str(bad))
+    assert res.returncode == 2
+    assert "bad site configuration" in res.stderr and "Traceback" not in res.stderr
+    missing = run("plan", SITE, "--to", "kubernetes", "--config", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 2 and "no such site configuration" in missing.stderr
+
+
+def test_graph_exports_graphml_and_json(tmp_path: Path) -> None:
+    import networkx as nx
+
+    res = run("graph", SITE, "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    graph = nx.read_graphml(tmp_path / "graph.graphml")
+    doc = json.loads((tmp_path / "graph.json").read_text())
+    assert graph.number_of_nodes() == len(doc["nodes"]) > 30

@@ -1,0 +1,103 @@
+"""What the CLI commands call: one function per command, returning data.
+
+The library never prints or exits; user mistakes come back as ``UsageError``
+with a one-line message saying what is wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+
+from migrate import graph_export, plan, scan, siteconfig
+from migrate.graph import build_graph
+from migrate.outputs import OutputError, OutputTree
+from migrate.siteconfig import SiteConfig, SiteConfigError
+
+TARGETS = {"kubernetes": "to_kubernetes", "slurm": "to_slurm"}
+
+
+class UsageError(Exception):
+    """Something the user can fix; the message says what and how."""
+
+
+def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
+    """The site configuration: the given file, else ``migrate.yaml`` at a scanned root, else defaults."""
+    path = Path(config) if config else siteconfig.find_site_config(list(roots))
+    if config and not Path(config).is_file():
+        raise UsageError(f"no such site configuration: {config}")
+    try:
+        return siteconfig.load_site_config(path), (str(path) if path else None)
+    except SiteConfigError as exc:
+        raise UsageError(f"bad site configuration: {exc}") from exc
+
+
+def direction_for(target: str) -> str:
+    try:
+        return TARGETS[target]
+    except KeyError:
+        raise UsageError(f"unknown target {target!r}; use one of: {', '.join(TARGETS)}") from None
+
+
+@dataclass
+class PlanRun:
+    scan: scan.ScanResult
+    plan: plan.Plan
+    config_path: str | None
+    written: list[str]
+
+
+def run_plan(
+    paths: Sequence[str],
+    target: str,
+    config: str | None = None,
+    out: str | None = None,
+    force: bool = False,
+    options: scan.ScanOptions | None = None,
+) -> PlanRun:
+    direction = direction_for(target)
+    site, config_path = load_config(config, paths)
+    result = scan.scan(paths, options or scan.ScanOptions())
+    the_plan = plan.build_plan(result.jobs, direction, site)
+    written: list[str] = []
+    if out:
+        tree = OutputTree()
+        tree.add("plan.json", plan.plan_json(the_plan))
+        written = _commit(tree, out, force)
+    return PlanRun(result, the_plan, config_path, written)
+
+
+@dataclass
+class GraphRun:
+    scan: scan.ScanResult
+    graph: nx.MultiDiGraph
+    written: list[str]
+
+
+def run_graph(
+    paths: Sequence[str],
+    out: str,
+    config: str | None = None,
+    force: bool = False,
+    options: scan.ScanOptions | None = None,
+) -> GraphRun:
+    site, _ = load_config(config, paths)
+    result = scan.scan(paths, options or scan.ScanOptions())
+    graph = build_graph(result.jobs, site)
+    buffer = io.BytesIO()
+    graph_export.to_graphml(graph, buffer)
+    tree = OutputTree()
+    tree.add("graph.graphml", buffer.getvalue().decode("utf-8"))
+    tree.add("graph.json", graph_export.to_json(graph))
+    return GraphRun(result, graph, _commit(tree, out, force))
+
+
+def _commit(tree: OutputTree, out: str, force: bool) -> list[str]:
+    try:
+        return tree.commit(out, force=force)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from exc

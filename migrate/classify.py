@@ -1,0 +1,295 @@
+"""Workload pattern per job, and what to do with it when moving to the other scheduler.
+
+``assess_jobs`` is the entry point: each job gets a pattern with the reasons
+that led to it (``classify_job``) and, for the requested direction, a
+recommendation with the seed rule it follows (``classify_rules.recommend``).
+
+Some patterns are decided by one strong fact (a Deployment serves, a CronJob
+maintains, a wrapper orchestrates). The rest compete on evidence: words in
+the job's name weigh more than words in its body, and structure (an array, a
+torchrun launcher, an MPI launcher without any ML framework) weighs most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from migrate import ir
+from migrate.classify_facts import (
+    CRON_KINDS,
+    DATA_WORDS,
+    EVAL_WORDS,
+    FINETUNE_WORDS,
+    HPC_CODES,
+    INFERENCE_WORDS,
+    INTERACTIVE_WORDS,
+    MAINTENANCE_WORDS,
+    ML_LAUNCHERS,
+    MPI_LAUNCHERS,
+    SERVE_WORDS,
+    SERVING_KINDS,
+    SWEEP_WORDS,
+    TRAIN_WORDS,
+    TRAINING_KINDS,
+    WRAPPER_KINDS,
+    JobFacts,
+    facts_of,
+)
+from migrate.classify_rules import (
+    ALREADY_THERE,
+    BATCH_INFERENCE,
+    DATA_PREP,
+    FINE_TUNING,
+    GENERAL,
+    HPC_MPI,
+    INTERACTIVE,
+    LONG_TRAINING,
+    MAINTENANCE,
+    MOVE,
+    MOVE_WITH_CHANGES,
+    ORCHESTRATION,
+    PATTERNS,
+    SERVING,
+    SMALL_TRAINING,
+    STAY,
+    SWEEP,
+    TO_KUBERNETES,
+    TO_SLURM,
+    Recommendation,
+    Rule,
+    recommend,
+)
+from migrate.siteconfig import SiteConfig
+
+_TRAINING = "training"  # before the long/small split
+# Ties go to the more specific pattern.
+_PRECEDENCE = (SWEEP, HPC_MPI, DATA_PREP, BATCH_INFERENCE, _TRAINING)
+_NAME_WEIGHT = 3
+_BODY_WEIGHT = 1
+_STRUCTURE_WEIGHT = 4
+
+
+@dataclass(frozen=True)
+class Classification:
+    job_id: str
+    pattern: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """One job's pattern and recommendation, ready for the plan and the report."""
+
+    job_id: str
+    pattern: str
+    reasons: tuple[str, ...]
+    recommendation: Recommendation
+    facts: JobFacts = field(compare=False, repr=False)
+
+
+def assess_jobs(jobs: Iterable[ir.Job], direction: str, config: SiteConfig | None = None) -> list[Assessment]:
+    """Classify and recommend for every job, sorted by job id."""
+    config = config or SiteConfig()
+    out = [assess_job(job, direction, config) for job in jobs]
+    return sorted(out, key=lambda a: a.job_id)
+
+
+def assess_job(job: ir.Job, direction: str, config: SiteConfig | None = None) -> Assessment:
+    config = config or SiteConfig()
+    facts = facts_of(job, config)
+    found = classify_facts(facts, job, config)
+    rec = recommend(job, facts, found.pattern, direction, config)
+    return Assessment(job.id, found.pattern, found.reasons, rec, facts)
+
+
+def classify_job(job: ir.Job, config: SiteConfig | None = None) -> Classification:
+    config = config or SiteConfig()
+    return classify_facts(facts_of(job, config), job, config)
+
+
+def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classification:
+    for decide in (_orchestration, _maintenance, _interactive, _serving):
+        decided = decide(facts, job)
+        if decided is not None:
+            return Classification(job.id, decided[0], tuple(decided[1]))
+    scores = _scores(facts, job)
+    best = max(_PRECEDENCE, key=lambda p: (scores[p][0], -_PRECEDENCE.index(p)))
+    score, reasons = scores[best]
+    finetune = _finetune_reasons(facts)
+    if finetune and (score == 0 or best == _TRAINING):
+        return Classification(job.id, FINE_TUNING, tuple(finetune + reasons))
+    if score == 0:
+        what = "a GPU job" if facts.gpus else "a CPU job"
+        return Classification(job.id, GENERAL, (f"{what} with no recognisable workload signal",))
+    if best == _TRAINING:
+        pattern, scale = _training_scale(facts, config)
+        return Classification(job.id, pattern, tuple([*reasons, scale]))
+    return Classification(job.id, best, tuple(reasons))
+
+
+# ---------------------------------------------------------------------------
+# Patterns decided by one strong fact
+
+
+def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
+    if facts.kind in WRAPPER_KINDS:
+        return ORCHESTRATION, [f"wrapper script that submits {len(job.submits)} job(s)"]
+    return None
+
+
+def _maintenance(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
+    reasons: list[str] = []
+    if job.schedule is not None:
+        reasons.append(f"runs on a schedule ({job.schedule.cron})")
+    elif facts.kind in CRON_KINDS:
+        reasons.append(f"kind {facts.kind}")
+    words = sorted(facts.identity_words & MAINTENANCE_WORDS)
+    if words:
+        reasons.append(_mentions("name", words))
+    if "maintenance" in facts.phrases:
+        reasons.append("a burn-in or health check")
+    return (MAINTENANCE, reasons) if reasons else None
+
+
+def _interactive(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
+    reasons: list[str] = []
+    words = facts.found(INTERACTIVE_WORDS)
+    if words:
+        reasons.append(_mentions("job", words))
+    if "interactive" in facts.phrases:
+        reasons.append("keeps a session open (sleep infinity or an editor server)")
+    return (INTERACTIVE, reasons) if reasons else None
+
+
+def _serving(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
+    reasons: list[str] = []
+    if facts.kind in SERVING_KINDS:
+        reasons.append(f"long-running {facts.kind}")
+    if job.services:
+        reasons.append("exposes a service: " + ", ".join(s.name for s in job.services))
+    words = sorted(facts.command_words & SERVE_WORDS)
+    if words:
+        reasons.append(_mentions("command", words))
+    if "serving" in facts.phrases:
+        reasons.append("starts an inference server (vllm, triton, tgi)")
+    return (SERVING, reasons) if reasons else None
+
+
+# ---------------------------------------------------------------------------
+# Patterns that compete on evidence
+
+
+def _scores(facts: JobFacts, job: ir.Job) -> dict[str, tuple[int, list[str]]]:
+    scores: dict[str, tuple[int, list[str]]] = {p: (0, []) for p in _PRECEDENCE}
+
+    def add(pattern: str, weight: int, reason: str) -> None:
+        score, reasons = scores[pattern]
+        scores[pattern] = (score + weight, [*reasons, reason])
+
+    def words(pattern: str, vocabulary: frozenset[str]) -> None:
+        # once per category: a body that says "shard" ten times is still one hint
+        named = sorted(facts.identity_words & vocabulary)
+        if named:
+            add(pattern, _NAME_WEIGHT, _mentions("name", named))
+        used = sorted((facts.command_words & vocabulary) - set(named))
+        if used:
+            add(pattern, _BODY_WEIGHT, _mentions("command", used))
+
+    words(SWEEP, SWEEP_WORDS)
+    words(DATA_PREP, DATA_WORDS)
+    words(BATCH_INFERENCE, INFERENCE_WORDS)
+    words(_TRAINING, TRAIN_WORDS)
+    words(HPC_MPI, HPC_CODES)
+    if "sweep" in facts.phrases:
+        add(SWEEP, _STRUCTURE_WEIGHT, "runs a sweep agent (wandb agent, ray tune)")
+    if facts.array_size:
+        _array_evidence(facts, add)
+    ml_launchers = sorted(set(facts.launchers) & ML_LAUNCHERS)
+    if ml_launchers:
+        add(_TRAINING, _STRUCTURE_WEIGHT, "launcher " + ", ".join(ml_launchers))
+    if facts.kind in TRAINING_KINDS:
+        add(_TRAINING, _STRUCTURE_WEIGHT, f"kind {facts.kind}")
+    if facts.kind == "RayJob":
+        add(BATCH_INFERENCE, _STRUCTURE_WEIGHT - 1, "kind RayJob")
+    if facts.gpus and facts.nodes > 1 and facts.ml:
+        add(_TRAINING, _BODY_WEIGHT, f"{facts.nodes} GPU nodes with an ML framework")
+    if facts.mpi and not facts.ml:
+        mpi = sorted(set(facts.launchers) & MPI_LAUNCHERS) or ["MPI (srun --mpi, MPIJob or an MPI module)"]
+        add(HPC_MPI, _STRUCTURE_WEIGHT, "MPI without an ML framework: " + ", ".join(mpi))
+    elif job.modules and not facts.ml and scores[HPC_MPI][0]:
+        add(HPC_MPI, _BODY_WEIGHT, "module-loaded software: " + ", ".join(job.modules[:3]))
+    return scores
+
+
+def _array_evidence(facts: JobFacts, add: Callable[[str, int, str], None]) -> None:
+    """An array (or Indexed Job) is a sweep when its tasks train or evaluate, otherwise bulk work."""
+    size = facts.array_size
+    words = facts.words()
+    trains = words & (TRAIN_WORDS | FINETUNE_WORDS | EVAL_WORDS) or set(facts.launchers) & ML_LAUNCHERS
+    if trains or facts.kind in TRAINING_KINDS:
+        add(SWEEP, _STRUCTURE_WEIGHT, f"array of {size} training or evaluation tasks")
+    elif words & INFERENCE_WORDS:
+        add(BATCH_INFERENCE, _STRUCTURE_WEIGHT, f"array of {size} inference tasks")
+    elif facts.gpus:
+        add(SWEEP, _BODY_WEIGHT, f"array of {size} GPU tasks")
+    else:
+        add(DATA_PREP, _STRUCTURE_WEIGHT, f"CPU-only array of {size} tasks")
+
+
+def _finetune_reasons(facts: JobFacts) -> list[str]:
+    reasons: list[str] = []
+    words = facts.found(FINETUNE_WORDS)
+    if words:
+        reasons.append(_mentions("job", words))
+    if "fine-tuning" in facts.phrases:
+        reasons.append("mentions fine-tuning")
+    return reasons
+
+
+def _training_scale(facts: JobFacts, config: SiteConfig) -> tuple[str, str]:
+    limits = config.thresholds
+    if facts.nodes > limits.large_training_nodes:
+        return LONG_TRAINING, f"{facts.nodes} nodes > large_training_nodes ({limits.large_training_nodes})"
+    if facts.nodes > 1 and facts.hours is not None and facts.hours >= limits.long_training_hours:
+        return (
+            LONG_TRAINING,
+            f"{facts.nodes} nodes for {facts.hours:g} h"
+            f" >= long_training_hours ({limits.long_training_hours})",
+        )
+    return SMALL_TRAINING, f"{facts.nodes} node(s) <= large_training_nodes ({limits.large_training_nodes})"
+
+
+def _mentions(where: str, words: list[str]) -> str:
+    return f"{where} mentions " + ", ".join(repr(w) for w in words[:4])
+
+
+__all__ = [
+    "ALREADY_THERE",
+    "BATCH_INFERENCE",
+    "DATA_PREP",
+    "FINE_TUNING",
+    "GENERAL",
+    "HPC_MPI",
+    "INTERACTIVE",
+    "LONG_TRAINING",
+    "MAINTENANCE",
+    "MOVE",
+    "MOVE_WITH_CHANGES",
+    "ORCHESTRATION",
+    "PATTERNS",
+    "SERVING",
+    "SMALL_TRAINING",
+    "STAY",
+    "SWEEP",
+    "TO_KUBERNETES",
+    "TO_SLURM",
+    "Assessment",
+    "Classification",
+    "Recommendation",
+    "Rule",
+    "assess_job",
+    "assess_jobs",
+    "classify_job",
+    "facts_of",
+]

@@ -1,0 +1,242 @@
+"""What a job is made of, as far as classification cares, read from the IR alone.
+
+Keywords are matched on words, not substrings ("prep" must not fire inside
+"preprint"), and on two texts kept apart: what the job is called (name, file,
+labels) and what it runs (launchers, container commands, script body without
+comments). A comment such as "# eval runs after training" says nothing about
+what this job does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from migrate import ir
+from migrate.siteconfig import SiteConfig
+
+ML_LAUNCHERS = frozenset(
+    ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed", "accelerate")
+)
+MPI_LAUNCHERS = frozenset(("mpirun", "mpiexec", "mpiexec.hydra", "orterun", "aprun"))
+SERVING_KINDS = frozenset(("Deployment", "StatefulSet", "ReplicaSet", "InferenceService", "RayService"))
+TRAINING_KINDS = frozenset(("PyTorchJob", "TrainJob", "TFJob", "JAXJob", "XGBoostJob", "PaddleJob"))
+CRON_KINDS = frozenset(("CronJob", "scrontab"))
+WRAPPER_KINDS = frozenset(("wrapper",))
+DEFAULT_GPUS_PER_NODE = 8  # the common 8-GPU server, when migrate.yaml says nothing
+
+# Whole words (after splitting on anything but letters and digits) that point at a workload;
+# names with punctuation in them go to MULTIWORD below.
+ML_WORDS = frozenset(
+    (
+        "torch", "pytorch", "torchrun", "deepspeed", "accelerate", "megatron", "nemo", "transformers",
+        "lightning", "fsdp", "ddp", "jax", "tensorflow", "keras", "horovod", "trainer", "neox", "llm",
+    )
+)  # fmt: skip
+TRAIN_WORDS = frozenset(("train", "training", "trainer", "pretrain", "pretraining", "fit"))
+FINETUNE_WORDS = frozenset(
+    ("finetune", "finetuning", "finetuned", "sft", "lora", "qlora", "peft", "dpo", "rlhf")
+)
+SWEEP_WORDS = frozenset(
+    ("sweep", "sweeps", "hparam", "hparams", "hyperparam", "hyperparams", "hpo", "optuna")
+)
+DATA_WORDS = frozenset(
+    (
+        "tokenize", "tokenise", "tokenization", "tokenizing", "preprocess", "preprocessing", "prep",
+        "shard", "shards", "sharding", "etl", "dedup", "dedupe", "ingest", "sessionize", "featurize",
+        "spark", "download", "crawl",
+    )
+)  # fmt: skip
+# Only server binaries: "serving" also names folders and registries of batch jobs.
+SERVE_WORDS = frozenset(("tritonserver",))
+EVAL_WORDS = frozenset(("eval", "evaluate", "evaluation", "benchmark"))
+INFERENCE_WORDS = frozenset(
+    (
+        "eval", "evaluate", "evaluation", "inference", "infer", "predict", "prediction", "generate",
+        "transcribe", "embed", "embeddings", "score", "scoring", "benchmark",
+    )
+)  # fmt: skip
+INTERACTIVE_WORDS = frozenset(
+    ("jupyter", "jupyterlab", "jupyterhub", "notebook", "rstudio", "ttyd", "interactive", "devbox", "vscode")
+)
+MAINTENANCE_WORDS = frozenset(
+    (
+        "cleanup", "purge", "prune", "health", "healthcheck", "check", "smoke", "burn", "burnin",
+        "diag", "backup", "rotate", "maint", "maintenance", "fsck", "scrub", "nccl",
+    )
+)  # fmt: skip
+HPC_CODES = frozenset(
+    (
+        "gromacs", "gmx", "lammps", "lmp", "openfoam", "simplefoam", "pimplefoam", "foamrun",
+        "wrf", "cesm", "nek5000", "pw", "espresso", "quantum", "vasp", "namd", "cp2k", "nwchem", "amber",
+        "pmemd", "fluent", "abaqus", "mitgcm", "xhpl", "hpl", "hpcg", "openmx", "siesta", "gaussian",
+    )
+)  # fmt: skip
+MPI_MODULE_WORDS = frozenset(("openmpi", "mpich", "mvapich", "mvapich2", "impi", "hpcx", "cray", "mpi"))
+MULTIWORD = {
+    "sleep infinity": "interactive",
+    "wandb agent": "sweep",
+    "ray tune": "sweep",
+    "tune.run": "sweep",
+    "tune.tuner": "sweep",
+    "text-generation-launcher": "serving",
+    "vllm serve": "serving",
+    "vllm.entrypoints": "serving",
+    "api_server": "serving",
+    "fine-tune": "fine-tuning",
+    "fine_tune": "fine-tuning",
+    "fine-tuning": "fine-tuning",
+    "fine_tuning": "fine-tuning",
+    "code-server": "interactive",
+    "burn-in": "maintenance",
+    "all_reduce_perf": "maintenance",
+    "nccl-tests": "maintenance",
+    "health-check": "maintenance",
+}
+STRICT_ENV_PREFIXES = ("NCCL_IB", "NCCL_SOCKET", "NCCL_NET", "FI_EFA", "FI_PROVIDER", "UCX_", "NCCL_TOPO")
+FAST_NETWORK_RESOURCES = ("efa", "rdma", "infiniband", "ib", "hca", "mellanox")
+
+_SPLIT = re.compile(r"[^a-z0-9]+")
+_COMMENT = re.compile(r"^\s*#.*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    job_id: str
+    format: str
+    kind: str
+    nodes: int  # Slurm nodes, or an estimate for pods (GPUs / GPUs per node)
+    gpus: int
+    hours: float | None
+    array_size: int
+    launchers: tuple[str, ...]
+    identity_words: frozenset[str]  # name, file name, labels
+    command_words: frozenset[str]  # what runs: launchers, container commands, body
+    phrases: frozenset[str]  # MULTIWORD categories found anywhere
+    mpi: bool  # an MPI launcher, srun --mpi, an MPIJob or an MPI module
+    ml: bool  # an ML framework or launcher shows up
+    strict_placement: tuple[str, ...]  # why placement must be exact (topology, exclusive, fabric)
+
+    def words(self) -> frozenset[str]:
+        return self.identity_words | self.command_words
+
+    def found(self, vocabulary: frozenset[str]) -> list[str]:
+        return sorted(self.words() & vocabulary)
+
+
+def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
+    config = config or SiteConfig()
+    identity = _identity_text(job)
+    command = _command_text(job)
+    launchers = job.launcher_names()
+    modules = " ".join(job.modules).lower()
+    command_words = frozenset(_SPLIT.split(command)) - {""}
+    mpi = (
+        any(name in MPI_LAUNCHERS for name in launchers)
+        or _srun_mpi(job)
+        or job.kind == "MPIJob"
+        or bool(frozenset(_SPLIT.split(modules)) & MPI_MODULE_WORDS)
+    )
+    words = frozenset(_SPLIT.split(identity)) - {""}
+    ml = bool((words | command_words) & ML_WORDS) or any(name in ML_LAUNCHERS for name in launchers)
+    ml = ml or job.kind in TRAINING_KINDS
+    return JobFacts(
+        job_id=job.id,
+        format=job.source.format,
+        kind=job.kind,
+        nodes=_nodes(job, config),
+        gpus=job.total_gpus(),
+        hours=job.time_limit_s / 3600 if job.time_limit_s else None,
+        array_size=(job.array.count or len(job.array.indices)) if job.array else 0,
+        launchers=launchers,
+        identity_words=words | frozenset(_SPLIT.split(modules)) - {""},
+        command_words=command_words,
+        phrases=frozenset(
+            cat for phrase, cat in MULTIWORD.items() if phrase in identity or phrase in command
+        ),
+        mpi=mpi,
+        ml=ml,
+        strict_placement=_strict_placement(job),
+    )
+
+
+def _identity_text(job: ir.Job) -> str:
+    stem = job.source.path.rsplit("/", 1)[-1]
+    parts = [job.name or "", stem, job.kind]
+    parts += [kv.value for kv in job.labels]
+    parts += [c.name for c in job.components if c.name != "main"]
+    return " ".join(parts).lower()
+
+
+def _command_text(job: ir.Job) -> str:
+    parts: list[str] = []
+    for comp in job.components:
+        for launcher in comp.launchers:
+            parts.append(launcher.name)
+            parts.extend(launcher.program)
+            parts.append(launcher.text)
+        for container in comp.containers:
+            parts.append(container.image)
+            parts.extend(container.command)
+            parts.extend(container.args)
+    if job.script is not None and job.script.body:
+        parts.append(_COMMENT.sub("", job.script.body))
+    return " ".join(parts).lower()
+
+
+def _srun_mpi(job: ir.Job) -> bool:
+    for comp in job.components:
+        for launcher in comp.launchers:
+            if launcher.name == "srun" and any(kv.key.lstrip("-") == "mpi" for kv in launcher.options):
+                return True
+            if launcher.name == "srun" and "--mpi" in launcher.text:
+                return True
+    return False
+
+
+def _nodes(job: ir.Job, config: SiteConfig) -> int:
+    if job.source.format != "kubernetes":
+        return job.total_nodes()
+    # Pods are not nodes: a pod with 1 GPU is an eighth of an 8-GPU server.
+    gpus = job.total_gpus()
+    if not gpus:
+        return job.total_nodes()
+    per_node = DEFAULT_GPUS_PER_NODE
+    if job.placement.queue:
+        partition = config.partition_for_queue(job.placement.queue)
+        part = config.partition(partition) if partition else None
+        if part is not None and part.gpus_per_node:
+            per_node = part.gpus_per_node
+    widest_pod = max((c.resources.computed_gpus_per_node() for c in job.components), default=0)
+    per_node = max(per_node, widest_pod)
+    return max(1, -(-gpus // per_node))
+
+
+def _strict_placement(job: ir.Job) -> tuple[str, ...]:
+    found: list[str] = []
+    for comp in job.components:
+        res = comp.resources
+        if res.exclusive:
+            found.append(f"exclusive nodes ({res.exclusive})")
+        if res.constraint:
+            found.append(f"node features {res.constraint!r}")
+        for gres in res.generic:
+            if any(word in gres.name.lower() for word in FAST_NETWORK_RESOURCES):
+                found.append(f"fabric resource {gres.name}")
+        if res.mem_per_node_mb == 0:
+            found.append("all memory of each node (--mem=0)")
+    for kv in job.placement.topology:
+        found.append(f"topology {kv.key}={kv.value}" if kv.value else f"topology {kv.key}")
+    if job.placement.nodelist:
+        found.append(f"fixed node list {job.placement.nodelist}")
+    envs = [v.name for v in job.environment] + [v.name for c in job.components for v in c.environment]
+    fabric = sorted({name for name in envs if name.startswith(STRICT_ENV_PREFIXES)})
+    if fabric:
+        found.append("fabric tuning " + ", ".join(fabric[:3]))
+    for kv in job.annotations:
+        if "exclusive-topology" in kv.key:
+            found.append(f"exclusive topology {kv.value}")
+    return tuple(dict.fromkeys(found))
+
+
+__all__ = ["JobFacts", "facts_of"]

@@ -1,0 +1,344 @@
+"""The phased coexistence plan: foundations, a pilot, waves, and the end state.
+
+The seeds' advice is the shape: decide by workload (the recommendations), run
+the new scheduler on a subset of nodes beside the old one (capacity per
+phase), validate on real jobs before anything is switched off (gates), keep
+shared storage visible to both sides (Phase 0), and let what belongs on the
+old scheduler stay there (hybrid end state).
+
+``build_plan`` takes IR jobs and returns a ``Plan``; ``plan_json`` renders it as
+the stable, byte-for-byte deterministic ``plan.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from migrate import ir
+from migrate.classify import MAINTENANCE, Assessment, assess_jobs
+from migrate.classify_rules import ALREADY_THERE, DIRECTIONS, TO_KUBERNETES
+from migrate.graph import analyze, build_graph
+from migrate.perf import paused_gc
+from migrate.plan_demand import JobDemand, job_demand
+from migrate.plan_phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
+from migrate.plan_units import UNIT_BLOCKED, UnitDecision, decide_units
+from migrate.siteconfig import SiteConfig
+
+PLAN_SCHEMA = "migrate-plan/1"
+
+FOUNDATIONS = "foundations"
+PILOT = "pilot"
+WAVE = "wave"
+HYBRID = "hybrid steady state"
+DECOMMISSION = "decommission"
+
+
+@dataclass(frozen=True)
+class Phase:
+    id: str  # P0, P1, W1, W2 ..., END
+    name: str
+    units: tuple[str, ...] = ()
+    jobs: tuple[str, ...] = ()  # in the order to move them
+    steps: tuple[Step, ...] = ()
+    capacity: tuple[Capacity, ...] = ()
+    gates: tuple[str, ...] = ()
+    rollback: tuple[str, ...] = ()
+    exit_criteria: tuple[str, ...] = ()
+    stays: tuple[tuple[str, str], ...] = ()  # job -> why it stays on the source
+
+
+@dataclass(frozen=True)
+class Plan:
+    direction: str
+    site: str
+    source: str
+    target: str
+    thresholds: tuple[tuple[str, int], ...]
+    assessments: tuple[Assessment, ...]
+    units: tuple[UnitDecision, ...]
+    demands: tuple[JobDemand, ...]
+    phases: tuple[Phase, ...]
+    shared_filesystems: tuple[str, ...]
+    cycles: tuple[tuple[str, ...], ...]
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plan_dict(self)
+
+
+def build_plan(
+    jobs: Iterable[ir.Job],
+    direction: str,
+    config: SiteConfig | None = None,
+    fidelity: Mapping[str, tuple[int, int]] | None = None,
+) -> Plan:
+    """The plan for moving ``jobs`` in ``direction``.
+
+    ``fidelity`` maps a job id to (dropped, approximated) items from its
+    translation, when the caller has translated the jobs; it raises the risk.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+    with paused_gc():
+        return _build_plan(jobs, direction, config or SiteConfig(), fidelity)
+
+
+def _build_plan(
+    jobs: Iterable[ir.Job],
+    direction: str,
+    config: SiteConfig,
+    fidelity: Mapping[str, tuple[int, int]] | None,
+) -> Plan:
+    job_list = sorted(jobs, key=lambda j: j.id)
+    graph = build_graph(job_list, config)
+    assessed = assess_jobs(job_list, direction, config)
+    by_id = {a.job_id: a for a in assessed}
+    # Cleanup and backup jobs read everyone's data; they must not weld pipelines together.
+    detached = [a.job_id for a in assessed if a.pattern == MAINTENANCE]
+    analysis = analyze(graph, detached)
+    decisions = decide_units(graph, analysis.units, by_id, direction, config, fidelity)
+    demands = {job.id: job_demand(job, by_id[job.id].facts, config) for job in job_list if job.id in by_id}
+    source, target = ("Slurm", "Kubernetes") if direction == TO_KUBERNETES else ("Kubernetes", "Slurm")
+
+    movable = sorted((d for d in decisions if d.moving), key=lambda d: (d.risk.score, d.unit.id))
+    pilot, waves, warnings = _schedule(movable, config, {a.job_id: a.pattern for a in assessed})
+    moving = [j for d in movable for j in d.moving]
+    bridge_fs = {fs for d in decisions for fs in d.bridge_filesystems}
+    touched = {fs for d in movable for fs in d.unit.filesystems} | bridge_fs
+    shared = [fs for fs in analysis.shared_filesystems if fs.node in touched or fs.node in bridge_fs]
+
+    phases = [
+        Phase(
+            "P0",
+            FOUNDATIONS,
+            steps=tuple(
+                foundations(graph, moving, by_id, demands, sorted(touched), shared, direction, config)
+            ),
+        )
+    ]
+    previous: dict[str, int] = {}
+    in_scope = [j for j in demands if by_id[j].recommendation.action != ALREADY_THERE]
+    tracker = CapacityTracker(in_scope, demands, config)
+    for index, group in enumerate([pilot, *waves] if pilot else []):
+        phase_id, name = ("P1", PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}")
+        jobs_now = [j for d in group for j in d.moving]
+        tracker.move(jobs_now)
+        caps, notes = tracker.snapshot()
+        warnings += [f"{phase_id}: {n}" for n in notes]
+        bridges = [b for d in group for b in d.bridges]
+        phases.append(
+            Phase(
+                phase_id,
+                name,
+                units=tuple(d.unit.id for d in group),
+                jobs=tuple(jobs_now),
+                capacity=tuple(caps),
+                gates=tuple(gates(jobs_now, graph, bridges, direction, config)),
+                rollback=tuple(rollback(caps, previous, direction)),
+            )
+        )
+        previous = {c.partition: c.target_nodes for c in caps}
+    phases.append(_end(decisions, tracker, config, source, warnings))
+    if analysis.cycles:
+        warnings.append(f"{len(analysis.cycles)} dependency cycle(s): their units are blocked until fixed")
+    return Plan(
+        direction=direction,
+        site=config.site,
+        source=source,
+        target=target,
+        thresholds=tuple(sorted(asdict(config.thresholds).items())),
+        assessments=tuple(assessed),
+        units=tuple(decisions),
+        demands=tuple(demands[j] for j in sorted(demands)),
+        phases=tuple(phases),
+        shared_filesystems=tuple(fs.node for fs in shared),
+        cycles=analysis.cycles,
+        warnings=tuple(warnings),
+    )
+
+
+def _upkeep_only(decision: UnitDecision, patterns: Mapping[str, str]) -> bool:
+    return all(patterns[j] == MAINTENANCE for j in decision.moving)
+
+
+def _schedule(
+    movable: list[UnitDecision], config: SiteConfig, patterns: Mapping[str, str]
+) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str]]:
+    """The pilot (lowest risk under the limit) and the waves after it, lowest risk first."""
+    limits = config.thresholds
+    if not movable:
+        return [], [], ["nothing moves: every job stays where it is or is already on the target"]
+    warnings: list[str] = []
+    # The pilot proves real workloads; upkeep jobs are duplicated on both sides anyway.
+    candidates = [
+        d for d in movable if d.risk.score <= limits.pilot_max_risk and not _upkeep_only(d, patterns)
+    ]
+    pilot = candidates[: limits.pilot_max_units]
+    if not pilot:
+        pilot = movable[:1]
+        warnings.append(
+            f"no workload unit scores at or below pilot_max_risk ({limits.pilot_max_risk}); "
+            f"the pilot takes the lowest-risk unit ({pilot[0].unit.id}, risk {pilot[0].risk.score})"
+        )
+    rest = [d for d in movable if d not in pilot]
+    size = max(1, limits.wave_max_units)
+    waves = [rest[i : i + size] for i in range(0, len(rest), size)]
+    return pilot, waves, warnings
+
+
+def _end(
+    decisions: list[UnitDecision],
+    tracker: CapacityTracker,
+    config: SiteConfig,
+    source: str,
+    warnings: list[str],
+) -> Phase:
+    caps, notes = tracker.snapshot(final=True)
+    warnings += [f"END: {n}" for n in notes]
+    stays: list[tuple[str, str]] = []
+    for decision in decisions:
+        held = dict(decision.held)
+        for job in decision.staying:
+            stays.append((job, held.get(job, "stays by recommendation")))
+    blocked = [d.unit.id for d in decisions if d.action == UNIT_BLOCKED]
+    limits = config.thresholds
+    if stays or blocked:
+        criteria = [
+            "every wave passed its gates",
+            f"{source} keeps the nodes its remaining jobs need (capacity below)",
+            "shared file systems stay mounted on both schedulers for as long as both run",
+        ]
+        if blocked:
+            criteria.append("blocked units (" + ", ".join(blocked) + ") have their dependency cycles fixed")
+        return Phase("END", HYBRID, capacity=tuple(caps), exit_criteria=tuple(criteria), stays=tuple(stays))
+    criteria = [
+        "every wave passed its gates",
+        f"no job ran on {source} for a whole demand window ({limits.demand_window_hours} h)",
+        "monitoring on the target covers every hook the scripts used",
+        f"shared storage is unmounted from {source} last, after its final job",
+    ]
+    return Phase("END", DECOMMISSION, capacity=tuple(caps), exit_criteria=tuple(criteria))
+
+
+# ---------------------------------------------------------------------------
+# plan.json
+
+
+def plan_json(plan: Plan) -> str:
+    """The stable JSON document; the same plan always gives the same bytes."""
+    return json.dumps(plan.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _plan_dict(plan: Plan) -> dict[str, Any]:
+    unit_of = {job: d.unit.id for d in plan.units for job in d.unit.jobs}
+    phase_of = {job: p.id for p in plan.phases for job in p.jobs}
+    demand_of = {d.job_id: d for d in plan.demands}
+    return {
+        "schema": PLAN_SCHEMA,
+        "direction": plan.direction,
+        "site": plan.site,
+        "source": plan.source,
+        "target": plan.target,
+        "thresholds": dict(plan.thresholds),
+        "summary": _summary(plan),
+        "jobs": [
+            _job_dict(a, unit_of.get(a.job_id), phase_of.get(a.job_id), demand_of.get(a.job_id))
+            for a in plan.assessments
+        ],
+        "units": [_unit_dict(d) for d in plan.units],
+        "phases": [_phase_dict(p) for p in plan.phases],
+        "shared_filesystems": list(plan.shared_filesystems),
+        "cycles": [list(c) for c in plan.cycles],
+        "warnings": list(plan.warnings),
+    }
+
+
+def _summary(plan: Plan) -> dict[str, Any]:
+    actions: dict[str, int] = {}
+    patterns: dict[str, int] = {}
+    for a in plan.assessments:
+        actions[a.recommendation.action] = actions.get(a.recommendation.action, 0) + 1
+        patterns[a.pattern] = patterns.get(a.pattern, 0) + 1
+    return {
+        "jobs": len(plan.assessments),
+        "units": len(plan.units),
+        "by_action": dict(sorted(actions.items())),
+        "by_pattern": dict(sorted(patterns.items())),
+        "phases": [p.id for p in plan.phases],
+        "end_state": plan.phases[-1].name if plan.phases else None,
+    }
+
+
+def _job_dict(a: Assessment, unit: str | None, phase: str | None, demand: JobDemand | None) -> dict[str, Any]:
+    rec = a.recommendation
+    out: dict[str, Any] = {
+        "id": a.job_id,
+        "pattern": a.pattern,
+        "reasons": list(a.reasons),
+        "action": rec.action,
+        "reason": rec.reason,
+        "rule": {"id": rec.rule.id, "source": rec.rule.source, "says": rec.rule.says},
+        "thresholds": dict(rec.thresholds),
+        "changes": list(rec.changes),
+        "unit": unit,
+        "phase": phase,
+    }
+    if demand is not None:
+        out["demand"] = {
+            "partition": demand.partition,
+            "nodes": demand.nodes,
+            "node_hours": demand.node_hours,
+            "gpu_hours": demand.gpu_hours,
+            "basis": demand.basis,
+        }
+    return out
+
+
+def _unit_dict(d: UnitDecision) -> dict[str, Any]:
+    return {
+        "id": d.unit.id,
+        "action": d.action,
+        "jobs": list(d.unit.jobs),
+        "order": list(d.unit.order),
+        "formats": list(d.unit.formats),
+        "moving": list(d.moving),
+        "staying": list(d.staying),
+        "already_there": list(d.already),
+        "held": [{"job": j, "reason": r} for j, r in d.held],
+        "bridges": list(d.bridges),
+        "filesystems": list(d.unit.filesystems),
+        "externals": list(d.unit.externals),
+        "risk": {"score": d.risk.score, "reasons": list(d.risk.reasons)},
+    }
+
+
+def _phase_dict(p: Phase) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "name": p.name,
+        "units": list(p.units),
+        "jobs": list(p.jobs),
+        "steps": [asdict(s) | {"evidence": list(s.evidence)} for s in p.steps],
+        "capacity": [asdict(c) for c in p.capacity],
+        "gates": list(p.gates),
+        "rollback": list(p.rollback),
+        "exit_criteria": list(p.exit_criteria),
+        "stays": [{"job": j, "reason": r} for j, r in p.stays],
+    }
+
+
+__all__ = [
+    "DECOMMISSION",
+    "FOUNDATIONS",
+    "HYBRID",
+    "PILOT",
+    "PLAN_SCHEMA",
+    "WAVE",
+    "Phase",
+    "Plan",
+    "build_plan",
+    "plan_json",
+]

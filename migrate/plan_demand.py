@@ -1,0 +1,115 @@
+"""What each job asks of the cluster: node-hours, GPU-hours, its largest gang, its partition.
+
+Demand comes from the scripts alone here: nodes x time limit x array size, and
+for cron jobs and services the runs or hours they add up to over the demand
+window. An accounting dump (issue 5's ``--accounting``) would replace these
+estimates with what actually ran; ``JobDemand`` is the shape it would fill.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from migrate import ir
+from migrate.classify_facts import SERVING_KINDS, WRAPPER_KINDS, JobFacts
+from migrate.siteconfig import SiteConfig
+
+UNASSIGNED = "(unassigned)"  # no partition or queue that migrate.yaml knows
+LOGIN_NODE = "(login node)"  # wrapper scripts run where users log in, not on compute nodes
+
+_CRON_ALIASES = {
+    "@yearly": 1 / 365,
+    "@annually": 1 / 365,
+    "@monthly": 1 / 30,
+    "@weekly": 1 / 7,
+    "@daily": 1.0,
+}
+_CRON_ALIASES |= {"@midnight": 1.0, "@hourly": 24.0}
+
+
+@dataclass(frozen=True)
+class JobDemand:
+    job_id: str
+    partition: str
+    nodes: int  # the gang: nodes that must be free at once for one run
+    gpus_per_node: int
+    node_hours: float  # over the demand window
+    gpu_hours: float
+    basis: str  # how the numbers were reached, for the report
+
+
+def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
+    limits = config.thresholds
+    window = limits.demand_window_hours
+    if job.kind in WRAPPER_KINDS:
+        return JobDemand(job.id, LOGIN_NODE, 0, 0, 0.0, 0.0, "a wrapper: runs on a login node")
+    if job.kind in SERVING_KINDS or job.services:
+        hours, runs, basis = float(window), 1.0, "always on over the window"
+    else:
+        hours = (job.time_limit_s / 3600) if job.time_limit_s else float(limits.default_job_hours)
+        runs = float(facts.array_size or 1)
+        basis = f"{hours:g} h time limit" if job.time_limit_s else f"no time limit: {hours:g} h assumed"
+        if facts.array_size:
+            basis += f" x {facts.array_size} array tasks"
+        if job.schedule is not None:
+            per_day = cron_runs_per_day(job.schedule.cron)
+            runs *= per_day * window / 24
+            basis += f" x {per_day:g} runs a day"
+    node_hours = round(facts.nodes * hours * runs, 2)
+    gpu_hours = round(facts.gpus * hours * runs, 2)
+    per_node = max(1, math.ceil(facts.gpus / facts.nodes)) if facts.gpus else 0
+    return JobDemand(job.id, partition_of(job, config), facts.nodes, per_node, node_hours, gpu_hours, basis)
+
+
+def partition_of(job: ir.Job, config: SiteConfig) -> str:
+    """The migrate.yaml partition whose nodes the job runs on, on either scheduler."""
+    known = {name for name, _ in config.partitions}
+    for partition in job.placement.partitions:
+        if partition in known:
+            return partition
+    if job.placement.queue:
+        mirror = config.partition_for_queue(job.placement.queue)
+        if mirror is not None:
+            return mirror
+    selectors = {(kv.key, kv.value) for c in job.components for kv in c.resources.node_selector}
+    for name, part in config.partitions:
+        if part.node_selector and set(part.node_selector) <= selectors:
+            return name
+    return UNASSIGNED
+
+
+def cron_runs_per_day(cron: str) -> float:
+    """How many times a day a cron line fires, roughly (day-of-month and month are ignored)."""
+    text = cron.strip()
+    if text.startswith("@"):
+        return _CRON_ALIASES.get(text.split()[0], 1.0)
+    fields = text.split()
+    if len(fields) < 5:
+        return 1.0
+    minutes = _field_count(fields[0], 0, 59)
+    hours = _field_count(fields[1], 0, 23)
+    weekdays = _field_count(fields[4], 0, 6)
+    return round(minutes * hours * weekdays / 7, 4)
+
+
+def _field_count(field: str, low: int, high: int) -> int:
+    values: set[int] = set()
+    for part in field.split(","):
+        body, _, step_text = part.partition("/")
+        step = int(step_text) if step_text.isdigit() and int(step_text) > 0 else 1
+        if body in ("*", "?"):
+            start, end = low, high
+        elif re.fullmatch(r"\d+-\d+", body):
+            start, end = (int(x) for x in body.split("-"))
+        elif body.isdigit():
+            start = int(body)
+            end = high if step_text else start
+        else:
+            return 1  # names such as MON-FRI: count once rather than guess
+        values.update(range(start, min(end, high) + 1, step))
+    return max(1, len(values))
+
+
+__all__ = ["LOGIN_NODE", "UNASSIGNED", "JobDemand", "cron_runs_per_day", "job_demand", "partition_of"]

@@ -1,0 +1,257 @@
+"""Per migration unit: what moves, what stays, what bridges the two, and how risky the move is.
+
+A unit is one weakly connected group of jobs. Inside it, jobs tied by a
+dependency (``depends_on``, ``submits``) must be on the same scheduler: a
+Slurm ``afterok`` cannot wait for a Kubernetes Job. So when one job of such a
+group stays (a large pretraining run), the movable jobs chained to it are held
+back with it. Jobs tied only by data can be split across schedulers, bridged
+by shared storage that both sides mount: the seeds' hybrid pattern (training
+on Slurm writes a checkpoint a Kubernetes server reads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import networkx as nx
+
+from migrate import graph_model as gm
+from migrate.classify import Assessment
+from migrate.classify_rules import ALREADY_THERE, MOVE, MOVE_WITH_CHANGES, STAY, TO_KUBERNETES
+from migrate.graph_analysis import MigrationUnit
+from migrate.siteconfig import SiteConfig
+
+MOVES = frozenset((MOVE, MOVE_WITH_CHANGES))
+
+UNIT_MOVE = "move"
+UNIT_SPLIT = "split"  # part moves, part stays, bridged by shared storage
+UNIT_STAY = "stay"
+UNIT_ALREADY = "already-there"
+UNIT_BLOCKED = "blocked"  # a dependency cycle: no order can run it
+
+
+@dataclass(frozen=True)
+class Risk:
+    score: int  # 0 (trivial) .. 100
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class UnitDecision:
+    unit: MigrationUnit
+    action: str
+    moving: tuple[str, ...]  # in the unit's topological order
+    staying: tuple[str, ...]  # stay on the source scheduler, held jobs included
+    already: tuple[str, ...]  # already on the target scheduler
+    held: tuple[tuple[str, str], ...]  # movable job -> why it stays anyway
+    bridges: tuple[str, ...]  # data links that end up crossing the scheduler boundary
+    bridge_filesystems: tuple[str, ...]  # file-system node ids those links go through
+    risk: Risk
+
+
+def decide_units(
+    graph: nx.MultiDiGraph,
+    units: tuple[MigrationUnit, ...],
+    assessments: Mapping[str, Assessment],
+    direction: str,
+    config: SiteConfig,
+    fidelity: Mapping[str, tuple[int, int]] | None = None,
+) -> list[UnitDecision]:
+    groups = _dependency_groups(graph)
+    return [_decide(graph, unit, groups, assessments, direction, config, fidelity or {}) for unit in units]
+
+
+def _dependency_groups(graph: nx.MultiDiGraph) -> dict[str, int]:
+    """IR job id -> id of the group of jobs tied to it by dependencies or submissions."""
+    tied = nx.Graph()
+    for node, kind in graph.nodes(data="type"):
+        if kind == gm.JOB:
+            tied.add_node(node)
+    for u, v, kind in graph.edges(data="type"):
+        if kind in (gm.DEPENDS_ON, gm.SUBMITS) and v in tied and u in tied:
+            tied.add_edge(u, v)
+    out: dict[str, int] = {}
+    for i, group in enumerate(sorted((sorted(c) for c in nx.connected_components(tied)), key=lambda c: c[0])):
+        for node in group:
+            out[gm.split_node(node)[1]] = i
+    return out
+
+
+def _decide(
+    graph: nx.MultiDiGraph,
+    unit: MigrationUnit,
+    groups: dict[str, int],
+    assessments: Mapping[str, Assessment],
+    direction: str,
+    config: SiteConfig,
+    fidelity: Mapping[str, tuple[int, int]],
+) -> UnitDecision:
+    action_of = {job: assessments[job].recommendation.action for job in unit.jobs}
+    already = tuple(j for j in unit.order if action_of[j] == ALREADY_THERE)
+    if unit.cyclic:
+        rest = tuple(j for j in unit.order if j not in already)
+        cycle = tuple(
+            (j, "part of a dependency cycle: fix the cycle first") for j in rest if action_of[j] in MOVES
+        )
+        return UnitDecision(
+            unit, UNIT_BLOCKED, (), rest, already, cycle, (), (), Risk(100, ("dependency cycle",))
+        )
+    anchors: dict[int, str] = {}
+    for job in unit.order:
+        if action_of[job] == STAY:
+            anchors.setdefault(groups[job], job)
+    held: list[tuple[str, str]] = []
+    moving: list[str] = []
+    for job in unit.order:
+        if action_of[job] not in MOVES:
+            continue
+        anchor = anchors.get(groups[job])
+        if anchor is None:
+            moving.append(job)
+        else:
+            held.append(
+                (
+                    job,
+                    f"chained by dependencies to {anchor}, which stays; to move it, bridge the chain "
+                    "(a workflow that submits to both schedulers, or a completion marker on shared storage)",
+                )
+            )
+    held_ids = {j for j, _ in held}
+    staying = tuple(j for j in unit.order if action_of[j] == STAY or j in held_ids)
+    bridges, bridge_fs = _bridges(graph, set(moving) | set(already), set(staying))
+    if moving and staying:
+        action = UNIT_SPLIT
+    elif moving:
+        action = UNIT_MOVE
+    elif staying:
+        action = UNIT_STAY
+    else:
+        action = UNIT_ALREADY
+    risk = unit_risk(graph, moving, bridges, unit, assessments, direction, config, fidelity)
+    return UnitDecision(unit, action, tuple(moving), staying, already, tuple(held), bridges, bridge_fs, risk)
+
+
+def _bridges(
+    graph: nx.MultiDiGraph, on_target: set[str], on_source: set[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """produces_for links whose two ends run on different schedulers once the unit has moved."""
+    found: list[str] = []
+    filesystems: set[str] = set()
+    for job in sorted(on_target | on_source):
+        node = gm.job_node(job)
+        for _, consumer_node, data in graph.out_edges(node, data=True):
+            if data.get("type") != gm.PRODUCES_FOR:
+                continue
+            consumer = gm.split_node(consumer_node)[1]
+            crosses = (job in on_target and consumer in on_source) or (
+                job in on_source and consumer in on_target
+            )
+            if not crosses:
+                continue
+            path = str(data.get("path", ""))
+            fs = graph.nodes.get(gm.node_id(gm.PATH, path), {}).get("filesystem")
+            if fs:
+                filesystems.add(str(fs))
+            found.append(f"{job} -> {consumer} through {path}")
+    return tuple(sorted(found)), tuple(sorted(filesystems))
+
+
+def unit_risk(
+    graph: nx.MultiDiGraph,
+    moving: list[str],
+    bridges: tuple[str, ...],
+    unit: MigrationUnit,
+    assessments: Mapping[str, Assessment],
+    direction: str,
+    config: SiteConfig,
+    fidelity: Mapping[str, tuple[int, int]],
+) -> Risk:
+    """A score out of 100 with the reasons behind it; only what moves carries risk."""
+    if not moving:
+        return Risk(0, ("nothing moves",))
+    parts: list[tuple[int, str]] = []
+
+    def add(points: int, cap: int, reason: str) -> None:
+        if points > 0:
+            parts.append((min(points, cap), reason))
+
+    facts = [assessments[j].facts for j in moving]
+    dropped = sum(fidelity.get(j, (0, 0))[0] for j in moving)
+    approximated = sum(fidelity.get(j, (0, 0))[1] for j in moving)
+    add(
+        dropped * 5 + approximated * 2,
+        25,
+        f"translation drops {dropped} and approximates {approximated} item(s)",
+    )
+    widest = max(f.nodes for f in facts)
+    add(2 * (widest - 1), 15, f"jobs of up to {widest} nodes")
+    gpus = sum(f.gpus for f in facts)
+    add(10 if gpus >= 64 else 5 if gpus >= 8 else 0, 10, f"{gpus} GPUs move")
+    gangs = sum(1 for f in facts if f.nodes > 1)
+    add(5 * gangs, 10, f"{gangs} multi-node job(s) need gang scheduling")
+    strict = sorted({need for f in facts for need in f.strict_placement})
+    strict_jobs = sum(1 for f in facts if f.strict_placement)
+    add(10 * strict_jobs, 20, f"{strict_jobs} job(s) with strict placement: {', '.join(strict[:3])}")
+    add(5 * len(bridges), 10, f"{len(bridges)} data link(s) cross the scheduler boundary")
+    add(5 * len(unit.externals), 10, f"{len(unit.externals)} dependenc(ies) on jobs outside the scan")
+    unmapped = _unmapped_filesystems(graph, moving, direction)
+    add(5 * len(unmapped), 15, "no mount on the target for " + ", ".join(unmapped))
+    hooks = sorted({h for j in moving for h in _hooks(graph, j)})
+    add(3 * len(hooks), 9, "monitoring to rebuild: " + ", ".join(hooks))
+    images = _images_to_build(moving, assessments, config, direction)
+    add(5 * images, 15, f"{images} job(s) need a new container image")
+    changes = {c for j in moving for c in assessments[j].recommendation.changes}
+    add(len(changes), 10, f"{len(changes)} distinct change(s) to make")
+    score = min(100, sum(points for points, _ in parts))
+    return Risk(score, tuple(f"+{points}: {reason}" for points, reason in parts) or ("+0: a plain move",))
+
+
+def _unmapped_filesystems(graph: nx.MultiDiGraph, jobs: list[str], direction: str) -> list[str]:
+    found: set[str] = set()
+    for job in jobs:
+        for _, path, kind in graph.out_edges(gm.job_node(job), data="type"):
+            if kind not in (gm.READS, gm.WRITES, gm.READWRITE, gm.USES):
+                continue
+            fs = graph.nodes[graph.nodes[path]["filesystem"]]
+            origin, claims = fs.get("origin"), fs.get("claims")
+            if direction == TO_KUBERNETES and origin != "pvc" and not claims and fs.get("kind") != "local":
+                found.add(str(fs["label"]))
+            if direction != TO_KUBERNETES and origin == "pvc":
+                found.add(str(fs["label"]))
+    return sorted(found)
+
+
+def _hooks(graph: nx.MultiDiGraph, job: str) -> list[str]:
+    return [
+        str(graph.nodes[monitor]["label"])
+        for _, monitor, kind in graph.out_edges(gm.job_node(job), data="type")
+        if kind == gm.REPORTS_TO
+    ]
+
+
+def _images_to_build(
+    jobs: list[str], assessments: Mapping[str, Assessment], config: SiteConfig, direction: str
+) -> int:
+    if direction != TO_KUBERNETES:
+        return 0  # pyxis and Apptainer run the registry images pods already use
+    count = 0
+    for job in jobs:
+        changes = assessments[job].recommendation.changes
+        building = ("needs a container image", "runs on the host with no container", "push image")
+        if any(c.startswith(building) and "maps:" not in c for c in changes):
+            count += 1
+    return count
+
+
+__all__ = [
+    "UNIT_ALREADY",
+    "UNIT_BLOCKED",
+    "UNIT_MOVE",
+    "UNIT_SPLIT",
+    "UNIT_STAY",
+    "Risk",
+    "UnitDecision",
+    "decide_units",
+    "unit_risk",
+]

@@ -1,0 +1,424 @@
+"""The phased plan: units, phase order, capacity arithmetic, chains kept whole, storage in Phase 0."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, REPO
+from ir_builders import (
+    dep,
+    k8s_job,
+    launcher,
+    pvc,
+    read,
+    slurm_job,
+    submit,
+    wrapper,
+    write,
+)
+
+from migrate import graph_model as gm
+from migrate import ir
+from migrate.classify import TO_KUBERNETES, TO_SLURM
+from migrate.graph import build_graph
+from migrate.plan import DECOMMISSION, FOUNDATIONS, HYBRID, PILOT, PLAN_SCHEMA, Plan, build_plan, plan_json
+from migrate.plan_demand import cron_runs_per_day
+from migrate.siteconfig import SiteConfig, parse_site_config
+
+SITE = parse_site_config(
+    {
+        "filesystems": [
+            {"prefix": "/fsx", "kind": "lustre", "pvc": "fsx-pvc"},
+            {"prefix": "/lustre", "kind": "lustre"},
+        ],
+        "partitions": {
+            "gpu": {"nodes": 40, "gpus_per_node": 8, "queue": "gpu-queue"},
+            "cpu": {"nodes": 20, "queue": "cpu-queue"},
+        },
+        "thresholds": {"pilot_max_units": 2, "wave_max_units": 2},
+    }
+)
+
+
+def site() -> list[ir.Job]:
+    """An LLM pipeline whose pretraining stays on Slurm, serving on Kubernetes, and smaller movable work."""
+    return [
+        # pretraining: 32 exclusive nodes, stays; resumed by a wrapper that must stay with it
+        slurm_job(
+            "llm/pretrain.sbatch",
+            name="pretrain",
+            nodes=32,
+            gpus_per_node=8,
+            hours=48,
+            exclusive="node",
+            partition="gpu",
+            launchers=[launcher("srun", "python", "train.py")],
+            storage=[read("/fsx/tok/web", 10), write("/fsx/ckpt/llm", 11)],
+        ),
+        wrapper("llm/resume.sh", submit("pretrain.sbatch", "a", line=2)),
+        # tokenization feeds pretraining through /fsx only: it can move, bridged by shared storage
+        slurm_job(
+            "llm/tokenize.sbatch",
+            name="tokenize",
+            partition="cpu",
+            hours=4,
+            array=10,
+            storage=[write("/fsx/tok/web", 5)],
+            containers=[ir.Container("registry/data:1")],
+        ),
+        # the server reads the checkpoint: already on Kubernetes
+        k8s_job(
+            "serve/vllm.yaml",
+            kind="Deployment",
+            name="vllm",
+            mounts=[pvc("fsx-pvc", "/fsx", read_only=True)],
+            storage=[read("/fsx/ckpt/llm/release", 20)],
+        ),
+        # a small chain: prep -> train -> eval, chained by a wrapper, all movable
+        wrapper(
+            "vision/run.sh",
+            submit("prep.sbatch", "p", line=2),
+            submit("train.sbatch", "t", [dep("afterok", "$p")], line=3),
+            submit("eval.sbatch", None, [dep("afterok", "$t")], line=4),
+        ),
+        slurm_job(
+            "vision/prep.sbatch",
+            name="prep",
+            partition="cpu",
+            hours=2,
+            storage=[write("/lustre/vision/prep", 3)],
+        ),
+        slurm_job(
+            "vision/train.sbatch",
+            name="train-vit",
+            nodes=2,
+            gpus_per_node=8,
+            hours=12,
+            partition="gpu",
+            launchers=[launcher("torchrun", "train.py")],
+            storage=[read("/lustre/vision/prep", 4), write("/fsx/ckpt/vision", 5)],
+        ),
+        slurm_job(
+            "vision/eval.sbatch",
+            name="eval-vit",
+            gpus_per_node=1,
+            hours=1,
+            partition="gpu",
+            body="python eval.py\n",
+        ),
+        # an independent low-risk job and an upkeep job
+        slurm_job(
+            "misc/report.sbatch",
+            name="report",
+            partition="cpu",
+            hours=1,
+            containers=[ir.Container("registry/r:1")],
+        ),
+        slurm_job(
+            "ops/cleanup.sbatch",
+            name="scratch-cleanup",
+            partition="cpu",
+            hours=1,
+            storage=[read("/fsx/ckpt", 3)],
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return build_plan(site(), TO_KUBERNETES, SITE)
+
+
+def phase(plan: Plan, phase_id: str) -> dict[str, object]:
+    [found] = [p for p in plan.to_dict()["phases"] if p["id"] == phase_id]
+    return found
+
+
+def test_phase_order(plan: Plan) -> None:
+    ids = [p.id for p in plan.phases]
+    assert ids[0] == "P0" and plan.phases[0].name == FOUNDATIONS
+    assert ids[1] == "P1" and plan.phases[1].name == PILOT
+    assert ids[-1] == "END"
+    assert ids[2:-1] == [f"W{i}" for i in range(1, len(ids) - 2)]
+
+
+def test_units_and_what_moves(plan: Plan) -> None:
+    units = {tuple(d.unit.jobs): d for d in plan.units}
+    llm = units[("llm/pretrain.sbatch", "llm/resume.sh", "llm/tokenize.sbatch", "serve/vllm.yaml#0")]
+    assert llm.action == "split"
+    assert llm.moving == ("llm/tokenize.sbatch",)
+    assert llm.staying == ("llm/resume.sh", "llm/pretrain.sbatch")
+    assert llm.already == ("serve/vllm.yaml#0",)
+    assert dict(llm.held)["llm/resume.sh"].startswith("chained by dependencies to llm/pretrain.sbatch")
+    assert llm.bridges == (
+        "llm/pretrain.sbatch -> serve/vllm.yaml#0 through /fsx/ckpt/llm",
+        "llm/tokenize.sbatch -> llm/pretrain.sbatch through /fsx/tok/web",
+    )
+    vision = units[("vision/eval.sbatch", "vision/prep.sbatch", "vision/run.sh", "vision/train.sbatch")]
+    assert vision.action == "move"
+    assert vision.moving == (
+        "vision/run.sh",
+        "vision/prep.sbatch",
+        "vision/train.sbatch",
+        "vision/eval.sbatch",
+    )
+    every = sorted(j for d in plan.units for j in d.unit.jobs)
+    assert every == sorted(j.id for j in site())
+
+
+def test_each_moving_job_is_in_exactly_one_phase(plan: Plan) -> None:
+    moving = sorted(j for d in plan.units for j in d.moving)
+    placed = sorted(j for p in plan.phases for j in p.jobs)
+    assert placed == moving
+
+
+def test_dependency_chains_never_straddle_phases(plan: Plan) -> None:
+    graph = build_graph(site(), SITE)
+    phase_of = {j: p.id for p in plan.phases for j in p.jobs}
+    side = {j: "moves" for j in phase_of}
+    for d in plan.units:
+        side |= {j: "stays" for j in d.staying} | {j: "already" for j in d.already}
+    for u, v, kind in graph.edges(data="type"):
+        if kind not in (gm.DEPENDS_ON, gm.SUBMITS) or not v.startswith("job:"):
+            continue
+        a, b = gm.split_node(u)[1], gm.split_node(v)[1]
+        assert side[a] == side[b], (a, b)  # never one side moving and the other staying
+        if side[a] == "moves":
+            assert phase_of[a] == phase_of[b], (a, b)
+
+
+def test_pilot_is_low_risk_and_skips_upkeep(plan: Plan) -> None:
+    pilot = plan.phases[1]
+    risks = {d.unit.id: d.risk.score for d in plan.units}
+    assert 1 <= len(pilot.units) <= SITE.thresholds.pilot_max_units
+    assert all(risks[u] <= SITE.thresholds.pilot_max_risk for u in pilot.units)
+    assert "ops/cleanup.sbatch" not in pilot.jobs
+    later = [u for p in plan.phases[2:-1] for u in p.units]
+    assert [risks[u] for u in later] == sorted(risks[u] for u in later)
+    assert all(len(p.units) <= SITE.thresholds.wave_max_units for p in plan.phases[2:-1])
+
+
+def test_gates_and_rollback(plan: Plan) -> None:
+    for p in plan.phases[1:-1]:
+        assert p.gates[0].endswith("until 3 consecutive successful runs on Kubernetes")
+        assert p.gates[1] == "run time on Kubernetes within 10% of the Slurm baseline"
+        assert p.rollback[0].startswith("stop submitting these jobs to Kubernetes")
+    vision_phase = next(p for p in plan.phases if "vision/train.sbatch" in p.jobs)
+    assert any("/fsx/ckpt/vision" in g and "/lustre/vision/prep" in g for g in vision_phase.gates)
+
+
+def test_capacity_arithmetic(plan: Plan) -> None:
+    totals = {"gpu": 40, "cpu": 20}
+    for p in plan.phases[1:]:
+        for cap in p.capacity:
+            assert cap.source_nodes + cap.target_nodes == totals[cap.partition]
+            assert 0 <= cap.target_nodes <= cap.total_nodes
+    end = {c.partition: c for c in plan.phases[-1].capacity}
+    gpu = end["gpu"]
+    # moved gpu node-hours: train 2 nodes x 12 h + eval 1 x 1 h = 25; pretrain keeps 32 x 48 = 1536
+    assert (gpu.moved_node_hours, gpu.remaining_node_hours) == (25.0, 1536.0)
+    # share round(40 x 25 / 1561) = 1, raised to the largest moved gang (2 nodes)
+    assert (gpu.target_nodes, gpu.source_nodes) == (2, 38)
+    assert gpu.source_nodes >= 32  # the pretraining gang still fits on Slurm
+
+
+def test_capacity_never_starves_the_source() -> None:
+    tight = parse_site_config({"partitions": {"gpu": {"nodes": 34, "gpus_per_node": 8}}})
+    big = {
+        "nodes": 32,
+        "hours": 1,
+        "exclusive": "node",
+        "launchers": [launcher("srun", "python", "train.py")],
+    }
+    mid = {"nodes": 4, "hours": 100, "launchers": [launcher("torchrun", "train.py")]}
+    jobs = [
+        slurm_job("a/big.sbatch", name="pretrain", gpus_per_node=8, partition="gpu", **big),  # type: ignore[arg-type]
+        slurm_job("a/mid.sbatch", name="train-mid", gpus_per_node=8, partition="gpu", **mid),  # type: ignore[arg-type]
+    ]
+    result = build_plan(jobs, TO_KUBERNETES, tight)
+    for p in result.phases[1:]:
+        for cap in p.capacity:
+            assert cap.source_nodes >= 32 and cap.source_nodes + cap.target_nodes == 34
+    assert any("largest job left on the source needs 32" in w for w in result.warnings)
+
+
+def test_shared_storage_is_in_phase_zero(plan: Plan) -> None:
+    steps = {s.name: s for s in plan.phases[0].steps if s.kind == "storage"}
+    assert "mounted on both schedulers" in steps["/fsx"].detail and "PV/PVC fsx-pvc" in steps["/fsx"].detail
+    assert "no claim for it in migrate.yaml" in steps["/lustre"].detail
+    assert "fs:/fsx" in plan.shared_filesystems
+
+
+def test_phase_zero_operators_follow_the_jobs(plan: Plan) -> None:
+    operators = {s.name: s.evidence for s in plan.phases[0].steps if s.kind == "operator"}
+    assert "vision/train.sbatch" in operators["Kubeflow training operator"]
+    assert "vision/train.sbatch" in operators["NVIDIA GPU Operator"]
+    assert "llm/tokenize.sbatch" in operators["Kueue"]  # an array
+    assert "Argo Workflows or Volcano JobFlow" in operators
+    assert "MPI Operator" not in operators  # no MPI job moves
+    kinds = [s.kind for s in plan.phases[0].steps]
+    assert kinds.index("operator") < kinds.index("storage") < kinds.index("coexistence")
+    queues = {s.name: s.detail for s in plan.phases[0].steps if s.kind == "queue"}
+    assert queues["gpu"].startswith("mirror partition gpu as Kueue queue gpu-queue")
+
+
+def test_end_state_hybrid_lists_what_stays(plan: Plan) -> None:
+    end = plan.phases[-1]
+    assert end.name == HYBRID
+    stays = dict(end.stays)
+    assert stays["llm/pretrain.sbatch"] == "stays by recommendation"
+    assert "chained by dependencies" in stays["llm/resume.sh"]
+
+
+def test_end_state_decommission_when_everything_moves() -> None:
+    jobs = [
+        slurm_job("a.sbatch", name="report", partition="cpu", hours=1, containers=[ir.Container("r/x:1")])
+    ]
+    result = build_plan(jobs, TO_KUBERNETES, SITE)
+    end = result.phases[-1]
+    assert end.name == DECOMMISSION
+    assert any("no job ran on Slurm for a whole demand window (168 h)" in c for c in end.exit_criteria)
+    cpu = {c.partition: c for c in end.capacity}["cpu"]
+    assert (cpu.target_nodes, cpu.source_nodes) == (20, 0)  # nothing left needs the Slurm side
+
+
+def test_cycles_block_their_unit() -> None:
+    jobs = [
+        slurm_job("a", name="a", deps=[dep("afterok", "b")], containers=[ir.Container("r/x:1")]),
+        slurm_job("b", name="b", deps=[dep("afterok", "a")], containers=[ir.Container("r/x:1")]),
+    ]
+    result = build_plan(jobs, TO_KUBERNETES)
+    [unit] = result.units
+    assert unit.action == "blocked" and unit.risk.score == 100
+    assert result.cycles == (("a", "b"),)
+    assert result.phases[-1].name == HYBRID
+    assert any("dependency cycle" in w for w in result.warnings)
+
+
+def test_risk_has_reasons_and_fidelity_counts() -> None:
+    jobs = [
+        slurm_job("x.sbatch", name="x", nodes=2, gpus_per_node=8, launchers=[launcher("torchrun", "t.py")])
+    ]
+    quiet = build_plan(jobs, TO_KUBERNETES).units[0].risk
+    noisy = build_plan(jobs, TO_KUBERNETES, fidelity={"x.sbatch": (2, 3)}).units[0].risk
+    assert 0 < quiet.score < noisy.score <= 100
+    assert "+16: translation drops 2 and approximates 3 item(s)" in noisy.reasons
+    assert any("gang scheduling" in r for r in quiet.reasons)
+
+
+def test_pilot_falls_back_to_the_lowest_risk_unit() -> None:
+    strict = parse_site_config({"thresholds": {"pilot_max_risk": 0}})
+    jobs = [
+        slurm_job("x.sbatch", name="x", nodes=2, gpus_per_node=8, launchers=[launcher("torchrun", "t.py")])
+    ]
+    result = build_plan(jobs, TO_KUBERNETES, strict)
+    assert result.phases[1].jobs == ("x.sbatch",)
+    assert any("the pilot takes the lowest-risk unit" in w for w in result.warnings)
+
+
+def test_nothing_to_move() -> None:
+    result = build_plan([k8s_job("k.yaml", kind="Deployment", name="web")], TO_SLURM)
+    assert [p.id for p in result.phases] == ["P0", "END"]
+    assert result.phases[-1].name == HYBRID
+    assert result.warnings == ("nothing moves: every job stays where it is or is already on the target",)
+
+
+def test_reverse_direction_serving_stays_and_batch_moves() -> None:
+    jobs = [
+        k8s_job("k/vllm.yaml", kind="Deployment", name="vllm"),
+        k8s_job(
+            "k/train.yaml", kind="PyTorchJob", name="bert", queue="gpu-queue", mounts=[pvc("fsx-pvc", "/fsx")]
+        ),
+    ]
+    result = build_plan(jobs, TO_SLURM, SITE)
+    actions = {a.job_id: a.recommendation.action for a in result.assessments}
+    assert actions == {"k/vllm.yaml#0": "stay", "k/train.yaml#0": "move-with-changes"}
+    operators = {s.name for s in result.phases[0].steps if s.kind == "operator"}
+    assert "pyxis and enroot (or Apptainer)" in operators
+    assert result.phases[1].jobs == ("k/train.yaml#0",)
+
+
+def test_plan_json_is_stable_and_deterministic(plan: Plan) -> None:
+    text = plan_json(plan)
+    data = json.loads(text)
+    assert data["schema"] == PLAN_SCHEMA
+    assert set(data) == {
+        "schema", "direction", "site", "source", "target", "thresholds", "summary",
+        "jobs", "units", "phases", "shared_filesystems", "cycles", "warnings",
+    }  # fmt: skip
+    assert data["thresholds"]["large_training_nodes"] == 4
+    job = next(j for j in data["jobs"] if j["id"] == "llm/pretrain.sbatch")
+    assert job["action"] == "stay" and job["rule"]["id"] == "large-training-on-slurm" and job["phase"] is None
+    assert job["demand"] == {
+        "partition": "gpu",
+        "nodes": 32,
+        "node_hours": 1536.0,
+        "gpu_hours": 12288.0,
+        "basis": "48 h time limit",
+    }
+    jobs = site()
+    for seed in range(3):
+        random.Random(seed).shuffle(jobs)
+        assert plan_json(build_plan(jobs, TO_KUBERNETES, SITE)) == text
+
+
+def test_unknown_direction() -> None:
+    with pytest.raises(ValueError, match="direction must be one of"):
+        build_plan([], "up")
+
+
+@pytest.mark.parametrize(
+    ("cron", "runs"),
+    [
+        ("0 2 * * *", 1),
+        ("*/15 * * * *", 96),
+        ("15 */6 * * *", 4),
+        ("0 5 * * 0", 1 / 7),
+        ("@hourly", 24),
+        ("@weekly", 1 / 7),
+        ("0,30 8-17 * * 1-5", 20 * 5 / 7),
+        ("0 4 * * MON", 1 / 7),  # a day name counts as one day
+    ],
+)
+def test_cron_runs_per_day(cron: str, runs: float) -> None:
+    assert cron_runs_per_day(cron) == pytest.approx(runs, abs=1e-3)
+
+
+# ---------------------------------------------------------------------------
+# The sample site in corpus/, through the real readers
+
+
+SAMPLE = CORPUS / "sample-site"
+
+
+@pytest.mark.skipif(
+    not (SAMPLE / "migrate.yaml").is_file(), reason="the sample site is not in the corpus yet"
+)
+def test_sample_site_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    from migrate import scan
+    from migrate.siteconfig import load_site_config
+
+    monkeypatch.chdir(REPO)
+    jobs = scan.scan([str(SAMPLE.relative_to(REPO))]).jobs
+    config = load_site_config(SAMPLE / "migrate.yaml")
+    result = build_plan(jobs, TO_KUBERNETES, config)
+    actions = {Path(a.job_id.split("#")[0]).name: a.recommendation.action for a in result.assessments}
+    assert actions["pretrain_llm13b.sbatch"] == "stay"
+    assert actions["vllm-llm13b.yaml"] == "already-there"
+    assert sorted(j for d in result.units for j in d.unit.jobs) == sorted(j.id for j in jobs)
+    storage = {s.name for s in result.phases[0].steps if s.kind == "storage"}
+    assert "/fsx" in storage
+    totals = {name: part.nodes for name, part in config.partitions}
+    for p in result.phases[1:]:
+        for cap in p.capacity:
+            assert cap.source_nodes + cap.target_nodes == totals[cap.partition]
+    assert plan_json(result) == plan_json(build_plan(list(reversed(jobs)), TO_KUBERNETES, config))
+
+
+def test_default_config_plans_without_a_site_file() -> None:
+    result = build_plan(site(), TO_KUBERNETES, SiteConfig())
+    assert result.phases[0].name == FOUNDATIONS
+    assert all(p.capacity == () for p in result.phases)  # no inventory, no capacity to shift
