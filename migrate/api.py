@@ -13,10 +13,11 @@ from pathlib import Path
 
 import networkx as nx
 
-from migrate import graph_export, plan, scan, siteconfig
+from migrate import graph_export, plan, scan, siteconfig, translate
 from migrate.graph import build_graph
 from migrate.outputs import OutputError, OutputTree
 from migrate.siteconfig import SiteConfig, SiteConfigError
+from migrate.translators.kubernetes import validate as k8s_validate
 
 TARGETS = {"kubernetes": "to_kubernetes", "slurm": "to_slurm"}
 
@@ -101,3 +102,46 @@ def _commit(tree: OutputTree, out: str, force: bool) -> list[str]:
         return tree.commit(out, force=force)
     except OutputError as exc:
         raise UsageError(str(exc)) from exc
+
+
+# Jobs that are already in the target's format are not translated again.
+_SOURCE_FORMAT = {"kubernetes": scan.SLURM, "slurm": scan.KUBERNETES}
+
+
+@dataclass
+class TranslateRun:
+    scan: scan.ScanResult
+    result: translate.TranslationSet
+    skipped: list[str]  # job ids already in the target format
+    written: list[str]
+
+
+def run_translate(
+    paths: Sequence[str],
+    target: str,
+    out: str,
+    flavor: str = "auto",
+    config: str | None = None,
+    force: bool = False,
+    options: scan.ScanOptions | None = None,
+) -> TranslateRun:
+    direction_for(target)
+    site, _ = load_config(config, paths)
+    result = scan.scan(paths, options or scan.ScanOptions())
+    wanted = _SOURCE_FORMAT[target]
+    jobs = [j for j in result.jobs if j.source.format == wanted]
+    skipped = [j.id for j in result.jobs if j.source.format != wanted]
+    try:
+        translated = translate.translate_jobs(jobs, to=target, flavor=flavor, config=site)
+    except ValueError as exc:  # an unknown flavor for this target
+        raise UsageError(str(exc)) from exc
+    return TranslateRun(result, translated, skipped, _commit(translated.tree, out, force))
+
+
+def run_validate(path: str) -> k8s_validate.TreeReport:
+    if not Path(path).exists():
+        raise UsageError(f"no such file or folder: {path}")
+    try:
+        return k8s_validate.validate_tree(path)
+    except k8s_validate.SchemaUnavailableError as exc:
+        raise UsageError(f"cannot validate: {exc}") from exc

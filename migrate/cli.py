@@ -245,6 +245,76 @@ def graph_command(
     )
 
 
+@app.command("translate")
+def translate_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to translate.")],
+    to: Annotated[Target, typer.Option("--to", help="The format to write.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Folder for the translated jobs.")],
+    flavor: Annotated[
+        str,
+        typer.Option(
+            help="Kubernetes object to write: auto, job, jobset, volcano, kueue, pytorchjob, mpijob, cronjob."
+        ),
+    ] = "auto",
+    config: ConfigOption = None,
+    force: ForceOption = False,
+    strict: Annotated[bool, typer.Option(help="Exit 1 when anything was dropped.")] = False,
+) -> None:
+    """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
+    _check_paths(paths)
+    try:
+        run = api.run_translate(paths, to.value, out, flavor=flavor, config=config, force=force)
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
+    table = Table(show_edge=False, pad_edge=False)
+    for title in ("source", "output", "flavor", "mapped", "approx.", "dropped", "diag"):
+        table.add_column(title)
+    totals = {"mapped": 0, "approximated": 0, "dropped": 0}
+    for t in run.result.translations:
+        counts = t.fidelity.counts()
+        for key in totals:
+            totals[key] += counts[key]
+        table.add_row(
+            f"{t.source}:{t.line}" if t.line else t.source,
+            t.name,
+            t.flavor,
+            str(counts["mapped"]),
+            str(counts["approximated"]),
+            str(counts["dropped"]),
+            str(len(t.diagnostics)),
+        )
+    console.print(table)
+    console.print(
+        f"\n{len(run.result.translations)} jobs translated to {to.value} in {out}: "
+        f"{totals['mapped']} items mapped, {totals['approximated']} approximated, {totals['dropped']} dropped"
+        + (f"; {len(run.skipped)} jobs already in that format were left alone" if run.skipped else "")
+    )
+    console.print("every decision and its reason: " + os.path.join(out, "translation.json"), markup=False)
+    if strict and run.result.strict:
+        err.print("migrate: --strict: some items were dropped (see translation.json)")
+        raise typer.Exit(1)
+
+
+@app.command("validate")
+def validate_command(
+    path: Annotated[str, typer.Argument(help="A translated output folder or one manifest file.")],
+) -> None:
+    """Check generated manifests against the Kubernetes OpenAPI schemas (strict) and the CRD schemas."""
+    try:
+        report = api.run_validate(path)
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
+    for problem in report.problems:
+        console.print(problem.render(), markup=False)
+    kinds = ", ".join(f"{k} {n}" for k, n in report.kinds.items()) or "none"
+    console.print(
+        f"kubernetes: {report.objects} objects in {len(report.files)} files checked in strict mode against "
+        f"Kubernetes {report.k8s_version} and the CRD schemas ({kinds}): {len(report.problems)} problems"
+    )
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
         app()

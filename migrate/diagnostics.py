@@ -59,6 +59,43 @@ CODES: dict[str, tuple[str, str]] = {
     "K8S-IGNORED-KIND": (INFO, "an object that is not a workload; read for context or ignored"),
     "K8S-UNKNOWN-KIND": (WARNING, "a workload kind this version cannot read"),
     "K8S-SECRET-LITERAL": (WARNING, "a credential-like env var holds a literal value"),
+    # translation
+    "TRANSLATE-FLAVOR-FALLBACK": (
+        WARNING,
+        "the requested flavor cannot express the job; another one was used",
+    ),
+    "TRANSLATE-IMAGE-PLACEHOLDER": (WARNING, "no container image is known; REPLACE-ME/image:tag was written"),
+    "TRANSLATE-IMAGE-DEFAULT": (
+        INFO,
+        "no image for the job in the site config; the site default image was used",
+    ),
+    "TRANSLATE-GPU-TYPE": (
+        WARNING,
+        "a GPU type has no node label value in the site config; a placeholder was written",
+    ),
+    "TRANSLATE-GRES-UNMAPPED": (
+        WARNING,
+        "a GRES has no extended resource in the site config and was dropped",
+    ),
+    "TRANSLATE-WHOLE-NODE-UNKNOWN": (
+        WARNING,
+        "--mem=0 asks for a whole node whose size the site config lacks",
+    ),
+    "TRANSLATE-CONSTRAINT": (
+        WARNING,
+        "node features without node labels in the site config; placeholders written",
+    ),
+    "TRANSLATE-PARTITION-UNMAPPED": (WARNING, "a partition has no queue or node pool in the site config"),
+    "TRANSLATE-QOS-UNMAPPED": (INFO, "a QOS has no priority class in the site config"),
+    "TRANSLATE-HOSTPATH": (
+        WARNING,
+        "a storage path has no PersistentVolumeClaim; it is mounted from the node",
+    ),
+    "TRANSLATE-SECRET": (INFO, "an env var comes from a Secret that must be created before the job runs"),
+    "TRANSLATE-LICENSE": (WARNING, "a license count is not enforced on Kubernetes"),
+    "TRANSLATE-SLURM-VAR": (WARNING, "the script reads a SLURM_* variable the pod does not provide"),
+    "TRANSLATE-SUBMIT-IN-POD": (WARNING, "the script runs sbatch itself, which cannot work inside a pod"),
+    "TRANSLATE-MPI-IMAGE": (INFO, "MPIJob workers need sshd and the program's MPI in the image"),
 }
 
 

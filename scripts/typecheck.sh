@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 mypy="${MYPY:-$repo/.venv/bin/mypy}"
-tree=$(mktemp -d)
-trap 'rm -rf "$tree"' EXIT
-mkdir "$tree/migrate"
+# A stable place, so that mypy's cache stays valid between runs.
+tree="$repo/.mypy-tree"
+rm -rf "$tree"
+mkdir -p "$tree/migrate"
 for f in "$repo"/migrate/*.py; do ln -s "$f" "$tree/migrate/"; done
 ln -s "$repo/translators" "$tree/migrate/translators"
 ln -s "$repo/reports" "$tree/migrate/reports"

@@ -91,3 +91,39 @@ def test_graph_exports_graphml_and_json(tmp_path: Path) -> None:
     graph = nx.read_graphml(tmp_path / "graph.graphml")
     doc = json.loads((tmp_path / "graph.json").read_text())
     assert graph.number_of_nodes() == len(doc["nodes"]) > 30
+
+
+def test_translate_then_validate(tmp_path: Path) -> None:
+    out = tmp_path / "k8s"
+    res = run("translate", SITE, "--to", "kubernetes", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "jobs translated to kubernetes" in res.stdout
+    doc = json.loads((out / "translation.json").read_text())
+    assert doc["target"] == "kubernetes" and doc["jobs"]
+    assert all(
+        e["status"] in ("mapped", "approximated", "dropped") for j in doc["jobs"] for e in j["fidelity"]
+    )
+    check = run("validate", str(out))
+    assert check.returncode == 0, check.stdout
+    assert "0 problems" in check.stdout
+    again = run("translate", SITE, "--to", "kubernetes", "--out", str(out))
+    assert again.returncode == 2 and "--force" in again.stderr
+    strict = run("translate", SITE, "--to", "kubernetes", "--out", str(out), "--force", "--strict")
+    assert strict.returncode == 1 and "dropped" in strict.stderr
+
+
+def test_validate_reports_problems(tmp_path: Path) -> None:
+    bad = tmp_path / "job.yaml"
+    bad.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: x\nspec:\n  backoffLimitt: 2\n"
+        "  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+        "      - name: c\n        image: busybox\n        gpus: 1\n"
+    )
+    res = run("validate", str(bad))
+    assert res.returncode == 1
+    assert "backoffLimitt" in res.stdout and "gpus" in res.stdout
+
+
+def test_translate_unknown_flavor(tmp_path: Path) -> None:
+    res = run("translate", SITE, "--to", "kubernetes", "--out", str(tmp_path), "--flavor", "swarm")
+    assert res.returncode == 2 and "flavor" in res.stderr and "Traceback" not in res.stderr

@@ -27,7 +27,7 @@ from .chain import Chain, Layer, decompose
 from .facts import BodyFacts
 from .launchers import basename
 from .lexer import WORD, dequote, is_assignment, lex
-from .model import Command, Word, shift_command
+from .model import Command, Word
 from .reader import read_script
 from .redact import redact
 from .variables import slurm_variables
@@ -39,6 +39,7 @@ _INTERPRETERS = frozenset(
 )
 _PYTHON = re.compile(r"python[0-9.]*\Z")
 _VARIABLE_WORD = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))\Z")
+_LEADING_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _SETUP = frozenset({"source", ".", "conda", "mamba", "micromamba", "pip", "pip3", "uv", "ulimit"})
 
 
@@ -74,7 +75,9 @@ class _Analysis:
         self.self_resubmit = False
         self.known: dict[str, str] = {}  # variables the script set, with their literal values
         self.path_vars: dict[str, str] = {}  # variables the script set to a path
-        self.skip_paths: dict[int, tuple[str, ...]] = {}  # word id -> container-only path prefixes
+        # id of a word of the current command -> container paths under which it names nothing
+        # on the host; ("",) for a runtime's own options, whose paths are read elsewhere
+        self.skip_paths: dict[int, tuple[str, ...]] = {}
 
     # -- reading -------------------------------------------------------------------
     def read(self, text: str, start_line: int, origin: str, depth: int) -> None:
@@ -91,8 +94,7 @@ class _Analysis:
         if depth == 0:
             self.slurm_vars |= slurm_variables(script.code)
             self.monitoring.extend(monitoring.text_hooks(script.code, start_line))
-        for cmd in script.commands:
-            cmd = shift_command(cmd, start_line)
+        for cmd in script.commands_at(start_line):
             if origin != "body" and cmd.origin == "body":
                 cmd = replace(cmd, origin=origin)
             self.command(cmd, depth)
@@ -107,14 +109,20 @@ class _Analysis:
         words = self._command_variable(cmd)
         if not words:
             self._assignments(cmd, top)
-        consumed: set[int] = set()
-        if words:
-            for chain in decompose(words, self.resolve):
-                for layer in chain.layers:
-                    self._layer(cmd, layer)
-                self._program(cmd, chain, top, depth, consumed)
-            self._arguments(words, consumed)
-        self._redirects(cmd)
+        # Word ids are only meaningful while this command's words are alive: keep
+        # the marks per command (an inner script read on the way has its own).
+        outer_marks, self.skip_paths = self.skip_paths, {}
+        try:
+            consumed: set[int] = set()
+            if words:
+                for chain in decompose(words, self.resolve):
+                    for layer in chain.layers:
+                        self._layer(cmd, layer)
+                    self._program(cmd, chain, top, depth, consumed)
+                self._arguments(words, consumed)
+            self._redirects(cmd)
+        finally:
+            self.skip_paths = outer_marks
 
     def _command_variable(self, cmd: Command) -> tuple[Word, ...]:
         """'$PW -i in' where the script set PW="srun pw.x": read the command it holds."""
@@ -281,20 +289,23 @@ class _Analysis:
         self._apply(setup)
 
     def _shell(self, cmd: Command, program: tuple[Word, ...], depth: int, consumed: set[int]) -> None:
-        """bash -c 'script' and bash <<EOF ... EOF: read the inner script."""
-        expect_script = False
-        for word in program[1:]:
-            value = word.value
-            if expect_script:
-                consumed.add(id(word))
-                self.inner(dequote(word.raw, keep_continuations=True), word.line, "shell-c", depth)
-                return
-            if value.startswith("-") and not value.startswith("--") and "c" in value:
-                expect_script = True
-            elif value in ("-o", "+o", "-O", "+O"):
+        """bash -c 'script' and bash [-s] <<EOF ... EOF: read the inner script."""
+        args = program[1:]
+        i = 0
+        while i < len(args):
+            value = args[i].value
+            if value in ("-o", "+o", "-O", "+O"):
+                i += 2  # set -o NAME
                 continue
-            elif not value.startswith(("-", "+")):
-                break
+            if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
+                if i + 1 < len(args):
+                    script = args[i + 1]
+                    consumed.add(id(script))
+                    self.inner(dequote(script.raw, keep_continuations=True), script.line, "shell-c", depth)
+                return
+            if not value.startswith(("-", "+")):
+                return  # 'bash script.sh': a here-document would be that script's input
+            i += 1
         for r in cmd.redirects:
             if r.heredoc is not None:
                 self.inner(r.heredoc.body, r.heredoc.line, "heredoc", depth)
@@ -318,10 +329,9 @@ class _Analysis:
             return
         consumed.update(id(w) for w in program)
         for word, access in accesses:
-            found = self._word_paths(word, access, "body")
+            self._word_paths(word, access, "body")
             if access == paths.WRITE:
-                for path in found:
-                    self._textfile(path, word.line)
+                self._textfile(word.value, word.line)
 
     # -- arguments, redirections, storage ------------------------------------------------
     def _arguments(self, words: tuple[Word, ...], consumed: set[int]) -> None:
@@ -363,14 +373,17 @@ class _Analysis:
             access = paths.redirect_access(r.op)
             if r.target is None or access is None:
                 continue
-            for path in self._word_paths(r.target, access, "body"):
-                if access == paths.WRITE:
-                    self._textfile(path, r.target.line)
+            self._word_paths(r.target, access, "body")
             if access == paths.WRITE:
                 self._textfile(r.target.value, r.target.line)
 
-    def _textfile(self, path: str, line: int) -> None:
-        hook = monitoring.textfile_hook(path, line)
+    def _textfile(self, written: str, line: int) -> None:
+        """A write into a node_exporter textfile directory, however the path was spelled."""
+        m = _LEADING_VARIABLE.match(written)
+        value = self.known.get(m.group(1) or m.group(2) or "") if m else None
+        if m and value is not None and "$(" not in value:
+            written = value + written[m.end() :]
+        hook = monitoring.textfile_hook(written, line)
         if hook is not None:
             self.monitoring.append(hook)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from migrate import ir
 
+from . import slurm_cli
 from .containers import container_at, pyxis
 from .launchers import basename, launcher_at, names
 from .model import Word
@@ -155,6 +156,9 @@ def _unwrap(values: Sequence[str], i: int) -> int | None:
         return None if "-p" in values[i + 1 : j] else j + 1  # the mask
     if name == "xargs":
         return _after_options(values, i + 1, _XARGS_VALUES)
+    if name == "salloc":  # an allocation that runs the rest of the line in it
+        _, j = slurm_cli.parse_options(values, i + 1, slurm_cli.table("sbatch"))
+        return j if j < n else None
     if name == "time":  # /usr/bin/time, or the keyword after a launcher
         return _after_options(values, i + 1, _TIME_VALUES)
     return None

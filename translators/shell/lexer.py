@@ -58,6 +58,7 @@ class Lexed:
     comments: list[tuple[int, int]] = field(default_factory=list)
     arithmetic: list[tuple[int, int]] = field(default_factory=list)  # $(( ... )) spans
     substitutions: list[tuple[int, int]] = field(default_factory=list)  # inner spans of $( ), ` `, <( )
+    quoted: list[tuple[int, int]] = field(default_factory=list)  # inner spans of '...', "...", $'...', ${...}
     problems: list[tuple[int, str]] = field(default_factory=list)  # (position, message)
 
 
@@ -246,6 +247,7 @@ class Lexer:
         j = self.text.find("'", i + 1)
         if j < 0:
             return self._recover(i, "unterminated single quote")
+        self.out.quoted.append((i + 1, j))
         return j + 1
 
     def _ansi(self, i: int) -> int:
@@ -257,6 +259,7 @@ class Lexer:
             if c == "\\":
                 j += 2
             elif c == "'":
+                self.out.quoted.append((i + 2, j))
                 return j + 1
             else:
                 j += 1
@@ -272,6 +275,7 @@ class Lexer:
                 continue
             c = text[j]
             if c == '"':
+                self.out.quoted.append((i + 1, j))
                 return j + 1
             if c == "\\":
                 j += 2
@@ -328,6 +332,7 @@ class Lexer:
                 continue
             c = text[j]
             if c == "}":
+                self.out.quoted.append((i + 1, j))
                 return j + 1
             if c == "'":
                 j = self._single(j)

@@ -129,29 +129,34 @@ def _mail_recipients(args: Sequence[str]) -> list[str]:
 
 
 def argument_hooks(words: Sequence[Word]) -> list[ir.MonitoringHook]:
-    """--report_to wandb, --logger tensorboard, --tb-logdir DIR, --wandb_project X ..."""
-    out: list[ir.MonitoringHook] = []
+    """--report_to wandb, --logger tensorboard, --tb-logdir DIR, --wandb-project X ...
+
+    One hook per tracker and command, its detail the options that name it.
+    """
+    found: dict[str, tuple[list[str], int]] = {}
+
+    def note(kind: str, text: str, line: int) -> None:
+        found.setdefault(kind, ([], line))[0].append(text)
+
     for i, word in enumerate(words):
         value = word.value
         if not value.startswith("-") and "=" not in value:
             continue
         name, eq, given = value.lstrip("-").partition("=")
         lowered = name.lower().replace("-", "_")
-        option_value = given if eq else (words[i + 1].value if i + 1 < len(words) else "")
+        nxt = words[i + 1].value if i + 1 < len(words) else ""
+        option_value = given if eq else ("" if nxt.startswith("-") else nxt)
+        shown = value if eq else f"{value} {option_value}".strip()
         if lowered.rsplit(".", 1)[-1] in _TRACKER_OPTIONS:
             for tracker in _TRACKERS:
-                if tracker in option_value.lower():
-                    kind = _TRACKER_KIND.get(tracker, tracker)
-                    if kind == "comet" and any(h.kind == "comet" for h in out):
-                        continue
-                    out.append(_hook(kind, f"{name} {option_value}", word.line))
+                kind = _TRACKER_KIND.get(tracker, tracker)
+                if tracker in option_value.lower() and kind not in found:
+                    note(kind, shown, word.line)
         elif "wandb" in lowered:
-            out.append(
-                _hook("wandb", name if looks_like_secret(name) else f"{name} {option_value}", word.line)
-            )
+            note("wandb", value.partition("=")[0] if looks_like_secret(name) else shown, word.line)
         elif "tensorboard" in lowered or lowered.startswith(("tb_log", "tb_dir")):
-            out.append(_hook("tensorboard", f"{name} {option_value}", word.line))
-    return out
+            note("tensorboard", shown, word.line)
+    return [_hook(kind, " ".join(parts), line) for kind, (parts, line) in found.items()]
 
 
 def env_hook(name: str, value: str | None, line: int) -> ir.MonitoringHook | None:

@@ -5,12 +5,13 @@ is a command, an assignment or a redirection. Word values are still taken
 from the source text by position and dequoted by ``lexer.dequote``: bashlex's
 own dequoting mangles mixed quotes (``'a'"$B"'c'``) and escapes.
 
-Three things are masked before bashlex sees the text, keeping every offset:
-here-document operators and bodies (bashlex rejects ``<<'EOF'``; the bodies
-are data and are attached from the tokenizer instead), ``$(( ... ))``
-(bashlex does not implement arithmetic) and the inside of ``$( ... )``,
-backquotes and ``<( ... )`` (bashlex rejects ``$(a || b)``; the reader reads
-every substitution on its own anyway).
+bashlex only ever sees the structure of a statement: everything else is
+masked first, keeping every offset. Here-document operators and bodies
+(bashlex rejects ``<<'EOF'``; bodies are data and are attached from the
+tokenizer instead), ``$(( ... ))`` (not implemented in bashlex), the inside of
+``$( ... )``, backquotes and ``<( ... )`` (bashlex rejects ``$(a || b)``; the
+reader reads every substitution on its own anyway), and the inside of quotes
+and ``${ ... }`` (bashlex loops forever on words such as ``a'${'``).
 """
 
 from __future__ import annotations
@@ -31,9 +32,13 @@ class BashlexError(Exception):
 
 def mask(text: str, lexed: Lexed) -> str:
     """Hide here-documents and arithmetic from bashlex without moving any offset."""
-    if not lexed.heredocs and not lexed.arithmetic and not lexed.substitutions:
+    if not (lexed.heredocs or lexed.arithmetic or lexed.substitutions or lexed.quoted):
         return text
     chars = list(text)
+    for start, end in lexed.quoted:
+        for k in range(start, min(end, len(chars))):
+            if chars[k] != "\n":
+                chars[k] = "_"
     for start, end in lexed.substitutions:
         for k in range(start, min(end, len(chars))):
             if chars[k] != "\n":

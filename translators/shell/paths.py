@@ -127,7 +127,7 @@ _READ_WORDS = frozenset(
     {"data", "dataset", "datasets", "input", "in", "i", "config", "cfg", "conf", "model", "models",
      "tokenizer", "vocab", "db", "database", "src", "source", "file", "files", "path", "paths", "fasta",
      "hostfile", "machinefile", "license", "weights", "raw", "train", "eval", "val", "test", "corpus",
-     "image", "sif", "bam", "fastq", "genome", "index", "script", "deck", "input_file"}
+     "image", "sif", "bam", "fastq", "genome", "index", "script", "deck", "input_file", "base"}
 )  # fmt: skip
 
 
@@ -184,6 +184,8 @@ _VALUE_OPTIONS = {
     "du": names("d max-depth"),
 }
 _EMPTY: frozenset[str] = frozenset()
+_PATTERN_FIRST = names("awk gawk sed grep egrep fgrep zgrep jq yq")
+_SCRIPT_OPTIONS = names("-e -f --expression --file --regexp")
 
 
 def operands(args: Sequence[Word], value_options: frozenset[str]) -> list[Word]:
@@ -219,7 +221,7 @@ def utility_access(program: Sequence[Word]) -> list[tuple[Word, str]] | None:
         return _tar(args)
     if name == "unzip":
         return _unzip(args)
-    if name in ("aws", "gsutil", "gcloud", "azcopy"):
+    if name in ("aws", "gsutil", "gcloud", "azcopy", "s5cmd"):
         return _cloud_copy(args)
     if name in _COPIERS:
         if name == "rclone" or name == "dd":
@@ -240,6 +242,8 @@ def utility_access(program: Sequence[Word]) -> list[tuple[Word, str]] | None:
         return [(w, access) for w in operands(args[1:], frozenset({"c", "S", "i", "o", "p", "type", "name"}))]
     if name in _READERS:
         ops = operands(args, values)
+        if name in _PATTERN_FIRST and ops and not any(w.value in _SCRIPT_OPTIONS for w in args):
+            ops = ops[1:]  # grep PATTERN FILE, awk 'PROGRAM' FILE, sed 'SCRIPT' FILE
         access = READ
         if name == "sed" and any(w.value.startswith("-i") or w.value == "--in-place" for w in args):
             access = READ_WRITE
@@ -313,16 +317,18 @@ def _unzip(args: Sequence[Word]) -> list[tuple[Word, str]]:
 
 def _cloud_copy(args: Sequence[Word]) -> list[tuple[Word, str]]:
     """aws s3 cp|sync|mv SRC DST, gsutil [-m] cp|rsync SRC DST, azcopy copy SRC DST."""
-    ops = operands(args, frozenset({"exclude", "include", "profile", "region", "storage-class", "sse"}))
-    verbs = [w.value for w in ops[:2]]
-    for verb in ("cp", "sync", "mv", "rsync", "copy"):
-        if verb in verbs:
-            files = ops[verbs.index(verb) + 1 :]
+    ops = operands(
+        args, names("exclude include profile region storage-class sse numworkers log endpoint-url")
+    )
+    verbs = [w.value for w in ops]
+    for i, verb in enumerate(verbs):
+        if verb in ("cp", "sync", "mv", "rsync", "copy"):
+            files = ops[i + 1 :]
             if len(files) >= 2:
                 return [*((w, READ) for w in files[:-1]), (files[-1], WRITE)]
             return [(w, READ) for w in files]
-    if "rm" in verbs:
-        return [(w, WRITE) for w in ops[verbs.index("rm") + 1 :]]
+        if verb in ("rm", "rb"):
+            return [(w, WRITE) for w in ops[i + 1 :]]
     return [(w, READ) for w in ops[1:]]
 
 

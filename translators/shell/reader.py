@@ -59,12 +59,20 @@ class StatementRead:
 
 @dataclass(frozen=True)
 class ScriptRead:
-    commands: tuple[Command, ...]  # lines relative to the text's first line (0)
+    parts: tuple[tuple[int, tuple[Command, ...]], ...]  # (line of the statement, its commands)
     statements: int
     understood: int
     unparsed: tuple[tuple[int, str], ...]  # (line, reason)
     problems: tuple[tuple[int, str], ...]  # (line, message): syntax errors
     code: str  # the text with comments blanked out, for variable scans
+
+    def commands_at(self, first_line: int) -> list[Command]:
+        """Every command, with lines counted from first_line for the text's first line."""
+        return [shift_command(c, first_line + line) for line, cmds in self.parts for c in cmds]
+
+    @property
+    def commands(self) -> list[Command]:
+        return self.commands_at(0)
 
 
 def line_finder(text: str) -> Callable[[int], int]:
@@ -78,13 +86,13 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     lexed = lex(text)
     structure = split(lexed.tokens)
     line_of = line_finder(text)
-    commands: list[Command] = []
+    parts: list[tuple[int, tuple[Command, ...]]] = []
     unparsed: list[tuple[int, str]] = []
     understood = 0
     for stmt in structure.statements:
         line = line_of(stmt.start)
         result = read_statement(text[stmt.start : stmt.end], depth)
-        commands.extend(shift_command(c, line) for c in result.commands)
+        parts.append((line, result.commands))
         if result.understood:
             understood += 1
         else:
@@ -93,7 +101,7 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     for pos, message in sorted(lexed.problems + structure.problems):
         problems.setdefault(line_of(pos), message)
     return ScriptRead(
-        commands=tuple(commands),
+        parts=tuple(parts),
         statements=len(structure.statements),
         understood=understood,
         unparsed=tuple(unparsed),
@@ -208,10 +216,8 @@ def _with_substitutions(commands: list[Command], depth: int) -> tuple[list[Comma
                 reasons.extend(reason for _, reason in inner.unparsed)
                 offset = word.line + word.raw.count("\n", 0, start)
                 out.extend(
-                    replace(
-                        shift_command(c, offset), origin="substitution", captured_by=c.captured_by or captured
-                    )
-                    for c in inner.commands
+                    replace(c, origin="substitution", captured_by=c.captured_by or captured)
+                    for c in inner.commands_at(offset)
                 )
         out.append(cmd)
     return out, reasons

@@ -65,7 +65,3 @@ def redact(text: str) -> str:
     text = _WANDB_LOGIN.sub(lambda m: m.group(1) + REDACTED, text)
     text = _SLACK_PATH.sub(lambda m: m.group(1) + REDACTED, text)
     return _TOKEN.sub(REDACTED, text)
-
-
-def has_literal_credential(text: str) -> bool:
-    return redact(text) != text

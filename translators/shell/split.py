@@ -68,6 +68,7 @@ class _Splitter:
         self.expect = ""  # what the next word is: target | for-name | for-in | for-list | case-word | ...
         self.pending_function = False
         self.continuing = False
+        self.empty = True  # no command yet since the last separator: ';' or '|' here is an error
 
     def run(self) -> Structure:
         first = -1
@@ -92,6 +93,8 @@ class _Splitter:
             )
         if self.expect == "target":
             self.out.problems.append((tokens[-1].start, "a redirection without a target"))
+        elif self.continuing:
+            self.out.problems.append((tokens[-1].start, f"'{tokens[-1].text}' at the end of the body"))
         if first >= 0:
             self._close_statement(first, len(tokens))
         return self.out
@@ -107,6 +110,7 @@ class _Splitter:
         self.pending_function = False
         self.continuing = False
         self.command_position = True
+        self.empty = True
 
     # -- newlines and operators ----------------------------------------------
     def _newline(self, i: int) -> bool:
@@ -136,6 +140,7 @@ class _Splitter:
         if self.expect == "function-parens":
             self.expect = ""
         if text in REDIRECT_OPS:
+            self.empty = False
             roles[i] = R_REDIRECT
             prev = self.tokens[i - 1] if i else None
             glued = prev is not None and prev.kind == WORD and prev.end == tok.start
@@ -151,6 +156,7 @@ class _Splitter:
             if text == ")":
                 top.case_pattern = False
                 self.command_position = True
+                self.empty = True
             elif text not in ("(", "|"):
                 self.out.problems.append((tok.start, f"unexpected '{text}' in a case pattern"))
             return
@@ -186,12 +192,14 @@ class _Splitter:
                 roles[i] = R_CLOSE
                 self._pop()
                 self.command_position = False
+                self.empty = False
                 return
             roles[i] = R_SEPARATOR
             self.out.problems.append((tok.start, "unexpected ')'"))
             return
         if text in (";;", ";&", ";;&"):
             roles[i] = R_SEPARATOR
+            self.empty = True
             if top is not None and top.closer == "esac":
                 top.case_pattern = True
             else:
@@ -201,6 +209,9 @@ class _Splitter:
         if self.expect in ("for-in", "for-list", "for-arith"):
             self.expect = ""
         roles[i] = R_BACKGROUND if text == "&" else R_SEPARATOR
+        if self.empty:
+            self.out.problems.append((tok.start, f"unexpected '{text}'"))
+        self.empty = True
         self.command_position = True
 
     def _starts_command(self, i: int) -> bool:
@@ -216,6 +227,7 @@ class _Splitter:
         roles = self.out.roles
         top = self.stack[-1] if self.stack else None
         self.continuing = False
+        self.empty = False
         expect = self.expect
         if expect == "target":
             roles[i] = R_TARGET
@@ -294,16 +306,19 @@ class _Splitter:
             return True
         if text in ("then", "elif", "else"):
             roles[i] = R_KEYWORD
+            self.empty = True
             if not self.stack or self.stack[-1].closer != "fi":
                 self.out.problems.append((pos, f"unexpected '{text}'"))
             return True
         if text == "do":
             roles[i] = R_KEYWORD
+            self.empty = True
             if not self.stack or self.stack[-1].closer != "done":
                 self.out.problems.append((pos, "unexpected 'do'"))
             return True
         if text in ("!", "time"):
             roles[i] = R_KEYWORD
+            self.empty = True
             return True
         if text == "function":
             roles[i] = R_KEYWORD
@@ -321,6 +336,7 @@ class _Splitter:
         self.stack.append(_Frame(opener, closer, pos, self.pending_function))
         self.pending_function = False
         self.command_position = True
+        self.empty = True
 
     def _pop(self) -> None:
         self.stack.pop()

@@ -14,11 +14,26 @@ from .redact import redact
 # $0, ${0}, $BASH_SOURCE, ${BASH_SOURCE[0]}, possibly inside $(readlink -f ...) or $(basename ...)
 _SELF = re.compile(r"\$\{?0\}?(?![0-9])|\$\{?BASH_SOURCE\b")
 _OWN_JOB = re.compile(r"\$\{?SLURM_(?:ARRAY_)?JOB_ID\}?\Z")
+# ${dep:+--dependency=afterok:$dep}: an option given only when the variable is set
+_CONDITIONAL = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:\+(-.*)\}\Z", re.DOTALL)
+_ALL_ARGUMENTS = frozenset({"$@", "${@}", "$*", "${*}"})
+
+
+def _argv(values: Sequence[str]) -> list[str]:
+    """sbatch's words with conditional options opened up and "$@" (unknowable) left out."""
+    out: list[str] = []
+    for value in values:
+        m = _CONDITIONAL.match(value)
+        if m:
+            out.extend(m.group(1).split())
+        elif value not in _ALL_ARGUMENTS:
+            out.append(value)
+    return out
 
 
 def sbatch_call(cmd: Command, program: Sequence[Word]) -> tuple[ir.Submission, bool]:
     """The submission an sbatch call makes; True when it resubmits this very script."""
-    values = [w.value for w in program]
+    values = _argv([w.value for w in program])
     options, first = slurm_cli.parse_options(values, 1, slurm_cli.table("sbatch"))
     line = program[0].line
     dependencies: list[ir.Dependency] = []

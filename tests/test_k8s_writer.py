@@ -1,0 +1,837 @@
+"""The Kubernetes writer: one test per mapping, the SLURM_* emulation run with bash, validity.
+
+``validate_all`` is the sqlglot-style helper: one sbatch script, the expected
+parts of the workload manifest per flavor (dict subsets; list items match by
+position).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from k8s_run import documents, find, literal_env, pod_specs, run_pod
+
+from migrate import ir
+from migrate.diagnostics import CODES, Collector
+from migrate.fidelity import APPROXIMATED, DROPPED, MAPPED
+from migrate.siteconfig import parse_site_config
+from migrate.translate import Translation
+from migrate.translators.kubernetes import validate, yamlemit
+from migrate.translators.kubernetes.writer import translate_job
+from migrate.translators.slurm import reader
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is needed to run the entrypoint")
+
+SITE = parse_site_config(
+    {
+        "site": "testsite",
+        "filesystems": [
+            {"prefix": "/fsx", "kind": "lustre", "pvc": "fsx-pvc"},
+            {"prefix": "/scratch", "kind": "local"},
+        ],
+        "partitions": {
+            "gpu": {
+                "nodes": 4,
+                "gpus_per_node": 8,
+                "gpu_type": "a100",
+                "cpus_per_node": 96,
+                "mem_gb": 1024,
+                "queue": "gpu-queue",
+                "node_selector": {"pool": "a100"},
+            },
+            "cpu": {"nodes": 8, "cpus_per_node": 64, "mem_gb": 256, "queue": "cpu-queue"},
+        },
+        "images": {"module:gromacs/2024": "registry.example/gromacs:2024"},
+        "defaults": {"image": "registry.example/base:1", "namespace": "batch"},
+    }
+)
+
+WORKLOAD_KINDS = {"Job", "JobSet", "PyTorchJob", "MPIJob", "CronJob"}
+
+
+_FILES = Path(tempfile.mkdtemp(prefix="k8s-writer-test-"))
+atexit.register(shutil.rmtree, _FILES, True)
+
+
+def read(text: str, name: str = "job.sbatch") -> ir.Job:
+    """The job of an sbatch script, read from a real file as a scan would."""
+    path = _FILES / name
+    path.write_text(text)
+    jobs = reader.read(text, str(path), Collector(str(path)))
+    assert jobs, "the reader found no job"
+    return jobs[0]
+
+
+def translate(text: str, flavor: str = "auto", config: Any = SITE) -> Translation:
+    return translate_job(read(text), config, flavor)
+
+
+def workload(t: Translation) -> dict[str, Any]:
+    (text,) = t.files.values()
+    docs = documents(text)
+    return next(d for d in docs if d["kind"] in WORKLOAD_KINDS or d["apiVersion"].startswith("batch.volcano"))
+
+
+def assert_subset(expected: Any, actual: Any, where: str = "") -> None:
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f"{where}: expected a mapping, got {actual!r}"
+        for key, value in expected.items():
+            assert key in actual, f"{where}.{key} missing (have {sorted(actual)})"
+            assert_subset(value, actual[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) >= len(expected), f"{where}: {actual!r}"
+        for i, value in enumerate(expected):
+            assert_subset(value, actual[i], f"{where}[{i}]")
+    else:
+        assert expected == actual, f"{where}: expected {expected!r}, got {actual!r}"
+
+
+def validate_all(
+    text: str, expected: dict[str, dict[str, Any]], config: Any = SITE
+) -> dict[str, Translation]:
+    out = {}
+    for flavor, subset in expected.items():
+        t = translate(text, flavor, config)
+        assert_subset(subset, workload(t), flavor)
+        for rel, content in t.files.items():
+            assert validate.validate_documents(content, rel) == []
+        out[flavor] = t
+    return out
+
+
+def entry(t: Translation, prefix: str) -> Any:
+    found = [e for e in t.fidelity.entries if e.item.startswith(prefix)]
+    assert found, f"no fidelity entry for {prefix!r}: {[e.item for e in t.fidelity.entries]}"
+    return found[0]
+
+
+def codes(t: Translation) -> set[str]:
+    return {d.code for d in t.diagnostics}
+
+
+def container(t: Translation, pod: int = 0) -> dict[str, Any]:
+    (text,) = t.files.values()
+    return pod_specs([d for d in documents(text) if d["kind"] != "ConfigMap"])[pod]["containers"][0]
+
+
+def pod(t: Translation, index: int = 0) -> dict[str, Any]:
+    (text,) = t.files.values()
+    return pod_specs([d for d in documents(text) if d["kind"] != "ConfigMap"])[index]
+
+
+SINGLE = """#!/bin/bash
+#SBATCH --job-name=single
+#SBATCH --cpus-per-task=4
+#SBATCH --mem=16G
+#SBATCH --time=01:30:00
+python run.py
+"""
+
+
+# ---------------------------------------------------------------------------
+# flavors
+
+
+def test_single_node_job_in_every_flavor_that_can_take_it() -> None:
+    validate_all(
+        SINGLE,
+        {
+            "auto": {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "spec": {"backoffLimit": 0, "activeDeadlineSeconds": 5400},
+            },
+            "job": {"kind": "Job", "metadata": {"name": "single", "namespace": "batch"}},
+            "jobset": {"kind": "JobSet", "spec": {"replicatedJobs": [{"name": "node", "replicas": 1}]}},
+            "volcano": {"kind": "Job", "spec": {"minAvailable": 1, "schedulerName": "volcano"}},
+            "kueue": {
+                "kind": "Job",
+                "spec": {"suspend": True},
+                "metadata": {
+                    "labels": {
+                        "kueue.x-k8s.io/queue-name": "default",
+                        "kueue.x-k8s.io/max-exec-time-seconds": "5400",
+                    }
+                },
+            },
+        },
+    )
+
+
+def test_auto_choices_and_reasons() -> None:
+    torch = (
+        "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --gpus-per-node=8\nsrun torchrun --nproc_per_node=8 train.py\n"
+    )
+    mpi = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=32\nmpirun -np 64 ./lmp\n"
+    srun_mpi = "#!/bin/bash\n#SBATCH -N 2\nsrun --mpi=pmix ./cfd\n"
+    plain = "#!/bin/bash\n#SBATCH -N 3\nsrun hostname\n"
+    array = "#!/bin/bash\n#SBATCH --array=0-9\necho $SLURM_ARRAY_TASK_ID\n"
+    het = "#!/bin/bash\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N2\nsrun hostname\n"
+    assert translate(torch).flavor == "pytorchjob"
+    assert translate(mpi).flavor == "mpijob"
+    assert translate(srun_mpi).flavor == "mpijob"
+    assert translate(plain).flavor == "jobset"
+    assert translate(array).flavor == "job"
+    assert translate(het).flavor == "jobset"
+    assert "heterogeneous" in translate(het).flavor_reason
+
+
+def test_a_flavor_that_cannot_express_the_job_falls_back_with_a_reason() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -N 2\nmpirun ./a.out\n", "pytorchjob")
+    assert t.flavor == "mpijob"
+    assert "TRANSLATE-FLAVOR-FALLBACK" in codes(t)
+    assert entry(t, "--flavor pytorchjob").status == APPROXIMATED
+
+
+def test_pytorchjob_master_workers_and_nproc() -> None:
+    text = (
+        "#!/bin/bash\n#SBATCH -N 4\n#SBATCH --gpus-per-node=8\n#SBATCH -p gpu\n"
+        "srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 \\\n"
+        "  --rdzv_endpoint=$MASTER_ADDR:29500 train.py\n"
+    )
+    ts = validate_all(
+        text,
+        {
+            "pytorchjob": {
+                "apiVersion": "kubeflow.org/v1",
+                "spec": {
+                    "nprocPerNode": "8",
+                    "pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": 3}},
+                },
+            }
+        },
+    )
+    t = ts["pytorchjob"]
+    assert container(t)["name"] == "pytorch"
+    assert entry(t, "launcher srun").status == MAPPED
+
+
+def test_mpijob_launcher_runs_the_script_and_workers_sshd() -> None:
+    text = "#!/bin/bash\n#SBATCH -n 64\n#SBATCH --ntasks-per-node=32\n#SBATCH -c 1\nmpirun -np 64 ./lmp\n"
+    ts = validate_all(
+        text,
+        {
+            "mpijob": {
+                "apiVersion": "kubeflow.org/v2beta1",
+                "spec": {
+                    "slotsPerWorker": 32,
+                    "mpiReplicaSpecs": {
+                        "Launcher": {"replicas": 1},
+                        "Worker": {
+                            "replicas": 2,
+                            "template": {"spec": {"containers": [{"command": ["/usr/sbin/sshd", "-De"]}]}},
+                        },
+                    },
+                },
+            }
+        },
+    )
+    launcher = container(ts["mpijob"], 0)
+    assert launcher["command"] == ["/bin/bash", "/opt/migrate/entrypoint.sh"]
+    assert literal_env(launcher)["MIGRATE_SRUN_MODE"] == "mpirun"
+
+
+def test_multi_node_job_flavor_is_an_indexed_job_with_a_headless_service() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -N 3\n#SBATCH --job-name=sim\nsrun ./sim\n", "job")
+    docs = documents(t.files["job.yaml"])
+    job, service = find(docs, "Job"), find(docs, "Service")
+    assert_subset(
+        {
+            "completionMode": "Indexed",
+            "completions": 3,
+            "parallelism": 3,
+            "template": {"spec": {"subdomain": "sim"}},
+        },
+        job["spec"],
+    )
+    assert service["metadata"]["name"] == "sim"
+    assert service["spec"]["clusterIP"] == "None"
+    assert entry(t, "multi-node job").status == APPROXIMATED
+
+
+def test_volcano_gang_policies_plugins_and_queue() -> None:
+    text = "#!/bin/bash\n#SBATCH -N 4\n#SBATCH -p gpu\n#SBATCH --requeue\nsrun ./sim\n"
+    validate_all(
+        text,
+        {
+            "volcano": {
+                "apiVersion": "batch.volcano.sh/v1alpha1",
+                "spec": {
+                    "minAvailable": 4,
+                    "queue": "gpu-queue",
+                    "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+                    "plugins": {"svc": [], "env": []},
+                    "tasks": [{"name": "node", "replicas": 4}],
+                },
+            }
+        },
+    )
+
+
+def test_jobset_hetjob_one_replicated_job_per_component() -> None:
+    text = (
+        "#!/bin/bash\n#SBATCH --job-name=rl\n#SBATCH -N1 --gres=gpu:4 -p gpu\n#SBATCH hetjob\n"
+        "#SBATCH -N 2 --ntasks-per-node=4 -p cpu\n"
+        "srun --het-group=0 python learner.py : --het-group=1 python actor.py\n"
+    )
+    ts = validate_all(
+        text,
+        {
+            "auto": {
+                "kind": "JobSet",
+                "spec": {
+                    "replicatedJobs": [{"name": "het0", "replicas": 1}, {"name": "het1", "replicas": 2}]
+                },
+            }
+        },
+    )
+    env1 = literal_env(container(ts["auto"], 1))
+    assert env1["MIGRATE_HET_GROUP"] == "1"
+    assert env1["SLURM_JOB_NODELIST_HET_GROUP_1"] == "rl-het1-0-0.rl,rl-het1-1-0.rl"
+
+
+def test_scrontab_entry_becomes_a_cronjob() -> None:
+    jobs = reader.read(
+        "#SCRON -p cpu -t 00:10:00\n0 2 * * * /home/ops/cleanup.sh\n", "crontab", Collector("c")
+    )
+    t = translate_job(jobs[0], SITE, "auto")
+    cron = workload(t)
+    assert cron["kind"] == "CronJob"
+    assert cron["spec"]["schedule"] == "0 2 * * *"
+    assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+    assert "cleanup.sh" in find(documents(t.files["cronjob.yaml"]), "ConfigMap")["data"]["job.sh"]
+
+
+def test_self_resubmitting_script_with_begin_becomes_a_cronjob() -> None:
+    text = "#!/bin/bash\n#SBATCH -J nightly\n./report.sh\nsbatch --begin=now+1day $0\n"
+    t = translate(text)
+    assert t.flavor == "cronjob"
+    assert workload(t)["spec"]["schedule"] == "0 0 * * *"
+    assert literal_env(container(t))["MIGRATE_RESUBMIT_BY_SCHEDULE"] == "1"
+
+
+# ---------------------------------------------------------------------------
+# one test per mapping
+
+
+def test_gpus_with_a_type_through_the_partition_node_pool() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --gres=gpu:a100:4\npython x.py\n")
+    c = container(t)
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == "4"
+    assert c["resources"]["requests"] == c["resources"]["limits"]
+    assert pod(t)["nodeSelector"] == {"pool": "a100"}
+    assert entry(t, "--gres=gpu:a100:4").status == MAPPED
+
+
+def test_gpu_type_without_a_mapping_gets_a_placeholder_and_a_diagnostic() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --gpus-per-node=h100:2\npython x.py\n", config=None)
+    assert pod(t)["nodeSelector"]["nvidia.com/gpu.product"].startswith("REPLACE-ME")
+    assert "TRANSLATE-GPU-TYPE" in codes(t)
+    assert entry(t, "--gpus-per-node").status == APPROXIMATED
+
+
+def test_mig_slices_become_mig_resources() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --gres=gpu:1g.10gb:1\npython x.py\n")
+    assert container(t)["resources"]["limits"]["nvidia.com/mig-1g.10gb"] == "1"
+
+
+def test_other_gres_is_dropped_without_an_extended_resource() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --gres=nvme:1\npython x.py\n")
+    assert entry(t, "--gres=nvme").status == DROPPED
+    assert "TRANSLATE-GRES-UNMAPPED" in codes(t)
+
+
+def test_other_gres_maps_to_the_extended_resource_the_site_names() -> None:
+    class WithGres:  # a config that already has the (proposed) gres mapping
+        def __getattr__(self, name: str) -> Any:
+            if name == "gres":
+                return (("efa", "vpc.amazonaws.com/efa"),)
+            return getattr(SITE, name)
+
+    job = read("#!/bin/bash\n#SBATCH --gres=efa:4\npython x.py\n")
+    t = translate_job(job, WithGres(), "job")  # type: ignore[arg-type]
+    assert container(t)["resources"]["limits"]["vpc.amazonaws.com/efa"] == "4"
+
+
+def test_cpus_are_cpus_per_task_times_tasks_per_node() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --ntasks-per-node=4\n#SBATCH --cpus-per-task=8\nsrun ./a\n")
+    assert container(t)["resources"]["requests"]["cpu"] == "32"
+    assert entry(t, "--cpus-per-task=8").status == MAPPED
+
+
+@pytest.mark.parametrize(
+    ("options", "memory"),
+    [
+        ("#SBATCH --mem=64G", "64Gi"),
+        ("#SBATCH -c 4\n#SBATCH --mem-per-cpu=2000", "8000Mi"),
+        ("#SBATCH --gpus-per-node=2\n#SBATCH --mem-per-gpu=40G", "80Gi"),
+    ],
+)
+def test_memory_per_node_per_cpu_per_gpu(options: str, memory: str) -> None:
+    t = translate(f"#!/bin/bash\n{options}\npython x.py\n")
+    assert container(t)["resources"]["limits"]["memory"] == memory
+
+
+def test_mem_zero_requests_the_node_memory_from_the_inventory() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --mem=0\npython x.py\n")
+    assert container(t)["resources"]["limits"]["memory"] == "1024Gi"
+    assert entry(t, "--mem=0").status == APPROXIMATED
+    unknown = translate("#!/bin/bash\n#SBATCH --mem=0\npython x.py\n", config=None)
+    assert "memory" not in container(unknown)["resources"]["limits"]
+    assert "TRANSLATE-WHOLE-NODE-UNKNOWN" in codes(unknown)
+
+
+def test_exclusive_whole_node_gpus_and_one_pod_per_node() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH -N 2\n#SBATCH --exclusive\nsrun ./a\n", "jobset")
+    js = workload(t)
+    rjob = js["spec"]["replicatedJobs"][0]
+    assert rjob["template"]["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] == (
+        "kubernetes.io/hostname"
+    )
+    assert container(t)["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    assert "podAntiAffinity" in pod(t)["affinity"]
+    assert entry(t, "--exclusive").status == APPROXIMATED
+
+
+def test_constraint_placeholder_label_and_or_affinity() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --constraint=ib&nvlink\npython x.py\n")
+    assert pod(t)["nodeSelector"] == {"migrate.io/feature-ib": "true", "migrate.io/feature-nvlink": "true"}
+    assert "TRANSLATE-CONSTRAINT" in codes(t)
+    either = translate("#!/bin/bash\n#SBATCH --constraint=[rack1|rack2]\npython x.py\n")
+    terms = pod(either)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert len(terms["nodeSelectorTerms"]) == 2
+    assert entry(either, "--constraint").status == APPROXIMATED
+
+
+def test_time_becomes_active_deadline_or_kueue_max_exec_time() -> None:
+    ts = validate_all(
+        "#!/bin/bash\n#SBATCH -t 2-00:00:00\npython x.py\n",
+        {
+            "job": {"spec": {"activeDeadlineSeconds": 172800}},
+            "kueue": {"metadata": {"labels": {"kueue.x-k8s.io/max-exec-time-seconds": "172800"}}},
+        },
+    )
+    assert "activeDeadlineSeconds" not in workload(ts["kueue"])["spec"]
+
+
+def test_requeue_ignores_disruptions_with_a_checkpoint_note() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --requeue\npython x.py\n")
+    spec = workload(t)["spec"]
+    assert spec["backoffLimit"] == 0
+    assert spec["podFailurePolicy"]["rules"][0] == {
+        "action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+    }
+    assert "checkpoint" in entry(t, "--requeue").reason
+    assert "checkpoint" in t.files["job.yaml"]
+    no = translate("#!/bin/bash\n#SBATCH --no-requeue\npython x.py\n")
+    assert workload(no)["spec"]["podFailurePolicy"]["rules"][0]["action"] == "FailJob"
+
+
+def test_signal_sets_the_grace_period_and_the_entrypoint_timer() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -t 60\n#SBATCH --signal=B:USR1@300\npython x.py\n")
+    assert pod(t)["terminationGracePeriodSeconds"] == 300
+    env = literal_env(container(t))
+    assert (env["MIGRATE_SIGNAL"], env["MIGRATE_SIGNAL_LEAD"], env["MIGRATE_SIGNAL_BATCH_ONLY"]) == (
+        "USR1",
+        "300",
+        "1",
+    )
+    assert entry(t, "--signal").status == APPROXIMATED
+
+
+def test_account_becomes_a_label_or_the_mapped_namespace() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --account=proj123\npython x.py\n")
+    assert workload(t)["metadata"]["labels"]["migrate.io/account"] == "proj123"
+    assert entry(t, "--account").status == APPROXIMATED
+
+    class WithAccounts:
+        def __getattr__(self, name: str) -> Any:
+            return (("proj123", "team-a"),) if name == "accounts" else getattr(SITE, name)
+
+    mapped = translate_job(read("#!/bin/bash\n#SBATCH --account=proj123\npython x.py\n"), WithAccounts())  # type: ignore[arg-type]
+    assert workload(mapped)["metadata"]["namespace"] == "team-a"
+    assert entry(mapped, "--account").status == MAPPED
+
+
+def test_qos_becomes_a_kueue_priority_class_or_a_label() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -q high\npython x.py\n", "kueue")
+    assert workload(t)["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "high"
+    assert "kueue/priority-high.yaml" in t.shared
+    plain = translate("#!/bin/bash\n#SBATCH -q high\npython x.py\n", "job")
+    assert "priorityClassName" not in pod(plain)  # an unknown class would make the API reject the pods
+    assert "TRANSLATE-QOS-UNMAPPED" in codes(plain)
+
+
+def test_partition_becomes_a_node_pool_or_a_queue() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --partition=gpu\npython x.py\n", "job")
+    assert pod(t)["nodeSelector"] == {"pool": "a100"}
+    assert entry(t, "--partition=gpu").status == MAPPED
+    k = translate("#!/bin/bash\n#SBATCH -p gpu\npython x.py\n", "kueue")
+    assert workload(k)["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "gpu-queue"
+    docs = documents(k.shared["kueue/gpu-queue.yaml"])
+    assert [d["kind"] for d in docs] == ["ResourceFlavor", "ClusterQueue", "LocalQueue"]
+    assert docs[0]["spec"]["nodeLabels"] == {"pool": "a100"}
+    for rel, content in k.shared.items():
+        assert validate.validate_documents(content, rel) == []
+    unknown = translate("#!/bin/bash\n#SBATCH -p nowhere\npython x.py\n")
+    assert "TRANSLATE-PARTITION-UNMAPPED" in codes(unknown)
+
+
+def test_chdir_becomes_working_dir() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --chdir=/fsx/run1\npython x.py\n")
+    assert container(t)["workingDir"] == "/fsx/run1"
+    assert entry(t, "--chdir").status == MAPPED
+
+
+def test_output_on_shared_storage_is_teed_else_pod_log_only() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --output=/fsx/logs/%x-%j.out\npython x.py\n")
+    assert literal_env(container(t))["MIGRATE_STDOUT"] == "/fsx/logs/%x-%j.out"
+    assert "tee" in entry(t, "--output").reason
+    local = translate("#!/bin/bash\n#SBATCH --output=out.%j\npython x.py\n")
+    assert "MIGRATE_STDOUT" not in literal_env(container(local))
+    assert entry(local, "--output").status == APPROXIMATED
+
+
+def test_mail_is_dropped_with_a_note() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --mail-type=END,FAIL\n#SBATCH --mail-user=a@b.c\npython x.py\n")
+    assert entry(t, "--mail-type").status == DROPPED
+    assert entry(t, "--mail-user").status == DROPPED
+
+
+def test_dependency_is_recorded_for_the_submit_script() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --dependency=afterok:123\npython x.py\n")
+    assert "submit.sh" in entry(t, "--dependency=afterok:123").reason
+    js = translate("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --dependency=afterany:123\nsrun x\n", "jobset")
+    assert "dependsOn" in entry(js, "--dependency").reason
+    corr = translate("#!/bin/bash\n#SBATCH --dependency=aftercorr:123\npython x.py\n")
+    assert entry(corr, "--dependency").status == DROPPED
+
+
+def test_array_throttle_becomes_parallelism() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --array=0-99%10\necho $SLURM_ARRAY_TASK_ID\n")
+    spec = workload(t)["spec"]
+    assert (spec["completions"], spec["parallelism"], spec["completionMode"]) == (100, 10, "Indexed")
+    assert spec["backoffLimitPerIndex"] == 0  # array tasks fail independently
+
+
+def test_begin_is_dropped_for_a_plain_job() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --begin=now+1hour\npython x.py\n")
+    assert entry(t, "--begin").status == DROPPED
+
+
+def test_licenses_are_dropped_without_a_kueue_resource() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --licenses=matlab:2\npython x.py\n")
+    assert entry(t, "--licenses").status == DROPPED
+    assert "TRANSLATE-LICENSE" in codes(t)
+
+
+def test_raw_directives_get_the_option_tables_note() -> None:
+    t = translate("#!/bin/bash\n#SBATCH --gres-flags=enforce-binding\n#SBATCH --reboot\npython x.py\n")
+    assert entry(t, "--gres-flags").status == DROPPED
+    assert "topology manager" in entry(t, "--gres-flags").reason
+    assert entry(t, "--reboot").status == DROPPED
+
+
+def test_every_directive_of_a_real_script_has_an_entry(tmp_path: Path) -> None:
+    script = tmp_path / "kitchen.sbatch"
+    script.write_text(
+        "#!/bin/bash\n#SBATCH -J k\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=2\n#SBATCH -c 4\n"
+        "#SBATCH --mem=8G\n#SBATCH -t 10\n#SBATCH -p gpu\n#SBATCH -A acct\n#SBATCH --qos=normal\n"
+        "#SBATCH --hint=nomultithread\n#SBATCH --wckey=w1\n#SBATCH --comment=hello\n"
+        "#SBATCH --open-mode=append\n"
+        "#SBATCH --frobnicate=3\nsrun ./a\n"
+    )
+    job = reader.read(script.read_text(), str(script), Collector(str(script)))[0]
+    t = translate_job(job, SITE)
+    lines = {e.line for e in t.fidelity.entries if e.line is not None}
+    assert set(range(2, 16)) <= lines, sorted(lines)
+    assert workload(t)["metadata"]["annotations"]["migrate.io/comment"] == "hello"
+    assert entry(t, "--frobnicate").status == DROPPED
+    header = find(documents(t.files["jobset.yaml"]), "ConfigMap")["data"]["job.sh"]
+    assert header.startswith("#!/bin/bash\n#SBATCH -J k\n")  # the original file, header kept
+
+
+# ---------------------------------------------------------------------------
+# images, storage, secrets
+
+
+def test_image_from_pyxis_then_site_then_placeholder() -> None:
+    pyxis = translate(
+        "#!/bin/bash\n#SBATCH -J p\nsrun --container-image=nvcr.io#nvidia/pytorch:24.03-py3 python x.py\n"
+    )
+    assert container(pyxis)["image"] == "nvcr.io/nvidia/pytorch:24.03-py3"
+    assert entry(pyxis, "srun --container-image").status == APPROXIMATED
+    module = translate("#!/bin/bash\n#SBATCH -J g\nmodule load gromacs/2024\ngmx mdrun\n")
+    assert container(module)["image"] == "registry.example/gromacs:2024"
+    default = translate("#!/bin/bash\n#SBATCH -J d\npython x.py\n")
+    assert container(default)["image"] == "registry.example/base:1"
+    none = translate("#!/bin/bash\n#SBATCH -J n\npython x.py\n", config=None)
+    assert container(none)["image"] == "REPLACE-ME/image:tag"
+    assert "TRANSLATE-IMAGE-PLACEHOLDER" in codes(none)
+
+
+def test_storage_paths_become_volumes_at_the_same_path() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -J s\npython train.py --data /fsx/data --out /gpfs/proj/out\n")
+    mounts = {m["mountPath"]: m["name"] for m in container(t)["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod(t)["volumes"]}
+    assert volumes[mounts["/fsx"]]["persistentVolumeClaim"] == {"claimName": "fsx-pvc"}
+    assert volumes[mounts["/gpfs"]]["hostPath"]["path"] == "/gpfs"
+    assert "TRANSLATE-HOSTPATH" in codes(t)
+    claim = documents(t.shared["storage/batch/fsx-pvc.yaml"])[0]
+    assert claim["kind"] == "PersistentVolumeClaim"
+
+
+def test_secrets_come_from_secret_refs_never_literals() -> None:
+    text = "#!/bin/bash\n#SBATCH -J w\nexport WANDB_API_KEY=abcd1234efgh5678ijkl\npython x.py\n"
+    t = translate(text)
+    env = {e["name"]: e for e in container(t)["env"]}
+    assert env["WANDB_API_KEY"]["valueFrom"]["secretKeyRef"]["key"] == "WANDB_API_KEY"
+    assert "abcd1234efgh5678ijkl" not in t.files["job.yaml"]
+    assert "TRANSLATE-SECRET" in codes(t)
+
+
+# ---------------------------------------------------------------------------
+# SLURM_* emulation, run with bash
+
+
+ECHO_TASK = '#!/bin/bash\necho "task=$SLURM_ARRAY_TASK_ID id=$SLURM_JOB_ID"\n'
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("0-3", [0, 1, 2, 3]),
+        ("1-9:2", [1, 3, 5, 7, 9]),
+        ("1,3,7,42", [1, 3, 7, 42]),
+        ("1-1000:4%10", [1, 5, 9, 13]),  # the first few of 250
+        ("0-2,10-20:5", [0, 1, 2, 10, 15, 20]),
+    ],
+)
+def test_array_task_id_in_every_pod(spec: str, expected: list[int], tmp_path: Path) -> None:
+    t = translate(f"#!/bin/bash\n#SBATCH --array={spec}\necho $SLURM_ARRAY_TASK_ID\n")
+    (text,) = t.files.values()
+    for index, task in enumerate(expected):
+        result = run_pod(text, tmp_path, {"JOB_COMPLETION_INDEX": str(index)}, script=ECHO_TASK)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == f"task={task} id=uid-123-{task}"
+
+
+@needs_bash
+def test_array_of_multi_node_jobs_uses_consecutive_indices(tmp_path: Path) -> None:
+    t = translate("#!/bin/bash\n#SBATCH --array=5,9\n#SBATCH -N 2\n#SBATCH -J arr\nsrun ./a\n", "job")
+    (text,) = t.files.values()
+    assert workload(t)["spec"]["completions"] == 4
+    script = "#!/bin/bash\necho $SLURM_ARRAY_TASK_ID $SLURM_NODEID $SLURM_JOB_NODELIST\n"
+    out = [run_pod(text, tmp_path, {"JOB_COMPLETION_INDEX": str(i)}, script).stdout.split() for i in range(4)]
+    assert out[0] == ["5", "0", "arr-0.arr,arr-1.arr"]
+    assert out[3] == ["9", "1", "arr-2.arr,arr-3.arr"]
+
+
+TORCH = """#!/bin/bash
+#SBATCH -J seg
+#SBATCH -N 4
+#SBATCH --gpus-per-node=8
+head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)
+echo "head=$head master=$MASTER_ADDR nnodes=$SLURM_NNODES node=$SLURM_NODEID"
+srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 --rdzv_endpoint=$head:29500 train.py
+"""
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("flavor", "first"), [("job", "seg-0.seg"), ("jobset", "seg-node-0-0.seg"), ("volcano", "seg-node-0.seg")]
+)
+def test_torchrun_rendezvous_is_the_first_pods_dns_name(flavor: str, first: str, tmp_path: Path) -> None:
+    t = translate(TORCH, flavor)
+    (text,) = t.files.values()
+    index_env = {"job": "JOB_COMPLETION_INDEX", "jobset": "MIGRATE_JOBSET_INDEX", "volcano": "VC_TASK_INDEX"}
+    fake_torchrun = tmp_path / "fake" / "torchrun"
+    fake_torchrun.parent.mkdir(parents=True)
+    fake_torchrun.write_text('#!/bin/bash\necho "torchrun $* rank=$SLURM_PROCID"\n')
+    fake_torchrun.chmod(0o755)
+    for node in (0, 2):
+        env = {index_env[flavor]: str(node), "PATH": f"{fake_torchrun.parent}:{os.environ['PATH']}"}
+        result = run_pod(text, tmp_path / "pod", env, script=TORCH)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[0] == f"head={first} master={first} nnodes=4 node={node}"
+        assert lines[1].startswith("torchrun --nnodes=4 --nproc_per_node=8 ")
+        assert f"--rdzv_endpoint={first}:29500" in lines[1]
+        assert len(lines) == 2  # a launcher starts once per pod, not once per task
+
+
+@needs_bash
+def test_pytorchjob_keeps_the_operators_master_addr(tmp_path: Path) -> None:
+    t = translate(TORCH, "pytorchjob")
+    (text,) = t.files.values()
+    script = "#!/bin/bash\necho $MASTER_ADDR $SLURM_NODEID $SLURM_JOB_NODELIST\n"
+    result = run_pod(text, tmp_path, {"RANK": "1", "MASTER_ADDR": "seg-master-0"}, script)
+    host, node, nodelist = result.stdout.split()
+    assert (host, node) == ("seg-master-0", "1")
+    assert nodelist.split(",")[:2] == ["seg-master-0", "seg-worker-0"]
+
+
+@needs_bash
+def test_srun_shim_runs_one_process_per_local_task(tmp_path: Path) -> None:
+    text = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=2\nsrun ./a\n"
+    t = translate(text, "job")
+    (manifest,) = t.files.values()
+    script = (
+        "#!/bin/bash\nsrun bash -c 'echo rank=$SLURM_PROCID local=$SLURM_LOCALID of=$SLURM_NTASKS' | sort\n"
+        "srun -N1 -n1 echo only-node-0\n"
+        "srun -n 3 bash -c 'echo n3=$SLURM_PROCID' | sort\n"
+        "module load gcc 2>/dev/null; echo after-module\n"
+    )
+    out = run_pod(manifest, tmp_path, {"JOB_COMPLETION_INDEX": "1"}, script).stdout.splitlines()
+    assert out == ["rank=2 local=0 of=4", "rank=3 local=1 of=4", "n3=2", "after-module"]
+    out0 = run_pod(manifest, tmp_path, {"JOB_COMPLETION_INDEX": "0"}, script).stdout.splitlines()
+    assert out0[:3] == ["rank=0 local=0 of=4", "rank=1 local=1 of=4", "only-node-0"]
+    assert out0[3:5] == ["n3=0", "n3=1"]
+
+
+@needs_bash
+def test_srun_shim_runs_only_the_het_group_of_this_pod(tmp_path: Path) -> None:
+    text = "#!/bin/bash\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\nsrun --het-group=0 a : --het-group=1 b\n"
+    t = translate(text)
+    (manifest,) = t.files.values()
+    script = (
+        "#!/bin/bash\nsrun --het-group=0 echo learner : --het-group=1 echo actor\nsrun echo group0-default\n"
+    )
+    out0 = run_pod(manifest, tmp_path, {"MIGRATE_JOBSET_INDEX": "0"}, script, pod=0).stdout.split()
+    out1 = run_pod(manifest, tmp_path, {"MIGRATE_JOBSET_INDEX": "0"}, script, pod=1).stdout.split()
+    assert out0 == ["learner", "group0-default"]
+    assert out1 == ["actor"]
+
+
+@needs_bash
+def test_sbatch_inside_the_pod_fails_loudly(tmp_path: Path) -> None:
+    t = translate("#!/bin/bash\n#SBATCH -J chain\n./step.sh\nsbatch next.sbatch\n")
+    assert entry(t, "sbatch next.sbatch").status == DROPPED
+    assert "TRANSLATE-SUBMIT-IN-POD" in codes(t)
+    (manifest,) = t.files.values()
+    result = run_pod(manifest, tmp_path, {}, "#!/bin/bash\nsbatch next.sbatch\n")
+    assert result.returncode == 1
+    assert "cannot submit" in result.stderr
+
+
+@needs_bash
+def test_output_tee_keeps_the_file_with_expanded_patterns(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    site = parse_site_config({"filesystems": [{"prefix": str(logs), "pvc": "logs"}]})
+    t = translate(f"#!/bin/bash\n#SBATCH -J tee\n#SBATCH -o {logs}/%x-%j.out\necho hello\n", config=site)
+    (manifest,) = t.files.values()
+    result = run_pod(manifest, tmp_path / "pod", {}, "#!/bin/bash\necho hello\n")
+    assert result.stdout == "hello\n"
+    for _ in range(50):  # the tee runs in a process substitution; give it a moment to flush
+        if (logs / "tee-uid-123.out").exists() and (logs / "tee-uid-123.out").read_text():
+            break
+        time.sleep(0.05)
+    assert (logs / "tee-uid-123.out").read_text() == "hello\n"
+
+
+@needs_bash
+def test_signal_is_sent_before_the_time_limit(tmp_path: Path) -> None:
+    t = translate("#!/bin/bash\n#SBATCH -t 1\n#SBATCH --signal=B:USR1@58\nsleep 100\n")
+    (manifest,) = t.files.values()
+    script = (
+        "#!/bin/bash\ntrap 'echo got-usr1; exit 0' USR1\nfor i in $(seq 100); do sleep 0.1; done\necho no\n"
+    )
+    result = run_pod(manifest, tmp_path, {}, script)
+    assert result.stdout.strip() == "got-usr1"  # 60s limit - 58s lead: after about 2 seconds
+
+
+# ---------------------------------------------------------------------------
+# quoting, names, validity
+
+
+@needs_bash
+def test_a_hostile_job_name_is_data_not_yaml_or_shell(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    name = f"x$(touch {marker})\"'`id`\n- evil: true"
+    job = ir.Job(
+        id="j",
+        source=ir.SourceRef("j.sbatch", "slurm"),
+        kind="sbatch",
+        name=name,
+        io=ir.IOSpec(stdout=str(tmp_path / "%x.out")),
+        storage=(ir.StoragePath(str(tmp_path)),),
+        script=ir.ScriptInfo(body="echo ok\n"),
+    )
+    t = translate_job(job, None)
+    (manifest,) = t.files.values()
+    docs = documents(manifest)
+    assert literal_env(container(t))["SLURM_JOB_NAME"] == name
+    assert all("evil" not in d for d in docs)
+    assert validate.validate_documents(manifest) == []
+    run_pod(manifest, tmp_path / "pod", {}, "#!/bin/bash\necho $SLURM_JOB_NAME >/dev/null\n")
+    assert not marker.exists()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.one_of(st.text(), st.integers(), st.booleans(), st.none()),
+        lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(), inner, max_size=3)),
+        max_leaves=12,
+    ),
+    st.text(),
+)
+def test_emitter_round_trips_any_value_and_comment(value: Any, comment: str) -> None:
+    manifest = yamlemit.Manifest({"apiVersion": "v1", "kind": "X", "data": value})
+    manifest.note(("data",), comment)
+    assert yaml.safe_load(yamlemit.dump(manifest)) == {"apiVersion": "v1", "kind": "X", "data": value}
+
+
+def test_every_code_used_by_the_writer_is_registered() -> None:
+    src = Path(__file__).resolve().parent.parent / "translators" / "kubernetes"
+    used = {m for f in src.glob("*.py") for m in re.findall(r'"(TRANSLATE-[A-Z-]+)"', f.read_text())}
+    assert used and used <= set(CODES)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.one_of(st.none(), st.text(max_size=80)),
+    nodes=st.integers(min_value=1, max_value=40),
+    tasks=st.one_of(st.none(), st.integers(min_value=1, max_value=200)),
+    array=st.one_of(st.none(), st.lists(st.integers(min_value=0, max_value=5000), min_size=1, max_size=30)),
+    env=st.dictionaries(
+        st.from_regex(r"[A-Z_][A-Z0-9_]{0,10}", fullmatch=True), st.text(max_size=30), max_size=4
+    ),
+    flavor=st.sampled_from(["auto", "job", "jobset", "volcano", "kueue", "pytorchjob", "mpijob", "cronjob"]),
+)
+def test_any_job_translates_to_loadable_valid_yaml(
+    name: str | None, nodes: int, tasks: int | None, array: list[int] | None, env: dict[str, str], flavor: str
+) -> None:
+    spec = None
+    if array is not None:
+        indices = tuple(sorted(set(array)))
+        spec = ir.ArraySpec(",".join(map(str, indices)), indices=indices, count=len(indices))
+    job = ir.Job(
+        id="j",
+        source=ir.SourceRef("nowhere/j.sbatch", "slurm"),
+        kind="sbatch",
+        name=name,
+        components=(ir.Component(resources=ir.Resources(nodes_min=nodes, tasks=tasks)),),
+        array=spec,
+        environment=tuple(ir.EnvVar(k, v, origin="sbatch-export") for k, v in env.items()),
+        script=ir.ScriptInfo(body="echo hi\n"),
+    )
+    t = translate_job(job, SITE, flavor)
+    for rel, text in t.files.items():
+        assert documents(text)
+        assert validate.validate_documents(text, rel) == []

@@ -1,0 +1,142 @@
+"""The tolerant tokenizer: words, operators, here-documents, recovery, dequoting."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrate.translators.shell.lexer import NEWLINE, OP, WORD, dequote, is_assignment, lex, substitutions
+
+
+def words(text: str) -> list[str]:
+    return [t.text for t in lex(text).tokens if t.kind == WORD]
+
+
+def kinds(text: str) -> list[tuple[int, str]]:
+    return [(t.kind, t.text) for t in lex(text).tokens]
+
+
+def test_words_operators_and_newlines() -> None:
+    assert kinds("a b>c 2>&1 | d && e;\nf &") == [
+        (WORD, "a"),
+        (WORD, "b"),
+        (OP, ">"),
+        (WORD, "c"),
+        (WORD, "2"),
+        (OP, ">&"),
+        (WORD, "1"),
+        (OP, "|"),
+        (WORD, "d"),
+        (OP, "&&"),
+        (WORD, "e"),
+        (OP, ";"),
+        (NEWLINE, "\n"),
+        (WORD, "f"),
+        (OP, "&"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("echo 'a b' \"c d\" e\\ f", ["echo", "'a b'", '"c d"', "e\\ f"]),
+        ("x=$(echo ')' \"(\")", ["x=$(echo ')' \"(\")"]),
+        ("x=$(case a in a) echo;; esac) y", ["x=$(case a in a) echo;; esac)", "y"]),
+        ("echo ${a:-'}'} z", ["echo", "${a:-'}'}", "z"]),
+        ("echo $((1 + (2*3))) z", ["echo", "$((1 + (2*3)))", "z"]),
+        ("a=(x y\n z) b", ["a=(x y\n z)", "b"]),
+        ("diff <(ls a) >(cat)", ["diff", "<(ls a)", ">(cat)"]),
+        ("echo `pwd`'/'", ["echo", "`pwd`'/'"]),
+        ("echo a#b #comment", ["echo", "a#b"]),
+        ("echo $'it\\'s' x", ["echo", "$'it\\'s'", "x"]),
+        ("srun a \\\n  b", ["srun", "a", "b"]),
+        ("ls !(*.txt)", ["ls", "!(*.txt)"]),
+    ],
+)
+def test_word_boundaries(text: str, expected: list[str]) -> None:
+    assert words(text) == expected
+
+
+def test_arithmetic_command_is_one_word() -> None:
+    assert words("for ((i=0; i<3; i++)); do :; done")[:2] == ["for", "((i=0; i<3; i++))"]
+
+
+def test_here_document_bodies_are_skipped() -> None:
+    text = "cat <<EOF > out\nsrun not a command\nEOF\necho after\n"
+    out = lex(text)
+    assert "srun" not in [t.text for t in out.tokens]
+    (doc,) = out.heredocs
+    assert doc.delimiter == "EOF" and not doc.quoted and doc.terminated
+    assert text[doc.body_start : doc.body_end] == "srun not a command\n"
+    newline = next(t for t in out.tokens if t.kind == NEWLINE)
+    assert text[: newline.end].endswith("\nEOF")
+    assert words(text)[-2:] == ["echo", "after"]
+
+
+def test_quoted_and_tab_stripped_delimiters_and_two_bodies() -> None:
+    text = "cat <<'A' <<-\"B\"\n$x\nA\n\tbody\n\tB\nnext\n"
+    out = lex(text)
+    assert [(h.delimiter, h.quoted) for h in out.heredocs] == [("A", True), ("B", True)]
+    assert words(text)[-1] == "next"
+
+
+def test_here_document_inside_substitution() -> None:
+    text = "x=$(cat <<EOF\n) not the end\nEOF\n)\necho y"
+    assert words(text) == ["x=$(cat <<EOF\n) not the end\nEOF\n)", "echo", "y"]
+
+
+def test_unterminated_quote_closes_at_end_of_line() -> None:
+    text = 'echo "starting\ntorchrun --nproc_per_node=4 train.py\n'
+    out = lex(text)
+    assert out.problems == [(5, "unterminated double quote")]
+    assert words(text)[1:] == ['"starting', "torchrun", "--nproc_per_node=4", "train.py"]
+
+
+def test_unterminated_here_document_is_reported() -> None:
+    out = lex("cat <<EOF\nno end")
+    assert out.problems == [(4, "here-document is not terminated (wanted 'EOF')")]
+
+
+def test_comments_and_arithmetic_spans_are_recorded() -> None:
+    text = "x=$((a+1)) # note\n"
+    out = lex(text)
+    assert [text[s:e] for s, e in out.comments] == ["# note"]
+    assert [text[s:e] for s, e in out.arithmetic] == ["$((a+1))"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("'a'\"$B\"'c'", "a$Bc"),
+        ('"$(basename "$d")"', '$(basename "$d")'),
+        ('--x="a b"', "--x=a b"),
+        ("\\$HOME", "$HOME"),
+        ('"a\\"b\\$c\\d"', 'a"b$c\\d'),
+        ("$'tab\\there'", "tab\\there"),
+        ("${x:-'y'}", "${x:-'y'}"),
+        ("`pwd`'/'", "`pwd`/"),
+        ("~/x", "~/x"),
+        ("'unterminated", "unterminated"),
+    ],
+)
+def test_dequote(raw: str, value: str) -> None:
+    assert dequote(raw) == value
+
+
+def test_dequote_can_keep_line_continuations() -> None:
+    raw = '"a \\\nb"'
+    assert dequote(raw) == "a b"
+    assert dequote(raw, keep_continuations=True) == "a \\\nb"
+
+
+def test_substitution_spans() -> None:
+    raw = 'x=$(a $(b)) "`c`" <(d)'
+    assert [raw[s:e] for s, e in substitutions(raw)] == ["a $(b)", "c", "d"]
+    assert substitutions("$((1+2))") == []
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("A=b", True), ("A+=b", True), ("a[1]=x", True), ("=x", False), ("1A=b", False), ("--x=y", False)],
+)
+def test_is_assignment(word: str, expected: bool) -> None:
+    assert is_assignment(word) is expected

@@ -1,0 +1,219 @@
+"""Reading statements into commands: bashlex, the fast path, the tolerant fallback, the cache."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from migrate.diagnostics import Collector
+from migrate.translators.shell.analyze import analyze
+from migrate.translators.shell.lexer import lex
+from migrate.translators.shell.parsed import BashlexError, drafts_from_bashlex
+from migrate.translators.shell.reader import (
+    _tolerant,
+    cache_clear,
+    fast_path,
+    line_finder,
+    read_script,
+    read_statement,
+)
+from migrate.translators.shell.split import split
+
+
+def names(text: str) -> list[str]:
+    return [c.name for c in read_script(textwrap.dedent(text).strip("\n")).commands if c.words]
+
+
+# Each construct bashlex cannot read: the commands inside are still found.
+UNPARSEABLE = [
+    ('[[ -f "$OUT/.done" ]] && srun a', "[[ ]] test", ["[[", "srun"]),
+    ("arr=(x y)\nsrun b", "array assignment", ["srun"]),
+    ("declare -a arr=(1 2)", "array assignment", ["declare"]),
+    (
+        'case "$D" in\n  d1) srun c ;;\n  *) echo no >&2; exit 2 ;;\nesac',
+        "case ... esac",
+        ["srun", "echo", "exit"],
+    ),
+    ("for ((i=0; i<4; i++)); do\n  srun d &\ndone", "C-style for loop", ["srun"]),
+    ("(( n > 3 )) && srun e", "arithmetic command (( ))", ["(( n > 3 ))", "srun"]),
+    ("time srun f", "time keyword", ["srun"]),
+    ("select x in a b; do srun g; done", "select loop", ["srun"]),
+    ("x=$([[ -f a ]] && echo y)", "inside a substitution: [[ ]] test", ["[[", "echo"]),
+]
+
+
+@pytest.mark.parametrize(("body", "reason", "commands"), UNPARSEABLE)
+def test_unparseable_constructs_keep_their_commands(body: str, reason: str, commands: list[str]) -> None:
+    diags = Collector()
+    facts = analyze(body, 10, diags)
+    assert [c for c in names(body) if c in commands] == commands
+    assert facts.unparsed[0].reason == reason
+    assert facts.unparsed[0].line == 10
+    unparsed = [d for d in diags if d.code == "SHELL-UNPARSED"]
+    assert unparsed[0].line == 10 and reason in unparsed[0].message
+    assert facts.understood == facts.statements - 1
+
+
+# Constructs bashlex reads once here-documents, arithmetic, substitutions and quotes are masked.
+PARSEABLE = [
+    "echo ${a[$i]} ${#a[@]}",
+    "n=$(( SLURM_NNODES * 8 ))",
+    "function f {\n  srun x\n}",
+    "f() { srun x; }",
+    "cat <<'EOF' > /tmp/x\nhello $X\nEOF",
+    "python3 - \"$R\" <<'PY' | curl -d @- http://gw:9091/x\nimport json\nPY",
+    "diff <(ls a) <(ls b)",
+    "LAST=$(cat year.txt 2>/dev/null || echo 0)",
+    "if [ -f x ]; then\n  srun a\nfi",
+    "while read -r l; do echo $l; done < file",
+    "echo x}'${'",  # bashlex loops forever on this word unless quotes are masked
+]
+
+
+@pytest.mark.parametrize("body", PARSEABLE)
+def test_parseable_constructs(body: str) -> None:
+    start = time.perf_counter()
+    result = read_script(body)
+    assert result.statements == result.understood == 1
+    assert time.perf_counter() - start < 2
+
+
+def test_here_document_is_attached_to_its_command() -> None:
+    (cmd,) = read_script("cat <<'EOF' > /tmp/x\nhello $X\nEOF").commands
+    heredoc = cmd.redirects[0].heredoc
+    assert [r.op for r in cmd.redirects] == ["<<", ">"]
+    assert heredoc is not None and heredoc.quoted and heredoc.body == "hello $X\n" and heredoc.line == 1
+
+
+def test_substitution_commands_come_first_and_know_their_variable() -> None:
+    cmds = read_script("jid=$(sbatch --parsable x.sbatch | awk '{print $4}')").commands
+    assert [(c.name, c.origin, c.captured_by) for c in cmds] == [
+        ("sbatch", "substitution", "jid"),
+        ("awk", "substitution", "jid"),
+        ("", "body", None),
+    ]
+
+
+def test_substitution_lines_are_absolute() -> None:
+    cmds = read_script('echo a\nsrun x \\\n  --y "$(\n  hostname)"').commands
+    assert [(c.name, c.line) for c in cmds] == [("echo", 0), ("hostname", 3), ("srun", 1)]
+
+
+@pytest.mark.parametrize(
+    ("body", "background"),
+    [
+        ("a && b &", [True, True]),
+        ("a | b & c", [True, True, False]),
+        ("a; b &", [False, True]),
+        ("while true; do nvidia-smi >> l; sleep 5; done &", [True, True, True]),
+        ("for ((;;)); do a; done &\nb", [True, False]),
+    ],
+)
+def test_background_marks(body: str, background: list[bool]) -> None:
+    assert [c.background for c in read_script(body).commands] == background
+
+
+def test_nested_flag() -> None:
+    cmds = read_script("a\nif b; then c; fi > out\nf() { d; }").commands
+    assert [(c.name, c.nested) for c in cmds] == [
+        ("a", False),
+        ("b", True),
+        ("c", True),
+        ("", False),
+        ("d", True),
+    ]
+
+
+def _both(text: str) -> tuple[object, object]:
+    lexed = lex(text, record_substitutions=True)
+    structure = split(lexed.tokens)
+    lines = line_finder(text)
+    parsed = [d.freeze(text, lines) for d in drafts_from_bashlex(text, lexed, lines)]
+    return parsed, _tolerant(text, lexed, structure, lines)
+
+
+FAST = [
+    "export A=b",
+    'export A="b c" B',
+    "module load gcc/12 openmpi",
+    "cd /scratch/$USER/run",
+    "srun --mpi=pmix -n 4 ./a.out > log 2>&1",
+    "nvidia-smi -l 5 >> gpu.log &",
+    "kill $PID || true",
+    "a | b && c; d &",
+    "srun x \\\n  --y=1 \\\n  prog",
+    "MASTER=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)",
+    'cmd <<< "$x" &> all.log',
+    "A=1 B='2 3' cmd {a,b} ~/x *.txt",
+]
+
+
+@pytest.mark.parametrize("text", FAST)
+def test_fast_path_reads_what_bashlex_reads(text: str) -> None:
+    lexed = lex(text, record_substitutions=True)
+    assert fast_path(text, lexed, split(lexed.tokens))
+    parsed, tolerant = _both(text)
+    assert parsed == tolerant
+
+
+_WORD = st.sampled_from(
+    [
+        "srun",
+        "echo",
+        "a",
+        "-n",
+        "4",
+        "--x=y",
+        '"q r"',
+        "'s t'",
+        "$V",
+        "${W}",
+        "$(cmd x)",
+        "/fsx/d",
+        "k=v",
+        "~/p",
+    ]
+)
+_OP = st.sampled_from([" ", " ", " ", " | ", " && ", " || ", "; ", " > f ", " 2>&1 ", " >> g ", " & "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_WORD, _OP), min_size=1, max_size=8))
+def test_fast_path_agrees_with_bashlex_on_generated_commands(parts: list[tuple[str, str]]) -> None:
+    text = "".join(w + op for w, op in parts).strip()
+    lexed = lex(text, record_substitutions=True)
+    if not fast_path(text, lexed, split(lexed.tokens)):
+        return
+    try:
+        parsed, tolerant = _both(text)
+    except BashlexError:
+        pytest.fail(f"fast path taken but bashlex rejects {text!r}")
+    assert parsed == tolerant, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["if a; then b; fi", "f() { a; }", "cat <<EOF\nx\nEOF", "(cd a)", "[[ -f a ]]", "a=(1 2)", "time a"],
+)
+def test_fast_path_refuses_structure(text: str) -> None:
+    lexed = lex(text, record_substitutions=True)
+    assert not fast_path(text, lexed, split(lexed.tokens))
+
+
+def test_statements_are_cached_by_text() -> None:
+    cache_clear()
+    read_script("module load gcc\nsrun ./a")
+    read_script("module load gcc\nsrun ./b")
+    info = read_statement.cache_info()
+    assert info.hits == 1 and info.misses == 3
+
+
+def test_cached_statements_get_the_lines_of_each_use() -> None:
+    cache_clear()
+    first = analyze("srun ./a", 5, Collector()).launchers[0]
+    second = analyze("echo\nsrun ./a", 20, Collector()).launchers[0]
+    assert (first.line, second.line) == (5, 21)

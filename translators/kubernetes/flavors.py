@@ -1,0 +1,165 @@
+"""Which Kubernetes kind a job becomes, and why.
+
+``auto`` looks at the workload: scrontab entries and self-resubmitting scripts
+with ``--begin`` become CronJobs, heterogeneous jobs JobSets, arrays and
+single-node jobs (Indexed) Jobs, multi-node torch launchers PyTorchJobs, MPI
+launchers MPIJobs, other multi-node jobs JobSets. A requested flavor that
+cannot express the job falls back to what ``auto`` would pick, with a reason.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from migrate import ir
+
+AUTO = "auto"
+JOB = "job"
+JOBSET = "jobset"
+VOLCANO = "volcano"
+KUEUE = "kueue"
+PYTORCHJOB = "pytorchjob"
+MPIJOB = "mpijob"
+CRONJOB = "cronjob"
+FLAVORS = (AUTO, JOB, JOBSET, VOLCANO, KUEUE, PYTORCHJOB, MPIJOB, CRONJOB)
+
+TORCH_LAUNCHERS = frozenset(
+    {"torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate", "deepspeed"}
+)
+MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun"})
+_BEGIN_OPTION = re.compile(r"(?:--begin|-b)(?:[= ]|\Z)")
+
+
+@dataclass(frozen=True)
+class Choice:
+    flavor: str  # what was built: job | jobset | volcano | pytorchjob | mpijob | cronjob
+    kueue: bool  # admitted through Kueue (labels, suspend, queues)
+    reason: str
+    requested: str
+    fell_back: bool = False
+
+    @property
+    def name(self) -> str:
+        """The flavor as the user names it (``kueue`` for Kueue-wrapped output)."""
+        return KUEUE if self.kueue else self.flavor
+
+
+def _words(launcher: ir.Launcher) -> list[str]:
+    return [posixpath.basename(w) for w in launcher.program[:3]]
+
+
+def torch_launcher(job: ir.Job) -> ir.Launcher | None:
+    for comp in job.components:
+        for launcher in comp.launchers:
+            words = _words(launcher)
+            if launcher.name in TORCH_LAUNCHERS or (words and words[0] in TORCH_LAUNCHERS):
+                return launcher
+            if (
+                len(words) >= 3
+                and words[0].startswith("python")
+                and words[1] == "-m"
+                and words[2] in TORCH_LAUNCHERS
+            ):
+                return launcher
+    return None
+
+
+def mpi_launcher(job: ir.Job) -> ir.Launcher | None:
+    for comp in job.components:
+        for launcher in comp.launchers:
+            words = _words(launcher)
+            if launcher.name in MPI_LAUNCHERS or (words and words[0] in MPI_LAUNCHERS):
+                return launcher
+            if launcher.name == "srun" and any(
+                kv.key.lstrip("-") == "mpi" and kv.value != "none" for kv in launcher.options
+            ):
+                return launcher
+    return None
+
+
+def self_resubmit_begin(job: ir.Job) -> str | None:
+    """The ``--begin`` of a script that submits itself again, if it does."""
+    stem = posixpath.basename(job.source.path)
+    for sub in job.submits:
+        script = (sub.script or "").strip("\"'")
+        if (
+            script in ("$0", "${0}", "$BASH_SOURCE", "${BASH_SOURCE[0]}")
+            or posixpath.basename(script) == stem
+        ):
+            for kv in sub.options:
+                if kv.key.lstrip("-") in ("begin", "b"):
+                    return kv.value
+    return None
+
+
+def auto(job: ir.Job) -> tuple[str, str]:
+    if job.schedule is not None:
+        return CRONJOB, f"scrontab entry ({job.schedule.cron})"
+    begin = self_resubmit_begin(job)
+    if begin is not None:
+        return CRONJOB, f"the script resubmits itself with --begin={begin}: a recurring schedule"
+    if len(job.components) > 1:
+        return JOBSET, f"heterogeneous job with {len(job.components)} components: one replicated job each"
+    if job.array is not None:
+        return JOB, f"job array ({job.array.spec}): an Indexed Job"
+    nodes = job.total_nodes()
+    if nodes <= 1:
+        return JOB, "single node: a Job with one pod"
+    torch = torch_launcher(job)
+    if torch is not None:
+        return PYTORCHJOB, f"{nodes} nodes with the {torch.name} launcher: a PyTorchJob (Master + Workers)"
+    mpi = mpi_launcher(job)
+    if mpi is not None:
+        return MPIJOB, f"{nodes} nodes with {mpi.name} (MPI): an MPIJob (Launcher + Workers)"
+    return JOBSET, f"{nodes} nodes: a JobSet with one pod per node and stable host names"
+
+
+def _cannot(job: ir.Job, flavor: str) -> str | None:
+    """Why ``flavor`` cannot express ``job``; None when it can."""
+    het = len(job.components) > 1
+    cron = job.schedule is not None
+    if cron and flavor not in (CRONJOB, KUEUE):
+        return "a scrontab entry needs a schedule, which only a CronJob has"
+    if flavor == CRONJOB and not cron and self_resubmit_begin(job) is None:
+        return "the job has no schedule (not a scrontab entry or a self-resubmitting script)"
+    if flavor == JOB and het:
+        return "a Job has one pod template; this heterogeneous job has several components"
+    if flavor == JOBSET and job.array is not None and job.total_nodes() > 1:
+        return "a multi-node job array needs an Indexed Job"
+    if flavor == PYTORCHJOB:
+        if torch_launcher(job) is None:
+            return "no torchrun/torch.distributed.run/accelerate/deepspeed launcher in the script"
+        if het or job.array is not None:
+            return "a PyTorchJob has no heterogeneous components or arrays"
+    if flavor == MPIJOB:
+        if mpi_launcher(job) is None:
+            return "no mpirun/mpiexec or srun --mpi launcher in the script"
+        if het or job.array is not None:
+            return "an MPIJob has no heterogeneous components or arrays"
+    return None
+
+
+def choose(job: ir.Job, requested: str) -> Choice:
+    if requested not in FLAVORS:
+        raise ValueError(f"unknown flavor {requested!r}; expected one of {', '.join(FLAVORS)}")
+    picked, why = auto(job)
+    if requested == AUTO:
+        return Choice(picked, False, why, requested)
+    if requested == KUEUE:
+        base = picked if picked != VOLCANO else JOB
+        return Choice(base, True, f"Kueue admits the {base}: {why}", requested)
+    problem = _cannot(job, requested)
+    if problem is None:
+        return Choice(requested, False, f"--flavor {requested}", requested)
+    return Choice(
+        picked,
+        False,
+        f"--flavor {requested} cannot express this job ({problem}); {why}",
+        requested,
+        fell_back=True,
+    )
+
+
+__all__ = ["FLAVORS", "Choice", "auto", "choose", "mpi_launcher", "self_resubmit_begin", "torch_launcher"]

@@ -1,0 +1,299 @@
+"""The pod template of one component, and the ConfigMap that carries the script.
+
+Every flavor runs the same pod: the unchanged job script from a ConfigMap
+mounted at ``/opt/migrate``, started by the entrypoint (``shims.ENTRYPOINT``)
+with ``["/bin/bash", "/opt/migrate/entrypoint.sh"]``. The ConfigMap is the one
+default (not ``bash -c``): the script stays byte-identical and diffable, and
+its size never matters for the pod spec.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from migrate import ir
+from migrate.names import dns1123_label
+
+from . import images, pod_resources, shims, slurmenv
+from .job_policy import JobPolicy
+from .storage import Volume
+from .translation_context import LABEL_JOB, Context
+from .yamlemit import Manifest, Path
+
+COMMAND = ["/bin/bash", f"{slurmenv.MOUNT_DIR}/entrypoint.sh"]
+SCRIPT_VOLUME = "migrate-script"
+LABEL_COMPONENT = "migrate.io/component"
+_MAX_SOURCE_BYTES = 1 << 20
+
+
+@dataclass
+class PodParts:
+    template: dict[str, Any]
+    comments: dict[Path, list[str]] = field(default_factory=dict)
+    env_names: set[str] = field(default_factory=set)
+    gpus: int = 0
+    exclusive_topology: str | None = None
+
+    def note(self, path: Path, text: str) -> None:
+        notes = self.comments.setdefault(path, [])
+        if text not in notes:
+            notes.append(text)
+
+
+def configmap_name(ctx: Context) -> str:
+    return f"{ctx.name}-script"
+
+
+def script_text(ctx: Context) -> str:
+    """The job script as written (header kept), with literal secrets taken out."""
+    job = ctx.job
+    text = ctx.source_text if job.kind == "sbatch" and ctx.source_text is not None else None
+    offset = 0
+    if text is None:
+        body = job.script.body if job.script is not None else ""
+        text = body if body.startswith("#!") else "#!/bin/bash\n" + body
+        first = job.script.first_command_line if job.script is not None else None
+        # line numbers in the IR count from the file; the body starts later
+        offset = (first or 1) - _first_command_index(text)
+    lines = text.split("\n")
+    for env in _all_env(job):
+        if env.secret is None or env.secret.kind != LITERAL_IN_SCRIPT or env.line is None:
+            continue
+        i = env.line - 1 - offset
+        if 0 <= i < len(lines) and f"{env.name}=" in lines[i]:
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            lines[i] = (
+                f"{indent}: # migrate: {env.name} comes from Secret {_secret_name(env.secret)} (pod env)"
+            )
+    return "\n".join(lines)
+
+
+def _first_command_index(text: str) -> int:
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            return n
+    return 1
+
+
+def read_source(path: str) -> str | None:
+    """The job file again, to keep its header comments in the ConfigMap; None when unreadable."""
+    try:
+        if os.path.getsize(path) > _MAX_SOURCE_BYTES:
+            return None
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return text.replace("\r\n", "\n")
+
+
+def script_configmap(ctx: Context) -> Manifest:
+    data: dict[str, str] = {"job.sh": script_text(ctx), "entrypoint.sh": shims.ENTRYPOINT}
+    data["srun"] = shims.SRUN
+    data["scontrol"] = shims.SCONTROL
+    data["sbatch"] = shims.SBATCH
+    if ctx.job.modules:
+        data["module"] = shims.MODULE
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": ctx.metadata(configmap_name(ctx)),
+        "data": data,
+    }
+    manifest = Manifest(body)
+    manifest.note(
+        ("data",),
+        "job.sh is the original script, unchanged; the other keys are the entrypoint "
+        "that sets SLURM_* and the srun/scontrol shims",
+    )
+    return manifest
+
+
+def script_volume(ctx: Context) -> dict[str, Any]:
+    items = [
+        {"key": key, "path": shims.PATHS[key]}
+        for key in ("job.sh", "entrypoint.sh", "srun", "scontrol", "sbatch")
+    ]
+    if ctx.job.modules:
+        items += [{"key": "module", "path": "bin/module"}, {"key": "module", "path": "bin/ml"}]
+    return {
+        "name": SCRIPT_VOLUME,
+        "configMap": {"name": configmap_name(ctx), "defaultMode": 0o755, "items": items},
+    }
+
+
+def _all_env(job: ir.Job) -> list[ir.EnvVar]:
+    seen: dict[str, ir.EnvVar] = {}
+    for env in (*job.environment, *(e for c in job.components for e in c.environment)):
+        seen.setdefault(f"{env.name}@{env.line}", env)
+    return list(seen.values())
+
+
+def _secret_name(ref: ir.SecretRef) -> str:
+    return dns1123_label(ref.name.replace("_", "-"), 253, "secret")
+
+
+_POD_ORIGINS = frozenset({"sbatch-export", "env", "envFrom", "fieldRef"})
+LITERAL_IN_SCRIPT = "literal-in-script"
+
+
+def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[str, Any]]:
+    """Env entries for the user's variables; fidelity once per variable (component 0 records).
+
+    Variables the script sets itself stay in the script. A credential written
+    as a literal in the script is taken out of it (see ``script_text``) and
+    comes from a Secret instead; never is a secret value written.
+    """
+    out: list[dict[str, Any]] = []
+    record = index == 0
+    for env in (*ctx.job.environment, *comp.environment):
+        item = f"env {env.name}"
+        ref = env.secret
+        if ref is not None and ref.kind == "command":
+            if record:
+                ctx.fidelity.mapped(
+                    item, "computed by the script at run time; the command must work in the pod", env.line
+                )
+        elif ref is not None:
+            key = ref.key if ref.key and ref.kind != LITERAL_IN_SCRIPT else env.name
+            name = _secret_name(ref)
+            kind = "configMapKeyRef" if ref.kind == "configMap" else "secretKeyRef"
+            out.append({"name": env.name, "valueFrom": {kind: {"name": name, "key": key}}})
+            if record:
+                ctx.fidelity.mapped(item, f"{kind} {name}/{key} (never a literal)", env.line)
+                if kind == "secretKeyRef":
+                    ctx.diag(
+                        "TRANSLATE-SECRET",
+                        f"create Secret {name!r} with key {key!r} for ${env.name} before the job runs "
+                        f"(kubectl create secret generic {name} --from-literal={key}=...)",
+                        env.line,
+                    )
+        elif env.origin not in _POD_ORIGINS:
+            if record:
+                ctx.fidelity.mapped(item, "set by the script itself, which runs unchanged", env.line)
+        elif env.value is None:
+            if record:
+                ctx.fidelity.dropped(
+                    item,
+                    "its value came from the submitter's environment, which does not exist on Kubernetes",
+                    env.line,
+                )
+        else:
+            out.append({"name": env.name, "value": env.value})
+            if record:
+                ctx.fidelity.mapped(item, "container env", env.line)
+    return out
+
+
+def build(
+    ctx: Context,
+    comp: ir.Component,
+    index: int,
+    topo: slurmenv.Topology,
+    policy: JobPolicy,
+    volumes: list[Volume],
+    subdomain: str | None = None,
+    container_name: str = "main",
+    extra_pod_labels: dict[str, str] | None = None,
+) -> PodParts:
+    res = pod_resources.build(ctx, comp, index)
+    image = images.choose(ctx, comp, index)
+    io_env = policy.io_env
+    env = slurmenv.environment(ctx, comp, index, topo, res.cpus, res.gpus, io_env)
+    env += user_environment(ctx, comp, index)
+    mounts: list[dict[str, Any]] = [{"name": SCRIPT_VOLUME, "mountPath": slurmenv.MOUNT_DIR}]
+    pod_volumes: list[dict[str, Any]] = [script_volume(ctx)]
+    parts = PodParts(
+        {}, env_names={e["name"] for e in env}, gpus=res.gpus, exclusive_topology=res.exclusive_topology
+    )
+    for vol in volumes:
+        mounts.append(vol.mount())
+        pod_volumes.append(vol.volume())
+        if vol.note:
+            parts.note(("spec", "volumes", len(pod_volumes) - 1), vol.note)
+    if res.gpus:
+        # PyTorch data loaders and NCCL use /dev/shm; the container default is 64Mi
+        mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
+        pod_volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory"}})
+    container: dict[str, Any] = {"name": container_name, "image": image, "command": list(COMMAND)}
+    workdir = policy.working_dir or next((c.workdir for c in comp.containers if c.workdir), None)
+    if workdir:
+        container["workingDir"] = workdir
+    container["env"] = env
+    container["resources"] = {"requests": dict(res.resources), "limits": dict(res.resources)}
+    container["volumeMounts"] = mounts
+    # Kueue labels stay on the workload: on a pod they would ask Kueue to manage the pod itself
+    workload_only = {k: v for k, v in policy.labels.items() if not k.startswith("kueue.x-k8s.io/")}
+    labels = {**ctx.labels, **workload_only, LABEL_COMPONENT: str(index), **(extra_pod_labels or {})}
+    annotations = {**ctx.source_annotations, **policy.annotations}
+    spec: dict[str, Any] = {"restartPolicy": "Never"}
+    if subdomain:
+        spec["subdomain"] = subdomain
+    if policy.grace_period is not None:
+        spec["terminationGracePeriodSeconds"] = policy.grace_period
+    if policy.priority_class:
+        spec["priorityClassName"] = policy.priority_class
+    if policy.security_context:
+        spec["securityContext"] = dict(policy.security_context)
+    if res.node_selector:
+        spec["nodeSelector"] = dict(sorted(res.node_selector.items()))
+    affinity = _affinity(ctx, res, index)
+    if affinity:
+        spec["affinity"] = affinity
+    if res.gpus:
+        spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    spec["containers"] = [container]
+    spec["volumes"] = pod_volumes
+    parts.template = {"metadata": {"labels": labels, "annotations": annotations}, "spec": spec}
+    for where, texts in res.notes.items():
+        path: Path = (
+            ("spec", where)
+            if where in ("nodeSelector", "affinity")
+            else ("spec", "containers", 0, "resources")
+        )
+        for text in texts:
+            parts.note(path, text)
+    for text in policy.notes.get("terminationGracePeriodSeconds", ()):
+        parts.note(("spec", "terminationGracePeriodSeconds"), text)
+    if image.startswith("REPLACE-ME"):
+        parts.note(
+            ("spec", "containers", 0, "image"),
+            "no image known: set one (site config images: or defaults.image)",
+        )
+    return parts
+
+
+def _affinity(ctx: Context, res: pod_resources.PodResources, index: int) -> dict[str, Any]:
+    affinity: dict[str, Any] = {}
+    if res.node_affinity_terms:
+        affinity["nodeAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": res.node_affinity_terms}
+        }
+    if res.spread_one_per_node:
+        affinity["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {LABEL_JOB: ctx.name, LABEL_COMPONENT: str(index)}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    return affinity
+
+
+__all__ = [
+    "COMMAND",
+    "PodParts",
+    "build",
+    "configmap_name",
+    "read_source",
+    "script_configmap",
+    "script_text",
+    "user_environment",
+]

@@ -1,0 +1,264 @@
+"""The Slurm environment of a pod: static ``SLURM_*`` values and the ``MIGRATE_*`` inputs of the entrypoint.
+
+Values known when translating (node count, tasks, CPUs, GPUs, names) are
+written into the manifest, where a reviewer sees them; values that depend on
+the pod (node id, array task id, host list, job id) are computed by the
+entrypoint from the ``MIGRATE_*`` variables set here. ``Topology`` says, per
+flavor, where a pod finds its index and how its peers are named.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from migrate import ir
+
+from .translation_context import Context
+
+MOUNT_DIR = "/opt/migrate"
+
+
+@dataclass(frozen=True)
+class Topology:
+    """How the pods of one component find their index and each other."""
+
+    index_from: str | None = None  # env var holding the pod's index in its group
+    index_env: tuple[dict[str, Any], ...] = ()  # env entries that provide index_from
+    nodes: int = 1  # pods per array task / component
+    node_offset: int = 0  # global node id of this component's first pod (hetjobs)
+    hosts: tuple[str, ...] = ()  # explicit host list (all components)
+    host_prefix: str | None = None  # or "prefix<N>suffix"
+    host_suffix: str = ""
+    het_group: int | None = None
+    uid_label: str | None = "batch.kubernetes.io/controller-uid"  # pod label with the job's uid
+    srun_mode: str = "local"  # local | mpirun
+    restarts_annotation: str | None = None
+
+
+# Variables the entrypoint and the srun shim compute in the pod.
+COMPUTED = frozenset(
+    {
+        "SLURM_NODEID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_JOB_ID", "SLURM_JOB_ID", "SLURM_JOBID",
+        "SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURMD_NODENAME", "SLURM_TOPOLOGY_ADDR", "SLURM_PROCID",
+        "SLURM_LOCALID", "SLURM_TASK_PID", "SLURM_RESTART_COUNT", "SLURM_SUBMIT_DIR", "SLURM_SUBMIT_HOST",
+        "SLURM_JOB_START_TIME", "SLURM_JOB_END_TIME", "SLURM_STEP_NUM_TASKS", "SLURM_STEP_NUM_NODES",
+        "SLURM_STEP_NODELIST",
+    }
+)  # fmt: skip
+# Computed, but not quite what Slurm gives.
+APPROXIMATE = {
+    "SLURM_JOB_ID": "the Kubernetes job's uid (a UUID, plus -<task> in arrays), not a number",
+    "SLURM_JOBID": "the Kubernetes job's uid (a UUID), not a number",
+    "SLURM_ARRAY_JOB_ID": "the Kubernetes job's uid (a UUID), not a number",
+    "SLURM_RESTART_COUNT": "the pod's index failure count where Kubernetes gives one, else 0",
+    "SLURM_SUBMIT_DIR": "--chdir or the container's working directory; the submit folder is unknown",
+    "SLURM_SUBMIT_HOST": "the pod's own host name",
+    "SLURM_TASK_PID": "the entrypoint's process id",
+}
+_HET_VAR = re.compile(r"SLURM_([A-Z_]+)_HET_GROUP_([0-9]+)\Z")
+
+
+def array_ranges(spec: ir.ArraySpec) -> list[tuple[int, int, int]]:
+    """The array's indices as ``(start, step, count)`` runs, in order."""
+    if spec.indices:
+        return _runs(spec.indices)
+    runs: list[tuple[int, int, int]] = []
+    for item in spec.spec.split("%", 1)[0].split(","):
+        m = re.fullmatch(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?", item)
+        if not m:
+            continue
+        first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+        step = int(m.group(3) or 1)
+        runs.append((first, step, (last - first) // step + 1))
+    return sorted(runs)
+
+
+def _runs(indices: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    runs: list[tuple[int, int, int]] = []
+    i = 0
+    while i < len(indices):
+        start = indices[i]
+        if i + 1 < len(indices):
+            step = indices[i + 1] - start
+            n = 2
+            while i + n < len(indices) and indices[i + n] - indices[i + n - 1] == step:
+                n += 1
+            if n > 2:
+                runs.append((start, step, n))
+                i += n
+                continue
+        runs.append((start, 1, 1))
+        i += 1
+    return runs
+
+
+def array_count(spec: ir.ArraySpec) -> int:
+    return spec.count or sum(n for _, _, n in array_ranges(spec))
+
+
+def _lit(name: str, value: object) -> dict[str, Any]:
+    return {"name": name, "value": str(value)}
+
+
+def _field(name: str, path: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def tasks_per_node_text(res: ir.Resources) -> str:
+    nodes, tpn = res.computed_nodes(), res.computed_tasks_per_node()
+    return f"{tpn}(x{nodes})" if nodes > 1 else str(tpn)
+
+
+def environment(
+    ctx: Context,
+    comp: ir.Component,
+    index: int,
+    topo: Topology,
+    cpus: int,
+    gpus: int,
+    io_env: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The env list of the main container: static SLURM_* first, then MIGRATE_* inputs."""
+    job = ctx.job
+    res = comp.resources
+    nodes = res.computed_nodes()
+    env: list[dict[str, Any]] = [
+        _lit("SLURM_JOB_NAME", job.name or ctx.name),
+        _lit("SLURM_JOB_NUM_NODES", nodes),
+        _lit("SLURM_NNODES", nodes),
+        _lit("SLURM_NTASKS", res.computed_tasks()),
+        _lit("SLURM_NPROCS", res.computed_tasks()),
+        _lit("SLURM_NTASKS_PER_NODE", res.computed_tasks_per_node()),
+        _lit("SLURM_TASKS_PER_NODE", tasks_per_node_text(res)),
+        _lit("SLURM_CPUS_ON_NODE", cpus),
+        _lit("SLURM_JOB_CPUS_PER_NODE", f"{cpus}(x{nodes})" if nodes > 1 else cpus),
+    ]
+    if res.cpus_per_task:
+        env.append(_lit("SLURM_CPUS_PER_TASK", res.cpus_per_task))
+    if gpus:
+        env += [
+            _lit("SLURM_GPUS_ON_NODE", gpus),
+            _lit("SLURM_GPUS_PER_NODE", gpus),
+            _lit("SLURM_GPUS", gpus * nodes),
+            _lit("SLURM_JOB_GPUS", ",".join(str(i) for i in range(gpus))),
+        ]
+    if res.mem_per_node_mb:
+        env.append(_lit("SLURM_MEM_PER_NODE", res.mem_per_node_mb))
+    if res.mem_per_cpu_mb:
+        env.append(_lit("SLURM_MEM_PER_CPU", res.mem_per_cpu_mb))
+    if res.mem_per_gpu_mb:
+        env.append(_lit("SLURM_MEM_PER_GPU", res.mem_per_gpu_mb))
+    place = job.placement
+    if place.partitions:
+        env.append(_lit("SLURM_JOB_PARTITION", place.partitions[0]))
+    if place.account:
+        env.append(_lit("SLURM_JOB_ACCOUNT", place.account))
+    if place.qos:
+        env.append(_lit("SLURM_JOB_QOS", place.qos))
+    env.append(_lit("SLURM_CLUSTER_NAME", ctx.site.name))
+    if job.io.workdir:
+        env.append(_lit("SLURM_SUBMIT_DIR", job.io.workdir))
+    if job.array is not None:
+        ranges = array_ranges(job.array)
+        indices = [s + k * st for s, st, n in ranges for k in (range(n) if n <= 2 else (0, n - 1))]
+        steps = {st for _, st, n in ranges if n > 1}
+        env += [
+            _lit("SLURM_ARRAY_TASK_COUNT", array_count(job.array)),
+            _lit("SLURM_ARRAY_TASK_MIN", min(indices) if indices else 0),
+            _lit("SLURM_ARRAY_TASK_MAX", max(indices) if indices else 0),
+            _lit("SLURM_ARRAY_TASK_STEP", steps.pop() if len(steps) == 1 and len(ranges) == 1 else 1),
+        ]
+    if len(job.components) > 1:
+        env += _het_env(ctx, topo)
+    # Inputs of the entrypoint and the shims.
+    env.append(_lit("MIGRATE_DIR", MOUNT_DIR))
+    env.extend(topo.index_env)
+    if topo.index_from:
+        env.append(_lit("MIGRATE_INDEX_FROM", topo.index_from))
+    env.append(_lit("MIGRATE_NODES", topo.nodes))
+    if topo.node_offset:
+        env.append(_lit("MIGRATE_NODE_OFFSET", topo.node_offset))
+    if topo.het_group is not None:
+        env.append(_lit("MIGRATE_HET_GROUP", topo.het_group))
+    if topo.hosts:
+        env.append(_lit("MIGRATE_HOSTS", " ".join(topo.hosts)))
+    elif topo.host_prefix:
+        env.append(_lit("MIGRATE_HOST_PREFIX", topo.host_prefix))
+        env.append(_lit("MIGRATE_HOST_SUFFIX", topo.host_suffix))
+    if job.array is not None:
+        env.append(
+            _lit("MIGRATE_ARRAY_RANGES", " ".join(f"{s}:{st}:{n}" for s, st, n in array_ranges(job.array)))
+        )
+    if topo.uid_label:
+        env.append(_field("MIGRATE_JOB_UID", f"metadata.labels['{topo.uid_label}']"))
+    else:
+        env.append(_field("MIGRATE_JOB_UID", "metadata.name"))
+    if topo.restarts_annotation:
+        env.append(_field("MIGRATE_RESTARTS", f"metadata.annotations['{topo.restarts_annotation}']"))
+    if job.time_limit_s:
+        env.append(_lit("MIGRATE_TIME_LIMIT", job.time_limit_s))
+    if topo.srun_mode != "local":
+        env.append(_lit("MIGRATE_SRUN_MODE", topo.srun_mode))
+    env.extend(io_env)
+    sig = job.failure.signal
+    if sig is not None:
+        env += [
+            _lit("MIGRATE_SIGNAL", sig.name),
+            _lit("MIGRATE_SIGNAL_LEAD", sig.seconds_before),
+            _lit("MIGRATE_SIGNAL_BATCH_ONLY", 1 if sig.batch_only else 0),
+        ]
+    return env
+
+
+def _het_env(ctx: Context, topo: Topology) -> list[dict[str, Any]]:
+    env = [_lit("SLURM_HET_SIZE", len(ctx.job.components))]
+    offset = 0
+    for i, comp in enumerate(ctx.job.components):
+        res = comp.resources
+        nodes = res.computed_nodes() * comp.replicas
+        hosts = topo.hosts[offset : offset + nodes]
+        env += [
+            _lit(f"SLURM_JOB_NODELIST_HET_GROUP_{i}", ",".join(hosts)),
+            _lit(f"SLURM_NODELIST_HET_GROUP_{i}", ",".join(hosts)),
+            _lit(f"SLURM_JOB_NUM_NODES_HET_GROUP_{i}", nodes),
+            _lit(f"SLURM_NNODES_HET_GROUP_{i}", nodes),
+            _lit(f"SLURM_NTASKS_HET_GROUP_{i}", res.computed_tasks()),
+            _lit(f"SLURM_NTASKS_PER_NODE_HET_GROUP_{i}", res.computed_tasks_per_node()),
+        ]
+        if res.cpus_per_task:
+            env.append(_lit(f"SLURM_CPUS_PER_TASK_HET_GROUP_{i}", res.cpus_per_task))
+        offset += nodes
+    return env
+
+
+def record_script_variables(ctx: Context, env_names: set[str]) -> None:
+    """One fidelity entry per SLURM_* variable the script reads."""
+    script = ctx.job.script
+    if script is None:
+        return
+    for var in script.slurm_vars:
+        item = f"${var}"
+        if var in APPROXIMATE:
+            ctx.fidelity.approximated(item, f"set by the entrypoint: {APPROXIMATE[var]}")
+        elif var in COMPUTED:
+            ctx.fidelity.mapped(item, "set by the entrypoint from the pod's index and peers")
+        elif var in env_names:
+            ctx.fidelity.mapped(item, "set in the container env")
+        elif _HET_VAR.match(var) and len(ctx.job.components) > 1:
+            ctx.fidelity.dropped(item, "this heterogeneous-job variable is not emulated")
+        else:
+            ctx.fidelity.dropped(item, "no Kubernetes counterpart; the variable is unset in the pod")
+            ctx.diag("TRANSLATE-SLURM-VAR", f"the script reads ${var}, which the pod does not provide")
+
+
+__all__ = [
+    "COMPUTED",
+    "MOUNT_DIR",
+    "Topology",
+    "array_count",
+    "array_ranges",
+    "environment",
+    "record_script_variables",
+]

@@ -1,0 +1,122 @@
+"""``submit.sh``: apply the translated jobs in dependency order with kubectl.
+
+Each job is applied by its own background block that first waits for the
+jobs it depends on (``afterok`` waits for success, ``afternotok`` for failure,
+``afterany`` for either, ``after`` for the start), so independent chains run
+side by side as they would in Slurm. A job whose condition can no longer hold
+is not applied, like Slurm's DependencyNeverSatisfied. Every value is
+shell-quoted.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from migrate.translate import Edge, Translation
+
+_PRELUDE = r"""#!/bin/bash
+# Written by migrate: applies the translated jobs in dependency order.
+# Needs kubectl with access to the cluster. Run from anywhere: ./submit.sh
+set -uo pipefail
+cd "$(dirname "$0")"
+
+# state RESOURCE NAME NAMESPACE OK FAILED BY_PHASE -> ok | failed | running | pending
+state() {
+  local ns=() out
+  [ -n "$3" ] && ns=(-n "$3")
+  if [ "$6" = 1 ]; then
+    out=$(kubectl get "$1" "$2" "${ns[@]}" -o jsonpath='{.status.state.phase}' 2>/dev/null) || out=""
+    case "$out" in
+      "$4") echo ok ;;
+      "$5"|Aborted|Terminated) echo failed ;;
+      Running|Completing) echo running ;;
+      *) echo pending ;;
+    esac
+    return
+  fi
+  out=$(kubectl get "$1" "$2" "${ns[@]}" \
+    -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' 2>/dev/null) || out=""
+  case " $out " in
+    *" $4 "*) echo ok ;;
+    *" $5 "*) echo failed ;;
+    *)
+      out=$(kubectl get "$1" "$2" "${ns[@]}" -o jsonpath='{.status.startTime}' 2>/dev/null) || out=""
+      if [ -n "$out" ]; then echo running; else echo pending; fi ;;
+  esac
+}
+
+# wait_for WANT RESOURCE NAME NAMESPACE OK FAILED BY_PHASE: 0 when WANT holds, 1 when it never will
+wait_for() {
+  local want=$1 s
+  shift
+  while :; do
+    s=$(state "$@")
+    case "$want:$s" in
+      complete:ok|failed:failed|finished:ok|finished:failed) return 0 ;;
+      started:ok|started:failed|started:running) return 0 ;;
+      complete:failed|failed:ok)
+        echo "submit.sh: $1/$2 ended $s; the jobs that wait for it ($want) are not applied" >&2
+        return 1 ;;
+    esac
+    sleep "${MIGRATE_POLL_SECONDS:-10}"
+  done
+}
+
+"""
+_WANT = {
+    "afterok": "complete",
+    "afterany": "finished",
+    "afternotok": "failed",
+    "after": "started",
+    "singleton": "finished",
+    "dependsOn": "complete",
+}
+
+
+def render(translations: list[Translation], edges: list[Edge], folders: dict[str, str]) -> str:
+    by_id = {t.job_id: t for t in translations}
+    lines = [_PRELUDE]
+    shared = sorted({rel for t in translations for rel in t.shared})
+    if shared:
+        lines.append("# shared objects first: queues, priority classes, storage claims")
+        lines.append("kubectl apply " + " ".join(f"-f {shlex.quote(rel)}" for rel in shared))
+        lines.append("")
+    for t in translations:
+        if not t.files or t.wait is None:
+            continue
+        waits = [e for e in edges if e.dependent == t.job_id]
+        files = " ".join(f"-f {shlex.quote(folders[t.job_id] + '/' + rel)}" for rel in sorted(t.files))
+        lines.append(f"# {t.name}: {t.source}")
+        if not waits:
+            lines.append(f"kubectl apply {files}")
+            lines.append("")
+            continue
+        lines.append("(")
+        for edge in waits:
+            pre = by_id[edge.prerequisite]
+            if pre.wait is None:
+                continue
+            w = pre.wait
+            args = " ".join(
+                shlex.quote(a)
+                for a in (
+                    _WANT.get(edge.dep_type, "complete"),
+                    w.resource,
+                    w.name,
+                    w.namespace or "",
+                    w.ok,
+                    w.failed,
+                    "1" if w.by_phase else "0",
+                )
+            )
+            lines.append(f"  wait_for {args} || exit 1  # {edge.dep_type} {pre.name}")
+            if edge.delay_s:
+                lines.append(f"  sleep {int(edge.delay_s)}")
+        lines.append(f"  kubectl apply {files}")
+        lines.append(") &")
+        lines.append("")
+    lines.append("wait")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["render"]

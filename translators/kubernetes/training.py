@@ -1,0 +1,166 @@
+"""Kubeflow training jobs: PyTorchJob (kubeflow.org/v1) and MPIJob (kubeflow.org/v2beta1).
+
+PyTorchJob: node 0 is the Master, the others Workers; every pod runs the
+script, whose ``torchrun`` (started once per pod by the srun shim) finds its
+peers through ``MASTER_ADDR``/``MASTER_PORT`` and ``PET_*`` set by the
+operator. ``nprocPerNode`` comes from the torchrun options.
+
+MPIJob: the Launcher pod runs the script, so ``mpirun`` (or ``srun --mpi``,
+which the shim turns into ``mpirun``) starts the ranks on the Worker pods
+through the operator's hostfile; Workers only run sshd. ``slotsPerWorker`` is
+the tasks per node.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from migrate import ir
+
+from . import flavors, pod_template, slurmenv
+from .job_policy import JobPolicy
+from .storage import Volume
+from .translation_context import Context, Workload
+from .yamlemit import Manifest, Path
+
+PYTORCH_API = "kubeflow.org/v1"
+MPI_API = "kubeflow.org/v2beta1"
+REPLICA_LABEL = "training.kubeflow.org/job-name"
+_NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=(\S+))?\Z")
+SSHD = ["/usr/sbin/sshd", "-De"]
+
+
+def nproc_per_node(launcher: ir.Launcher | None, gpus: int) -> str:
+    """torchrun's --nproc_per_node when it is a number, else the GPUs per pod (or "auto")."""
+    values: list[str] = [
+        kv.value
+        for kv in (launcher.options if launcher else ())
+        if kv.key.lstrip("-").replace("_", "-") == "nproc-per-node"
+    ]
+    words = list(launcher.program) if launcher else []
+    for i, word in enumerate(words):
+        m = _NPROC.match(word)
+        if m:
+            values.append(m.group(1) or (words[i + 1] if i + 1 < len(words) else ""))
+    for value in values:
+        if value.isdigit():
+            return value
+    return str(gpus) if gpus else "auto"
+
+
+def _run_policy(policy: JobPolicy, kueue: bool) -> dict[str, Any]:
+    run: dict[str, Any] = {"cleanPodPolicy": "None", "backoffLimit": policy.backoff_limit}
+    if policy.active_deadline is not None:
+        run["activeDeadlineSeconds"] = policy.active_deadline
+    if kueue or policy.suspend:
+        run["suspend"] = True
+    return run
+
+
+def _meta(ctx: Context, policy: JobPolicy) -> dict[str, object]:
+    meta = ctx.metadata()
+    meta["labels"] = {**meta["labels"], **policy.labels}  # type: ignore[dict-item]
+    if policy.annotations:
+        meta["annotations"] = {**meta["annotations"], **policy.annotations}  # type: ignore[dict-item]
+    return meta
+
+
+def _add_notes(manifest: Manifest, base: Path, comments: dict[Path, list[str]]) -> None:
+    for path, texts in comments.items():
+        for text in texts:
+            manifest.note((*base, *path), text)
+
+
+def build_pytorch(
+    ctx: Context, policy: JobPolicy, volumes: list[Volume], kueue: bool = False
+) -> tuple[list[Manifest], Workload]:
+    comp = ctx.job.components[0]
+    nodes = comp.resources.computed_nodes() * comp.replicas
+    hosts = [f"{ctx.name}-master-0"] + [f"{ctx.name}-worker-{i}" for i in range(nodes - 1)]
+    topo = slurmenv.Topology(index_from="RANK", nodes=nodes, hosts=tuple(hosts), uid_label=REPLICA_LABEL)
+    parts = pod_template.build(ctx, comp, 0, topo, policy, volumes, container_name="pytorch")
+    launcher = flavors.torch_launcher(ctx.job)
+    nproc = nproc_per_node(launcher, parts.gpus)
+    replicas: dict[str, Any] = {
+        "Master": {"replicas": 1, "restartPolicy": "Never", "template": parts.template}
+    }
+    if nodes > 1:
+        replicas["Worker"] = {
+            "replicas": nodes - 1,
+            "restartPolicy": "Never",
+            "template": copy.deepcopy(parts.template),
+        }
+    spec = {"nprocPerNode": nproc, "runPolicy": _run_policy(policy, kueue), "pytorchReplicaSpecs": replicas}
+    manifest = Manifest(
+        {"apiVersion": PYTORCH_API, "kind": "PyTorchJob", "metadata": _meta(ctx, policy), "spec": spec}
+    )
+    manifest.note(
+        ("spec", "pytorchReplicaSpecs"),
+        "node 0 is the Master; the operator sets MASTER_ADDR, "
+        "MASTER_PORT, WORLD_SIZE, RANK and PET_* in every pod",
+    )
+    for role in replicas:
+        _add_notes(manifest, ("spec", "pytorchReplicaSpecs", role, "template"), parts.comments)
+    return [pod_template.script_configmap(ctx), manifest], Workload(
+        "pytorchjob", ctx.name, ctx.namespace, "Succeeded", "Failed"
+    )
+
+
+def build_mpi(
+    ctx: Context, policy: JobPolicy, volumes: list[Volume], kueue: bool = False
+) -> tuple[list[Manifest], Workload]:
+    comp = ctx.job.components[0]
+    res = comp.resources
+    nodes = res.computed_nodes() * comp.replicas
+    hosts = tuple(f"{ctx.name}-worker-{i}.{ctx.name}" for i in range(nodes))
+    topo = slurmenv.Topology(nodes=1, hosts=hosts, uid_label=REPLICA_LABEL, srun_mode="mpirun")
+    parts = pod_template.build(ctx, comp, 0, topo, policy, volumes)
+    worker = copy.deepcopy(parts.template)
+    worker_container = worker["spec"]["containers"][0]
+    worker_container["command"] = list(SSHD)
+    launcher = copy.deepcopy(parts.template)
+    lspec = launcher["spec"]
+    lspec["containers"][0]["resources"] = {
+        "requests": {"cpu": "1", "memory": "2Gi"},
+        "limits": {"cpu": "1", "memory": "2Gi"},
+    }
+    for key in ("nodeSelector", "affinity", "tolerations"):
+        lspec.pop(key, None)
+    lspec["volumes"] = [v for v in lspec["volumes"] if v["name"] != "dshm"]
+    lspec["containers"][0]["volumeMounts"] = [
+        m for m in lspec["containers"][0]["volumeMounts"] if m["name"] != "dshm"
+    ]
+    spec = {
+        "slotsPerWorker": res.computed_tasks_per_node(),
+        "runPolicy": _run_policy(policy, kueue),
+        "mpiImplementation": "OpenMPI",
+        "mpiReplicaSpecs": {
+            "Launcher": {"replicas": 1, "restartPolicy": "Never", "template": launcher},
+            "Worker": {"replicas": nodes, "restartPolicy": "Never", "template": worker},
+        },
+    }
+    manifest = Manifest(
+        {"apiVersion": MPI_API, "kind": "MPIJob", "metadata": _meta(ctx, policy), "spec": spec}
+    )
+    manifest.note(
+        ("spec", "mpiReplicaSpecs", "Launcher"),
+        "runs the job script; mpirun reaches the Workers through the operator's hostfile",
+    )
+    manifest.note(
+        ("spec", "mpiReplicaSpecs", "Worker", "template", "spec", "containers", 0, "command"),
+        "Workers only serve ssh for mpirun: the image needs sshd and the MPI the program was built with",
+    )
+    _add_notes(manifest, ("spec", "mpiReplicaSpecs", "Worker", "template"), parts.comments)
+    ctx.diag(
+        "TRANSLATE-MPI-IMAGE",
+        "the MPIJob's Workers run sshd: the image needs an ssh server and the "
+        "same MPI as the program (OpenMPI assumed)",
+    )
+    return [pod_template.script_configmap(ctx), manifest], Workload(
+        "mpijob", ctx.name, ctx.namespace, "Succeeded", "Failed"
+    )
+
+
+__all__ = ["build_mpi", "build_pytorch", "nproc_per_node"]

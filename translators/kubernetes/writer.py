@@ -1,0 +1,418 @@
+"""IR jobs -> Kubernetes manifests: the entry point of the Kubernetes writer.
+
+Example::
+
+    from migrate.siteconfig import load_site_config
+    from migrate.translators.kubernetes.writer import translate_job
+
+    t = translate_job(job, load_site_config("migrate.yaml"), flavor="auto")
+    t.flavor, t.flavor_reason      # "jobset", "16 nodes: a JobSet with one pod per node ..."
+    t.files                        # {"jobset.yaml": "...ConfigMap...---...JobSet..."}
+    t.fidelity.to_list()           # one entry per #SBATCH option, launcher, env var ...
+
+Each job becomes one multi-document file in its folder: the ConfigMap with the
+unchanged script and the entrypoint, a headless Service where pods must find
+each other, and the workload. ``migrate.translate.translate_jobs`` puts many
+of them into one output tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from migrate import ir
+from migrate.diagnostics import Collector
+from migrate.fidelity import APPROXIMATED, MAPPED, Entry
+from migrate.siteconfig import SiteConfig
+from migrate.translate import Edge, Translation, WaitTarget
+from migrate.translators.slurm import directives
+
+from . import (
+    batchjob,
+    coverage,
+    cron,
+    flavors,
+    job_policy,
+    jobset,
+    pod_template,
+    shared,
+    slurmenv,
+    storage,
+    training,
+    volcano,
+)
+from . import submit as submit_script
+from .site import Site
+from .translation_context import NAME_MAX, Context, Needs, QueueNeed, Workload
+from .yamlemit import Manifest, dump_all
+
+TARGET = "kubernetes"
+RESERVED = frozenset({"kueue", "storage"})
+_FILE_NAMES = {
+    flavors.JOB: "job.yaml",
+    flavors.JOBSET: "jobset.yaml",
+    flavors.VOLCANO: "volcano-job.yaml",
+    flavors.PYTORCHJOB: "pytorchjob.yaml",
+    flavors.MPIJOB: "mpijob.yaml",
+    flavors.CRONJOB: "cronjob.yaml",
+}
+DEFAULT_QUEUE = "default"
+
+
+def _header_settings(ctx: Context) -> tuple[tuple[str, int, int, str], ...]:
+    """(long, component, line, as written) of each directive, read again from the job file.
+
+    The IR keeps typed values, not where each option was written; reading the
+    header again (cheap: directives only) gives every fidelity entry its line.
+    """
+    job = ctx.job
+    if job.source.format != "slurm" or job.kind not in ("sbatch", "scrontab"):
+        return ()
+    text = pod_template.read_source(job.source.path)
+    if text is None:
+        return ()
+    lines = directives.split_lines(text)
+    quiet = Collector(job.source.path)
+    if job.kind == "sbatch":
+        ctx.source_text = text
+        header = directives.read_header(lines, quiet)
+        settings, unknown = list(header.settings), list(header.unknown)
+    else:  # the #SCRON lines just above this entry's cron line
+        end = job.schedule.line if job.schedule and job.schedule.line else job.source.line
+        words: list[directives.Word] = []
+        for number in range(job.source.line, end):
+            if 0 < number <= len(lines) and lines[number - 1].startswith("#SCRON"):
+                words += directives.tokenize(lines[number - 1][len("#SCRON") :], number)[0]
+        settings, unknown = directives.parse_words(words, quiet)
+    out = [(st.option.long, st.component, st.line, _as_written(st.spelled, st.value)) for st in settings]
+    out += [(u.spelled.lstrip("-"), u.component, u.line, _as_written(u.spelled, u.value)) for u in unknown]
+    return tuple(out)
+
+
+def _as_written(spelled: str, value: str | None) -> str:
+    if value is None:
+        return spelled
+    return f"{spelled}={value}" if spelled.startswith("--") else f"{spelled} {value}"
+
+
+def translate_job(
+    job: ir.Job, config: SiteConfig | None = None, flavor: str = "auto", *, name: str | None = None
+) -> Translation:
+    """One IR job as Kubernetes manifests, with its fidelity log and diagnostics. Never prints."""
+    site = Site(config)
+    choice = flavors.choose(job, flavor)
+    diags = Collector(job.source.path)
+    ctx = Context.create(job, site, name, choice.name, diags)
+    settings = _header_settings(ctx)
+    for long, comp, line, text in settings:
+        ctx.option_lines[(long, comp)] = line
+        ctx.option_texts[(long, comp)] = text
+    if choice.fell_back:
+        ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
+        ctx.fidelity.approximated(f"--flavor {choice.requested}", choice.reason)
+    job_policy.decide_namespace(ctx)
+    volumes = storage.volumes(ctx)
+    policy = job_policy.decide(ctx, volumes)
+    if choice.kueue:
+        _kueue_labels(ctx, policy)
+    _licenses(ctx)
+    manifests, workload = _build(ctx, choice, policy, volumes)
+    _launchers(ctx, choice)
+    _submissions(ctx, choice)
+    _monitoring(ctx)
+    slurmenv.record_script_variables(ctx, _env_names(manifests))
+    coverage.sweep(ctx, settings)
+    # in file order, as a reviewer reads the script; entries without a line keep their order at the end
+    ctx.fidelity.entries.sort(key=lambda e: (e.line is None, e.line or 0))
+    header = [
+        f"Translated by migrate from {job.source.path}:{job.source.line}",
+        f"flavor {choice.name}: {choice.reason}",
+    ]
+    files = {_FILE_NAMES[choice.flavor]: dump_all(manifests, header)}
+    return Translation(
+        job_id=job.id,
+        source=job.source.path,
+        line=job.source.line,
+        target=TARGET,
+        flavor=choice.name,
+        flavor_reason=choice.reason,
+        name=ctx.name,
+        files=files,
+        shared=shared.render(ctx.needs, site),
+        fidelity=ctx.fidelity,
+        diagnostics=list(diags.items),
+        wait=WaitTarget(
+            workload.resource,
+            workload.name,
+            workload.namespace,
+            workload.ok,
+            workload.failed,
+            workload.by_phase,
+        ),
+        needs=ctx.needs,
+    )
+
+
+def _build(
+    ctx: Context, choice: flavors.Choice, policy: job_policy.JobPolicy, volumes: list[storage.Volume]
+) -> tuple[list[Manifest], Workload]:
+    kind = choice.flavor
+    if kind == flavors.JOBSET:
+        return jobset.build(ctx, policy, volumes, kueue=choice.kueue)
+    if kind == flavors.VOLCANO:
+        return volcano.build(ctx, policy, volumes)
+    if kind == flavors.PYTORCHJOB:
+        return training.build_pytorch(ctx, policy, volumes, kueue=choice.kueue)
+    if kind == flavors.MPIJOB:
+        return training.build_mpi(ctx, policy, volumes, kueue=choice.kueue)
+    if kind == flavors.CRONJOB:
+        return cron.build(ctx, policy, volumes, kueue=choice.kueue)
+    return batchjob.build(ctx, policy, volumes, kueue=choice.kueue)
+
+
+def _kueue_labels(ctx: Context, policy: job_policy.JobPolicy) -> None:
+    if policy.queue is None:
+        policy.queue = DEFAULT_QUEUE
+        ctx.needs.queues.add(QueueNeed(DEFAULT_QUEUE, None, ctx.namespace))
+        ctx.diag(
+            "TRANSLATE-PARTITION-UNMAPPED", f"no --partition: the job goes to LocalQueue {DEFAULT_QUEUE!r}"
+        )
+    policy.labels["kueue.x-k8s.io/queue-name"] = policy.queue
+
+
+def _licenses(ctx: Context) -> None:
+    """``--licenses``: counted by a Kueue quota when the site names a resource for each, else dropped."""
+    licenses = ctx.job.components[0].resources.licenses
+    if not licenses:
+        return
+    item = ctx.option("licenses", ",".join(f"{lic.name}:{lic.count}" for lic in licenses))
+    line = ctx.line_of("licenses")
+    resources = {lic.name: ctx.site.license_resource(lic.name) for lic in licenses}
+    missing = [name for name, resource in resources.items() if resource is None]
+    if ctx.flavor == job_policy.KUEUE and not missing:
+        ctx.needs.licenses.update(r for r in resources.values() if r)
+        ctx.fidelity.approximated(
+            item,
+            f"counted by Kueue as {', '.join(r for r in resources.values() if r)} in the ClusterQueue quota "
+            "(the pods must request them through a Kueue resource transformation)",
+            line,
+        )
+        return
+    why = (
+        f"{', '.join(missing)} not in the site config (licenses:)" if missing else "only Kueue can count them"
+    )
+    ctx.fidelity.dropped(item, f"no licenses on Kubernetes; {why}", line)
+    ctx.diag("TRANSLATE-LICENSE", f"licenses {', '.join(resources)} are not enforced on Kubernetes ({why})")
+
+
+_TORCH = flavors.TORCH_LAUNCHERS
+_MPI = flavors.MPI_LAUNCHERS
+
+
+def _launchers(ctx: Context, choice: flavors.Choice) -> None:
+    """One entry per launcher in the body: none is left to fail at run time unnoticed."""
+    seen: set[tuple[str, int | None, tuple[str, ...]]] = set()
+    for comp in ctx.job.components:
+        for launcher in comp.launchers:
+            key = (launcher.name, launcher.line, launcher.program)
+            if key in seen:  # the same step can be listed under several hetjob components
+                continue
+            seen.add(key)
+            words = " ".join(launcher.program[:6])
+            item = f"launcher {launcher.name}" + (f": {words[:100]}" if words else "")
+            ctx.fidelity.entries.append(_launcher_entry(ctx, choice, launcher, item))
+            pyxis = sorted({kv.key.lstrip("-") for kv in launcher.options if "container" in kv.key})
+            if pyxis:
+                ctx.fidelity.approximated(
+                    f"srun {' '.join('--' + p for p in pyxis)} (line {launcher.line})",
+                    "pyxis options are ignored by the srun shim: the pod is the container "
+                    "(its image and mounts are in the manifest)",
+                    launcher.line,
+                )
+
+
+def _is_torch(launcher: ir.Launcher) -> bool:
+    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:3]]
+    return (
+        launcher.name in _TORCH
+        or bool(words and words[0] in _TORCH)
+        or (len(words) == 3 and words[1] == "-m" and words[2] in _TORCH)
+    )
+
+
+def _is_mpi(launcher: ir.Launcher) -> bool:
+    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:1]]
+    return launcher.name in _MPI or bool(words and words[0] in _MPI)
+
+
+def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher, item: str) -> Entry:
+    multi = ctx.job.total_nodes() > 1
+    line = launcher.line
+    if choice.flavor == flavors.PYTORCHJOB and _is_torch(launcher):
+        return Entry(
+            item,
+            MAPPED,
+            "PyTorchJob: runs once per pod (the srun shim starts launchers once) with the "
+            "operator's MASTER_ADDR/PET_* rendezvous",
+            line,
+        )
+    if choice.flavor == flavors.MPIJOB and (_is_mpi(launcher) or launcher.name == "srun"):
+        return Entry(
+            item,
+            MAPPED,
+            "MPIJob: runs in the Launcher pod and reaches the Workers through the "
+            "operator's hostfile (srun becomes mpirun there)",
+            line,
+        )
+    if launcher.name == "srun":
+        if any(kv.key.lstrip("-") == "mpi" for kv in launcher.options):
+            return Entry(
+                item,
+                APPROXIMATED,
+                "srun --mpi: the shim starts the tasks as separate processes "
+                "without PMI; use --flavor mpijob for MPI",
+                line,
+            )
+        if _is_torch(launcher) or _is_mpi(launcher):
+            return Entry(item, MAPPED, "the srun shim starts the launcher once per pod", line)
+        if multi:
+            return Entry(
+                item,
+                APPROXIMATED,
+                "the srun shim runs the program once per local task in each pod "
+                "(SLURM_PROCID/SLURM_LOCALID set); the tasks share no MPI world",
+                line,
+            )
+        return Entry(
+            item,
+            MAPPED,
+            "the srun shim runs the program once per task (SLURM_PROCID/SLURM_LOCALID set)",
+            line,
+        )
+    if _is_mpi(launcher):
+        if multi:
+            return Entry(
+                item,
+                APPROXIMATED,
+                "mpirun in each pod reaches only its own pod (no hostfile or ssh "
+                "between pods); use --flavor mpijob",
+                line,
+            )
+        return Entry(item, MAPPED, "runs inside the single pod", line)
+    if _is_torch(launcher) and multi:
+        return Entry(
+            item,
+            APPROXIMATED,
+            "runs in every pod; rendezvous through MASTER_ADDR and the host list the "
+            "entrypoint sets (the first pod's DNS name)",
+            line,
+        )
+    return Entry(item, MAPPED, "runs unchanged inside the pod", line)
+
+
+def _submissions(ctx: Context, choice: flavors.Choice) -> None:
+    for sub in ctx.job.submits:
+        item = f"sbatch {sub.script or '--wrap'}"
+        if choice.flavor == flavors.CRONJOB and flavors.self_resubmit_begin(ctx.job) is not None:
+            ctx.fidelity.mapped(
+                item, "the CronJob schedule starts the next run; the sbatch shim does nothing", sub.line
+            )
+            continue
+        ctx.fidelity.dropped(
+            item,
+            "a pod cannot submit jobs; the sbatch shim fails loudly (chained runs need "
+            "a workflow engine or a CronJob)",
+            sub.line,
+        )
+        ctx.diag(
+            "TRANSLATE-SUBMIT-IN-POD",
+            f"the script runs sbatch {sub.script or ''} itself; inside a pod this "
+            "fails (the sbatch shim reports it)",
+            sub.line,
+        )
+
+
+def _monitoring(ctx: Context) -> None:
+    for hook in ctx.job.monitoring:
+        ctx.fidelity.mapped(
+            f"monitoring {hook.kind}", "runs unchanged in the pod (the image must have the tool)", hook.line
+        )
+
+
+def _env_names(manifests: list[Manifest]) -> set[str]:
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            env = node.get("env")
+            if isinstance(env, list):
+                names.update(e["name"] for e in env if isinstance(e, dict) and "name" in e)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for m in manifests:
+        walk(m.body)
+    return names
+
+
+def translate_wrapper(job: ir.Job, name: str) -> Translation:
+    """A submit script: its sbatch calls become the order of submit.sh; it has no manifest itself."""
+    t = Translation(
+        job.id,
+        job.source.path,
+        job.source.line,
+        TARGET,
+        "submit.sh",
+        "a wrapper that submits other jobs: its order is kept in submit.sh",
+        name,
+    )
+    for sub in job.submits:
+        t.fidelity.approximated(
+            f"sbatch {sub.script or '--wrap'}",
+            "submit.sh applies the translated job and waits for its dependencies",
+            sub.line,
+        )
+    t.fidelity.approximated(
+        "wrapper script", "only its sbatch calls are translated; other commands in it are not run"
+    )
+    return t
+
+
+def render_shared(translations: list[Translation], config: SiteConfig | None) -> dict[str, str]:
+    needs = Needs()
+    for t in translations:
+        if isinstance(t.needs, Needs):
+            needs.merge(t.needs)
+    return shared.render(needs, Site(config))
+
+
+def render_index(paths: list[str]) -> dict[str, str]:
+    """kustomization.yaml listing every manifest."""
+    body = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": list(paths),
+    }
+    manifest = Manifest(body)
+    manifest.note(
+        (), "Written by migrate: kubectl apply -k . applies everything; submit.sh keeps dependency order"
+    )
+    return {"kustomization.yaml": dump_all([manifest])}
+
+
+def render_submit(translations: list[Translation], edges: list[Edge], folders: dict[str, str]) -> str:
+    return submit_script.render(translations, edges, folders)
+
+
+__all__ = [
+    "NAME_MAX",
+    "RESERVED",
+    "render_index",
+    "render_shared",
+    "render_submit",
+    "translate_job",
+    "translate_wrapper",
+]
