@@ -87,6 +87,15 @@ class SiteConfig:
     filesystems: tuple[FileSystemConfig, ...] = ()
     partitions: tuple[tuple[str, PartitionConfig], ...] = ()
     images: tuple[tuple[str, str], ...] = ()
+    # Mappings only the site knows, each name -> value: account -> namespace, qos -> priority
+    # class, GPU type -> nvidia.com/gpu.product, GRES -> extended resource, license -> counted
+    # resource, and node feature (a --constraint word) -> node selector.
+    accounts: tuple[tuple[str, str], ...] = ()
+    qos: tuple[tuple[str, str], ...] = ()
+    gpu_products: tuple[tuple[str, str], ...] = ()
+    gres: tuple[tuple[str, str], ...] = ()
+    licenses: tuple[tuple[str, str], ...] = ()
+    features: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     defaults: Defaults = field(default_factory=Defaults)
     thresholds: Thresholds = field(default_factory=Thresholds)
     source: str | None = None  # the file it came from, for messages and the report
@@ -161,12 +170,15 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
         return SiteConfig(source=source)
     top = _mapping(data, _Where(source, ""))
     where = _Where(source, "")
-    _only_keys(top, where, ("site", "filesystems", "partitions", "images", "defaults", "thresholds"))
+    _only_keys(
+        top, where, ("site", "filesystems", "partitions", *_NAME_MAPS, "features", "defaults", "thresholds")
+    )
     return SiteConfig(
         site=_optional(top, "site", where, _string, "site"),
         filesystems=_filesystems(top.get("filesystems"), where.child("filesystems")),
         partitions=_partitions(top.get("partitions"), where.child("partitions")),
-        images=_images(top.get("images"), where.child("images")),
+        **{key: _images(top.get(key), where.child(key)) for key in _NAME_MAPS},  # type: ignore[arg-type]
+        features=_features(top.get("features"), where.child("features")),
         defaults=_defaults(top.get("defaults"), where.child("defaults")),
         thresholds=_thresholds(top.get("thresholds"), where.child("thresholds")),
         source=source,
@@ -318,6 +330,16 @@ def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfi
             )
         )
     return tuple(out)
+
+
+_NAME_MAPS = ("images", "accounts", "qos", "gpu_products", "gres", "licenses")
+
+
+def _features(value: object, where: _Where) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    if value is None:
+        return ()
+    data = _mapping(value, where)
+    return tuple(sorted((key, _node_selector(data[key], where.child(key))) for key in data))
 
 
 def _images(value: object, where: _Where) -> tuple[tuple[str, str], ...]:

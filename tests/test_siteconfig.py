@@ -183,3 +183,25 @@ def test_parse_accepts_already_loaded_yaml() -> None:
     config = parse_site_config({"filesystems": [{"prefix": "$SCRATCH", "kind": "gpfs"}]}, source="inline")
     assert config.filesystems[0].prefix == "$SCRATCH"
     assert config.source == "inline"
+
+
+def test_site_mappings_for_translation() -> None:
+    from migrate.siteconfig import SiteConfigError, parse_site_config_text
+
+    config = parse_site_config_text(
+        "accounts: {llm: llm-team}\nqos: {high: batch-high}\ngpu_products: {h100: NVIDIA-H100-80GB-HBM3}\n"
+        "gres: {efa: vpc.amazonaws.com/efa}\nlicenses: {matlab: licenses.example.com/matlab}\n"
+        "features: {ib: {network: infiniband}}\n"
+    )
+    assert config.accounts == (("llm", "llm-team"),)
+    assert config.qos == (("high", "batch-high"),)
+    assert config.gpu_products == (("h100", "NVIDIA-H100-80GB-HBM3"),)
+    assert config.gres == (("efa", "vpc.amazonaws.com/efa"),)
+    assert config.licenses == (("matlab", "licenses.example.com/matlab"),)
+    assert config.features == (("ib", (("network", "infiniband"),)),)
+    try:
+        parse_site_config_text("features: {ib: infiniband}\n")
+    except SiteConfigError as exc:
+        assert "features.ib" in str(exc)
+    else:
+        raise AssertionError("a feature must map to a node selector")
