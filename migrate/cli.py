@@ -5,7 +5,6 @@ This is the only module that imports typer or rich.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from enum import StrEnum
@@ -16,9 +15,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from migrate import __version__, api, scan
+from migrate import __version__, api, cache, jsonstream, scan
 from migrate.plan import plan_json
-from migrate.render import describe_time, job_row
+from migrate.render import describe_time, job_row, shell_coverage
 
 app = typer.Typer(
     name="migrate",
@@ -66,11 +65,9 @@ def _scan_with_progress(paths: list[str], options: scan.ScanOptions) -> scan.Sca
     columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task("scan", total=None)
-        for item in scan.iter_candidates(paths):
+        for result in scan.iter_scan(paths, options):
             progress.advance(task)
-            result = scan.scan_item(item, options)
-            if result is not None:
-                files.append(result)
+            files.append(result)
     return scan.ScanResult(files)
 
 
@@ -87,16 +84,26 @@ def scan_command(
     show_diagnostics: Annotated[
         bool, typer.Option("--diagnostics/--no-diagnostics", help="List every diagnostic.")
     ] = True,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", help="Worker processes (default: one per core).", min=1)
+    ] = None,
+    cache_dir: Annotated[
+        str | None,
+        typer.Option(help="Cache folder (default: $MIGRATE_CACHE_DIR, else $XDG_CACHE_HOME/migrate)."),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every file again.")] = False,
 ) -> None:
     """Find every job file under PATHS (by content) and read it into the job IR."""
     _check_paths(paths)
-    result = _scan_with_progress(paths, scan.ScanOptions(max_bytes=max_bytes))
-    if output_format is OutputFormat.json:
-        json.dump(result.to_dict(), sys.stdout, indent=1, sort_keys=False)
-        sys.stdout.write("\n")
+    cache_folder = None if no_cache else (cache_dir or cache.default_dir())
+    options = scan.ScanOptions(max_bytes=max_bytes, cache=cache_folder, jobs=jobs)
+    if output_format is OutputFormat.json:  # streamed: memory stays flat on any tree size
+        errors = jsonstream.write_scan(scan.iter_rendered(paths, options), sys.stdout).errors
     else:
+        result = _scan_with_progress(paths, options)
         _print_scan_table(result, show_diagnostics)
-    if strict and any(d.severity == "error" for d in result.diagnostics):
+        errors = sum(1 for d in result.diagnostics if d.severity == "error")
+    if strict and errors:
         raise typer.Exit(1)
 
 
@@ -144,6 +151,12 @@ def _print_scan_table(result: scan.ScanResult, show_diagnostics: bool) -> None:
         f"{summary['nodes']} nodes and {summary['gpus']} GPUs requested; "
         f"diagnostics: {sev['error']} errors, {sev['warning']} warnings, {sev['info']} info"
     )
+    understood, statements = shell_coverage(result.jobs)
+    if statements:
+        console.print(
+            f"shell bodies: {understood} of {statements} statements read by the full parser "
+            f"({100 * understood / statements:.1f}%); the rest by the tolerant reader (SHELL-UNPARSED)"
+        )
     if show_diagnostics and result.diagnostics:
         console.print()
         for d in result.diagnostics:

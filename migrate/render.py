@@ -45,3 +45,13 @@ def job_row(job: ir.Job) -> dict[str, str]:
         "launcher": ", ".join(job.launcher_names()),
         "storage": storage_roots(job),
     }
+
+
+def shell_coverage(jobs: list[ir.Job]) -> tuple[int, int]:
+    """(understood, statements) over the shell bodies of ``jobs``."""
+    understood = statements = 0
+    for job in jobs:
+        if job.script is not None:
+            understood += job.script.understood
+            statements += job.script.statements
+    return understood, statements

@@ -3,20 +3,26 @@
 A file is a job file by its content, never by its name; the name only decides
 whether a file that holds no job is worth a word (``run.sbatch`` that is empty
 is, ``notes.txt`` is not). Nothing read here is ever executed.
+
+Large trees: :func:`iter_rendered` streams each file's result as one line of
+JSON, in walk order, with the content-hash cache of :mod:`migrate.cache` and
+a pool of worker processes (:mod:`migrate.scan_pool`); :func:`scan` and
+:func:`iter_scan` give the same results as objects.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from migrate import ir
-from migrate.diagnostics import Collector, Diagnostic, count_by_severity
+from migrate import cache, ir
+from migrate.diagnostics import SEVERITIES, Collector, Diagnostic
 from migrate.discover import Candidate, Skipped, walk
-from migrate.serialize import job_to_dict
+from migrate.serialize import job_from_dict, job_to_dict
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
 
@@ -29,12 +35,32 @@ UNKNOWN = "unknown"
 
 _JOB_LIKE_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm", ".job", ".batch", ".yaml", ".yml", ".pbs")
 _JOB_LIKE_WORDS = ("sbatch", "slurm", "scrontab", "job")
+# Data, documents and code that may mention jobs but are never job files themselves.
+_NEVER_JOB_SUFFIXES = (
+    ".json",
+    ".md",
+    ".rst",
+    ".html",
+    ".svg",
+    ".png",
+    ".jpg",
+    ".csv",
+    ".log",
+    ".out",
+    ".err",
+    ".py",
+    ".ipynb",
+    ".graphml",
+    ".pdf",
+)
 SITE_CONFIG_NAMES = frozenset({"migrate.yaml", "migrate.yml"})
 
 
 @dataclass(frozen=True)
 class ScanOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
+    cache: str | None = None  # cache folder (see migrate.cache.default_dir); None reads every file
+    jobs: int | None = None  # worker processes; None: one per available core
 
 
 @dataclass
@@ -53,6 +79,78 @@ class FileResult:
         }
 
 
+class FileFacts(NamedTuple):
+    """What the summary needs of one file, small enough to cache and to send between processes."""
+
+    format: str
+    kinds: tuple[str, ...]
+    nodes: int
+    gpus: int
+    diagnostics: tuple[tuple[str, str], ...]  # (code, severity)
+
+    @classmethod
+    def of(cls, result: FileResult) -> FileFacts:
+        return cls(
+            result.format,
+            tuple(j.kind for j in result.jobs),
+            sum(j.total_nodes() for j in result.jobs),
+            sum(j.total_gpus() for j in result.jobs),
+            tuple((d.code, d.severity) for d in result.diagnostics),
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> FileFacts:
+        fmt, kinds, nodes, gpus, diags = json.loads(text)
+        return cls(fmt, tuple(kinds), nodes, gpus, tuple((c, s) for c, s in diags))
+
+
+class Summary:
+    """The scan summary, counted file by file so that a streamed scan needs no file list."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.job_files = 0
+        self.jobs = 0
+        self.formats: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.nodes = 0
+        self.gpus = 0
+        self.severities: Counter[str] = Counter()
+        self.codes: Counter[str] = Counter()
+
+    def add(self, facts: FileFacts) -> None:
+        self.files += 1
+        self.job_files += bool(facts.kinds)
+        self.jobs += len(facts.kinds)
+        self.formats[facts.format] += 1
+        self.kinds.update(facts.kinds)
+        self.nodes += facts.nodes
+        self.gpus += facts.gpus
+        for code, severity in facts.diagnostics:
+            self.severities[severity] += 1
+            self.codes[code] += 1
+
+    @property
+    def errors(self) -> int:
+        return self.severities["error"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "job_files": self.job_files,
+            "jobs": self.jobs,
+            "by_format": dict(sorted(self.formats.items())),
+            "by_kind": dict(sorted(self.kinds.items())),
+            "nodes": self.nodes,
+            "gpus": self.gpus,
+            "diagnostics": {s: self.severities[s] for s in SEVERITIES},
+            "by_code": dict(sorted(self.codes.items())),
+        }
+
+
 @dataclass
 class ScanResult:
     files: list[FileResult]
@@ -66,19 +164,10 @@ class ScanResult:
         return [d for f in self.files for d in f.diagnostics]
 
     def summary(self) -> dict[str, Any]:
-        diags = self.diagnostics
-        jobs = self.jobs
-        return {
-            "files": len(self.files),
-            "job_files": sum(1 for f in self.files if f.jobs),
-            "jobs": len(jobs),
-            "by_format": dict(sorted(Counter(f.format for f in self.files).items())),
-            "by_kind": dict(sorted(Counter(j.kind for j in jobs).items())),
-            "nodes": sum(j.total_nodes() for j in jobs),
-            "gpus": sum(j.total_gpus() for j in jobs),
-            "diagnostics": count_by_severity(diags),
-            "by_code": dict(sorted(Counter(d.code for d in diags).items())),
-        }
+        counted = Summary()
+        for f in self.files:
+            counted.add(FileFacts.of(f))
+        return counted.to_dict()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,7 +178,10 @@ class ScanResult:
 
 
 def job_like_name(path: str) -> bool:
+    """Whether a file that holds no job is worth a word (run.sbatch is, results.json is not)."""
     name = os.path.basename(path).lower()
+    if name.endswith(_NEVER_JOB_SUFFIXES):
+        return False
     return name.endswith(_JOB_LIKE_SUFFIXES) or any(w in name for w in _JOB_LIKE_WORDS)
 
 
@@ -119,13 +211,10 @@ def read_text(text: str, path: str, fmt: str, diags: Collector) -> list[ir.Job]:
     return reader.read(text, path, diags)
 
 
-def scan_file(candidate: Candidate, options: ScanOptions = ScanOptions()) -> FileResult | None:
-    """Read one file; None when it is not a job file and not worth reporting."""
+def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | None:
+    """A file's whole content, or the result for a file that is not read (unreadable, binary, too big)."""
     path = candidate.display
-    if os.path.basename(path) in SITE_CONFIG_NAMES:
-        return None  # the site configuration is read by plan and translate, not scanned as a job
     diags = Collector(path)
-    job_like = job_like_name(path)
     try:
         with open(candidate.path, "rb") as fh:
             head = fh.read(min(SNIFF_BYTES, options.max_bytes + 1))
@@ -135,20 +224,30 @@ def scan_file(candidate: Candidate, options: ScanOptions = ScanOptions()) -> Fil
         diags.add("FILE-UNREADABLE", f"cannot read: {exc.strerror or exc}")
         return FileResult(path, UNKNOWN, [], diags.items)
     if b"\0" in head[:8192]:
-        if not job_like:
+        if not job_like_name(path):
             return None
         diags.add("FILE-BINARY", "binary content (NUL bytes); not a job script or manifest")
         return FileResult(path, UNKNOWN, [], diags.items)
     data = head + rest
     if over or len(data) > options.max_bytes:
         fmt = sniff(decode(head, Collector(path)))
-        if fmt is None and not job_like:
+        if fmt is None and not job_like_name(path):
             return None
         diags.add(
             "FILE-TOO-LARGE",
             f"{max(candidate.size, len(data))} bytes is over the limit of {options.max_bytes}; not read",
         )
         return FileResult(path, fmt or UNKNOWN, [], diags.items)
+    return data
+
+
+def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
+    """Read a file's content as the job file at ``path``; None when it is not worth reporting.
+
+    The result depends on ``path`` only as an opaque id, which is what lets the
+    cache compute it once under a placeholder path.
+    """
+    diags = Collector(path)
     if not data.strip():
         if not job_like:
             return None
@@ -169,6 +268,17 @@ def scan_file(candidate: Candidate, options: ScanOptions = ScanOptions()) -> Fil
     return FileResult(path, fmt, jobs, diags.items)
 
 
+def scan_file(candidate: Candidate, options: ScanOptions = ScanOptions()) -> FileResult | None:
+    """Read one file; None when it is not a job file and not worth reporting."""
+    path = candidate.display
+    if os.path.basename(path) in SITE_CONFIG_NAMES:
+        return None  # the site configuration is read by plan and translate, not scanned as a job
+    loaded = load(candidate, options)
+    if not isinstance(loaded, bytes):
+        return loaded
+    return read_data(loaded, path, job_like_name(path))
+
+
 def iter_candidates(paths: Iterable[str]) -> Iterator[Candidate | Skipped]:
     for root in paths:
         yield from walk(root)
@@ -180,6 +290,68 @@ def scan_item(item: Candidate | Skipped, options: ScanOptions = ScanOptions()) -
     return scan_file(item, options)
 
 
+# ---------------------------------------------------------------------------
+# Streaming, cached and parallel scans
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One file's result as a line of JSON (``FileResult.to_dict``) with its summary facts."""
+
+    path: str
+    json: str
+    facts: FileFacts
+
+
+def render(result: FileResult) -> str:
+    return json.dumps(result.to_dict())
+
+
+def from_rendered(rendered: Rendered) -> FileResult:
+    data = json.loads(rendered.json)
+    path = data["path"]
+    diagnostics = [
+        Diagnostic(d["code"], d["severity"], d["message"], path, d.get("line"), d.get("job"))
+        for d in data["diagnostics"]
+    ]
+    return FileResult(path, data["format"], [job_from_dict(j) for j in data["jobs"]], diagnostics)
+
+
+def iter_rendered(paths: Iterable[str], options: ScanOptions = ScanOptions()) -> Iterator[Rendered]:
+    """Every reported file under ``paths``, in walk order, as JSON; for output that streams."""
+    from migrate import scan_pool  # the pool module imports this one
+
+    yield from scan_pool.run(iter_candidates(paths), options)
+
+
+def iter_scan(paths: Iterable[str], options: ScanOptions = ScanOptions()) -> Iterator[FileResult]:
+    """Every reported file under ``paths``, in walk order."""
+    from migrate import scan_pool
+
+    yield from scan_pool.run_objects(iter_candidates(paths), options)
+
+
 def scan(paths: Iterable[str], options: ScanOptions = ScanOptions()) -> ScanResult:
-    files = [r for r in (scan_item(i, options) for i in iter_candidates(paths)) if r is not None]
-    return ScanResult(files)
+    return ScanResult(list(iter_scan(paths, options)))
+
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "KUBERNETES",
+    "SLURM",
+    "UNKNOWN",
+    "FileFacts",
+    "FileResult",
+    "Rendered",
+    "ScanOptions",
+    "ScanResult",
+    "Summary",
+    "cache",
+    "iter_candidates",
+    "iter_rendered",
+    "iter_scan",
+    "scan",
+    "scan_file",
+    "scan_item",
+]

@@ -97,3 +97,22 @@ def test_json_document_shape(tmp_path: Path) -> None:
     (f,) = doc["files"]
     assert set(f) == {"path", "format", "jobs", "diagnostics"}
     assert doc["summary"]["jobs"] == 1 and doc["summary"]["nodes"] == 2
+
+
+def test_json_manifest_is_a_job_but_json_quoting_one_is_not(tmp_path: Path) -> None:
+    manifest = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "from-kubectl"},
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+            }
+        },
+    }
+    (tmp_path / "exported").write_text(json.dumps(manifest, indent=4))
+    (tmp_path / "train.sbatch.json").write_text(json.dumps({"path": "x", "jobs": [manifest]}))
+    result = _scan_dir(tmp_path)
+    assert [(Path(f.path).name, f.format, len(f.jobs)) for f in result.files] == [
+        ("exported", "kubernetes", 1)
+    ]

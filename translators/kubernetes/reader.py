@@ -9,6 +9,7 @@ and ``manifest_pods`` (one pod template).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -43,7 +44,15 @@ def sniff(text: str) -> bool:
         return True
     if _TOP_LIST.search(head):
         return True
-    return head.lstrip().startswith("{") and bool(_JSON_KEYS.search(head))
+    if not (head.lstrip().startswith("{") and _JSON_KEYS.search(head)):
+        return False
+    # JSON is cheap to parse: only an object with apiVersion and kind at the top is a
+    # manifest (`kubectl get -o json`), not any JSON document that quotes one.
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return True  # a broken manifest: the reader reports where
+    return isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc
 
 
 def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
