@@ -7,13 +7,14 @@ with a one-line message saying what is wrong and what to do.
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import networkx as nx
 
-from migrate import graph_export, plan, scan, siteconfig, translate
+from migrate import graph_export, init_config, plan, scan, siteconfig, translate
 from migrate.graph import build_graph
 from migrate.outputs import OutputError, OutputTree
 from migrate.siteconfig import SiteConfig, SiteConfigError
@@ -145,3 +146,27 @@ def run_validate(path: str) -> k8s_validate.TreeReport:
         return k8s_validate.validate_tree(path)
     except k8s_validate.SchemaUnavailableError as exc:
         raise UsageError(f"cannot validate: {exc}") from exc
+
+
+@dataclass
+class InitRun:
+    scan: scan.ScanResult
+    text: str
+    written: list[str]
+
+
+def run_init(
+    paths: Sequence[str],
+    out: str,
+    site: str = "site",
+    force: bool = False,
+    options: scan.ScanOptions | None = None,
+) -> InitRun:
+    """Write a starter ``migrate.yaml`` from a scan of ``paths``."""
+    result = scan.scan(paths, options or scan.ScanOptions())
+    text = init_config.render_starter(result.jobs, site)
+    siteconfig.parse_site_config_text(text, out)  # what init writes, plan and translate must read
+    tree = OutputTree()
+    folder, name = os.path.split(os.path.abspath(out))
+    tree.add(name, text)
+    return InitRun(result, text, _commit(tree, folder, force))

@@ -308,6 +308,25 @@ def translate_command(
         raise typer.Exit(1)
 
 
+@app.command("init")
+def init_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    out: Annotated[
+        str, typer.Option("--out", "-o", help="Where to write the configuration.")
+    ] = "migrate.yaml",
+    site: Annotated[str, typer.Option(help="The site's name.")] = "site",
+    force: ForceOption = False,
+) -> None:
+    """Write a starter migrate.yaml from a scan, with REPLACE-ME where only the site knows the answer."""
+    _check_paths(paths)
+    try:
+        run = api.run_init(paths, out, site=site, force=force)
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
+    placeholders = run.text.count("REPLACE-ME")
+    console.print(f"wrote {', '.join(run.written)}: {placeholders} values to fill in (REPLACE-ME)")
+
+
 @app.command("validate")
 def validate_command(
     path: Annotated[str, typer.Argument(help="A translated output folder or one manifest file.")],

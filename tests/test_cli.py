@@ -127,3 +127,16 @@ def test_validate_reports_problems(tmp_path: Path) -> None:
 def test_translate_unknown_flavor(tmp_path: Path) -> None:
     res = run("translate", SITE, "--to", "kubernetes", "--out", str(tmp_path), "--flavor", "swarm")
     assert res.returncode == 2 and "flavor" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_init_writes_a_config_that_plan_reads(tmp_path: Path) -> None:
+    target = tmp_path / "migrate.yaml"
+    res = run("init", SITE, "--site", "nw1", "--out", str(target))
+    assert res.returncode == 0, res.stderr
+    text = target.read_text()
+    assert "REPLACE-ME" in text and "prefix: /fsx" in text and "gpu-h100:" in text
+    plan = run("plan", SITE, "--to", "kubernetes", "--config", str(target), "--format", "json")
+    assert plan.returncode == 0, plan.stderr
+    assert json.loads(plan.stdout)["site"] == "nw1"
+    again = run("init", SITE, "--out", str(target))
+    assert again.returncode == 2 and "--force" in again.stderr

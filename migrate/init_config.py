@@ -1,0 +1,105 @@
+"""A starter ``migrate.yaml`` filled with what a scan found.
+
+Everything the files name (file systems, partitions, accounts, QOS, GPU types,
+modules, environments, container images, queues) gets an entry; what only the
+site knows (node counts, PVC names, registry images) is a ``REPLACE-ME``
+placeholder, so that plan and translate say so instead of guessing. The result
+parses with ``siteconfig.parse_site_config_text`` once written.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+import yaml
+
+from migrate import ir
+from migrate.graph_storage import StorageResolver
+from migrate.names import dns1123_label
+from migrate.siteconfig import SiteConfig
+
+PLACEHOLDER = "REPLACE-ME"
+
+
+def _partition_entry(name: str, jobs: list[ir.Job]) -> dict[str, object]:
+    nodes = max((j.total_nodes() for j in jobs), default=1)
+    gpus = max((c.resources.computed_gpus_per_node() for j in jobs for c in j.components), default=0)
+    types = Counter(c.resources.gpu_type for j in jobs for c in j.components if c.resources.gpu_type)
+    entry: dict[str, object] = {"nodes": nodes, "gpus_per_node": gpus}
+    if types:
+        entry["gpu_type"] = types.most_common(1)[0][0]
+    entry["queue"] = f"{dns1123_label(name)}-queue"
+    entry["node_selector"] = {"node.kubernetes.io/instance-type": PLACEHOLDER}
+    return entry
+
+
+def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> dict[str, object]:
+    """The starter configuration as plain data (see ``render_starter``)."""
+    job_list = list(jobs)
+    resolver = StorageResolver(SiteConfig())
+    filesystems: dict[str, str] = {}
+    for job in job_list:
+        for loc in resolver.locations(job):
+            fs = loc.filesystem
+            if fs.prefix.startswith("/"):
+                filesystems.setdefault(fs.prefix, fs.kind)
+    claims = sorted(
+        {
+            m.source
+            for j in job_list
+            for c in j.components
+            for ct in c.containers
+            for m in ct.mounts
+            if m.kind == "pvc" and m.source
+        }
+    )
+    by_partition: dict[str, list[ir.Job]] = {}
+    for job in job_list:
+        for part in job.placement.partitions:
+            by_partition.setdefault(part, []).append(job)
+    images: dict[str, str] = {}
+    for job in job_list:
+        for module in job.modules:
+            images.setdefault(f"module:{module}", PLACEHOLDER)
+        for env in job.software_envs:
+            images.setdefault(f"{env.key}:{env.value}" if env.key == "conda" else env.value, PLACEHOLDER)
+        for image in job.images():
+            if image.startswith("/") or image.endswith((".sif", ".sqsh")):
+                images.setdefault(image, PLACEHOLDER)  # a file on disk: Kubernetes needs a registry image
+    accounts = sorted({j.placement.account for j in job_list if j.placement.account})
+    qos = sorted({j.placement.qos for j in job_list if j.placement.qos})
+    gpu_types = sorted({c.resources.gpu_type for j in job_list for c in j.components if c.resources.gpu_type})
+    return {
+        "site": site,
+        "filesystems": [
+            {"prefix": prefix, "kind": kind, "pvc": f"{dns1123_label(prefix.strip('/'))}-pvc"}
+            for prefix, kind in sorted(filesystems.items())
+        ],
+        "partitions": {name: _partition_entry(name, by_partition[name]) for name in sorted(by_partition)},
+        "images": dict(sorted(images.items())),
+        "accounts": {a: dns1123_label(a) for a in accounts},
+        "qos": {q: f"batch-{dns1123_label(q)}" for q in qos},
+        "gpu_products": {t: PLACEHOLDER for t in gpu_types},
+        "defaults": {"image": PLACEHOLDER, "namespace": "default"},
+        "_claims_seen": claims,
+    }
+
+
+_HEADER = """\
+# Site configuration for migrate, written by `migrate init` from a scan.
+# Replace every REPLACE-ME with what only the site knows; plan and translate
+# report each placeholder they meet. Keys: see migrate/siteconfig.py.
+# partitions.*.nodes and gpus_per_node are the largest request seen in the
+# scanned jobs, a lower bound: set them to the partition's real size.
+"""
+
+
+def render_starter(jobs: Iterable[ir.Job], site: str = "site") -> str:
+    data = starter_config(jobs, site)
+    claims = data.pop("_claims_seen")
+    text = _HEADER
+    if claims:
+        text += "# PVC claims the Kubernetes manifests already use: " + ", ".join(map(str, claims)) + "\n"
+        text += "# (list them under the file system they expose: filesystems[].pvc)\n"
+    return text + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
