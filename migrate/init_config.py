@@ -34,8 +34,8 @@ def _partition_entry(name: str, jobs: list[ir.Job]) -> dict[str, object]:
     return entry
 
 
-def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> dict[str, object]:
-    """The starter configuration as plain data (see ``render_starter``)."""
+def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str, object], list[str]]:
+    """The starter configuration as plain data, and the PVC claims the manifests already use."""
     job_list = list(jobs)
     resolver = StorageResolver(SiteConfig())
     filesystems: dict[str, str] = {}
@@ -70,7 +70,7 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> dict[str, obje
     accounts = sorted({j.placement.account for j in job_list if j.placement.account})
     qos = sorted({j.placement.qos for j in job_list if j.placement.qos})
     gpu_types = sorted({c.resources.gpu_type for j in job_list for c in j.components if c.resources.gpu_type})
-    return {
+    data: dict[str, object] = {
         "site": site,
         "filesystems": [
             {"prefix": prefix, "kind": kind, "pvc": f"{dns1123_label(prefix.strip('/'))}-pvc"}
@@ -82,8 +82,8 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> dict[str, obje
         "qos": {q: f"batch-{dns1123_label(q)}" for q in qos},
         "gpu_products": {t: PLACEHOLDER for t in gpu_types},
         "defaults": {"image": PLACEHOLDER, "namespace": "default"},
-        "_claims_seen": claims,
     }
+    return data, claims
 
 
 _HEADER = """\
@@ -96,10 +96,9 @@ _HEADER = """\
 
 
 def render_starter(jobs: Iterable[ir.Job], site: str = "site") -> str:
-    data = starter_config(jobs, site)
-    claims = data.pop("_claims_seen")
+    data, claims = starter_config(jobs, site)
     text = _HEADER
     if claims:
-        text += "# PVC claims the Kubernetes manifests already use: " + ", ".join(map(str, claims)) + "\n"
+        text += "# PVC claims the Kubernetes manifests already use: " + ", ".join(claims) + "\n"
         text += "# (list them under the file system they expose: filesystems[].pvc)\n"
     return text + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
