@@ -7,6 +7,7 @@ with a one-line message saying what is wrong and what to do.
 from __future__ import annotations
 
 import io
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +18,11 @@ import networkx as nx
 from migrate import graph_export, init_config, plan, scan, siteconfig, translate
 from migrate.graph import build_graph
 from migrate.outputs import OutputError, OutputTree
+from migrate.reports.model import build_model
+from migrate.reports.model_scan import fidelity_counts
+from migrate.reports.render import render_report
 from migrate.siteconfig import SiteConfig, SiteConfigError
+from migrate.translate import Translation, TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
 
 TARGETS = {"kubernetes": "to_kubernetes", "slurm": "to_slurm"}
@@ -30,12 +35,14 @@ class UsageError(Exception):
 def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
     """The site configuration: the given file, else ``migrate.yaml`` at a scanned root, else defaults."""
     path = Path(config) if config else siteconfig.find_site_config(list(roots))
+    if config and not Path(config).exists():
+        raise UsageError(f"no such site configuration: {config}; check the path given to --config")
     if config and not Path(config).is_file():
-        raise UsageError(f"no such site configuration: {config}")
+        raise UsageError(f"site configuration {config} is not a file; give the path of a migrate.yaml")
     try:
         return siteconfig.load_site_config(path), (str(path) if path else None)
     except SiteConfigError as exc:
-        raise UsageError(f"bad site configuration: {exc}") from exc
+        raise UsageError(f"bad site configuration: {exc}; fix it or pass another file with --config") from exc
 
 
 def direction_for(target: str) -> str:
@@ -98,6 +105,56 @@ def run_graph(
     return GraphRun(result, graph, _commit(tree, out, force))
 
 
+@dataclass
+class ReportRun:
+    scan: scan.ScanResult
+    plan: plan.Plan
+    graph: nx.MultiDiGraph
+    config_path: str | None
+    written: list[str]
+
+
+def run_report(
+    paths: Sequence[str],
+    target: str,
+    out: str,
+    config: str | None = None,
+    force: bool = False,
+    translations: TranslationSet | Sequence[Translation] | None = None,
+    options: scan.ScanOptions | None = None,
+    artifact_root: str = "",
+) -> ReportRun:
+    """Scan, plan and write ``report.md``, ``report.html``, ``img/*.svg`` and ``plan.json`` into ``out``.
+
+    With ``translations`` the plan weighs what they drop, and the report adds
+    each job's fidelity table with links to its files, found at
+    ``artifact_root`` (relative to ``out``; empty: the translation was written
+    into ``out`` too).
+    """
+    direction = direction_for(target)
+    site, config_path = load_config(config, paths)
+    result = scan.scan(paths, options or scan.ScanOptions())
+    fidelity = fidelity_counts(translations) or None
+    the_plan = plan.build_plan(result.jobs, direction, site, fidelity)
+    graph = build_graph(result.jobs, site)
+    text = plan.plan_json(the_plan)
+    # The report reads back the very text written to plan.json: its figures cannot drift from the file.
+    model = build_model(
+        result,
+        json.loads(text),
+        graph,
+        translations,
+        paths=list(paths),
+        config_path=config_path,
+        artifact_root=artifact_root,
+    )
+    tree = OutputTree()
+    tree.add("plan.json", text)
+    for rel, content in sorted(render_report(model).items()):
+        tree.add(rel, content)
+    return ReportRun(result, the_plan, graph, config_path, _commit(tree, out, force))
+
+
 def _commit(tree: OutputTree, out: str, force: bool) -> list[str]:
     try:
         return tree.commit(out, force=force)
@@ -141,7 +198,7 @@ def run_translate(
 
 def run_validate(path: str) -> k8s_validate.TreeReport:
     if not Path(path).exists():
-        raise UsageError(f"no such file or folder: {path}")
+        raise UsageError(f"no such file or folder: {path}; check the path")
     try:
         return k8s_validate.validate_tree(path)
     except k8s_validate.SchemaUnavailableError as exc:

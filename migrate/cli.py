@@ -28,7 +28,8 @@ app = typer.Typer(
 )
 # Piped output keeps whole paths on one line instead of wrapping at 80 columns.
 console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 220)
-err = Console(stderr=True, highlight=False)
+# Errors are one line each, however long: never wrapped at the terminal width.
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class OutputFormat(StrEnum):
@@ -54,7 +55,7 @@ def main_options(
 def _check_paths(paths: list[str]) -> None:
     missing = [p for p in paths if not os.path.lexists(p)]
     if missing:
-        err.print(f"migrate: no such file or folder: {', '.join(missing)}")
+        err.print(f"migrate: no such file or folder: {', '.join(missing)}; check the path", markup=False)
         raise typer.Exit(2)
 
 
@@ -239,6 +240,52 @@ def _print_plan(run: api.PlanRun) -> None:
         console.print(f"wrote {', '.join(run.written)}")
 
 
+@app.command("report")
+def report_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    to: Annotated[Target, typer.Option("--to", help="The scheduler to move to.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Folder for report.md, report.html and plan.json.")],
+    config: ConfigOption = None,
+    force: ForceOption = False,
+    translate: Annotated[
+        bool,
+        typer.Option(
+            "--translate/--no-translate",
+            help="Also translate the jobs into OUT/translated and show every job's fidelity table.",
+        ),
+    ] = False,
+    flavor: Annotated[str, typer.Option(help="Kubernetes object to write with --translate.")] = "auto",
+) -> None:
+    """Write the migration report: Markdown and a self-contained HTML page with pictures."""
+    _check_paths(paths)
+    try:
+        translations = None
+        if translate:
+            translated = api.run_translate(
+                paths, to.value, os.path.join(out, "translated"), flavor=flavor, config=config, force=force
+            )
+            translations = translated.result
+        run = api.run_report(
+            paths,
+            to.value,
+            out,
+            config=config,
+            force=force,
+            translations=translations,
+            artifact_root="translated" if translate else "",
+        )
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
+    summary = run.plan.to_dict()["summary"]
+    console.print(
+        f"{summary['jobs']} jobs, {summary['units']} migration units, phases {', '.join(summary['phases'])}"
+        f" (end: {summary['end_state']})"
+    )
+    if translate:
+        console.print(f"translated jobs in {os.path.join(out, 'translated')}")
+    console.print(f"wrote {', '.join(p for p in run.written if not p.endswith('.svg'))} and the pictures")
+
+
 @app.command("graph")
 def graph_command(
     paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
@@ -348,11 +395,35 @@ def validate_command(
 
 
 def main() -> None:
+    """Run the CLI; usage errors and Ctrl-C end in one line on stderr, never a traceback."""
     try:
-        app()
+        code = app(standalone_mode=False)
     except KeyboardInterrupt:
-        err.print("migrate: interrupted")
-        sys.exit(130)
+        code = 130  # typer turns Ctrl-C into exit code 130; this catches it outside a command
+    except Exception as exc:
+        sys.exit(_click_error(exc))
+    if code == 130:
+        err.print("migrate: interrupted; no output was left half-written, run the command again")
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_error(exc: Exception) -> int:
+    """A command-line usage error (bad option, missing argument) as one line; re-raise anything else."""
+    message = getattr(exc, "format_message", None)
+    exit_code = getattr(exc, "exit_code", None)
+    if type(exc).__name__ == "Abort":
+        err.print("migrate: aborted")
+        return 1
+    if not callable(message) or not isinstance(exit_code, int):
+        raise exc
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(ctx, "command_path", None) or "migrate"
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        console.print(ctx.get_help(), markup=False)
+        return exit_code
+    text = " ".join(str(message()).split()).replace("Value error, ", "")
+    err.print(f"migrate: {text.rstrip('.')}; see '{command} --help'", markup=False)
+    return exit_code
 
 
 __all__ = ["app", "describe_time", "main"]

@@ -1,1 +1,8 @@
-"""Reports rendered with jinja2."""
+"""The migration report: Markdown and a self-contained HTML page with pictures drawn as SVG.
+
+- ``model``: ``build_model`` turns a scan, the plan.json dictionary, the graph and optional
+  translations into the view model (``view``), pure data with every figure formatted (``fmt``).
+- ``svg``: the pictures (workload mix, graph, phases), drawn by ``svg_mix``, ``svg_graph`` and
+  ``svg_timeline`` on the small writer in ``svg_canvas``.
+- ``render``: ``render_report(model)`` fills the jinja2 templates under ``templates/``.
+"""

@@ -9,6 +9,13 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The HTML report is checked in a real browser: Debian's chromium, installed when missing (root only;
+# elsewhere tests/test_report_browser.py skips and says why).
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
+    echo "== installing chromium"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
 
 echo "== ruff"
 "$venv/bin/ruff" check .

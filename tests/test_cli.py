@@ -140,3 +140,15 @@ def test_init_writes_a_config_that_plan_reads(tmp_path: Path) -> None:
     assert json.loads(plan.stdout)["site"] == "nw1"
     again = run("init", SITE, "--out", str(target))
     assert again.returncode == 2 and "--force" in again.stderr
+
+
+def test_report_with_translation(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    res = run("report", SITE, "--to", "kubernetes", "--translate", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    for name in ("report.md", "report.html", "plan.json", "img/graph.svg", "translated/translation.json"):
+        assert (out / name).is_file(), name
+    html = (out / "report.html").read_text()
+    assert "Translation" in html and "translated/" in html
+    again = run("report", SITE, "--to", "kubernetes", "--out", str(out))
+    assert again.returncode == 2 and "--force" in again.stderr

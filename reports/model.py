@@ -1,0 +1,83 @@
+"""Build the report's view model from a scan, the plan dictionary, the graph and optional translations.
+
+The plan comes in as the dictionary written to plan.json (``Plan.to_dict()``,
+ideally read back from the very text that was written), so every number the
+report prints can be found in that file. The result is pure data: rendering it
+twice gives the same bytes.
+
+Example::
+
+    doc = json.loads(plan_json(the_plan))
+    model = build_model(scan_result, doc, build_graph(jobs, site), paths=["site/"])
+    files = render_report(model)        # {"report.md": ..., "report.html": ..., "img/...svg": ...}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import networkx as nx
+
+from migrate import __version__
+from migrate.reports import fmt, model_plan, model_scan
+from migrate.reports.model_graph import graph_view
+from migrate.reports.view import ReportModel
+from migrate.scan import ScanResult
+from migrate.translate import Translation, TranslationSet
+
+
+def build_model(
+    result: ScanResult,
+    plan: Mapping[str, Any],
+    graph: nx.MultiDiGraph,
+    translations: TranslationSet | Sequence[Translation] | None = None,
+    *,
+    paths: Sequence[str] = (),
+    config_path: str | None = None,
+    artifact_root: str = "",
+) -> ReportModel:
+    """``artifact_root`` is the folder the translated files were written to, relative to the report."""
+    facts = model_scan.job_facts(result)
+    names = {job_id: str(info["name"]) for job_id, info in facts.items()}
+    found = model_scan.all_diagnostics(result, model_scan.translation_list(translations))
+    rel = fmt.Relative.common([j["id"] for j in plan["jobs"]] + [path for _, path in found if path != "-"])
+    phases = model_plan.phases(plan, names, rel)
+    translated = model_scan.job_translations(translations, rel, artifact_root)
+    diagnostics = model_scan.diagnostic_groups(found, rel)
+    errors = sum(len(g.items) for g in diagnostics if g.severity == "error")
+    dropped = (sum(t.dropped for t in translated), sum(1 for t in translated if t.dropped))
+    totals = {
+        status: sum(getattr(t, status) for t in translated)
+        for status in ("mapped", "approximated", "dropped")
+    }
+    site = str(plan.get("site") or "")
+    source, target = str(plan["source"]), str(plan["target"])
+    return ReportModel(
+        title=f"Migration plan: {source} to {target}" + (f" for {site}" if site else ""),
+        tool=f"migrate {__version__}",
+        site=site,
+        source=source,
+        target=target,
+        direction=str(plan["direction"]),
+        scanned=model_scan.scanned(result, paths, config_path, rel),
+        verdict=model_plan.verdict(plan),
+        overview=model_plan.overview(plan, phases),
+        risks=model_plan.risks(plan, errors, dropped, rel),
+        inventory=model_scan.inventory(result, plan, facts),
+        diagnostics_summary=model_scan.diagnostics_table(diagnostics),
+        mix=model_plan.mix(plan, rel),
+        thresholds=tuple(sorted((str(k), int(v)) for k, v in plan["thresholds"].items())),
+        graph=graph_view(plan, graph),
+        phases=phases,
+        units=model_plan.units_table(plan),
+        jobs=model_plan.jobs_table(plan, facts, rel),
+        translations=translated,
+        translation_totals=tuple(totals.items()) if translated else (),
+        diagnostics=diagnostics,
+        warnings=tuple(plan["warnings"]),
+        cycles=tuple(tuple(map(rel, c)) for c in plan["cycles"]),
+    )
+
+
+__all__ = ["ReportModel", "build_model"]

@@ -1,0 +1,215 @@
+"""The part of the view model the graph picture is drawn from.
+
+Units, their jobs and the links between them come from plan.json (so the
+picture shows the same units as the plan); storage, monitoring and the links
+themselves come from the graph the plan was built on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from migrate import graph_model as gm
+
+# What a job box shows: where the job ends up once the plan has run.
+MOVES = "move"
+STAYS = "stay"
+HELD = "held"  # movable, but chained to a job that stays
+ALREADY = "already"
+BLOCKED = "blocked"
+EXTERNAL = "external"  # a prerequisite outside the scan
+
+DEPENDENCY = "dependency"
+SUBMITS = "submits"
+DATA = "data"
+
+_STORAGE_EDGES = frozenset((gm.READS, gm.WRITES, gm.READWRITE, gm.USES))
+
+
+@dataclass(frozen=True)
+class GraphJob:
+    id: str
+    label: str
+    status: str
+    phase: str | None
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    before: str  # runs or writes first
+    after: str
+    kind: str  # dependency | submits | data
+
+
+@dataclass(frozen=True)
+class GraphUnit:
+    id: str
+    action: str
+    risk: int
+    phase: str | None  # the phase its moving jobs move in
+    jobs: tuple[GraphJob, ...]  # in the unit's order, prerequisites outside the scan first
+    edges: tuple[GraphEdge, ...]
+    filesystems: tuple[str, ...]  # file-system node ids
+    monitors: tuple[str, ...]  # monitor node ids
+
+
+@dataclass(frozen=True)
+class GraphStore:
+    id: str
+    label: str
+    kind: str
+    jobs: int
+    units: int
+    both_sides: bool  # the plan keeps it mounted on both schedulers
+
+
+@dataclass(frozen=True)
+class GraphMonitor:
+    id: str
+    label: str
+    jobs: int
+    units: int
+
+
+@dataclass(frozen=True)
+class GraphView:
+    source: str
+    target: str
+    units: tuple[GraphUnit, ...]
+    filesystems: tuple[GraphStore, ...]  # most used first
+    monitors: tuple[GraphMonitor, ...]
+    jobs: int
+    links: int  # dependency, submit and data links between jobs
+
+    @property
+    def job_boxes(self) -> int:
+        return sum(len(u.jobs) for u in self.units)
+
+
+def graph_view(plan: Mapping[str, Any], graph: nx.MultiDiGraph) -> GraphView:
+    phase_of = {job["id"]: job.get("phase") for job in plan["jobs"]}
+    fs_jobs: dict[str, set[str]] = defaultdict(set)
+    mon_jobs: dict[str, set[str]] = defaultdict(set)
+    fs_units: dict[str, set[str]] = defaultdict(set)
+    mon_units: dict[str, set[str]] = defaultdict(set)
+    units: list[GraphUnit] = []
+    links = 0
+    for unit in plan["units"]:
+        status = _statuses(unit)
+        members = set(unit["jobs"])
+        jobs: list[GraphJob] = []
+        externals: dict[str, GraphJob] = {}
+        edges: list[GraphEdge] = []
+        monitors: set[str] = set()
+        for job in unit["order"]:
+            node = gm.job_node(job)
+            data = graph.nodes.get(node, {})
+            jobs.append(GraphJob(job, str(data.get("label", job)), status[job], phase_of.get(job)))
+            for _, other, kind in graph.out_edges(node, data="type") if node in graph else ():
+                other_kind, other_id = gm.split_node(other)
+                if kind == gm.REPORTS_TO:
+                    monitors.add(other)
+                    mon_jobs[other].add(job)
+                elif kind in _STORAGE_EDGES:
+                    fs = graph.nodes[other].get("filesystem")
+                    if fs:
+                        fs_jobs[str(fs)].add(job)
+                elif kind in (gm.DEPENDS_ON, gm.SUBMITS, gm.PRODUCES_FOR):
+                    edge = _edge(job, other_kind, other_id, kind, members)
+                    if edge is None:
+                        continue
+                    edges.append(edge)
+                    if other_kind == gm.EXTERNAL:
+                        label = str(graph.nodes[other].get("label", other_id))
+                        externals.setdefault(other_id, GraphJob(other_id, label, EXTERNAL, None))
+        unique = sorted(set(edges), key=lambda e: (e.before, e.after, e.kind))
+        links += sum(1 for e in unique if e.before in members and e.after in members)
+        for fs in unit["filesystems"]:
+            fs_units[fs].add(unit["id"])
+        for monitor in monitors:
+            mon_units[monitor].add(unit["id"])
+        moving_phases = sorted({phase_of[j] for j in unit["moving"] if phase_of.get(j)})
+        units.append(
+            GraphUnit(
+                id=unit["id"],
+                action=unit["action"],
+                risk=int(unit["risk"]["score"]),
+                phase=moving_phases[0] if moving_phases else None,
+                jobs=tuple(sorted(externals.values(), key=lambda j: j.id)) + tuple(jobs),
+                edges=tuple(unique),
+                filesystems=tuple(unit["filesystems"]),
+                monitors=tuple(sorted(monitors)),
+            )
+        )
+    both = set(plan.get("shared_filesystems", ()))
+    stores = [
+        GraphStore(
+            fs,
+            str(graph.nodes[fs].get("label", fs)) if fs in graph else fs,
+            str(graph.nodes[fs].get("kind", "unknown")) if fs in graph else "unknown",
+            len(fs_jobs.get(fs, ())),
+            len(fs_units[fs]),
+            fs in both,
+        )
+        for fs in fs_units
+    ]
+    monitors_out = [
+        GraphMonitor(m, str(graph.nodes[m].get("label", m)), len(mon_jobs[m]), len(mon_units[m]))
+        for m in mon_units
+    ]
+    return GraphView(
+        source=str(plan["source"]),
+        target=str(plan["target"]),
+        units=tuple(units),
+        filesystems=tuple(sorted(stores, key=lambda s: (-s.units, -s.jobs, s.id))),
+        monitors=tuple(sorted(monitors_out, key=lambda m: (-m.units, -m.jobs, m.id))),
+        jobs=len(plan["jobs"]),
+        links=links,
+    )
+
+
+def _statuses(unit: Mapping[str, Any]) -> dict[str, str]:
+    held = {h["job"] for h in unit["held"]}
+    out = {job: STAYS for job in unit["jobs"]}
+    out |= {job: MOVES for job in unit["moving"]}
+    out |= {job: ALREADY for job in unit["already_there"]}
+    stay_as = BLOCKED if unit["action"] == "blocked" else STAYS
+    for job in unit["staying"]:
+        out[job] = HELD if job in held and stay_as == STAYS else stay_as
+    return out
+
+
+def _edge(job: str, other_kind: str, other: str, kind: str, members: set[str]) -> GraphEdge | None:
+    """The link drawn in run order: a prerequisite before its dependent, a producer before its reader."""
+    if other_kind == gm.JOB and other not in members:
+        return None  # upkeep jobs read everyone's data but were kept out of their units
+    if kind == gm.DEPENDS_ON:
+        return GraphEdge(other, job, DEPENDENCY)
+    if kind == gm.SUBMITS:
+        return GraphEdge(job, other, SUBMITS)
+    return GraphEdge(job, other, DATA)
+
+
+__all__ = [
+    "ALREADY",
+    "BLOCKED",
+    "DATA",
+    "DEPENDENCY",
+    "EXTERNAL",
+    "HELD",
+    "MOVES",
+    "STAYS",
+    "SUBMITS",
+    "GraphEdge",
+    "GraphJob",
+    "GraphMonitor",
+    "GraphStore",
+    "GraphUnit",
+    "GraphView",
+    "graph_view",
+]

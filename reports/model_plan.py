@@ -1,0 +1,455 @@
+"""View-model sections read from plan.json: the verdict, the decision table, the phases, units and jobs.
+
+Everything here reads the plan dictionary that was written to plan.json, never
+the ``Plan`` object, so every figure in the report can be found in that file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from migrate.reports import fmt
+from migrate.reports.view import (
+    CODE,
+    NUMBER,
+    CapacityRow,
+    Column,
+    MixRow,
+    Overview,
+    PhaseJob,
+    PhaseView,
+    RiskItem,
+    Share,
+    StayGroup,
+    Step,
+    Table,
+    Verdict,
+)
+
+Plan = Mapping[str, Any]
+
+PHASE_JOBS_SHOWN = 40  # per phase; plan.json lists every job
+PHASES_DETAILED = 12  # foundations, pilot and the first waves; the end state is always described
+UNITS_SHOWN = 200
+JOBS_SHOWN = 400
+MOVE, STAY, ALREADY = "move", "stay", "already"
+
+# Pattern ids as the classifier names them, in the order the decision table lists them.
+PATTERN_LABELS = {
+    "long-multinode-training": "Long multi-node training",
+    "small-training": "Small training",
+    "fine-tuning": "Fine-tuning",
+    "sweep": "Hyperparameter sweep",
+    "data-preprocessing": "Data preprocessing",
+    "inference-serving": "Inference serving",
+    "batch-inference": "Batch inference",
+    "interactive": "Interactive session",
+    "hpc-mpi": "HPC / MPI code",
+    "maintenance": "Cluster upkeep",
+    "orchestration": "Submit wrapper",
+    "general-batch": "General batch",
+}
+ACTION_LABELS = {
+    "move": "move",
+    "move-with-changes": "move with changes",
+    "stay": "stay",
+    "already-there": "already there",
+}
+
+
+def outcome_of(action: str) -> str:
+    if action == "stay":
+        return STAY
+    if action == "already-there":
+        return ALREADY
+    return MOVE
+
+
+def dispositions(plan: Plan) -> dict[str, str]:
+    """Job id -> where it ends up once the plan has run (held and blocked jobs stay)."""
+    out: dict[str, str] = {}
+    for unit in plan["units"]:
+        out |= {job: STAY for job in unit["staying"]}
+        out |= {job: MOVE for job in unit["moving"]}
+        out |= {job: ALREADY for job in unit["already_there"]}
+    for job in plan["jobs"]:
+        out.setdefault(job["id"], outcome_of(job["action"]))
+    return out
+
+
+def demand(job: Mapping[str, Any]) -> tuple[float, float]:
+    need = job.get("demand") or {}
+    return float(need.get("node_hours", 0.0)), float(need.get("gpu_hours", 0.0))
+
+
+def verdict(plan: Plan) -> Verdict:
+    where = dispositions(plan)
+    jobs: Counter[str] = Counter()
+    node_h: dict[str, float] = defaultdict(float)
+    gpu_h: dict[str, float] = defaultdict(float)
+    for job in plan["jobs"]:
+        key = where[job["id"]]
+        nh, gh = demand(job)
+        jobs[key] += 1
+        node_h[key] += nh
+        gpu_h[key] += gh
+    total_n, total_g = sum(node_h.values()), sum(gpu_h.values())
+    source, target = plan["source"], plan["target"]
+    labels = {
+        MOVE: f"move to {target}",
+        STAY: f"stay on {source}",
+        ALREADY: f"already on {target}",
+    }
+    shares = tuple(
+        Share(
+            key,
+            labels[key],
+            jobs[key],
+            round(node_h[key], 2),
+            round(gpu_h[key], 2),
+            fmt.share(node_h[key], total_n),
+            fmt.share(gpu_h[key], total_g),
+        )
+        for key in (MOVE, STAY, ALREADY)
+    )
+    by_key = {s.key: s for s in shares}
+    move, stay = by_key[MOVE], by_key[STAY]
+    if move.jobs and stay.jobs:
+        kind = "hybrid"
+        headline = (
+            f"Move {fmt.plural(move.jobs, 'job')} ({move.node_share} of the node-hours) to {target} "
+            f"and keep {fmt.plural(stay.jobs, 'job')} ({stay.node_share}) on {source}"
+        )
+    elif move.jobs:
+        kind = "move"
+        headline = (
+            f"Every job in scope moves to {target} "
+            f"({fmt.plural(move.jobs, 'job')}, {move.node_share} of the node-hours)"
+        )
+    elif not plan["jobs"]:
+        kind, headline = "stay", "No jobs were found in the scanned files, so nothing moves"
+    else:
+        kind = "stay"
+        headline = f"Nothing in scope should move to {target}"
+    if by_key[ALREADY].jobs:
+        already = by_key[ALREADY]
+        headline += f"; {fmt.plural(already.jobs, 'job')} ({already.node_share}) already run on {target}"
+    return Verdict(
+        kind,
+        headline + ".",
+        shares,
+        round(total_n, 2),
+        round(total_g, 2),
+        int(plan["thresholds"].get("demand_window_hours", 0)),
+    )
+
+
+def overview(plan: Plan, phases: tuple[PhaseView, ...]) -> Overview:
+    moving = [p for p in phases if p.kind in ("pilot", "wave")]
+    waves = sum(1 for p in phases if p.kind == "wave")
+    parts: list[str] = []
+    for phase in phases:
+        if phase.kind == "foundations":
+            parts.append(f"Phase 0 ({fmt.plural(len(phase.steps), 'prerequisite step')})")
+        elif phase.kind == "pilot":
+            parts.append("a pilot")
+        elif phase.kind == "wave" and phase.id == "W1":
+            parts.append(fmt.plural(waves, "wave"))
+        elif phase.kind == "end":
+            parts.append(f"then the end state ({phase.name})")
+    sentence = f"{fmt.plural(len(phases), 'phase')}: " + ", ".join(parts) + "."
+    if moving:
+        first = moving[0]
+        carved = ", ".join(f"{c.partition} {c.target_nodes}" for c in first.capacity if c.target_nodes)
+        first_text = (
+            f"The {first.title.lower()} ({first.id}) moves {fmt.plural(first.job_count, 'job')} in "
+            f"{fmt.plural(len(first.units), 'unit')} and gives {plan['target']} "
+            f"{fmt.plural(first.target_nodes, 'node')}" + (f" ({carved})." if carved else ".")
+        )
+    else:
+        first_text = "No phase moves any job."
+    return Overview(len(phases), len(moving), sentence, first_text)
+
+
+def mix(plan: Plan, rel: fmt.Relative) -> tuple[MixRow, ...]:
+    """The decision table rows that the scanned jobs fall in, with their demand."""
+    total_n = sum(demand(j)[0] for j in plan["jobs"])
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for job in plan["jobs"]:
+        groups[(job["pattern"], job["rule"]["id"], outcome_of(job["action"]))].append(job)
+    order = {p: i for i, p in enumerate(PATTERN_LABELS)}
+    rows: list[MixRow] = []
+    for (pattern, rule_id, outcome), members in groups.items():
+        first = members[0]
+        node_h = round(sum(demand(j)[0] for j in members), 2)
+        gpu_h = round(sum(demand(j)[1] for j in members), 2)
+        reasons = Counter(rel(j["reason"]) for j in members)
+        thresholds = ", ".join(f"{k} = {v}" for k, v in sorted(first["thresholds"].items()))
+        rows.append(
+            MixRow(
+                pattern=pattern,
+                pattern_label=PATTERN_LABELS.get(pattern, pattern),
+                outcome=outcome,
+                platform=plan["source"] if outcome == STAY else plan["target"],
+                rule_id=rule_id,
+                rule_source=first["rule"]["source"],
+                rule_says=first["rule"]["says"],
+                thresholds=thresholds,
+                reasons=tuple(r for r, _ in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:2]),
+                jobs=len(members),
+                node_hours=node_h,
+                gpu_hours=gpu_h,
+                node_share=fmt.share(node_h, total_n),
+            )
+        )
+    return tuple(sorted(rows, key=lambda r: (order.get(r.pattern, 99), r.pattern, -r.node_hours, r.rule_id)))
+
+
+def phases(plan: Plan, names: Mapping[str, str], rel: fmt.Relative) -> tuple[PhaseView, ...]:
+    job_info = {j["id"]: j for j in plan["jobs"]}
+    out: list[PhaseView] = []
+    waves = 0
+    for phase in plan["phases"]:
+        kind, title = _phase_kind(phase, waves)
+        waves += kind == "wave"
+        capacity = tuple(CapacityRow(**c) for c in phase["capacity"])
+        stays: dict[str, list[str]] = defaultdict(list)
+        for stay in phase["stays"]:
+            stays[rel(stay["reason"])].append(rel(stay["job"]))
+        out.append(
+            PhaseView(
+                id=phase["id"],
+                name=phase["name"],
+                title=title,
+                kind=kind,
+                units=tuple(phase["units"]),
+                jobs=tuple(
+                    PhaseJob(
+                        rel(j),
+                        names.get(j, ""),
+                        str(job_info[j].get("unit") or ""),
+                        str(job_info[j]["pattern"]),
+                    )
+                    for j in phase["jobs"][:PHASE_JOBS_SHOWN]
+                ),
+                job_count=len(phase["jobs"]),
+                steps=tuple(
+                    Step(s["kind"], s["name"], rel(s["detail"]), _evidence(map(rel, s["evidence"])))
+                    for s in phase["steps"]
+                ),
+                capacity=capacity,
+                gates=tuple(map(rel, phase["gates"])),
+                rollback=tuple(map(rel, phase["rollback"])),
+                exit_criteria=tuple(map(rel, phase["exit_criteria"])),
+                stays=tuple(
+                    StayGroup(reason, tuple(jobs[:PHASE_JOBS_SHOWN]))
+                    for reason, jobs in sorted(stays.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+                ),
+                stay_count=len(phase["stays"]),
+                source_nodes=sum(c.source_nodes for c in capacity),
+                target_nodes=sum(c.target_nodes for c in capacity),
+                detailed=len(out) < PHASES_DETAILED or kind == "end",
+            )
+        )
+    return tuple(out)
+
+
+def _phase_kind(phase: Mapping[str, Any], waves_before: int) -> tuple[str, str]:
+    pid = phase["id"]
+    if pid == "P0":
+        return "foundations", "Foundations"
+    if pid == "P1":
+        return "pilot", "Pilot"
+    if pid == "END":
+        return "end", str(phase["name"]).capitalize()
+    return "wave", f"Wave {waves_before + 1}"
+
+
+def _evidence(items: Iterable[str], shown: int = 4) -> str:
+    names = [i.split(":", 1)[1] if i.startswith(("fs:", "monitor:", "job:")) else i for i in items]
+    text = ", ".join(names[:shown])
+    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def top_reason(reasons: Iterable[str]) -> str:
+    """The reason that adds the most points ("+20: strict placement ..." beats "+5: ...")."""
+    best, best_points = "", -1
+    for reason in reasons:
+        head, _, text = reason.partition(": ")
+        try:
+            points = int(head.lstrip("+"))
+        except ValueError:
+            points, text = 0, reason
+        if points > best_points:
+            best, best_points = text, points
+    return best
+
+
+def units_table(plan: Plan) -> Table:
+    phase_of = {j["id"]: j.get("phase") for j in plan["jobs"]}
+    rows = []
+    for unit in plan["units"][:UNITS_SHOWN]:
+        moving_phases = sorted({phase_of[j] for j in unit["moving"] if phase_of.get(j)})
+        rows.append(
+            (
+                unit["id"],
+                unit["action"],
+                str(unit["risk"]["score"]),
+                fmt.num(len(unit["jobs"])),
+                fmt.num(len(unit["moving"])),
+                fmt.num(len(unit["staying"])),
+                fmt.num(len(unit["already_there"])),
+                ", ".join(moving_phases),
+                ", ".join(fs.split(":", 1)[-1] for fs in unit["filesystems"]),
+                top_reason(unit["risk"]["reasons"]) if unit["moving"] else "",
+            )
+        )
+    total = len(plan["units"])
+    note = (
+        f"The first {fmt.num(UNITS_SHOWN)} of {fmt.num(total)} units; plan.json lists all."
+        if total > UNITS_SHOWN
+        else ""
+    )
+    columns = (
+        Column("Unit", CODE),
+        Column("Action"),
+        Column("Risk", NUMBER),
+        Column("Jobs", NUMBER),
+        Column("Moving", NUMBER),
+        Column("Staying", NUMBER),
+        Column("Already there", NUMBER),
+        Column("Phase"),
+        Column("File systems"),
+        Column("Largest risk"),
+    )
+    return Table("units", "Migration units", columns, tuple(rows), note)
+
+
+def jobs_table(plan: Plan, scanned: Mapping[str, Mapping[str, Any]], rel: fmt.Relative) -> Table:
+    rows = []
+    for job in plan["jobs"][:JOBS_SHOWN]:
+        info = scanned.get(job["id"], {})
+        need = job.get("demand") or {}
+        nh, gh = demand(job)
+        rows.append(
+            (
+                rel(job["id"]),
+                str(info.get("kind", "")),
+                job["pattern"],
+                ACTION_LABELS.get(job["action"], job["action"]),
+                str(job.get("unit") or ""),
+                str(job.get("phase") or ""),
+                str(need.get("partition", "")),
+                fmt.num(int(info.get("nodes", need.get("nodes", 0)))),
+                fmt.num(int(info.get("gpus", 0))),
+                fmt.hours(nh),
+                fmt.hours(gh),
+            )
+        )
+    total = len(plan["jobs"])
+    note = (
+        f"The first {fmt.num(JOBS_SHOWN)} of {fmt.num(total)} jobs; plan.json lists all."
+        if total > JOBS_SHOWN
+        else ""
+    )
+    columns = (
+        Column("Job", CODE),
+        Column("Kind"),
+        Column("Pattern"),
+        Column("Action"),
+        Column("Unit"),
+        Column("Phase"),
+        Column("Partition"),
+        Column("Nodes", NUMBER),
+        Column("GPUs", NUMBER),
+        Column("Node-h", NUMBER),
+        Column("GPU-h", NUMBER),
+    )
+    return Table("jobs", "Jobs", columns, tuple(rows), note)
+
+
+def risks(
+    plan: Plan, errors: int, dropped: tuple[int, int], rel: fmt.Relative, limit: int = 6
+) -> tuple[RiskItem, ...]:
+    """What most threatens the plan, worst first; each item says where to look."""
+    source, target = plan["source"], plan["target"]
+    out: list[RiskItem] = []
+    if plan["cycles"]:
+        cycles = "; ".join(" -> ".join(map(rel, c)) for c in plan["cycles"][:2])
+        out.append(
+            RiskItem(
+                f"{fmt.plural(len(plan['cycles']), 'dependency cycle')} block their units",
+                f"No order can run them; fix the scripts first ({cycles}).",
+            )
+        )
+    if errors:
+        out.append(
+            RiskItem(
+                f"{fmt.plural(errors, 'error diagnostic')} in the scanned files",
+                "Files the scheduler would reject; see the appendix before trusting their jobs' plan.",
+            )
+        )
+    limit_risk = int(plan["thresholds"].get("pilot_max_risk", 0))
+    risky = sorted(
+        (u for u in plan["units"] if u["moving"] and u["risk"]["score"] > limit_risk),
+        key=lambda u: (-u["risk"]["score"], u["id"]),
+    )
+    for unit in risky[:2]:
+        out.append(
+            RiskItem(
+                f"Unit {unit['id']} ({unit['action']}) scores {unit['risk']['score']}/100",
+                f"{fmt.plural(len(unit['moving']), 'job')} to move; largest factor: "
+                f"{rel(top_reason(unit['risk']['reasons']))}.",
+            )
+        )
+    held = [(u["id"], h) for u in plan["units"] for h in u["held"]]
+    if held:
+        units = sorted({u for u, _ in held})
+        out.append(
+            RiskItem(
+                f"{fmt.plural(len(held), 'movable job')} held on {source} by dependency chains",
+                f"Chained to jobs that stay (units {', '.join(units[:5])}); bridge the chain to move them.",
+            )
+        )
+    if dropped[0]:
+        out.append(
+            RiskItem(
+                f"Translation drops {fmt.plural(dropped[0], 'item')} in {fmt.plural(dropped[1], 'job')}",
+                "Each is listed with its reason in the per-job fidelity tables.",
+            )
+        )
+    bridges = sum(len(u["bridges"]) for u in plan["units"])
+    if bridges:
+        out.append(
+            RiskItem(
+                f"{fmt.plural(bridges, 'data link')} will cross between {source} and {target}",
+                "Writers and readers end up on different schedulers; the shared storage must stay "
+                "mounted on both.",
+            )
+        )
+    for warning in plan["warnings"]:
+        out.append(RiskItem("Plan warning", rel(warning)))
+    if plan["shared_filesystems"] and not bridges:
+        shared = ", ".join(fs.split(":", 1)[-1] for fs in plan["shared_filesystems"])
+        out.append(RiskItem("Shared file systems", f"{shared} must stay mounted on both schedulers."))
+    return tuple(out[:limit])
+
+
+__all__ = [
+    "ACTION_LABELS",
+    "PATTERN_LABELS",
+    "PHASES_DETAILED",
+    "PHASE_JOBS_SHOWN",
+    "dispositions",
+    "jobs_table",
+    "mix",
+    "outcome_of",
+    "overview",
+    "phases",
+    "risks",
+    "top_reason",
+    "units_table",
+    "verdict",
+]
