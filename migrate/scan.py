@@ -5,9 +5,10 @@ whether a file that holds no job is worth a word (``run.sbatch`` that is empty
 is, ``notes.txt`` is not). Nothing read here is ever executed.
 
 Large trees: :func:`iter_rendered` streams each file's result as one line of
-JSON, in walk order, with the content-hash cache of :mod:`migrate.cache` and
-a pool of worker processes (:mod:`migrate.scan_pool`); :func:`scan` and
-:func:`iter_scan` give the same results as objects.
+JSON (:mod:`migrate.jsonstream`), in walk order, through the content-hash
+cache (:mod:`migrate.cache`) and a pool of worker processes
+(:mod:`migrate.scan_pool`); :func:`scan` and :func:`iter_scan` give the same
+results as objects.
 """
 
 from __future__ import annotations
@@ -17,14 +18,17 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from migrate import cache, ir
+from migrate import ir
 from migrate.diagnostics import SEVERITIES, Collector, Diagnostic
 from migrate.discover import Candidate, Skipped, walk
-from migrate.serialize import job_from_dict, job_to_dict
+from migrate.serialize import job_to_dict
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
+
+if TYPE_CHECKING:
+    from migrate.jsonstream import Rendered
 
 DEFAULT_MAX_BYTES = 1 << 20  # 1 MiB: no real job script or manifest comes close
 SNIFF_BYTES = 64 << 10
@@ -295,29 +299,6 @@ def scan_item(item: Candidate | Skipped, options: ScanOptions = ScanOptions()) -
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Rendered:
-    """One file's result as a line of JSON (``FileResult.to_dict``) with its summary facts."""
-
-    path: str
-    json: str
-    facts: FileFacts
-
-
-def render(result: FileResult) -> str:
-    return json.dumps(result.to_dict())
-
-
-def from_rendered(rendered: Rendered) -> FileResult:
-    data = json.loads(rendered.json)
-    path = data["path"]
-    diagnostics = [
-        Diagnostic(d["code"], d["severity"], d["message"], path, d.get("line"), d.get("job"))
-        for d in data["diagnostics"]
-    ]
-    return FileResult(path, data["format"], [job_from_dict(j) for j in data["jobs"]], diagnostics)
-
-
 def iter_rendered(paths: Iterable[str], options: ScanOptions = ScanOptions()) -> Iterator[Rendered]:
     """Every reported file under ``paths``, in walk order, as JSON; for output that streams."""
     from migrate import scan_pool  # the pool module imports this one
@@ -343,11 +324,9 @@ __all__ = [
     "UNKNOWN",
     "FileFacts",
     "FileResult",
-    "Rendered",
     "ScanOptions",
     "ScanResult",
     "Summary",
-    "cache",
     "iter_candidates",
     "iter_rendered",
     "iter_scan",

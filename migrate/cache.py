@@ -1,0 +1,280 @@
+"""A content-addressed cache of scan results, so that a re-scan reads only what changed.
+
+The key of a file is a hash of its bytes, salted with everything else its
+result depends on: the tool and IR versions, a fingerprint of the reader code
+and of the parser libraries, the size limit and whether the name looks like a
+job file. An edited file has a new key, so a stale result is never served;
+nothing relies on modification times.
+
+The value is the file's result as one line of JSON plus a few summary facts.
+Results are computed with :data:`PATH_TOKEN` in place of the file's display
+path (readers use the path only as an opaque id), so one entry serves the
+same content wherever it lives: :func:`stamp` puts the real path back.
+
+Where: ``$MIGRATE_CACHE_DIR``, else ``$XDG_CACHE_HOME/migrate``, else
+``~/.cache/migrate``; one SQLite file in that folder, about 4 KB per file
+scanned. SQLite rather than one file per entry: a warm scan of 100,000 files
+costs about 2,000 indexed batch reads in one open file instead of 100,000
+opens, a killed run leaves only whole transactions behind, and two scans can
+share the folder (WAL). Rows carry a checksum, so a damaged row reads as a
+miss; a cache that cannot be opened is treated as empty, a file that is not a
+database is replaced, a read-only one is only read. Entries are never evicted:
+deleting the folder is always safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+import migrate.translators as translators
+from migrate import __version__, ir
+
+ENV_VAR = "MIGRATE_CACHE_DIR"
+SCHEMA = 2
+DB_NAME = f"scan-cache-{SCHEMA}.sqlite3"  # a new layout gets a new file, never a clash
+# Stands for the display path inside cached results; cannot occur in a path from the walk.
+PATH_TOKEN = "\x00migrate-path\x00"
+PATH_TOKEN_JSON = json.dumps(PATH_TOKEN)[1:-1]
+_FLUSH_EVERY = 512
+
+# The code a scan result depends on, relative to the migrate package and to migrate.translators.
+_CORE_MODULES = ("ir.py", "serialize.py", "diagnostics.py", "secrets.py", "scan.py", "cache.py")
+_READER_PACKAGES = ("slurm", "shell", "kubernetes")
+
+
+def default_dir() -> str:
+    """The cache folder: ``$MIGRATE_CACHE_DIR``, ``$XDG_CACHE_HOME/migrate`` or ``~/.cache/migrate``."""
+    explicit = os.environ.get(ENV_VAR)
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "migrate")
+
+
+@functools.cache
+def code_fingerprint() -> bytes:
+    """A hash of the reader code and parser libraries: new code, new keys."""
+    core = Path(__file__).resolve().parent
+    files = [core / name for name in _CORE_MODULES]
+    for root in translators.__path__:
+        for package in _READER_PACKAGES:
+            files.extend(sorted((Path(root) / package).rglob("*.py")))
+    digest = hashlib.blake2b(digest_size=20)
+    for path in files:
+        digest.update(path.name.encode() + b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"missing")
+    for library in ("bashlex", "PyYAML"):
+        try:
+            digest.update(metadata.version(library).encode())
+        except metadata.PackageNotFoundError:
+            digest.update(b"absent")
+    digest.update(b"libyaml" if getattr(yaml, "__with_libyaml__", False) else b"pure")
+    digest.update(f"{sys.version_info[0]}.{sys.version_info[1]}".encode())
+    return digest.digest()
+
+
+@functools.cache
+def _salt() -> bytes:
+    return f"{SCHEMA}|{__version__}|{ir.IR_VERSION}|".encode() + code_fingerprint()
+
+
+def entry_key(data: bytes, job_like: bool, max_bytes: int) -> bytes:
+    """The cache key of a file's bytes, read under the given name rule and size limit."""
+    digest = hashlib.blake2b(_salt(), digest_size=24)
+    digest.update(b"J" if job_like else b"-")
+    digest.update(max_bytes.to_bytes(8, "little"))
+    digest.update(data)
+    return digest.digest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A cached result: the file as JSON (``""`` when the file is not reported) and its facts."""
+
+    fragment: str
+    facts: str
+
+
+def stamp(fragment: str, display: str) -> str:
+    """The cached JSON with the file's display path in place of the token."""
+    return fragment.replace(PATH_TOKEN_JSON, json.dumps(display)[1:-1])
+
+
+def db_path(directory: str | os.PathLike[str]) -> str:
+    return os.path.join(os.fspath(directory), DB_NAME)
+
+
+def _checksum(fragment: bytes, facts: bytes) -> int:
+    # SQLite keeps no checksums of its own; a damaged row must read as a miss, not as output.
+    return zlib.crc32(facts, zlib.crc32(fragment))
+
+
+class ScanCache:
+    """The cache of one folder, opened by the scanning process (workers never touch it).
+
+    Every failure is quiet: a cache that cannot be opened is empty and a write
+    that fails stops the writing, never the scan.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.path = db_path(directory)
+        self._pending: list[tuple[bytes, bytes, str, int]] = []
+        self._writable = True
+        self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection | None:
+        with contextlib.suppress(OSError):  # an unwritable place: opened read-only below, if at all
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        for attempt in range(2):
+            try:
+                return _prepare(sqlite3.connect(self.path, timeout=5.0))
+            except sqlite3.Error as exc:
+                # A damaged file is replaced once; a locked or read-only one is only read.
+                if attempt or not _damaged(exc) or not _remove_database(self.path):
+                    break
+            except OSError:
+                break
+        self._writable = False
+        return _open_read_only(self.path)
+
+    def get_many(self, keys: list[bytes]) -> dict[bytes, Entry]:
+        """The entries found for ``keys``; damaged or unreadable ones are left out (misses)."""
+        if self._conn is None or not keys:
+            return {}
+        found: dict[bytes, Entry] = {}
+        marks = ",".join("?" * len(keys))
+        try:
+            rows = self._conn.execute(
+                f"SELECT key, fragment, facts, checksum FROM entries WHERE key IN ({marks})", keys
+            ).fetchall()
+        except sqlite3.Error:
+            return {}  # a missing table, a damaged page, a lock: all misses
+        for row in rows:
+            entry = _decode(row)
+            if entry is not None:
+                found[row[0]] = entry
+        return found
+
+    def get(self, key: bytes) -> Entry | None:
+        return self.get_many([key]).get(key)
+
+    def put(self, key: bytes, entry: Entry) -> None:
+        if self._conn is None or not self._writable:
+            return
+        fragment, facts = entry.fragment.encode("utf-8"), entry.facts.encode("utf-8")
+        self._pending.append((key, fragment, entry.facts, _checksum(fragment, facts)))
+        if len(self._pending) >= _FLUSH_EVERY:
+            self.flush()
+
+    def put_many(self, items: Iterable[tuple[bytes, Entry]]) -> None:
+        for key, entry in items:
+            self.put(key, entry)
+
+    def flush(self) -> None:
+        if self._conn is None or not self._pending:
+            return
+        rows, self._pending = self._pending, []
+        try:
+            with self._conn:
+                self._conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            # A full disk or a damaged file: stop writing and keep scanning; a damaged
+            # file is removed so that the next run starts a clean cache.
+            self._writable = False
+            if _damaged(exc):
+                self.close()
+                _remove_database(self.path)
+
+    def close(self) -> None:
+        if self._conn is None:
+            return
+        self.flush()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def _decode(row: tuple[object, ...]) -> Entry | None:
+    _, fragment, facts, checksum = row
+    if not isinstance(fragment, bytes) or not isinstance(facts, str) or not isinstance(checksum, int):
+        return None
+    if _checksum(fragment, facts.encode("utf-8")) != checksum:
+        return None
+    try:
+        return Entry(fragment.decode("utf-8"), facts)
+    except UnicodeDecodeError:
+        return None
+
+
+def _prepare(conn: sqlite3.Connection) -> sqlite3.Connection:
+    try:
+        # WAL lets a second scan read while this one writes. Some network file systems refuse
+        # it; the default journal still works there.
+        with contextlib.suppress(sqlite3.OperationalError):
+            conn.execute("PRAGMA journal_mode=WAL")
+        # No fsync: a cache damaged by a power cut is detected and rebuilt, never trusted.
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY,"
+            " fragment BLOB NOT NULL, facts TEXT NOT NULL, checksum INTEGER NOT NULL)"
+        )
+        conn.execute("SELECT count(*) FROM entries WHERE key = x''").fetchone()
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
+
+
+def _open_read_only(path: str) -> sqlite3.Connection | None:
+    try:
+        conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, timeout=5.0)
+    except (sqlite3.Error, OSError, ValueError):
+        return None
+    try:
+        conn.execute("SELECT count(*) FROM entries WHERE key = x''").fetchone()
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return conn
+
+
+def _damaged(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+
+
+def _remove_database(path: str) -> bool:
+    try:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+    except OSError:
+        return False
+    return True
+
+
+__all__ = [
+    "ENV_VAR",
+    "PATH_TOKEN",
+    "Entry",
+    "ScanCache",
+    "code_fingerprint",
+    "default_dir",
+    "entry_key",
+    "stamp",
+]

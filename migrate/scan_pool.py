@@ -1,0 +1,237 @@
+"""Scanning many files: the content-hash cache and worker processes, same output as one process.
+
+The parent walks the tree in windows of ``CHUNK_FILES`` files. It reads each
+file, hashes it and looks the hash up in the cache, which is cheap; only the
+files the cache does not know (misses) are read into jobs, and once a scan has
+seen ``POOL_AFTER_MISSES`` of them the misses of each window go to a pool of
+worker processes as one task. Windows are emitted strictly in walk order, so
+the output is the same, byte for byte, whatever the number of workers. A
+warm re-scan never starts the pool at all.
+
+Scans of fewer than ``PARALLEL_MIN_FILES`` files stay in the calling process:
+starting workers costs more than it saves there. Results travel as JSON
+text, which is cheap to send and is what the cache keeps anyway; only the
+parent opens the cache.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import multiprocessing.pool
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
+
+from migrate import cache
+from migrate.discover import Candidate, Skipped
+from migrate.jsonstream import Rendered, from_rendered, render
+from migrate.scan import (
+    SITE_CONFIG_NAMES,
+    FileFacts,
+    FileResult,
+    ScanOptions,
+    job_like_name,
+    load,
+    read_data,
+    scan_item,
+)
+
+PARALLEL_MIN_FILES = 200
+POOL_AFTER_MISSES = 64
+CHUNK_FILES = 48
+WINDOWS_PER_WORKER = 4  # in flight at once: keeps workers busy and memory bounded
+
+Item = Candidate | Skipped
+
+
+class Outcome(NamedTuple):
+    """A file's result: JSON (possibly holding cache.PATH_TOKEN; "" when not reported) and facts."""
+
+    path: str
+    json: str
+    facts: FileFacts | None
+    key: bytes | None  # set when the result is new and belongs in the cache
+
+
+class Miss(NamedTuple):
+    """A file whose content must be read into jobs."""
+
+    path: str
+    data: bytes
+    job_like: bool
+    key: bytes | None  # None when there is no cache: read under the real path
+
+
+def worker_count(options: ScanOptions) -> int:
+    if options.jobs is not None:
+        return max(1, options.jobs)
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may use, not the machine's
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _fresh(result: FileResult | None) -> Outcome | None:
+    if result is None:
+        return None
+    return Outcome(result.path, render(result), FileFacts.of(result), None)
+
+
+def _stage(item: Item, options: ScanOptions, cached: bool) -> Outcome | Miss | None:
+    """Read one item: settled when it is cheap (skipped, unreadable ...), else a Miss to look up."""
+    if isinstance(item, Skipped):
+        return _fresh(scan_item(item, options))
+    path = item.display
+    if os.path.basename(path) in SITE_CONFIG_NAMES:
+        return None
+    loaded = load(item, options)
+    if not isinstance(loaded, bytes):
+        return _fresh(loaded)  # unreadable, binary or too large: cheap, never cached
+    job_like = job_like_name(path)
+    if not cached or b"\0" in loaded:  # a NUL byte could spell the path token
+        return Miss(path, loaded, job_like, None)
+    return Miss(path, loaded, job_like, cache.entry_key(loaded, job_like, options.max_bytes))
+
+
+def _settle(staged: Outcome | Miss | None, found: dict[bytes, cache.Entry]) -> Outcome | Miss | None:
+    if not isinstance(staged, Miss) or staged.key is None:
+        return staged
+    entry = found.get(staged.key)
+    if entry is None:
+        return staged
+    if not entry.fragment:
+        return None  # known not to be worth reporting
+    try:
+        return Outcome(staged.path, entry.fragment, FileFacts.from_json(entry.facts), None)
+    except (ValueError, TypeError):
+        return staged  # damaged facts: read the file again
+
+
+def prepare(
+    items: list[Item], options: ScanOptions, store: cache.ScanCache | None
+) -> list[Outcome | Miss | None]:
+    """What the parent settles by itself for a window of items (hits, unread files), and the Misses."""
+    staged = [_stage(item, options, store is not None) for item in items]
+    keys = [s.key for s in staged if isinstance(s, Miss) and s.key is not None]
+    found = store.get_many(keys) if store is not None and keys else {}
+    return [_settle(s, found) for s in staged]
+
+
+def compute(miss: Miss) -> Outcome | None:
+    if miss.key is None:
+        return _fresh(read_data(miss.data, miss.path, miss.job_like))
+    result = read_data(miss.data, cache.PATH_TOKEN, miss.job_like)
+    if result is None:
+        return Outcome(miss.path, "", None, miss.key)  # cached too, so that it is not read again
+    return Outcome(miss.path, render(result), FileFacts.of(result), miss.key)
+
+
+def _compute_all(misses: list[Miss]) -> list[Outcome | None]:
+    return [compute(m) for m in misses]
+
+
+def _chunks(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def _start_pool(workers: int) -> multiprocessing.pool.Pool:
+    # fork: workers start at once and inherit the imported readers; elsewhere the default.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    return context.Pool(workers)
+
+
+class _Window:
+    """A window of files in walk order; its misses are computed here or in the pool."""
+
+    def __init__(self, prepared: list[Outcome | Miss | None]) -> None:
+        self.prepared = prepared
+        self.misses = [p for p in prepared if isinstance(p, Miss)]
+        self.computed: list[Outcome | None] | None = None
+        self.pending: multiprocessing.pool.AsyncResult[list[Outcome | None]] | None = None
+
+    def ready(self) -> bool:
+        return self.pending is None or self.pending.ready()
+
+    def outcomes(self) -> Iterator[Outcome | None]:
+        computed = iter(self.pending.get() if self.pending is not None else self.computed or [])
+        for p in self.prepared:
+            yield next(computed) if isinstance(p, Miss) else p
+
+
+def _outcomes(
+    items: Iterator[Item], options: ScanOptions, store: cache.ScanCache | None
+) -> Iterator[Outcome | None]:
+    workers = worker_count(options)
+    head = list(itertools.islice(items, PARALLEL_MIN_FILES))
+    parallel = workers > 1 and len(head) >= PARALLEL_MIN_FILES
+    pool: multiprocessing.pool.Pool | None = None
+    seen_misses = 0
+    in_flight: deque[_Window] = deque()
+    try:
+        for chunk in _chunks(itertools.chain(head, items), CHUNK_FILES):
+            window = _Window(prepare(chunk, options, store))
+            seen_misses += len(window.misses)
+            if pool is None and parallel and seen_misses >= POOL_AFTER_MISSES:
+                pool = _start_pool(workers)
+            if pool is not None and window.misses:
+                window.pending = pool.apply_async(_compute_all, (window.misses,))
+            else:
+                window.computed = _compute_all(window.misses)
+            in_flight.append(window)
+            while in_flight and (len(in_flight) > workers * WINDOWS_PER_WORKER or in_flight[0].ready()):
+                yield from in_flight.popleft().outcomes()
+        while in_flight:
+            yield from in_flight.popleft().outcomes()
+    finally:
+        if pool is not None:
+            pool.terminate()
+
+
+def run(items: Iterator[Item], options: ScanOptions) -> Iterator[Rendered]:
+    """Each reported file, in the order of ``items``, the cache filled as a side effect."""
+    store = cache.ScanCache(options.cache) if options.cache is not None else None
+    try:
+        for out in _outcomes(items, options, store):
+            if out is None:
+                continue
+            if out.key is not None and store is not None:
+                store.put(out.key, cache.Entry(out.json, out.facts.to_json() if out.facts else ""))
+            if out.json and out.facts is not None:
+                yield Rendered(out.path, cache.stamp(out.json, out.path), out.facts)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def run_objects(items: Iterator[Item], options: ScanOptions) -> Iterator[FileResult]:
+    """The same files as :func:`run`, as objects."""
+    if options.cache is None:
+        head = list(itertools.islice(items, PARALLEL_MIN_FILES))
+        items = itertools.chain(head, items)
+        if worker_count(options) == 1 or len(head) < PARALLEL_MIN_FILES:
+            for item in items:  # read straight into objects: no JSON round trip
+                result = scan_item(item, options)
+                if result is not None:
+                    yield result
+            return
+    for rendered in run(items, options):
+        yield from_rendered(rendered)
+
+
+__all__ = [
+    "CHUNK_FILES",
+    "PARALLEL_MIN_FILES",
+    "POOL_AFTER_MISSES",
+    "Miss",
+    "Outcome",
+    "compute",
+    "prepare",
+    "run",
+    "run_objects",
+    "worker_count",
+]

@@ -1,0 +1,92 @@
+"""Worker processes change nothing: the same files, results and order as one process."""
+
+from __future__ import annotations
+
+import io
+import multiprocessing.pool
+from pathlib import Path
+
+import pytest
+
+from migrate import jsonstream, scan, scan_pool
+from migrate.scan import ScanOptions
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def pool_starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the pools started, so that a test knows the workers really ran."""
+    started: list[int] = []
+    real = scan_pool._start_pool
+
+    def counting(workers: int) -> multiprocessing.pool.Pool:
+        started.append(workers)
+        return real(workers)
+
+    monkeypatch.setattr(scan_pool, "_start_pool", counting)
+    return started
+
+
+@pytest.fixture
+def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers from the first file on, in windows of 5, so that a small tree spans many tasks."""
+    monkeypatch.setattr(scan_pool, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(scan_pool, "POOL_AFTER_MISSES", 1)
+    monkeypatch.setattr(scan_pool, "CHUNK_FILES", 5)
+
+
+@pytest.fixture(scope="module")
+def generated_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site = tmp_path_factory.mktemp("generated") / "site"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(REPO))  # benchmarks/ is not installed: it runs from the repository
+        from benchmarks.generate import generate
+
+        generate(site, 500, seed=11)
+    return site
+
+
+def _json(paths: list[str], options: ScanOptions) -> str:
+    out = io.StringIO()
+    jsonstream.write_scan(scan.iter_rendered(paths, options), out)
+    return out.getvalue()
+
+
+def test_corpus_in_parallel_equals_one_process(small_windows: None, pool_starts: list[int]) -> None:
+    corpus = [str(REPO / "corpus")]
+    serial = scan.scan(corpus, ScanOptions(jobs=1))
+    parallel = scan.scan(corpus, ScanOptions(jobs=2))
+    assert pool_starts == [2]
+    assert [f.path for f in parallel.files] == [f.path for f in serial.files]
+    assert parallel.files == serial.files
+    assert _json(corpus, ScanOptions(jobs=2)) == _json(corpus, ScanOptions(jobs=1))
+
+
+def test_generated_site_in_parallel_equals_one_process(generated_site: Path, pool_starts: list[int]) -> None:
+    paths = [str(generated_site)]
+    serial = _json(paths, ScanOptions(jobs=1))
+    assert serial.count("\n") > 500  # one line per file, all 500 reported
+    assert _json(paths, ScanOptions(jobs=2)) == serial
+    assert pool_starts == [2]
+
+
+def test_generated_site_through_the_cache_equals_one_process(
+    generated_site: Path, tmp_path: Path, pool_starts: list[int]
+) -> None:
+    paths = [str(generated_site)]
+    serial = _json(paths, ScanOptions(jobs=1))
+    cached = ScanOptions(jobs=2, cache=str(tmp_path / "cache"))
+    assert _json(paths, cached) == serial  # cold: computed by the workers
+    assert _json(paths, cached) == serial  # warm: all from the cache
+    assert pool_starts == [2]  # the warm scan needed no workers
+
+
+def test_objects_in_parallel_equal_one_process(generated_site: Path) -> None:
+    paths = [str(generated_site)]
+    assert scan.scan(paths, ScanOptions(jobs=2)).files == scan.scan(paths, ScanOptions(jobs=1)).files
+
+
+def test_small_scans_stay_in_process(pool_starts: list[int]) -> None:
+    scan.scan([str(REPO / "corpus" / "sample-site")], ScanOptions(jobs=2))
+    assert pool_starts == []
