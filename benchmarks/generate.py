@@ -1,0 +1,124 @@
+"""A deterministic synthetic site of N job files, derived from ``corpus/``.
+
+Templates are the readable job files of ``corpus/cases`` and
+``corpus/sample-site`` (the broken cases are left out: a site of broken files
+measures nothing useful). Each generated file is a template with other values
+(:mod:`.variation`), so the mix of formats and kinds is the corpus's mix, and
+every file is distinct. Files are spread over team folders, 100 to a folder;
+some scripts lose their extension, as real ones do.
+
+    python -m benchmarks.generate --files 10000 --out /tmp/site --seed 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import random
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks import variation
+
+REPO = Path(__file__).resolve().parent.parent
+TEMPLATE_ROOTS = ("corpus/cases/slurm", "corpus/cases/kubernetes", "corpus/sample-site")
+_NOT_TEMPLATES = frozenset({"README.md", "migrate.yaml", "migrate.yml"})
+_AREAS = ("training", "eval", "data", "hpc", "ops", "serving", "sweeps", "pipelines", "dev", "k8s")
+FILES_PER_FOLDER = 100
+
+
+@dataclass(frozen=True)
+class Template:
+    path: str  # relative to the repository
+    text: str
+    kind: str  # "script", "crontab" or "manifest"
+
+
+def _kind(path: Path, text: str) -> str:
+    if "#SCRON" in text or path.name.startswith("scrontab"):
+        return "crontab"
+    if (
+        path.suffix in (".yaml", ".yml")
+        or "kubernetes" in path.parts
+        or text.lstrip().startswith("apiVersion")
+    ):
+        return "manifest"
+    return "script"
+
+
+def load_templates(repo: Path = REPO) -> list[Template]:
+    templates = []
+    for root in TEMPLATE_ROOTS:
+        for path in sorted((repo / root).rglob("*")):
+            if path.is_file() and path.name not in _NOT_TEMPLATES:
+                text = path.read_bytes().decode("utf-8")
+                templates.append(Template(str(path.relative_to(repo)), text, _kind(path, text)))
+    return templates
+
+
+def _variant(template: Template, serial: int, rng: random.Random) -> str:
+    if template.kind == "manifest":
+        return variation.vary_manifest(template.text, serial, rng)
+    return variation.vary_script(template.text, serial, rng, cron=template.kind == "crontab")
+
+
+def _file_name(template: Template, serial: int, rng: random.Random) -> str:
+    name = os.path.basename(template.path)
+    stem, dot, ext = name.partition(".")
+    if template.kind == "script" and dot and rng.random() < 0.08:
+        dot = ext = ""  # sites keep scripts without an extension too
+    return f"{stem}_{serial:06d}{dot}{ext}"
+
+
+def _make_distinct(text: str, serial: int, kind: str) -> str:
+    note = f"# revision {serial}\n"
+    if kind != "manifest" and text.startswith("#!"):
+        shebang, _, rest = text.partition("\n")
+        return f"{shebang}\n{note}{rest}"
+    return note + text
+
+
+def generate(out: Path, files: int, seed: int = 7, repo: Path = REPO) -> list[Path]:
+    """Write ``files`` job files under ``out`` (emptied first); same seed, same bytes."""
+    templates = load_templates(repo)
+    rng = random.Random(seed)
+    if out.exists():
+        shutil.rmtree(out)
+    seen: set[bytes] = set()
+    written: list[Path] = []
+    for serial in range(files):
+        template = templates[rng.randrange(len(templates))]
+        text = _variant(template, serial, rng)
+        digest = hashlib.blake2b(text.encode()).digest()
+        if digest in seen:
+            text = _make_distinct(text, serial, template.kind)
+            digest = hashlib.blake2b(text.encode()).digest()
+        seen.add(digest)
+        folder = (
+            out / f"team{serial // (FILES_PER_FOLDER * 10):03d}" / _AREAS[(serial // FILES_PER_FOLDER) % 10]
+        )
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / _file_name(template, serial, rng)
+        path.write_bytes(text.encode())
+        written.append(path)
+    # The sample site's configuration, where plan and translate look for it (scan skips it).
+    shutil.copy(repo / "corpus/sample-site/migrate.yaml", out / "migrate.yaml")
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    written = generate(args.out, args.files, args.seed)
+    print(f"{len(written)} files under {args.out}")
+
+
+if __name__ == "__main__":
+    main()

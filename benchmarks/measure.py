@@ -1,0 +1,160 @@
+"""One measurement, run in a fresh process so that its peak memory is its own.
+
+    python -m benchmarks.measure scan --site /tmp/site --cache /tmp/cache
+
+Prints one JSON object: ``seconds`` (the measured work, imports excluded),
+``files`` and whatever else the measurement counts. Steps that the project
+does not have yet are reported as ``{"skipped": "why"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks import baseline
+
+Result = dict[str, Any]
+
+
+def measure_baseline(args: argparse.Namespace) -> Result:
+    start = time.perf_counter()
+    result = baseline.run(args.site)
+    return {
+        "seconds": time.perf_counter() - start,
+        "files": result.files,
+        "lost": result.lost,
+        "timeouts": result.timeouts,
+        "scripts": result.scripts,
+        "manifests": result.manifests,
+    }
+
+
+def _scan_options(args: argparse.Namespace) -> Any:
+    from migrate.scan import ScanOptions
+
+    return ScanOptions(cache=args.cache or None, jobs=args.jobs)
+
+
+def measure_scan(args: argparse.Namespace) -> Result:
+    """What ``migrate scan SITE --format json`` does, written to /dev/null."""
+    from migrate import jsonstream, scan
+
+    start = time.perf_counter()
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        summary = jsonstream.write_scan(scan.iter_rendered([args.site], _scan_options(args)), sink)
+    seconds = time.perf_counter() - start
+    codes = summary.codes
+    return {
+        "seconds": seconds,
+        "files": summary.files,
+        "job_files": summary.job_files,
+        "jobs": summary.jobs,
+        "lost": codes["INTERNAL-ERROR"],
+        "files_with_unparsed_statements": codes["SHELL-UNPARSED"],
+    }
+
+
+def _scanned_jobs(args: argparse.Namespace) -> tuple[list[Any], float, Any]:
+    from migrate import api, scan
+
+    start = time.perf_counter()
+    jobs = scan.scan([args.site], _scan_options(args)).jobs
+    config, _ = api.load_config(None, [args.site])
+    return jobs, time.perf_counter() - start, config
+
+
+def measure_plan(args: argparse.Namespace) -> Result:
+    from migrate import plan
+
+    jobs, scan_seconds, config = _scanned_jobs(args)
+    start = time.perf_counter()
+    document = plan.plan_json(plan.build_plan(jobs, "to_kubernetes", config))
+    return {
+        "seconds": time.perf_counter() - start,
+        "files": len(jobs),
+        "unit": "jobs",
+        "scan_seconds": scan_seconds,
+        "plan_bytes": len(document),
+    }
+
+
+def _translate(args: argparse.Namespace, target: str, source_format: str) -> Result:
+    from migrate import translate
+
+    if target not in translate.WRITERS:
+        return {"skipped": f"no writer for {target} yet (migrate.translate.WRITERS)"}
+    jobs, scan_seconds, config = _scanned_jobs(args)
+    wanted = [j for j in jobs if j.source.format == source_format]
+    with tempfile.TemporaryDirectory(prefix="migrate-bench-") as tmp:
+        start = time.perf_counter()
+        result = translate.translate_jobs(wanted, to=target, config=config)
+        written = result.tree.commit(os.path.join(tmp, "out"))
+        seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "files": len(wanted),
+        "unit": "jobs",
+        "scan_seconds": scan_seconds,
+        "written": len(written),
+    }
+
+
+def measure_translate_k8s(args: argparse.Namespace) -> Result:
+    return _translate(args, "kubernetes", "slurm")
+
+
+def measure_translate_slurm(args: argparse.Namespace) -> Result:
+    return _translate(args, "slurm", "kubernetes")
+
+
+def measure_report(args: argparse.Namespace) -> Result:
+    """``migrate report``: a scan (the cache is warm by now), the plan, and the report files."""
+    from migrate import api
+
+    run_report = getattr(api, "run_report", None)
+    if run_report is None:
+        return {"skipped": "no report yet (migrate.api.run_report)"}
+    with tempfile.TemporaryDirectory(prefix="migrate-bench-") as tmp:
+        start = time.perf_counter()
+        run = run_report([args.site], "kubernetes", os.path.join(tmp, "report"), options=_scan_options(args))
+        seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "files": len(run.scan.jobs),
+        "unit": "jobs",
+        "note": "scan (warm cache), plan and report together",
+    }
+
+
+MEASUREMENTS: dict[str, Callable[[argparse.Namespace], Result]] = {
+    "baseline": measure_baseline,
+    "scan": measure_scan,
+    "plan": measure_plan,
+    "translate-k8s": measure_translate_k8s,
+    "translate-slurm": measure_translate_slurm,
+    "report": measure_report,
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("name", choices=sorted(MEASUREMENTS))
+    parser.add_argument("--site", required=True)
+    parser.add_argument("--cache", default="")
+    parser.add_argument("--jobs", type=int, default=None)
+    args = parser.parse_args(argv)
+    result = MEASUREMENTS[args.name](args)
+    sys.stdout.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()
