@@ -15,7 +15,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from migrate import graph_export, init_config, plan, scan, siteconfig, translate
+from migrate import graph_export, init_config, plan, scan, siteconfig, slurmcheck, translate
 from migrate.graph import build_graph
 from migrate.outputs import OutputError, OutputTree
 from migrate.reports.model import build_model
@@ -196,13 +196,25 @@ def run_translate(
     return TranslateRun(result, translated, skipped, _commit(translated.tree, out, force))
 
 
-def run_validate(path: str) -> k8s_validate.TreeReport:
+@dataclass
+class ValidateRun:
+    kubernetes: k8s_validate.TreeReport
+    slurm: list[slurmcheck.CheckResult]
+
+    @property
+    def ok(self) -> bool:
+        return self.kubernetes.ok and all(r.accepted for r in self.slurm)
+
+
+def run_validate(path: str) -> ValidateRun:
+    """Manifests against the strict schemas; sbatch scripts with ``sbatch --test-only`` or statically."""
     if not Path(path).exists():
         raise UsageError(f"no such file or folder: {path}; check the path")
     try:
-        return k8s_validate.validate_tree(path)
+        manifests = k8s_validate.validate_tree(path)
     except k8s_validate.SchemaUnavailableError as exc:
         raise UsageError(f"cannot validate: {exc}") from exc
+    return ValidateRun(manifests, slurmcheck.check_tree(path))
 
 
 @dataclass

@@ -316,14 +316,19 @@ def translate_command(
             help="Kubernetes object to write: auto, job, jobset, volcano, kueue, pytorchjob, mpijob, cronjob."
         ),
     ] = "auto",
+    container_runtime: Annotated[
+        str, typer.Option(help="How sbatch scripts run containers: pyxis, apptainer or none (--to slurm).")
+    ] = "pyxis",
     config: ConfigOption = None,
     force: ForceOption = False,
     strict: Annotated[bool, typer.Option(help="Exit 1 when anything was dropped.")] = False,
 ) -> None:
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
     _check_paths(paths)
+    # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
+    choice = container_runtime if to is Target.slurm else flavor
     try:
-        run = api.run_translate(paths, to.value, out, flavor=flavor, config=config, force=force)
+        run = api.run_translate(paths, to.value, out, flavor=choice, config=config, force=force)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     table = Table(show_edge=False, pad_edge=False)
@@ -376,21 +381,33 @@ def init_command(
 
 @app.command("validate")
 def validate_command(
-    path: Annotated[str, typer.Argument(help="A translated output folder or one manifest file.")],
+    path: Annotated[str, typer.Argument(help="A translated output folder or one file.")],
 ) -> None:
-    """Check generated manifests against the Kubernetes OpenAPI schemas (strict) and the CRD schemas."""
+    """Check generated manifests (strict OpenAPI and CRD schemas) and sbatch scripts (sbatch --test-only)."""
     try:
-        report = api.run_validate(path)
+        run = api.run_validate(path)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
+    report = run.kubernetes
     for problem in report.problems:
         console.print(problem.render(), markup=False)
-    kinds = ", ".join(f"{k} {n}" for k, n in report.kinds.items()) or "none"
-    console.print(
-        f"kubernetes: {report.objects} objects in {len(report.files)} files checked in strict mode against "
-        f"Kubernetes {report.k8s_version} and the CRD schemas ({kinds}): {len(report.problems)} problems"
-    )
-    if not report.ok:
+    if report.files:
+        kinds = ", ".join(f"{k} {n}" for k, n in report.kinds.items()) or "none"
+        console.print(
+            f"kubernetes: {report.objects} objects in {len(report.files)} files checked in strict mode "
+            f"against Kubernetes {report.k8s_version} and the CRD schemas ({kinds}): "
+            f"{len(report.problems)} problems"
+        )
+    for result in run.slurm:
+        if not result.accepted:
+            console.print(f"{result.path}: rejected ({result.method}): {result.message}", markup=False)
+    if run.slurm:
+        methods = sorted({r.method for r in run.slurm})
+        rejected = sum(1 for r in run.slurm if not r.accepted)
+        console.print(
+            f"slurm: {len(run.slurm)} scripts checked by {' and '.join(methods)}: {rejected} rejected"
+        )
+    if not run.ok:
         raise typer.Exit(1)
 
 

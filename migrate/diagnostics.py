@@ -96,6 +96,21 @@ CODES: dict[str, tuple[str, str]] = {
     "TRANSLATE-SLURM-VAR": (WARNING, "the script reads a SLURM_* variable the pod does not provide"),
     "TRANSLATE-SUBMIT-IN-POD": (WARNING, "the script runs sbatch itself, which cannot work inside a pod"),
     "TRANSLATE-MPI-IMAGE": (INFO, "MPIJob workers need sshd and the program's MPI in the image"),
+    # translation to Slurm
+    "TO-SLURM-SECRET": (INFO, "a value comes from a Secret: provision it as a file before the job runs"),
+    "TO-SLURM-CONFIGMAP": (INFO, "a ConfigMap outside the scanned file: provision its keys as files"),
+    "TO-SLURM-SERVING": (WARNING, "a serving workload stays on Kubernetes and is not translated"),
+    "TO-SLURM-QUEUE-UNMAPPED": (WARNING, "a queue is no partition's mirror in the site config"),
+    "TO-SLURM-NODE-SELECTOR": (
+        WARNING,
+        "a node selector or affinity with no partition or feature in the site config",
+    ),
+    "TO-SLURM-VOLUME": (WARNING, "a volume with no shared file system in the site config is not mounted"),
+    "TO-SLURM-NO-COMMAND": (
+        WARNING,
+        "the container runs its image's default command, which the manifest does not name",
+    ),
+    "TO-SLURM-GPU-TYPE": (WARNING, "a GPU model that no partition of the site config has"),
 }
 
 

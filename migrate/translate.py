@@ -35,7 +35,8 @@ from migrate.outputs import OutputTree
 from migrate.siteconfig import SiteConfig
 
 KUBERNETES = "kubernetes"
-WRITERS = {KUBERNETES: "migrate.translators.kubernetes.writer"}
+SLURM = "slurm"
+WRITERS = {KUBERNETES: "migrate.translators.kubernetes.writer", SLURM: "migrate.translators.slurm.writer"}
 WRAPPER = "wrapper"
 
 

@@ -152,3 +152,15 @@ def test_report_with_translation(tmp_path: Path) -> None:
     assert "Translation" in html and "translated/" in html
     again = run("report", SITE, "--to", "kubernetes", "--out", str(out))
     assert again.returncode == 2 and "--force" in again.stderr
+
+
+def test_translate_to_slurm_then_validate(tmp_path: Path) -> None:
+    out = tmp_path / "slurm"
+    res = run("translate", SITE, "--to", "slurm", "--container-runtime", "apptainer", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "jobs translated to slurm" in res.stdout
+    scripts = sorted(out.rglob("*.sbatch"))
+    assert scripts and all(p.read_text().startswith("#!") for p in scripts)
+    assert any("apptainer exec" in p.read_text() for p in scripts)
+    check = run("validate", str(out))
+    assert "slurm:" in check.stdout and "scripts checked by" in check.stdout

@@ -1,0 +1,273 @@
+"""Translated scripts on a real Slurm: the project's sandbox (scripts/slurm-sandbox.sh).
+
+A session fixture starts a private sandbox (its own folder and ports, enough
+nodes, CPUs and memory for the corpus) and stops it at the end. Every script
+translated from the corpus's Kubernetes files must pass ``sbatch --test-only``;
+a few small translated jobs really run (one node, two nodes with srun, an
+array, a dependency chain through submit.sh) and must complete. The tests
+skip, with the reason shown, only where the sandbox cannot run: not root or
+not Debian.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, REPO
+
+from migrate import scan, slurmcheck
+from migrate.diagnostics import Collector
+from migrate.siteconfig import load_site_config
+from migrate.translate import translate_jobs
+from migrate.translators.kubernetes import reader as k8s_reader
+
+pytestmark = pytest.mark.slurm
+
+SANDBOX = REPO / "scripts" / "slurm-sandbox.sh"
+SITE = load_site_config(CORPUS / "sample-site" / "migrate.yaml")
+NODES = 12  # the corpus's largest translated job asks for 8
+JOB_TIMEOUT = 40
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "the Slurm sandbox runs its daemons as root; run the tests as root"
+    if not Path("/etc/debian_version").exists():
+        return "the Slurm sandbox installs Debian packages; this is not Debian"
+    return None
+
+
+def _free_ports(count: int) -> int:
+    """A first port with ``count`` free ports after it (slurmctld, then one per slurmd)."""
+    for _ in range(50):
+        first = random.randint(20000, 40000)
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError("no free port range for the Slurm sandbox")
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[dict[str, str]]:
+    reason = _why_not()
+    if reason:
+        pytest.skip(reason)
+    # munged wants every folder above its socket searchable by all: not pytest's 0700 tmp folders
+    folder = Path(tempfile.mkdtemp(prefix="migrate-slurm-test-", dir="/tmp"))
+    folder.chmod(0o755)
+    port = _free_ports(NODES + 1)
+    knobs = {
+        "SLURM_SANDBOX_DIR": str(folder / "sbx"),
+        "SLURM_SANDBOX_NODES": str(NODES),
+        "SLURM_SANDBOX_CPUS": "192",  # the largest partition of the sample site
+        "SLURM_SANDBOX_MEM_MB": "2200000",  # gpu-h100 nodes have 2 TB
+        "SLURM_SANDBOX_GPUS": "8",
+        "SLURM_SANDBOX_CTLD_PORT": str(port),
+        "SLURM_SANDBOX_SLURMD_PORT": str(port + 1),
+        "SLURM_SANDBOX_PARTITIONS": "cpu gpu debug gpu-h100 gpu-a100",
+        "SLURM_SANDBOX_LICENSES": "matlab:4,ansys:2",
+    }
+    env = {**os.environ, **knobs}
+    started = subprocess.run(
+        ["bash", str(SANDBOX), "start"], env=env, capture_output=True, text=True, timeout=300
+    )
+    if started.returncode != 0:
+        pytest.fail(f"the Slurm sandbox did not start:\n{started.stderr}")
+    env["SLURM_CONF"] = str(folder / "sbx" / "etc" / "slurm.conf")
+    try:
+        yield env
+    finally:
+        subprocess.run(
+            ["bash", str(SANDBOX), "purge"], env=env, capture_output=True, timeout=120, check=False
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_every_translated_kubernetes_job_passes_test_only(sandbox: dict[str, str], tmp_path: Path) -> None:
+    paths = [CORPUS / "cases" / "kubernetes", *sorted((CORPUS / "sample-site").glob("*/*.yaml"))]
+    jobs = [j for j in scan.scan([str(p) for p in paths]).jobs if j.source.format == "kubernetes"]
+    result = translate_jobs(jobs, to="slurm", config=SITE)
+    result.tree.commit(str(tmp_path / "out"))
+    checks = slurmcheck.check_tree(tmp_path / "out", env=sandbox)
+    scripts = [c for c in checks if c.path.endswith(".sbatch")]
+    assert len(scripts) >= 35
+    assert all(c.method == slurmcheck.TEST_ONLY for c in scripts)
+    rejected = [f"{c.path}: {c.message}" for c in checks if not c.accepted]
+    assert rejected == []
+
+
+def test_test_only_rejects_what_slurm_rejects(sandbox: dict[str, str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sbatch"
+    bad.write_text("#!/bin/bash\n#SBATCH --partition=nosuch\ntrue\n")
+    result = slurmcheck.check_script(bad, env=sandbox)
+    assert (result.accepted, result.method) == (False, slurmcheck.TEST_ONLY)
+    assert "invalid partition" in result.message.lower()
+    assert slurmcheck.check_script(
+        bad, method=slurmcheck.STATIC
+    ).accepted  # only a controller knows partitions
+
+
+# ---------------------------------------------------------------------------
+# Real runs
+
+
+RUNS = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: one-node}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: busybox
+          command: ["printf", "%s|"]
+          args: ["a b", "$(MSG)", "it's", "$(NOPE)", "`x`", "ünï"]
+          env: [{name: MSG, value: "$$HOME"}]
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: two-nodes}
+spec:
+  replicatedJobs:
+    - name: ranks
+      replicas: 1
+      template:
+        spec:
+          parallelism: 2
+          completions: 2
+          completionMode: Indexed
+          backoffLimit: 0
+          template:
+            spec:
+              containers:
+                - name: c
+                  image: busybox
+                  command: ["sh", "-c", "echo node=$SLURMD_NODENAME index=$0", "$(JOB_COMPLETION_INDEX)"]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: shards}
+spec:
+  completions: 3
+  parallelism: 2
+  completionMode: Indexed
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - {name: c, image: busybox, command: ["echo", "shard", "$(JOB_COMPLETION_INDEX)"]}
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: chain}
+spec:
+  replicatedJobs:
+    - name: first
+      replicas: 1
+      template:
+        spec:
+          backoffLimit: 0
+          template:
+            spec:
+              containers: [{name: c, image: busybox, command: ["sh", "-c", "sleep 1; date +%s.%N"]}]
+    - name: second
+      replicas: 1
+      dependsOn: [{name: first, status: Complete}]
+      template:
+        spec:
+          backoffLimit: 0
+          template:
+            spec:
+              containers: [{name: c, image: busybox, command: ["date", "+%s.%N"]}]
+"""
+
+
+def _sbatch(env: dict[str, str], folder: Path, script: str) -> str:
+    done = subprocess.run(
+        ["sbatch", "--parsable", script], cwd=folder, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split(";")[0]
+
+
+def _states(env: dict[str, str], job_ids: list[str]) -> dict[str, str]:
+    """JobState of each job (array jobs: of every task), from scontrol show job."""
+    out: dict[str, str] = {}
+    for job_id in job_ids:
+        done = subprocess.run(
+            ["scontrol", "-o", "show", "job", job_id], env=env, capture_output=True, text=True, timeout=30
+        )
+        for line in done.stdout.splitlines():
+            task = re.search(r"JobId=(\S+)", line)
+            state = re.search(r"JobState=(\S+)", line)
+            if task and state:
+                out[task.group(1)] = state.group(1)
+    return out
+
+
+def _wait_completed(env: dict[str, str], job_ids: list[str]) -> dict[str, str]:
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while True:
+        states = _states(env, job_ids)
+        if states and all(
+            s not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING") for s in states.values()
+        ):
+            return states
+        if time.monotonic() > deadline:
+            return states
+        time.sleep(0.3)
+
+
+def test_small_translated_jobs_run_to_completion(sandbox: dict[str, str], tmp_path: Path) -> None:
+    source = tmp_path / "runs.yaml"
+    source.write_text(textwrap.dedent(RUNS), encoding="utf-8")
+    jobs = k8s_reader.read(source.read_text(encoding="utf-8"), str(source), Collector(str(source)))
+    result = translate_jobs(jobs, to="slurm", flavor="none", config=SITE)
+    out = tmp_path / "out"
+    result.tree.commit(str(out))
+    ids = {
+        "one": _sbatch(sandbox, out / "one-node", "job.sbatch"),
+        "two": _sbatch(sandbox, out / "two-nodes", "job.sbatch"),
+        "shards": _sbatch(sandbox, out / "shards", "job.sbatch"),
+    }
+    chain = subprocess.run(
+        ["bash", str(out / "chain" / "submit.sh")], env=sandbox, capture_output=True, text=True, timeout=60
+    )
+    assert chain.returncode == 0, chain.stderr
+    chained = re.findall(r"job (\d+)", chain.stdout)
+    assert len(chained) == 2
+    states = _wait_completed(sandbox, [*ids.values(), *chained])
+    assert states and set(states.values()) == {"COMPLETED"}, states
+
+    one = (out / "one-node" / f"one-node-{ids['one']}.out").read_text(encoding="utf-8")
+    assert one == "a b|$HOME|it's|$(NOPE)|`x`|ünï|"  # byte for byte, after Kubernetes' own expansion
+
+    two = (out / "two-nodes" / f"two-nodes-{ids['two']}.out").read_text(encoding="utf-8").split()
+    assert sorted(w for w in two if w.startswith("index=")) == ["index=0", "index=1"]
+    assert len({w for w in two if w.startswith("node=")}) == 2
+
+    shard_files = sorted((out / "shards").glob(f"shards-{ids['shards']}_*.out"))
+    assert [f.read_text().strip() for f in shard_files] == ["shard 0", "shard 1", "shard 2"]
+
+    first = float((out / "chain" / f"chain-first-{chained[0]}.out").read_text().split()[-1])
+    second = float((out / "chain" / f"chain-second-{chained[1]}.out").read_text().split()[-1])
+    assert second > first  # afterok: the second job started after the first one ended

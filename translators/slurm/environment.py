@@ -1,0 +1,321 @@
+"""A container's env list as ``export`` lines of a batch script.
+
+Literal values are exported exactly (Kubernetes' ``$(VAR)`` references become
+``"${VAR}"``). Values from Secrets are never written into the script: it reads
+them when it runs, from files the user provisions under ``MIGRATE_SECRETS_DIR``
+(one file per key, like a Secret volume), and a diagnostic says which files.
+ConfigMap values are inlined when the ConfigMap is in the same manifest file,
+else read the same way from ``MIGRATE_CONFIG_DIR``. Downward-API values
+(``fieldRef``) become the nearest Slurm variable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from migrate import ir
+from migrate.secrets import REDACTED
+
+from . import kubevars
+from .context import CONFIG_DIR, SECRETS_DIR, Context
+from .quoting import c_string, shell_word
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_COMPLETION_INDEX = re.compile(
+    r"metadata\.(?:annotations|labels)\['batch\.kubernetes\.io/job-completion-index'\]"
+)
+_META_KEY = re.compile(r"metadata\.(annotations|labels)\['([^']*)'\]")
+CONTAINER_ORIGINS = frozenset({"env", "envFrom", "fieldRef"})
+
+# Shell functions the generated lines call; written once at the top of the script.
+READ_HELPER = r"""# migrate_read DIR NAME KEY [optional]: a provisioned Secret/ConfigMap value (file per key)
+migrate_read() {
+  local f="$1/$2/$3"
+  if [ -r "$f" ]; then cat -- "$f"; return 0; fi
+  [ "${4:-}" = optional ] && return 1
+  echo "migrate: $f is missing: provision key '$3' of '$2' there before the job runs" >&2
+  return 1
+}"""
+DIR_HELPER = r"""# migrate_env_dir DIR PREFIX [optional]: export each file of DIR as PREFIX<name> (envFrom)
+migrate_env_dir() {
+  local f n
+  if [ ! -d "$1" ]; then
+    [ "${3:-}" = optional ] && return 0
+    echo "migrate: $1 is missing: provision one file per key there before the job runs" >&2
+    return 1
+  fi
+  for f in "$1"/*; do
+    n="$2${f##*/}"
+    [ -f "$f" ] && [[ $n =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] && export "$n=$(cat -- "$f")"
+  done
+  return 0
+}"""
+
+
+@dataclass
+class EnvLines:
+    lines: list[str] = field(default_factory=list)
+    exported: list[str] = field(default_factory=list)  # names, in order
+    helpers: set[str] = field(default_factory=set)
+    prefixes: list[str] = field(default_factory=list)  # envFrom prefixes: any name under them may exist
+
+    def defined(self, name: str) -> bool:
+        return name in self.exported
+
+    def maybe(self, name: str) -> bool:
+        return any(name.startswith(p) for p in self.prefixes)
+
+
+def container_env(comp: ir.Component) -> list[ir.EnvVar]:
+    """The env of the component's pod template (not variables the reader found in its scripts)."""
+    return [var for var in comp.environment if var.origin in CONTAINER_ORIGINS]
+
+
+def export_lines(
+    ctx: Context,
+    env: list[ir.EnvVar],
+    config_maps: dict[str, dict[str, str]],
+    preset: Sequence[str] = (),
+) -> EnvLines:
+    """``export`` lines for ``env``; ``preset`` names are defined before (JOB_COMPLETION_INDEX)."""
+    out = EnvLines(exported=list(preset))
+    for var in env:
+        line = var.line
+        item = f"env {var.name}"
+        if var.origin == "envFrom":
+            _env_from(ctx, var, config_maps, out)
+            continue
+        if not _NAME.match(var.name):
+            ctx.fidelity.dropped(item, "not a valid shell variable name; bash cannot export it", line)
+            continue
+        if var.secret is not None:
+            _reference(ctx, var, config_maps, out)
+        elif var.origin == "fieldRef":
+            _field(ctx, var, out)
+        elif var.value == REDACTED:
+            _redacted(ctx, var, out)
+        elif var.value is not None:
+            parts = kubevars.split(c_string(var.value), lambda n: out.defined(n) or out.maybe(n))
+            out.lines.append(f"export {var.name}={_shell(parts, out)}")
+            out.exported.append(var.name)
+            how = (
+                "exported; its $(VAR) references are expanded by bash"
+                if kubevars.has_refs(parts)
+                else "exported"
+            )
+            ctx.fidelity.mapped(item, how, line)
+        else:
+            ctx.fidelity.dropped(item, "a valueFrom source with no Slurm counterpart", line)
+    return out
+
+
+def _shell(parts: list[kubevars.Part], out: EnvLines) -> str:
+    text = kubevars.shell_text(parts)
+    if not any(isinstance(p, kubevars.Ref) and not out.defined(p.name) for p in parts):
+        return text
+    # References that only an envFrom may define: Kubernetes keeps '$(NAME)' when it does not.
+    pieces = []
+    for part in parts:
+        if isinstance(part, kubevars.Ref) and not out.defined(part.name):
+            pieces.append('"${' + part.name + "-\\$(" + part.name + ')}"')
+        else:
+            pieces.append(kubevars.shell_text([part]))
+    return "".join(pieces)
+
+
+def _optional(ctx: Context, var: ir.EnvVar) -> bool:
+    """The reader keeps ``optional: true`` of a key reference as a raw item just below the variable."""
+    if var.line is None:
+        return False
+    return any(
+        item.key == "optional"
+        and item.value == "true"
+        and item.line is not None
+        and 0 < item.line - var.line <= 6
+        for item in ctx.job.raw
+    )
+
+
+def _reference(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, str]], out: EnvLines) -> None:
+    ref = var.secret
+    assert ref is not None
+    item = f"env {var.name}"
+    key = ref.key or ""
+    if ref.kind == "configMap" and ref.name in config_maps and key in config_maps[ref.name]:
+        value = config_maps[ref.name][key]
+        out.lines.append(f"export {var.name}={shell_word(c_string(value))}")
+        out.exported.append(var.name)
+        ctx.fidelity.mapped(
+            item, f"ConfigMap {ref.name} key {key} is in the manifest file: its value is inlined", var.line
+        )
+        return
+    base = SECRETS_DIR if ref.kind == "secret" else CONFIG_DIR
+    what = "Secret" if ref.kind == "secret" else "ConfigMap"
+    optional = _optional(ctx, var)
+    call = f"migrate_read {base} {shell_word(ref.name)} {shell_word(key)}" + (" optional" if optional else "")
+    out.helpers.add(READ_HELPER)
+    if optional:
+        out.lines.append(f"if {var.name}=$({call}); then export {var.name}; fi")
+    else:
+        out.lines.append(f"{var.name}=$({call}) || exit 1")
+        out.lines.append(f"export {var.name}")
+    out.exported.append(var.name)
+    where = "MIGRATE_SECRETS_DIR" if ref.kind == "secret" else "MIGRATE_CONFIG_DIR"
+    ctx.fidelity.approximated(
+        item,
+        f"read at run time from ${where}/{ref.name}/{key}"
+        + (" when present (optional)" if optional else "")
+        + ("; the value is never written into the script" if ref.kind == "secret" else ""),
+        var.line,
+    )
+    code = "TO-SLURM-SECRET" if ref.kind == "secret" else "TO-SLURM-CONFIGMAP"
+    ctx.diag(
+        code,
+        f"env {var.name} comes from {what} {ref.name} key {key}: provision the file "
+        f"${where}/{ref.name}/{key} ({_default(ref.kind)}/{ref.name}/{key} by default; readable only by "
+        "the job's user) before submitting",
+        var.line,
+    )
+
+
+def _default(kind: str) -> str:
+    return "~/.migrate/secrets" if kind == "secret" else "~/.migrate/configmaps"
+
+
+def _redacted(ctx: Context, var: ir.EnvVar, out: EnvLines) -> None:
+    out.helpers.add(READ_HELPER)
+    out.lines.append(f"{var.name}=$(migrate_read {SECRETS_DIR} env {shell_word(var.name)}) || exit 1")
+    out.lines.append(f"export {var.name}")
+    out.exported.append(var.name)
+    ctx.fidelity.approximated(
+        f"env {var.name}",
+        "the manifest holds a literal credential, which is not copied: read at run time from "
+        f"$MIGRATE_SECRETS_DIR/env/{var.name}",
+        var.line,
+    )
+    ctx.diag(
+        "TO-SLURM-SECRET",
+        f"env {var.name} held a literal credential in the manifest: provision it as the file "
+        f"$MIGRATE_SECRETS_DIR/env/{var.name} before submitting",
+        var.line,
+    )
+
+
+def _env_from(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, str]], out: EnvLines) -> None:
+    ref = var.secret
+    if ref is None:
+        return
+    prefix = var.name[:-1] if var.name.endswith("*") else var.name
+    item = f"envFrom {ref.kind} {ref.name}" + (f" (prefix {prefix})" if prefix else "")
+    if ref.kind == "configMap" and ref.name in config_maps:
+        for key, value in config_maps[ref.name].items():
+            name = prefix + key
+            if _NAME.match(name):
+                out.lines.append(f"export {name}={shell_word(c_string(value))}")
+                out.exported.append(name)
+        ctx.fidelity.mapped(
+            item, f"ConfigMap {ref.name} is in the manifest file: its keys are exported", var.line
+        )
+        return
+    base = SECRETS_DIR if ref.kind == "secret" else CONFIG_DIR
+    where = "MIGRATE_SECRETS_DIR" if ref.kind == "secret" else "MIGRATE_CONFIG_DIR"
+    out.helpers.add(DIR_HELPER)
+    out.lines.append(f"migrate_env_dir {base}/{shell_word(ref.name)} {shell_word(prefix)} || exit 1")
+    out.prefixes.append(prefix)
+    ctx.fidelity.approximated(
+        item,
+        f"every file of ${where}/{ref.name} is exported at run time as {prefix or ''}<file name>",
+        var.line,
+    )
+    code = "TO-SLURM-SECRET" if ref.kind == "secret" else "TO-SLURM-CONFIGMAP"
+    ctx.diag(
+        code,
+        f"envFrom {ref.kind} {ref.name}: provision one file per key under ${where}/{ref.name} "
+        "before submitting",
+        var.line,
+    )
+
+
+def _field(ctx: Context, var: ir.EnvVar, out: EnvLines) -> None:
+    path = var.value or ""
+    item = f"env {var.name} ({path})"
+    value, status, reason = field_value(ctx.job, path)
+    if value is None:
+        ctx.fidelity.dropped(item, reason, var.line)
+        return
+    out.lines.append(f"export {var.name}={value}")
+    out.exported.append(var.name)
+    if status == "mapped":
+        ctx.fidelity.mapped(item, reason, var.line)
+    else:
+        ctx.fidelity.approximated(item, reason, var.line)
+
+
+def field_value(job: ir.Job, path: str) -> tuple[str | None, str, str]:
+    """Shell text for a downward-API field: (value or None, fidelity status, reason)."""
+    if _COMPLETION_INDEX.fullmatch(path):
+        if job.array is not None:
+            return '"${SLURM_ARRAY_TASK_ID}"', "mapped", "the array task id"
+        return "0", "mapped", "a job that is not indexed has index 0"
+    simple = {
+        "metadata.namespace": (
+            shell_word(job.placement.namespace or "default"),
+            "mapped",
+            "the namespace, as written",
+        ),
+        "metadata.name": (
+            '"${SLURM_JOB_NAME}-${SLURM_JOB_ID}"',
+            "approximated",
+            "job name and id stand for the pod name",
+        ),
+        "metadata.uid": ('"${SLURM_JOB_ID}"', "approximated", "the Slurm job id stands for the pod uid"),
+        "spec.nodeName": (
+            '"$(hostname)"',
+            "approximated",
+            "the batch host's name (the first node of the job)",
+        ),
+        "status.hostIP": (
+            '"$(hostname -I | cut -d" " -f1)"',
+            "approximated",
+            "the batch host's first address",
+        ),
+        "status.podIP": (
+            '"$(hostname -I | cut -d" " -f1)"',
+            "approximated",
+            "the batch host's first address",
+        ),
+        "resource:limits.cpu": ('"${SLURM_CPUS_ON_NODE}"', "approximated", "the CPUs Slurm gave the node"),
+        "resource:requests.cpu": ('"${SLURM_CPUS_ON_NODE}"', "approximated", "the CPUs Slurm gave the node"),
+        "resource:limits.memory": (
+            '"$(( ${SLURM_MEM_PER_NODE:-0} * 1048576 ))"',
+            "approximated",
+            "the job's memory per node in bytes (0 when the job set no --mem)",
+        ),
+        "resource:requests.memory": (
+            '"$(( ${SLURM_MEM_PER_NODE:-0} * 1048576 ))"',
+            "approximated",
+            "the job's memory per node in bytes (0 when the job set no --mem)",
+        ),
+    }
+    if path in simple:
+        return simple[path]
+    meta = _META_KEY.fullmatch(path)
+    if meta:
+        pairs = job.labels if meta.group(1) == "labels" else job.annotations
+        for kv in pairs:
+            if kv.key == meta.group(2):
+                return shell_word(kv.value), "mapped", f"the {meta.group(1)[:-1]} value, as written"
+    return None, "dropped", f"the downward-API field {path} has no Slurm counterpart"
+
+
+__all__ = [
+    "CONTAINER_ORIGINS",
+    "DIR_HELPER",
+    "READ_HELPER",
+    "EnvLines",
+    "container_env",
+    "export_lines",
+    "field_value",
+]

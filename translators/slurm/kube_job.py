@@ -1,0 +1,385 @@
+"""A Kubernetes workload (Job, CronJob, JobSet, Volcano, Kubeflow, TrainJob, RayJob) as batch scripts.
+
+:mod:`.shape` decides the scripts and node groups, :mod:`.placement` the
+partition, :mod:`.environment` and :mod:`.volumes` what the pod's env and
+volumes become, :mod:`.launch` the ``srun`` lines. This module puts them
+together, one :class:`Script` per stage, and records a fidelity entry for
+every manifest field it reads.
+"""
+
+from __future__ import annotations
+
+import math
+
+from migrate import ir
+
+from . import configmaps, environment, kube_fields, kube_record, kube_steps, placement, shape, volumes
+from . import options as sbatch
+from .context import PYXIS, Context
+from .header import Header
+from .script import Script
+from .shape import MPI, RAY, Part, Stage
+from .volumes import FILES_DIR, FILES_SETUP, SCRATCH_SETUP, Mounts
+
+KUBERNETES_DEFAULT_BACKOFF = 6  # batch/v1 Job backoffLimit when unset
+_BATCH_KINDS = frozenset({"Job", "CronJob", "Pod"})
+RETRY_HELPER = r"""# migrate_retry N CMD...: run CMD, again up to N times while it fails (backoffLimit)
+migrate_retry() {
+  local left=$1 rc=0
+  shift
+  while :; do
+    "$@" && return 0
+    rc=$?
+    [ "$left" -gt 0 ] || return "$rc"
+    left=$((left - 1))
+    echo "migrate: the program failed (exit $rc); retrying, $left retries left" >&2
+  done
+}"""
+WAIT_ALL = [
+    "rc=0",
+    'for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done',
+    'exit "$rc"',
+]
+
+
+def translate(ctx: Context) -> list[Script]:
+    job = ctx.job
+    stages = shape.stages(job, ctx.name)
+    config_maps = _config_maps(job)
+    parts = [p for s in stages for p in s.parts]
+    place = placement.decide(ctx, [p.resources for p in parts])
+    kube_record.record_placement(ctx, place)
+    scripts = [_script(ctx, stage, place, config_maps, len(stages) > 1) for stage in stages]
+    kube_record.record_job_fields(ctx, stages)
+    kube_fields.record(ctx)
+    return scripts
+
+
+def _config_maps(job: ir.Job) -> dict[str, dict[str, str]]:
+    wanted = any(
+        m.kind == "configMap" for c in job.components for k in c.containers for m in k.mounts
+    ) or any(
+        v.secret is not None and v.secret.kind == "configMap" for c in job.components for v in c.environment
+    )
+    return configmaps.for_job(job.source.path, job.placement.namespace) if wanted else {}
+
+
+# ---------------------------------------------------------------------------
+# One script
+
+
+def _script(
+    ctx: Context,
+    stage: Stage,
+    place: placement.Placement,
+    config_maps: dict[str, dict[str, str]],
+    staged: bool,
+) -> Script:
+    job = ctx.job
+    filename = "job.sbatch" if not staged else f"{stage.name.removeprefix(ctx.name + '-')}.sbatch"
+    script = Script(filename, stage.name, [Header() for _ in stage.parts], after=list(stage.after))
+    first = script.header
+    first.add("job-name", stage.name if staged else (job.name or ctx.name))
+    if place.partition:
+        first.add(
+            "partition", place.partition, "" if place.status == "mapped" else f"approximated: {place.reason}"
+        )
+    account, qos = placement.account(ctx), placement.qos(ctx)
+    if account:
+        first.add("account", account)
+    if qos:
+        first.add("qos", qos)
+    if place.features:
+        first.add("constraint", "&".join(place.features))
+    array = _array(ctx, stage, first) if not staged else None
+    if job.time_limit_s:
+        first.add("time", sbatch.format_time(job.time_limit_s))
+    _hold(ctx, first)
+    first.add("output", "%x-%A_%a.out" if array else "%x-%j.out")
+    _requeue(ctx, first, stage)
+    for header, part in zip(script.components, stage.parts, strict=True):
+        _resources(ctx, header, part, place)
+    script.intro = _intro(ctx, stage)
+    script.body = _body(ctx, stage, config_maps, array is not None)
+    return script
+
+
+def _intro(ctx: Context, stage: Stage) -> list[str]:
+    job = ctx.job
+    out = [
+        f"{job.kind} {job.name or ctx.name}"
+        + (f" in namespace {job.placement.namespace}" if job.placement.namespace else "")
+    ]
+    if len(stage.parts) > 1:
+        out.append(
+            f"heterogeneous job: {', '.join(f'component {i}: {p.name}' for i, p in enumerate(stage.parts))}"
+        )
+    for part in stage.parts:
+        if part.note:
+            out.append(f"migrate: approximated: {part.note}")
+    for kv in job.labels:
+        out.append(f"label {kv.key}={kv.value}")
+    for kv in job.annotations:
+        out.append(f"annotation {kv.key}={kv.value}")
+    return out
+
+
+def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
+    """``--array`` from Indexed completions, or from parallel pods of a plain Job."""
+    job = ctx.job
+    if job.array is not None:
+        base = job.array.spec.split("%", 1)[0]
+        try:
+            sbatch.parse_array(base)
+        except ValueError:
+            base = ",".join(str(i) for i in job.array.indices) or "0"
+        count = job.array.count or len(job.array.indices)
+        limit = job.array.max_concurrent
+        spec = base + (f"%{limit}" if limit and limit < count else "")
+        written = header.add("array", spec)
+        ctx.fidelity.mapped(
+            f"Indexed completions {count}" + (f", parallelism {limit}" if limit else ""),
+            f"{written}: one array task per index"
+            + (f", at most {limit} at a time" if limit and limit < count else ""),
+            stage.parts[0].main.line,
+        )
+        if max(job.array.indices or (count - 1,)) > 1000:
+            ctx.fidelity.approximated(
+                f"{count} indexes",
+                "Slurm's default MaxArraySize allows indexes up to 1000; raise it or split",
+                None,
+            )
+        return spec
+    comp = stage.parts[0].main
+    if job.kind in _BATCH_KINDS and len(stage.parts) == 1 and comp.replicas > 1 and len(job.components) == 1:
+        completions = next((int(i.value) for i in ctx.raw("completions") if i.value.isdigit()), comp.replicas)
+        spec = f"0-{completions - 1}" + (f"%{comp.replicas}" if comp.replicas < completions else "")
+        written = header.add("array", spec, "approximated: the pods of a non-indexed Job become array tasks")
+        ctx.fidelity.approximated(
+            f"parallelism {comp.replicas}"
+            + (f", completions {completions}" if completions != comp.replicas else ""),
+            f"{written}: the pods of a non-indexed Job become array tasks (each also gets an index)",
+            comp.line,
+        )
+        stage.parts[0].nodes = 1
+        return spec
+    return None
+
+
+def _hold(ctx: Context, header: Header) -> None:
+    job = ctx.job
+    if not job.hold:
+        return
+    kueue = any(kv.key == "kueue.x-k8s.io/queue-name" for kv in job.labels) or job.placement.queue is not None
+    if kueue:
+        ctx.fidelity.approximated(
+            "suspend: true", "Kueue creates jobs suspended until it admits them; the Slurm queue does that"
+        )
+        return
+    written = header.add("hold")
+    ctx.fidelity.mapped("suspend: true", f"{written}: released with scontrol release")
+
+
+def _retries(ctx: Context) -> tuple[int, str]:
+    """(retries of the program, where the number comes from)."""
+    failure = ctx.job.failure
+    if failure.retries_per_index is not None:
+        return failure.retries_per_index, f"backoffLimitPerIndex {failure.retries_per_index}"
+    if failure.max_retries is not None:
+        return failure.max_retries, f"backoff limit {failure.max_retries}"
+    if ctx.job.kind in _BATCH_KINDS and ctx.job.kind != "Pod":
+        return (
+            KUBERNETES_DEFAULT_BACKOFF,
+            f"backoffLimit unset (Kubernetes' default {KUBERNETES_DEFAULT_BACKOFF})",
+        )
+    return 0, ""
+
+
+def _requeue(ctx: Context, header: Header, stage: Stage) -> None:
+    failure = ctx.job.failure
+    retries, why = _retries(ctx)
+    if retries > 0:
+        written = header.add(
+            "requeue",
+            None,
+            "approximated: Slurm requeues after a node failure; migrate_retry re-runs a failed program",
+        )
+        ctx.fidelity.approximated(
+            why,
+            f"a failed program is re-run, {retries} more time(s) at most, and {written} re-queues the job "
+            "after a node failure or preemption (no exponential back-off)",
+        )
+    elif why:
+        written = header.add("no-requeue")
+        ctx.fidelity.mapped(why, f"{written}: no retries")
+    if failure.restart_policy:
+        ctx.fidelity.mapped(
+            f"restartPolicy {failure.restart_policy}",
+            "failed programs are retried by the script, not restarted in place",
+        )
+    for rule in failure.rules:
+        ctx.fidelity.dropped(f"failure rule: {rule}", "Slurm has no exit-code or pod-condition policies")
+    if failure.max_failed_indexes is not None:
+        ctx.fidelity.dropped(
+            f"maxFailedIndexes {failure.max_failed_indexes}",
+            "every array task runs; Slurm does not stop the array early",
+        )
+
+
+# ---------------------------------------------------------------------------
+# Resources
+
+
+def _resources(ctx: Context, header: Header, part: Part, place: placement.Placement) -> None:
+    res = part.resources
+    tpn = kube_steps.tasks_per_node(part)
+    written = [header.add("nodes", sbatch.format_nodes(part.nodes, None)), header.add("ntasks-per-node", tpn)]
+    asked = [f"{part.nodes} pod(s)"]
+    if res.cpus_per_node:
+        rounded = res.cpus_per_node % tpn != 0
+        note = f"approximated: {res.cpus_per_node} CPUs over {tpn} tasks, rounded up" if rounded else ""
+        written.append(header.add("cpus-per-task", max(1, math.ceil(res.cpus_per_node / tpn)), note))
+        asked.append(f"cpu {res.cpus_per_node}")
+    if res.mem_per_node_mb:
+        written.append(header.add("mem", sbatch.format_memory(res.mem_per_node_mb)))
+        asked.append(f"memory {res.mem_per_node_mb}Mi")
+    gpus = res.computed_gpus_per_node()
+    gres = [ir.GenericResource("gpu", gpus)] if gpus else []
+    gres += [g for g in (_generic(ctx, generic, part.main.line) for generic in res.generic) if g]
+    if gres:
+        written.append(header.add("gres", sbatch.format_gres(tuple(gres))))
+    if gpus:
+        asked.append(f"{gpus} GPU(s)" + (f" ({res.gpu_type})" if res.gpu_type else ""))
+    if res.tmp_disk_mb:
+        written.append(header.add("tmp", sbatch.format_memory(res.tmp_disk_mb)))
+        asked.append(f"ephemeral-storage {res.tmp_disk_mb}Mi")
+    if part.nodes > 1:
+        written.append(
+            header.add("exclusive", None, "approximated: a gang of pods; each node is given to the job whole")
+        )
+    line = part.main.line
+    ctx.fidelity.mapped(f"resources of {part.name}: {', '.join(asked)}", " ".join(written), line)
+    if res.cpus_per_node and res.cpus_per_node % tpn:
+        ctx.fidelity.approximated(
+            f"cpu {res.cpus_per_node} over {tpn} ranks", "rounded up to whole CPUs per task", line
+        )
+    if place.gpu_type_dropped and gpus:
+        ctx.fidelity.dropped(
+            f"GPU model {place.gpu_type_dropped}",
+            "no partition of the site config has this GPU model; any GPU of the partition is taken",
+            line,
+        )
+        ctx.diag(
+            "TO-SLURM-GPU-TYPE",
+            f"GPU model {place.gpu_type_dropped}: no partition in migrate.yaml has it "
+            "(partitions.*.gpu_type); "
+            "the job asks for untyped GPUs",
+            line,
+        )
+
+
+def _generic(ctx: Context, generic: ir.GenericResource, line: int | None) -> ir.GenericResource | None:
+    """A Kubernetes extended resource as the GRES the site config names for it (``gres``), if any."""
+    table = ctx.config.gres if ctx.config is not None else ()
+    name = next((gres for gres, resource in table if resource == generic.name), None)
+    item = f"{generic.name}: {generic.count}"
+    if name:
+        ctx.fidelity.mapped(item, f"GRES {name}: the site config's gres table", line)
+        return ir.GenericResource(name, generic.count)
+    ctx.fidelity.dropped(
+        item,
+        "an extended resource with no GRES in the site config; Slurm nodes expose such devices to every job",
+        line,
+    )
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Body
+
+
+def _body(ctx: Context, stage: Stage, config_maps: dict[str, dict[str, str]], indexed: bool) -> list[str]:
+    job = ctx.job
+    helpers: list[str] = []
+    setup: list[str] = []
+    launches: list[list[str]] = []
+    scratch = files = False
+    retries, _ = _retries(ctx)
+    preset = ["JOB_COMPLETION_INDEX"] if indexed and job.array is not None else []
+    for index, part in enumerate(stage.parts):
+        het = len(stage.parts) > 1
+        lines, mounts, env = _part_lines(ctx, part, index if het else None, config_maps, preset)
+        for helper in sorted(env.helpers):
+            if helper not in helpers:
+                helpers.append(helper)
+        scratch |= mounts.uses_scratch
+        files |= mounts.uses_files
+        if retries and not het and part.launch != RAY and RETRY_HELPER not in helpers:
+            helpers.append(RETRY_HELPER)
+            lines = [f"migrate_retry {retries} {ln}" if ln.startswith("srun ") else ln for ln in lines]
+        launches.append(lines)
+    body: list[str] = []
+    for helper in helpers:
+        body += [helper, ""]
+    if preset:
+        body += [
+            "# Indexed Job: the completion index is the array task id",
+            'export JOB_COMPLETION_INDEX="$SLURM_ARRAY_TASK_ID"',
+        ]
+    if any(p.resources.cpus_per_node for p in stage.parts):
+        body += [
+            "# srun does not pass --cpus-per-task on to its steps in Slurm 22.05-23.02",
+            'export SRUN_CPUS_PER_TASK="${SLURM_CPUS_PER_TASK:-1}"',
+        ]
+    if files:
+        setup += [FILES_SETUP, f"trap 'rm -rf \"${FILES_DIR}\"' EXIT"]
+    if scratch:
+        setup += [SCRATCH_SETUP]
+    body += setup
+    if len(launches) == 1:
+        body += launches[0]
+    else:
+        body.append("pids=()")
+        for lines in launches:
+            body.append("(")
+            body += ["  " + ln for ln in lines]
+            body.append(") &")
+            body.append("pids+=($!)")
+        body += WAIT_ALL
+    return body
+
+
+def _part_lines(
+    ctx: Context, part: Part, het: int | None, config_maps: dict[str, dict[str, str]], preset: list[str]
+) -> tuple[list[str], Mounts, environment.EnvLines]:
+    comp = part.launcher if part.launch == MPI and part.launcher is not None else part.main
+    worker = part.main
+    container = shape.container_of(worker)
+    env = environment.export_lines(ctx, environment.container_env(worker), config_maps, preset)
+    mounts = volumes.Mounts() if container is None else volumes.plan(ctx, container, config_maps)
+    kube_steps.record_containers(ctx, part)
+    lines: list[str] = []
+    lines += env.lines
+    lines += mounts.setup
+    for folder in mounts.per_node_dirs:
+        if part.nodes > 1 or het is not None:
+            het_opt = f" --het-group={het}" if het is not None else ""
+            lines.append(f"srun{het_opt} --ntasks-per-node=1 --ntasks={part.nodes} mkdir -p {folder}")
+        else:
+            lines.append(f"mkdir -p {folder}")
+    extra = [f"--het-group={het}"] if het is not None else []
+    names = env.exported if ctx.runtime == PYXIS else []
+
+    def defined(name: str) -> bool:
+        return env.defined(name) or env.maybe(name)
+
+    if part.launch == RAY:
+        lines += kube_steps.ray_lines(ctx, part, mounts, names)
+    elif part.launch == MPI:
+        lines += kube_steps.mpi_lines(ctx, part, comp, mounts, names, extra, defined)
+    else:
+        lines += kube_steps.plain_or_torch(ctx, part, mounts, names, extra, defined)
+    return lines, mounts, env
+
+
+__all__ = ["translate"]

@@ -1,0 +1,234 @@
+"""The job steps of one node group: ``srun`` lines per launch style (plain, torch, MPI, Ray).
+
+Used by :mod:`.kube_job`; the pieces they wrap (the container runtime, torchrun
+and mpirun argv handling) are in :mod:`.launch`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from migrate import ir
+
+from . import environment, kubevars, launch, shape
+from .context import NO_RUNTIME, PYXIS, Context
+from .quoting import c_string, shell_word
+from .shape import MPI, TORCH, Part
+from .volumes import Mounts
+
+
+def tasks_per_node(part: Part) -> int:
+    if part.launch == MPI:
+        res = part.resources
+        if res.tasks_per_node:
+            return res.tasks_per_node
+        ranks = _mpi_line(part)
+        if ranks is not None and ranks.ranks:
+            return max(1, math.ceil(ranks.ranks / part.nodes))
+    return 1
+
+
+def record_containers(ctx: Context, part: Part) -> None:
+    for role in part.roles:
+        pod_containers = [c for c in role.containers if c.runtime == "kubernetes"]
+        for i, container in enumerate(pod_containers):
+            item = f"container {container.name or i} ({container.image})"
+            if i:
+                ctx.fidelity.dropped(
+                    item,
+                    "only the first container of a pod runs; sidecars have no Slurm counterpart",
+                    container.line,
+                )
+            elif ctx.runtime == NO_RUNTIME:
+                ctx.fidelity.approximated(
+                    item,
+                    "--container-runtime none: the program must be installed on the nodes",
+                    container.line,
+                )
+            else:
+                ctx.fidelity.mapped(item, f"runs in the image through {ctx.runtime}", container.line)
+
+
+def _no_command(ctx: Context, part: Part) -> list[str]:
+    container = shape.container_of(part.main)
+    image = container.image if container else "?"
+    ctx.fidelity.dropped(
+        f"{part.name}: the image's default command",
+        "the image's entrypoint is unknown without a container runtime that can run it",
+        part.main.line,
+    )
+    ctx.diag(
+        "TO-SLURM-NO-COMMAND",
+        f"{part.name} runs the default command of {image}, which the manifest does not name: "
+        "write the command into the script (or use --container-runtime apptainer, which can run it)",
+        part.main.line,
+    )
+    return [
+        f"# migrate: dropped: {part.name} runs the default command of {image}; write it here",
+        "echo 'migrate: the command of this job is unknown; edit the script' >&2",
+        "exit 1",
+    ]
+
+
+def plain_or_torch(
+    ctx: Context,
+    part: Part,
+    mounts: Mounts,
+    names: list[str],
+    extra: list[str],
+    defined: Callable[[str], bool],
+) -> list[str]:
+    container = shape.container_of(part.main)
+    prog = launch.program(ctx, container, defined, mounts)
+    if prog is None:
+        return _no_command(ctx, part)
+    raw = shape.words(container)
+    line = part.main.line
+    if (
+        part.launch == TORCH
+        and not prog.uses_entrypoint
+        and (part.nodes > 1 or ctx.job.kind in shape.TORCH_KINDS)
+    ):
+        argv, why = launch.torch_program(ctx, part, prog.argv, raw)
+        ctx.fidelity.mapped(
+            f"{part.name}: {' '.join(raw[:4])}", f"srun torchrun on {part.nodes} node(s): {why}", line
+        )
+        return [*launch.torch_env_lines(), launch.step(ctx, part, launch.Program(argv), mounts, names, extra)]
+    if part.launch == TORCH and prog.uses_entrypoint:
+        ctx.fidelity.approximated(
+            f"{part.name}: distributed torch",
+            "the image's entrypoint runs on each node with MASTER_ADDR/MASTER_PORT set; "
+            "ranks are not assigned",
+            line,
+        )
+        return [*launch.torch_env_lines(), launch.step(ctx, part, prog, mounts, names, extra)]
+    if part.nodes > 1 and "JOB_COMPLETION_INDEX" in " ".join(raw) and not prog.uses_entrypoint:
+        # Each pod of an Indexed replicated job has its own index: expand the argv inside each task.
+        def indexed(name: str) -> bool:
+            return name == "JOB_COMPLETION_INDEX" or defined(name)
+
+        per_task = launch.program(ctx, container, indexed, mounts)
+        assert per_task is not None
+        inner = "JOB_COMPLETION_INDEX=$SLURM_NODEID; export JOB_COMPLETION_INDEX; exec " + " ".join(
+            per_task.argv
+        )
+        prog = launch.Program(["sh", "-c", shell_word(inner)])
+        ctx.fidelity.mapped(
+            f"{part.name}: $(JOB_COMPLETION_INDEX)", "each node's index is its SLURM_NODEID", line
+        )
+    what = "the image's entrypoint with these args" if prog.uses_entrypoint else "the container's command"
+    ctx.fidelity.mapped(
+        f"{part.name}: {' '.join(raw[:4]) or 'command'}",
+        f"srun runs {what} on {part.nodes} node(s), each word quoted as written",
+        line,
+    )
+    return [launch.step(ctx, part, prog, mounts, names, extra)]
+
+
+def _mpi_line(part: Part) -> launch.MpiLine | None:
+    if part.launcher is None:
+        return None
+    container = shape.container_of(part.launcher)
+    parsed = launch.mpi_from_argv(shape.words(container))
+    if parsed is not None:
+        return parsed
+    for launcher in part.launcher.launchers:
+        if launcher.name in shape.MPI_PROGRAMS:
+            return launch.mpi_from_launcher(launcher)
+    return None
+
+
+def mpi_lines(
+    ctx: Context,
+    part: Part,
+    launcher: ir.Component,
+    mounts: Mounts,
+    names: list[str],
+    extra: list[str],
+    defined: Callable[[str], bool],
+) -> list[str]:
+    mpi = _mpi_line(part)
+    line = launcher.line
+    if mpi is None or not mpi.program:
+        return plain_or_torch(ctx, part, mounts, names, extra, defined)
+    lines: list[str] = []
+    for name, value in mpi.env:
+        if value is not None and environment._NAME.match(name):
+            lines.append(f"export {name}={shell_word(c_string(value))}")
+            names = [*names, name] if ctx.runtime == PYXIS else names
+    if mpi.from_script:
+        argv = list(mpi.program)
+        ctx.fidelity.approximated(
+            f"{launcher.name}: launcher script",
+            "only its mpirun line runs, through srun --mpi=pmix; the ssh and host-file set-up "
+            "around it is not needed",
+            line,
+        )
+    else:
+        argv = [kubevars.shell_text(kubevars.split(c_string(w), defined)) for w in mpi.program]
+    tpn = tasks_per_node(part)
+    srun_extra = [*extra, "--mpi=pmix"]
+    if mpi.ranks and mpi.ranks != tpn * part.nodes:
+        srun_extra.append(f"--ntasks={mpi.ranks}")
+    for dropped in mpi.dropped:
+        ctx.fidelity.approximated(f"mpirun {dropped}", "srun places the ranks from the allocation", line)
+    ctx.fidelity.mapped(
+        f"{launcher.name}: mpirun {' '.join(mpi.program[:3])}",
+        f"srun --mpi=pmix starts {mpi.ranks or tpn * part.nodes} ranks on {part.nodes} node(s), "
+        f"{tpn} per node; the launcher pod is not needed",
+        line,
+    )
+    return [*lines, launch.step(ctx, part, launch.Program(argv), mounts, names, srun_extra)]
+
+
+def ray_lines(ctx: Context, part: Part, mounts: Mounts, names: list[str]) -> list[str]:
+    job = ctx.job
+    head, workers = part.roles[0], part.roles[1:]
+    worker_nodes = sum(shape.pods(w) for w in workers)
+    roles = sorted(part.roles, key=lambda c: c.line or 0)
+    next_line = {id(c): (roles[i + 1].line if i + 1 < len(roles) else None) for i, c in enumerate(roles)}
+    head_params = launch.ray_params(job, head, next_line[id(head)])
+    worker_params = launch.ray_params(job, workers[0], next_line[id(workers[0])]) if workers else []
+    opts, wrap = launch.runtime_prefix(
+        ctx, shape.container_of(head), mounts, names, bool(part.resources.computed_gpus_per_node())
+    )
+    run = " ".join(["--overlap", *opts, *wrap])
+    head_start = ["ray", "start", "--head", f"--port={launch.RAY_PORT}", "--block", *head_params]
+    lines = [
+        "# a Ray cluster inside the allocation: head on the first node, workers on the others",
+        'ray_head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
+        f'export RAY_ADDRESS="$ray_head:{launch.RAY_PORT}"',
+        "pids=()",
+        f'srun --nodes=1 --ntasks=1 -w "$ray_head" {run} {" ".join(head_start)} &',
+        "pids+=($!)",
+        f"sleep {launch.RAY_WAIT_SECONDS}",
+    ]
+    if worker_nodes:
+        worker_start = ["ray", "start", '--address="$RAY_ADDRESS"', "--block", *worker_params]
+        lines += [
+            f'srun --nodes={worker_nodes} --ntasks={worker_nodes} --exclude="$ray_head" {run} '
+            f"{' '.join(worker_start)} &",
+            "pids+=($!)",
+            f"sleep {launch.RAY_WAIT_SECONDS}",
+        ]
+    entry = job.script.body if job.script is not None and job.kind == "RayJob" else ""
+    if entry:
+        lines += [f'srun --nodes=1 --ntasks=1 -w "$ray_head" {run} bash -c {shell_word(entry)}', "rc=$?"]
+        ctx.fidelity.approximated(
+            "spec.entrypoint",
+            "runs on the head node once the Ray cluster is up (a fixed wait, no readiness check)",
+            job.script.first_command_line if job.script else None,
+        )
+    else:
+        lines.append("rc=0")
+    lines += ['kill "${pids[@]}" 2>/dev/null', "wait", 'exit "$rc"']
+    ctx.fidelity.approximated(
+        f"Ray cluster: head + {worker_nodes} worker node(s)",
+        "started with ray start inside the Slurm allocation; every node gets the largest role's resources",
+        head.line,
+    )
+    return lines
+
+
+__all__ = ["mpi_lines", "plain_or_torch", "ray_lines", "record_containers", "tasks_per_node"]

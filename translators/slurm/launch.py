@@ -1,0 +1,328 @@
+"""The job steps of a translated Kubernetes workload: ``srun`` lines per launch style and runtime.
+
+A container's argv is what the program must receive, byte for byte, after
+Kubernetes' ``$(VAR)`` expansion; it is quoted word by word (see
+:mod:`.quoting` and :mod:`.kubevars`). The runtime wraps it: pyxis as
+``srun --container-image=...``, Apptainer as ``apptainer exec docker://...``,
+or nothing when the software is on the nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from migrate import ir
+
+from . import kubevars
+from .context import APPTAINER, NO_RUNTIME, PYXIS, Context
+from .quoting import c_string, shell_word
+from .shape import MPI, PLAIN, RAY, TORCH, Part, container_of, program_name, words
+from .volumes import Mounts, rewrite_path
+
+RDZV_PORT = 29500
+RAY_PORT = 6379
+RAY_WAIT_SECONDS = 10
+
+# torchrun options whose value is a separate word when not given with '='.
+_TORCHRUN_VALUED = frozenset(
+    {
+        "nnodes", "nproc_per_node", "nproc-per-node", "node_rank", "node-rank", "master_addr", "master-addr",
+        "master_port", "master-port", "rdzv_backend", "rdzv-backend", "rdzv_endpoint", "rdzv-endpoint",
+        "rdzv_id", "rdzv-id", "rdzv_conf", "rdzv-conf", "max_restarts", "max-restarts", "monitor_interval",
+        "monitor-interval", "start_method", "start-method", "role", "log_dir", "log-dir", "redirects", "r",
+        "tee", "t", "local_addr", "local-addr", "logs_specs", "logs-specs", "local_ranks_filter",
+        "local-ranks-filter", "rdzv_timeout", "omp_num_threads",
+    }
+)  # fmt: skip
+# What the Slurm allocation decides instead of the pod's options.
+_TORCHRUN_REPLACED = frozenset(
+    {
+        "nnodes", "node_rank", "node-rank", "master_addr", "master-addr", "master_port", "master-port",
+        "rdzv_backend", "rdzv-backend", "rdzv_endpoint", "rdzv-endpoint", "rdzv_id", "rdzv-id", "standalone",
+    }
+)  # fmt: skip
+_NPROC = ("nproc_per_node", "nproc-per-node")
+# mpirun options and how many value words follow them.
+_MPIRUN_VALUES = {
+    "-np": 1, "-n": 1, "-c": 1, "--np": 1, "-x": 1, "-H": 1, "--host": 1, "-host": 1, "--hostfile": 1,
+    "-hostfile": 1, "--machinefile": 1, "-machinefile": 1, "--bind-to": 1, "-bind-to": 1, "--map-by": 1,
+    "-map-by": 1, "--rank-by": 1, "-rank-by": 1, "--npernode": 1, "-npernode": 1, "-N": 1, "--mca": 2,
+    "-mca": 2, "--gmca": 2, "-wdir": 1, "--wdir": 1, "-wd": 1, "--prefix": 1, "-launch-agent": 1,
+    "--launch-agent": 1, "-ppn": 1, "-f": 1, "-genv": 2, "-env": 2, "-genvlist": 1,
+}  # fmt: skip
+
+
+@dataclass
+class Program:
+    """A program as shell text (one word per argv word), or None when it cannot be known."""
+
+    argv: list[str]  # shell words
+    uses_entrypoint: bool = False  # pyxis/apptainer must run the image's entrypoint with these args
+
+
+def _quoted_words(ctx: Context, argv: list[str], defined: Callable[[str], bool], mounts: Mounts) -> list[str]:
+    out = []
+    for raw in argv:
+        word = c_string(raw)
+        if word != raw:
+            ctx.fidelity.approximated(f"argument {raw[:20]!r}...", "cut at its NUL byte, as execve() does")
+        if ctx.runtime == NO_RUNTIME and mounts.rewrites:
+            rewritten = rewrite_path(word, mounts.rewrites)
+            if rewritten is not None:
+                out.append(rewritten)
+                continue
+        out.append(kubevars.shell_text(kubevars.split(word, defined)))
+    return out
+
+
+def program(
+    ctx: Context, container: ir.Container | None, defined: Callable[[str], bool], mounts: Mounts
+) -> Program | None:
+    """The container's command + args as shell words; None when only the image knows its command."""
+    if container is None:
+        return None
+    argv = _quoted_words(ctx, [*container.command, *container.args], defined, mounts)
+    if not container.command:
+        if ctx.runtime == NO_RUNTIME or (not argv and ctx.runtime == PYXIS):
+            return None
+        return Program(argv, uses_entrypoint=True)
+    return Program(argv)
+
+
+def enroot_image(image: str) -> str:
+    """pyxis/enroot spell a registry host with '#': nvcr.io/nvidia/pytorch:24.03 -> nvcr.io#nvidia/..."""
+    if "#" in image or image.startswith(("docker://", "/", "./")):
+        return image
+    first, slash, rest = image.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        return f"{first}#{rest}"
+    return image
+
+
+def runtime_prefix(
+    ctx: Context, container: ir.Container | None, mounts: Mounts, env_names: list[str], gpus: bool
+) -> tuple[list[str], list[str]]:
+    """(srun options, words before the program) that run it in the container image."""
+    if container is None or ctx.runtime == NO_RUNTIME or not container.image:
+        opts = [f"--chdir={shell_word(container.workdir)}"] if container and container.workdir else []
+        return opts, []
+    if ctx.runtime == PYXIS:
+        opts = [f"--container-image={shell_word(enroot_image(container.image))}"]
+        if mounts.binds:
+            opts.append(
+                "--container-mounts="
+                + ",".join(
+                    f"{b.source}:{shell_word(b.target)}{':ro' if b.read_only else ''}" for b in mounts.binds
+                )
+            )
+        if container.workdir:
+            opts.append(f"--container-workdir={shell_word(container.workdir)}")
+        if env_names:
+            opts.append(f"--container-env={','.join(env_names)}")
+        return opts, []
+    assert ctx.runtime == APPTAINER
+    words_: list[str] = ["apptainer", "exec"]
+    if gpus:
+        words_.append("--nv")
+    for b in mounts.binds:
+        words_ += ["--bind", f"{b.source}:{shell_word(b.target)}{':ro' if b.read_only else ''}"]
+    if container.workdir:
+        words_ += ["--pwd", shell_word(container.workdir)]
+    words_.append(shell_word("docker://" + container.image))
+    return [], words_
+
+
+def step(
+    ctx: Context, part: Part, prog: Program, mounts: Mounts, env_names: list[str], extra: list[str]
+) -> str:
+    """One srun line that runs ``prog`` in the part's container."""
+    container = container_of(part.main)
+    gpus = bool(part.resources.computed_gpus_per_node())
+    opts, wrap = runtime_prefix(ctx, container, mounts, env_names, gpus)
+    argv = list(prog.argv)
+    if prog.uses_entrypoint:
+        if ctx.runtime == PYXIS:
+            opts.append("--container-entrypoint")
+        elif wrap:
+            wrap[1] = "run"  # apptainer run: the image's entrypoint and default command
+    return " ".join(["srun", *extra, *opts, *wrap, *argv])
+
+
+# ---------------------------------------------------------------------------
+# torch
+
+
+def torch_program(ctx: Context, part: Part, argv: list[str], raw_words: list[str]) -> tuple[list[str], str]:
+    """(shell words, fidelity reason) of a torch program run under a rendezvous on the first node.
+
+    ``argv`` are the quoted words, ``raw_words`` the same words unquoted (to recognise options).
+    """
+    procs = _nproc(part)
+    rdzv = [
+        "torchrun",
+        '--nnodes="$SLURM_JOB_NUM_NODES"',
+        f"--nproc_per_node={procs}",
+        '--rdzv_id="$SLURM_JOB_ID"',
+        "--rdzv_backend=c10d",
+        '--rdzv_endpoint="$MASTER_ADDR:$MASTER_PORT"',
+    ]
+    name = program_name(raw_words)
+    if name in ("torchrun", "torch.distributed.run", "torch.distributed.launch"):
+        start = 3 if posixpath.basename(raw_words[0]).startswith("python") else 1
+        kept: list[str] = []
+        nproc_given = False
+        i = start
+        while i < len(raw_words):
+            word = raw_words[i]
+            if not word.startswith("-") or word in ("-m", "--module", "--no_python", "--no-python"):
+                break
+            key, eq, _ = word.lstrip("-").partition("=")
+            takes = not eq and key in _TORCHRUN_VALUED
+            span = argv[i : i + (2 if takes else 1)]
+            if key in _NPROC:
+                nproc_given = True
+                kept += span
+            elif key not in _TORCHRUN_REPLACED:
+                kept += span
+            i += 2 if takes else 1
+        head = rdzv if not nproc_given else [w for w in rdzv if not w.startswith("--nproc_per_node")]
+        return [
+            *head,
+            *kept,
+            *argv[i:],
+        ], "torchrun gets its node count and c10d rendezvous from the allocation"
+    if raw_words and posixpath.basename(raw_words[0]).startswith("python") and len(raw_words) >= 2:
+        rest = raw_words[1:]
+        if rest[0] == "-m" and len(rest) >= 2:
+            return [
+                *rdzv,
+                "-m",
+                *argv[2:],
+            ], "python -m runs under torchrun, which sets RANK/WORLD_SIZE like the operator"
+        if not rest[0].startswith("-"):
+            return [
+                *rdzv,
+                *argv[1:],
+            ], "the script runs under torchrun, which sets RANK/WORLD_SIZE like the operator"
+    wrapper = (
+        "bash -c 'export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID "
+        'LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE; exec "$@"\' migrate-torch-env'
+    )
+    return [wrapper, *argv], "each task gets RANK/WORLD_SIZE/LOCAL_RANK from its Slurm task ids"
+
+
+def _nproc(part: Part) -> int:
+    res = part.resources
+    return res.tasks_per_node or res.computed_gpus_per_node() or 1
+
+
+def torch_env_lines() -> list[str]:
+    return [
+        "# rendezvous on the first node of the allocation",
+        'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
+        f"MASTER_PORT={RDZV_PORT}",
+        "export MASTER_ADDR MASTER_PORT",
+    ]
+
+
+# ---------------------------------------------------------------------------
+# MPI
+
+
+@dataclass
+class MpiLine:
+    ranks: int | None  # -np
+    env: list[tuple[str, str | None]]  # -x NAME[=VALUE]
+    program: list[str]  # raw words (argv) or shell text words (from a script)
+    dropped: list[str]
+    from_script: bool = False
+
+
+def mpi_from_argv(argv: list[str]) -> MpiLine | None:
+    """The rank program and the options that matter of an ``mpirun ...`` argv."""
+    if not argv or posixpath.basename(argv[0]) not in ("mpirun", "mpiexec", "orterun"):
+        return None
+    ranks: int | None = None
+    env: list[tuple[str, str | None]] = []
+    dropped: list[str] = []
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        word = argv[i]
+        name, eq, inline = word.partition("=")
+        count = 0 if eq else _MPIRUN_VALUES.get(name, 0)
+        values = [inline] if eq else argv[i + 1 : i + 1 + count]
+        if name in ("-np", "-n", "-c", "--np") and values and values[0].isdigit():
+            ranks = int(values[0])
+        elif name == "-x" and values:
+            key, has, val = values[0].partition("=")
+            env.append((key, val if has else None))
+        else:
+            dropped.append(" ".join([word, *([] if eq else values)]))
+        i += 1 + count
+    return MpiLine(ranks, env, argv[i:], dropped)
+
+
+def mpi_from_launcher(launcher: ir.Launcher) -> MpiLine:
+    """The same from a launcher the shell analysis found in a script (words are shell text)."""
+    ranks = None
+    env: list[tuple[str, str | None]] = []
+    dropped = []
+    for kv in launcher.options:
+        key = kv.key if kv.key.startswith("-") else ("--" if len(kv.key) > 1 else "-") + kv.key
+        if kv.key.lstrip("-") in ("np", "n", "c") and kv.value.isdigit():
+            ranks = int(kv.value)
+        elif kv.key.lstrip("-") == "x":
+            name, has, val = kv.value.partition("=")
+            env.append((name, val if has else None))
+        else:
+            dropped.append(f"{key} {kv.value}".strip())
+    return MpiLine(ranks, env, list(launcher.program), dropped, from_script=True)
+
+
+# ---------------------------------------------------------------------------
+# Ray
+
+
+def ray_params(job: ir.Job, comp: ir.Component, next_line: int | None) -> list[str]:
+    """``rayStartParams`` of a role (kept by the reader as JSON) as ``ray start`` options."""
+    for item in job.raw:
+        if item.key != "rayStartParams" or item.line is None or comp.line is None:
+            continue
+        if item.line >= comp.line and (next_line is None or item.line < next_line):
+            try:
+                params = json.loads(item.value)
+            except ValueError:
+                return []
+            if not isinstance(params, dict):
+                return []
+            return [
+                shell_word(f"--{k}={v}") for k, v in params.items() if re.fullmatch(r"[A-Za-z0-9_-]+", str(k))
+            ]
+    return []
+
+
+__all__ = [
+    "MPI",
+    "PLAIN",
+    "RAY",
+    "RAY_PORT",
+    "RAY_WAIT_SECONDS",
+    "RDZV_PORT",
+    "TORCH",
+    "MpiLine",
+    "Program",
+    "enroot_image",
+    "mpi_from_argv",
+    "mpi_from_launcher",
+    "program",
+    "ray_params",
+    "runtime_prefix",
+    "step",
+    "torch_env_lines",
+    "torch_program",
+    "words",
+]

@@ -1,0 +1,250 @@
+"""How the pods of a Kubernetes workload become Slurm scripts, components and job steps.
+
+A pod is one node (the reader's convention), so a role with N replicas is N
+nodes. Roles that run the same program on the same resources are one group of
+nodes (PyTorchJob Master + Workers, Volcano tasks of a torch job); roles that
+differ run side by side as the components of a heterogeneous job; roles that
+wait for each other (JobSet ``dependsOn``, Volcano task ``dependsOn``) become
+separate scripts chained by ``submit.sh``. The launch style says how the
+program starts on those nodes:
+
+- ``plain``: ``srun`` runs the container's program once per node;
+- ``torch``: ``srun torchrun`` with a c10d rendezvous on the first node;
+- ``mpi``: the launcher pod disappears, ``srun --mpi=pmix`` starts the ranks on
+  the worker nodes (``slotsPerWorker`` ranks per node);
+- ``ray``: a Ray head on the first node, workers on the others, then the entrypoint.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from migrate import ir
+
+PLAIN = "plain"
+TORCH = "torch"
+MPI = "mpi"
+RAY = "ray"
+
+TORCH_PROGRAMS = frozenset({"torchrun", "torch.distributed.run", "torch.distributed.launch"})
+MPI_PROGRAMS = frozenset({"mpirun", "mpiexec", "orterun"})
+# Kinds whose pods form one distributed torch job.
+TORCH_KINDS = frozenset({"PyTorchJob", "TrainJob"})
+MPI_KINDS = frozenset({"MPIJob"})
+_LAUNCHER_ROLES = frozenset({"launcher"})
+
+
+@dataclass
+class Part:
+    """One homogeneous group of nodes: the job, or one component of a heterogeneous job."""
+
+    name: str
+    roles: list[ir.Component]  # the source roles merged into this group
+    nodes: int
+    launch: str = PLAIN
+    launcher: ir.Component | None = None  # MPI: the role whose mpirun line is run (its pod is not)
+    note: str = ""  # why roles were merged or resources approximated
+
+    @property
+    def main(self) -> ir.Component:
+        return self.roles[0]
+
+    @property
+    def resources(self) -> ir.Resources:
+        return self.main.resources
+
+
+@dataclass
+class Stage:
+    """One batch script: the parts that run at the same time."""
+
+    name: str
+    parts: list[Part]
+    after: list[tuple[str, str, int | None]] = field(default_factory=list)  # (stage, sbatch dep type, line)
+
+
+def words(container: ir.Container | None) -> list[str]:
+    return [] if container is None else [*container.command, *container.args]
+
+
+def program_name(argv: list[str]) -> str:
+    """The program an argv runs, with ``python -m module`` read as the module."""
+    if not argv:
+        return ""
+    first = posixpath.basename(argv[0])
+    if first.startswith("python") and len(argv) >= 3 and argv[1] == "-m":
+        return argv[2]
+    return first
+
+
+def container_of(comp: ir.Component) -> ir.Container | None:
+    return comp.containers[0] if comp.containers else None
+
+
+def pods(comp: ir.Component) -> int:
+    return max(1, comp.replicas) * comp.resources.computed_nodes()
+
+
+def _same_program(a: ir.Component, b: ir.Component) -> bool:
+    ca, cb = container_of(a), container_of(b)
+    if ca is None or cb is None:
+        return ca is cb
+    return (ca.image, ca.command, ca.args, ca.workdir) == (cb.image, cb.command, cb.args, cb.workdir)
+
+
+def _group(name: str, roles: list[ir.Component], launch: str) -> Part:
+    """Roles run as one group of nodes; differing resources take the largest of each."""
+    res = roles[0].resources
+    note = ""
+    for other in roles[1:]:
+        if other.resources != res:
+            res = _largest(res, other.resources)
+            names = ", ".join(r.name for r in roles)
+            note = f"roles {names} ask for different resources; each node gets the largest"
+    first = ir.replace(roles[0], resources=res)
+    return Part(name, [first, *roles[1:]], sum(pods(r) for r in roles), launch, note=note)
+
+
+def _largest(a: ir.Resources, b: ir.Resources) -> ir.Resources:
+    def top(x: int | None, y: int | None) -> int | None:
+        return y if x is None else x if y is None else max(x, y)
+
+    return ir.replace(
+        a,
+        cpus_per_node=top(a.cpus_per_node, b.cpus_per_node),
+        cpus_per_task=top(a.cpus_per_task, b.cpus_per_task),
+        mem_per_node_mb=top(a.mem_per_node_mb, b.mem_per_node_mb),
+        gpus_per_node=top(a.gpus_per_node, b.gpus_per_node),
+        tasks_per_node=top(a.tasks_per_node, b.tasks_per_node),
+        tmp_disk_mb=top(a.tmp_disk_mb, b.tmp_disk_mb),
+        gpu_type=a.gpu_type or b.gpu_type,
+        node_selector=a.node_selector or b.node_selector,
+        generic=a.generic or b.generic,
+    )
+
+
+def launch_style(job: ir.Job, roles: list[ir.Component]) -> str:
+    """How a group of roles starts its program."""
+    if job.kind in TORCH_KINDS:
+        return TORCH
+    programs = {program_name(words(container_of(r))) for r in roles}
+    if programs & TORCH_PROGRAMS:
+        return TORCH
+    if any(item.key == "plugins" and '"pytorch"' in item.value for item in job.raw):
+        return TORCH  # Volcano's pytorch plugin wires MASTER_ADDR/RANK like the operator does
+    return PLAIN
+
+
+def _mpi_launcher(job: ir.Job) -> ir.Component | None:
+    """The role that runs mpirun (MPIJob Launcher, Volcano master task), if the job is MPI-shaped."""
+    if len(job.components) < 2:
+        return None
+    for comp in job.components:
+        argv_program = program_name(words(container_of(comp)))
+        launched = {launcher.name for launcher in comp.launchers}
+        if (
+            comp.name.lower() in _LAUNCHER_ROLES
+            or argv_program in MPI_PROGRAMS
+            or (launched & MPI_PROGRAMS and job.kind not in TORCH_KINDS)
+        ):
+            return comp
+    return None
+
+
+def stages(job: ir.Job, name: str) -> list[Stage]:
+    """The batch scripts a Kubernetes workload becomes."""
+    comps = list(job.components)
+    if job.kind == "RayJob":
+        return [Stage(name, [_group("ray", comps, RAY)])]
+    launcher = _mpi_launcher(job) if job.kind in MPI_KINDS or job.kind.startswith("Volcano") else None
+    if launcher is not None:
+        workers = [c for c in comps if c is not launcher] or [launcher]
+        part = _group("workers", workers, MPI)
+        part.launcher = launcher
+        return [Stage(name, [part])]
+    waits = _internal_waits(job)
+    if not waits:
+        return [Stage(name, _parts(job, comps))]
+    # One script per role that waits or is waited for; the rest run with the first script.
+    out: list[Stage] = []
+    by_role: dict[str, Stage] = {}
+    for comp in comps:
+        stage = Stage(f"{name}-{comp.name}", _parts(job, [comp]))
+        by_role[comp.name] = stage
+        out.append(stage)
+    for dependent, target, dep_type, line in waits:
+        if dependent in by_role and target in by_role:
+            by_role[dependent].after.append((by_role[target].name, dep_type, line))
+    return out
+
+
+def _parts(job: ir.Job, comps: list[ir.Component]) -> list[Part]:
+    """Same program, same image: one group; different programs: one component each."""
+    groups: list[list[ir.Component]] = []
+    for comp in comps:
+        for group in groups:
+            if _same_program(group[0], comp):
+                group.append(comp)
+                break
+        else:
+            groups.append([comp])
+    if len(groups) == 1:
+        roles = groups[0]
+        return [_group(roles[0].name if len(comps) == 1 else "main", roles, launch_style(job, roles))]
+    return [_group(g[0].name, g, launch_style(job, g)) for g in groups]
+
+
+def _internal_waits(job: ir.Job) -> list[tuple[str, str, str, int | None]]:
+    """(dependent role, target role, sbatch dependency type, line) for waits between roles of this job.
+
+    ``ir.Dependency`` does not say which role waits; the reader lists the roles
+    in file order and the ``dependsOn`` lies inside the waiting role, so the
+    role that starts last before the dependency's line is the one.
+    """
+    roles = sorted((c for c in job.components if c.line is not None), key=lambda c: c.line or 0)
+    names = {c.name for c in job.components}
+    out: list[tuple[str, str, str, int | None]] = []
+    for dep in job.dependencies:
+        if dep.type != "dependsOn" or dep.line is None:
+            continue
+        owner = [c.name for c in roles if (c.line or 0) <= dep.line]
+        if not owner:
+            continue
+        for target in dep.targets:
+            role = target.split(":", 1)[1] if target.startswith(("replicatedJob:", "task:")) else target
+            if role in names and role != owner[-1]:
+                out.append((owner[-1], role, dependency_type(dep), dep.line))
+    return out
+
+
+def dependency_type(dep: ir.Dependency) -> str:
+    """JobSet ``Complete`` waits for success; ``Ready`` (and Volcano task order) only for the start."""
+    if dep.status == "Complete":
+        return "afterok"
+    return "after"
+
+
+def is_internal(job: ir.Job, dep: ir.Dependency) -> bool:
+    names = {c.name for c in job.components}
+    return dep.type == "dependsOn" and all(
+        (t.split(":", 1)[1] if t.startswith(("replicatedJob:", "task:")) else t) in names for t in dep.targets
+    )
+
+
+__all__ = [
+    "MPI",
+    "PLAIN",
+    "RAY",
+    "TORCH",
+    "Part",
+    "Stage",
+    "container_of",
+    "dependency_type",
+    "is_internal",
+    "launch_style",
+    "pods",
+    "program_name",
+    "stages",
+    "words",
+]
