@@ -220,6 +220,9 @@ def _directive_target(index: JobIndex, job: ir.Job, target: str) -> Target:
     return index.named(job, text)
 
 
+_PART_PREFIXES = frozenset(("replicatedJob", "task", "role", "component"))
+
+
 def _depends_on(
     index: JobIndex,
     job: ir.Job,
@@ -230,9 +233,15 @@ def _depends_on(
     components = {c.name for c in job.components}
     status = f" ({dep.status})" if dep.status else ""
     for target in dep.targets:
-        if target in components:
+        # readers qualify parts of one job ("replicatedJob:init", "task:master")
+        kind, sep, bare = target.partition(":")
+        part = bare if sep and kind in _PART_PREFIXES else target
+        if part in components:
             # JobSet/Volcano ordering between parts of one job: moves with the job
-            internal.setdefault(job.id, []).append(f"after {target}{status}")
+            internal.setdefault(job.id, []).append(f"after {part}{status}")
+        elif target in index.by_id and target != job.id:
+            # a JobFlow step names the scanned job itself
+            links.extend(_links(job.id, dep, Target(jobs=(target,)), VIA_NAME, job))
         else:
             links.extend(_links(job.id, dep, index.named(job, target), VIA_NAME, job))
 

@@ -742,3 +742,22 @@ def test_twenty_thousand_jobs_build_in_a_few_seconds(record_property: pytest.Rec
 def test_launchers_and_env_do_not_break_the_build() -> None:
     job = slurm_job("a", launchers=[launcher("srun", "python", "x.py", mpi="pmix")], environment=env(A="1"))
     assert build_graph([job]).number_of_nodes() == 1
+
+
+def test_depends_on_prefixed_parts_stay_inside_and_job_ids_resolve() -> None:
+    from migrate.graph_deps import resolve_dependencies
+
+    src = ir.SourceRef("flow.yaml", "kubernetes")
+    parts = (ir.Component(name="init"), ir.Component(name="workers"))
+    inner = ir.Dependency("dependsOn", ("replicatedJob:init",), status="Complete")
+    jobset = ir.Job(
+        "flow.yaml#JobSet/train", src, "JobSet", name="train", components=parts, dependencies=(inner,)
+    )
+    step = ir.Job("flow.yaml#VolcanoJob/prep", src, "VolcanoJob", name="prep")
+    flow_dep = ir.Dependency("dependsOn", ("flow.yaml#VolcanoJob/prep",))
+    after = ir.Job("flow.yaml#VolcanoJob/eval", src, "VolcanoJob", name="eval", dependencies=(flow_dep,))
+    resolved = resolve_dependencies([jobset, step, after])
+    assert dict(resolved.internal) == {"flow.yaml#JobSet/train": ("after init (Complete)",)}
+    assert [(k.dependent, k.prerequisite) for k in resolved.links] == [
+        ("flow.yaml#VolcanoJob/eval", "flow.yaml#VolcanoJob/prep")
+    ]

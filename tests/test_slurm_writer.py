@@ -708,11 +708,6 @@ def test_translation_tree_and_top_level_submit(in_repo: Path) -> None:
     assert '"target": "slurm"' in files["translation.json"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="migrate/graph_deps.py resolves JobFlow targets by name while the reader gives job ids "
-    "(and JobSet targets keep their 'replicatedJob:' prefix): no edge reaches submit.sh",
-)
 def test_volcano_jobflow_is_chained_by_submit_sh(in_repo: Path) -> None:
     jobs = scan.scan(["corpus/cases/kubernetes/volcano_jobflow.yaml"]).jobs
     result = translate_jobs(jobs, to="slurm", config=SAMPLE_SITE)
