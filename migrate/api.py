@@ -17,6 +17,7 @@ import networkx as nx
 
 from migrate import graph_export, init_config, plan, scan, siteconfig, slurmcheck, translate
 from migrate.graph import build_graph
+from migrate.inventory import Inventory, InventoryError, parse_inventory
 from migrate.outputs import OutputError, OutputTree
 from migrate.reports.model import build_model
 from migrate.reports.model_scan import fidelity_counts
@@ -24,6 +25,7 @@ from migrate.reports.render import render_report
 from migrate.siteconfig import SiteConfig, SiteConfigError
 from migrate.translate import Translation, TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
+from migrate.usage import AccountingError, AccountingFile, parse_accounting
 
 TARGETS = {"kubernetes": "to_kubernetes", "slurm": "to_slurm"}
 
@@ -43,6 +45,32 @@ def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, s
         return siteconfig.load_site_config(path), (str(path) if path else None)
     except SiteConfigError as exc:
         raise UsageError(f"bad site configuration: {exc}; fix it or pass another file with --config") from exc
+
+
+def load_accounting(paths: Sequence[str]) -> list[AccountingFile]:
+    """The ``--accounting`` files: sacct dumps or kubectl Job lists, told apart by content."""
+    try:
+        return [parse_accounting(_read_input(path, "--accounting"), path) for path in paths]
+    except AccountingError as exc:
+        raise UsageError(f"bad accounting file: {exc}") from exc
+
+
+def load_inventory(paths: Sequence[str]) -> list[Inventory]:
+    """The ``--inventory`` files: slurm.conf or ParallelCluster configurations, told apart by content."""
+    try:
+        return [parse_inventory(_read_input(path, "--inventory"), path) for path in paths]
+    except InventoryError as exc:
+        raise UsageError(f"bad inventory file: {exc}") from exc
+
+
+def _read_input(path: str, option: str) -> str:
+    try:
+        # sacct prints job names as users typed them: a stray byte must not lose the whole dump
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}; check the path given to {option}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path} (given to {option}): {exc.strerror or exc}") from None
 
 
 def direction_for(target: str) -> str:
@@ -67,11 +95,15 @@ def run_plan(
     out: str | None = None,
     force: bool = False,
     options: scan.ScanOptions | None = None,
+    accounting: Sequence[str] = (),
+    inventory: Sequence[str] = (),
 ) -> PlanRun:
+    """Scan and plan; ``accounting`` and ``inventory`` are the files given to the options of those names."""
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
+    usage, clusters = load_accounting(accounting), load_inventory(inventory)
     result = scan.scan(paths, options or scan.ScanOptions())
-    the_plan = plan.build_plan(result.jobs, direction, site)
+    the_plan = plan.build_plan(result.jobs, direction, site, usage=usage, inventory=clusters)
     written: list[str] = []
     if out:
         tree = OutputTree()
@@ -123,19 +155,22 @@ def run_report(
     translations: TranslationSet | Sequence[Translation] | None = None,
     options: scan.ScanOptions | None = None,
     artifact_root: str = "",
+    accounting: Sequence[str] = (),
+    inventory: Sequence[str] = (),
 ) -> ReportRun:
     """Scan, plan and write ``report.md``, ``report.html``, ``img/*.svg`` and ``plan.json`` into ``out``.
 
     With ``translations`` the plan weighs what they drop, and the report adds
     each job's fidelity table with links to its files, found at
     ``artifact_root`` (relative to ``out``; empty: the translation was written
-    into ``out`` too).
+    into ``out`` too). ``accounting`` and ``inventory`` are as for ``run_plan``.
     """
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
+    usage, clusters = load_accounting(accounting), load_inventory(inventory)
     result = scan.scan(paths, options or scan.ScanOptions())
     fidelity = fidelity_counts(translations) or None
-    the_plan = plan.build_plan(result.jobs, direction, site, fidelity)
+    the_plan = plan.build_plan(result.jobs, direction, site, fidelity, usage=usage, inventory=clusters)
     graph = build_graph(result.jobs, site)
     text = plan.plan_json(the_plan)
     # The report reads back the very text written to plan.json: its figures cannot drift from the file.

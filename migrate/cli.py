@@ -179,6 +179,19 @@ ConfigOption = Annotated[
     typer.Option("--config", "-c", help="Site configuration (default: migrate.yaml at a scanned root)."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace files that already exist in --out.")]
+AccountingOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--accounting",
+        help="What ran: sacct --parsable2 output or kubectl get jobs -A -o json (repeatable).",
+    ),
+]
+InventoryOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--inventory", help="Nodes per partition: a slurm.conf or ParallelCluster config (repeatable)."
+    ),
+]
 
 
 @app.command("plan")
@@ -191,11 +204,21 @@ def plan_command(
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="table for people, json prints plan.json.")
     ] = OutputFormat.table,
+    accounting: AccountingOption = None,
+    inventory: InventoryOption = None,
 ) -> None:
     """Classify every job, group them into migration units and lay out the phased plan."""
     _check_paths(paths)
     try:
-        run = api.run_plan(paths, to.value, config=config, out=out, force=force)
+        run = api.run_plan(
+            paths,
+            to.value,
+            config=config,
+            out=out,
+            force=force,
+            accounting=accounting or [],
+            inventory=inventory or [],
+        )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     if output_format is OutputFormat.json:
@@ -234,6 +257,13 @@ def _print_plan(run: api.PlanRun) -> None:
             str(len(phase.get("gates", []))),
         )
     console.print(table)
+    if "usage" in doc:
+        usage = doc["usage"]
+        console.print(
+            f"demand from accounting: {usage['matched_jobs']} jobs matched, "
+            f"{len(usage['never_ran'])} did not run, {len(usage['unmatched'])} names not in the scan",
+            markup=False,
+        )
     for warning in doc["warnings"]:
         console.print(f"warning: {warning}", markup=False)
     if run.written:
@@ -255,6 +285,8 @@ def report_command(
         ),
     ] = False,
     flavor: Annotated[str, typer.Option(help="Kubernetes object to write with --translate.")] = "auto",
+    accounting: AccountingOption = None,
+    inventory: InventoryOption = None,
 ) -> None:
     """Write the migration report: Markdown and a self-contained HTML page with pictures."""
     _check_paths(paths)
@@ -273,6 +305,8 @@ def report_command(
             force=force,
             translations=translations,
             artifact_root="translated" if translate else "",
+            accounting=accounting or [],
+            inventory=inventory or [],
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None

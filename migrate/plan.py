@@ -13,7 +13,7 @@ the stable, byte-for-byte deterministic ``plan.json``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,11 +21,20 @@ from migrate import ir
 from migrate.classify import MAINTENANCE, Assessment, assess_jobs
 from migrate.classify_rules import ALREADY_THERE, DIRECTIONS, TO_KUBERNETES
 from migrate.graph import analyze, build_graph
+from migrate.inventory import Inventory, inventory_section, merge_inventory
 from migrate.perf import paused_gc
-from migrate.plan_demand import JobDemand, job_demand
+from migrate.plan_demand import JobDemand, accounted_demand, job_demand, unaccounted_demand
 from migrate.plan_phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
 from migrate.plan_units import UNIT_BLOCKED, UnitDecision, decide_units
 from migrate.siteconfig import SiteConfig
+from migrate.usage import (
+    AccountingFile,
+    UsageReport,
+    job_accounting,
+    match_usage,
+    usage_section,
+    usage_warnings,
+)
 
 PLAN_SCHEMA = "migrate-plan/1"
 
@@ -64,6 +73,8 @@ class Plan:
     shared_filesystems: tuple[str, ...]
     cycles: tuple[tuple[str, ...], ...]
     warnings: tuple[str, ...]
+    usage: UsageReport | None = None  # accounting dumps and what they matched, when given
+    inventory: tuple[Inventory, ...] = ()  # slurm.conf / ParallelCluster files, when given
 
     def to_dict(self) -> dict[str, Any]:
         return _plan_dict(self)
@@ -74,16 +85,22 @@ def build_plan(
     direction: str,
     config: SiteConfig | None = None,
     fidelity: Mapping[str, tuple[int, int]] | None = None,
+    usage: Sequence[AccountingFile] = (),
+    inventory: Sequence[Inventory] = (),
 ) -> Plan:
     """The plan for moving ``jobs`` in ``direction``.
 
     ``fidelity`` maps a job id to (dropped, approximated) items from its
     translation, when the caller has translated the jobs; it raises the risk.
+    ``usage`` (read by ``migrate.usage.parse_accounting``) replaces the script
+    estimate of every job it matches with what the job used; ``inventory``
+    (``migrate.inventory.parse_inventory``) completes the partitions of
+    ``config``. Both add plan warnings for what they could not place.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
     with paused_gc():
-        return _build_plan(jobs, direction, config or SiteConfig(), fidelity)
+        return _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
 
 
 def _build_plan(
@@ -91,7 +108,10 @@ def _build_plan(
     direction: str,
     config: SiteConfig,
     fidelity: Mapping[str, tuple[int, int]] | None,
+    usage: Sequence[AccountingFile],
+    inventory: Sequence[Inventory],
 ) -> Plan:
+    config, input_warnings = merge_inventory(config, inventory)
     job_list = sorted(jobs, key=lambda j: j.id)
     graph = build_graph(job_list, config)
     assessed = assess_jobs(job_list, direction, config)
@@ -101,10 +121,15 @@ def _build_plan(
     analysis = analyze(graph, detached)
     decisions = decide_units(graph, analysis.units, by_id, direction, config, fidelity)
     demands = {job.id: job_demand(job, by_id[job.id].facts, config) for job in job_list if job.id in by_id}
+    report = UsageReport(tuple(usage), match_usage(job_list, usage, config)) if usage else None
+    if report is not None:
+        demands = _weigh_by_usage(demands, report)
+        input_warnings += usage_warnings(report)
     source, target = ("Slurm", "Kubernetes") if direction == TO_KUBERNETES else ("Kubernetes", "Slurm")
 
     movable = sorted((d for d in decisions if d.moving), key=lambda d: (d.risk.score, d.unit.id))
     pilot, waves, warnings = _schedule(movable, config, {a.job_id: a.pattern for a in assessed})
+    warnings[:0] = input_warnings  # what the inputs could not tell comes first
     moving = [j for d in movable for j in d.moving]
     bridge_fs = {fs for d in decisions for fs in d.bridge_filesystems}
     touched = {fs for d in movable for fs in d.unit.filesystems} | bridge_fs
@@ -157,7 +182,23 @@ def _build_plan(
         shared_filesystems=tuple(fs.node for fs in shared),
         cycles=analysis.cycles,
         warnings=tuple(warnings),
+        usage=report,
+        inventory=tuple(inventory),
     )
+
+
+def _weigh_by_usage(demands: Mapping[str, JobDemand], report: UsageReport) -> dict[str, JobDemand]:
+    """Accounted demand for the jobs the dumps matched; the script estimate, flagged, for the others."""
+    out: dict[str, JobDemand] = {}
+    for job_id, need in demands.items():
+        usage = report.match.of(job_id)
+        if usage is not None:
+            out[job_id] = accounted_demand(need, usage)
+        elif report.match.credited_to(job_id) or report.match.did_not_run(job_id):
+            out[job_id] = unaccounted_demand(need, report.match.credited_to(job_id))
+        else:
+            out[job_id] = need  # no dump covers it (a wrapper, a service, the other scheduler)
+    return out
 
 
 def _upkeep_only(decision: UnitDecision, patterns: Mapping[str, str]) -> bool:
@@ -236,7 +277,7 @@ def _plan_dict(plan: Plan) -> dict[str, Any]:
     unit_of = {job: d.unit.id for d in plan.units for job in d.unit.jobs}
     phase_of = {job: p.id for p in plan.phases for job in p.jobs}
     demand_of = {d.job_id: d for d in plan.demands}
-    return {
+    out: dict[str, Any] = {
         "schema": PLAN_SCHEMA,
         "direction": plan.direction,
         "site": plan.site,
@@ -254,6 +295,15 @@ def _plan_dict(plan: Plan) -> dict[str, Any]:
         "cycles": [list(c) for c in plan.cycles],
         "warnings": list(plan.warnings),
     }
+    # Present only when given, so that a plan from the scripts alone keeps the same bytes.
+    if plan.usage is not None:
+        out["usage"] = usage_section(plan.usage)
+        for job in out["jobs"]:
+            if "demand" in job:
+                job["demand"]["accounting"] = job_accounting(plan.usage, job["id"])
+    if plan.inventory:
+        out["inventory"] = inventory_section(plan.inventory)
+    return out
 
 
 def _summary(plan: Plan) -> dict[str, Any]:

@@ -1,20 +1,22 @@
 """What each job asks of the cluster: node-hours, GPU-hours, its largest gang, its partition.
 
-Demand comes from the scripts alone here: nodes x time limit x array size, and
-for cron jobs and services the runs or hours they add up to over the demand
-window. An accounting dump (issue 5's ``--accounting``) would replace these
-estimates with what actually ran; ``JobDemand`` is the shape it would fill.
+Demand comes from the scripts: nodes x time limit x array size, and for cron
+jobs and services the runs or hours they add up to over the demand window.
+When an accounting dump covers a job (``--accounting``, read by
+``migrate.usage``), ``accounted_demand`` replaces the estimate with what the
+job actually used; ``basis`` says which it is.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migrate import ir
 from migrate.classify_facts import SERVING_KINDS, WRAPPER_KINDS, JobFacts
 from migrate.siteconfig import SiteConfig
+from migrate.usage_match import JobUsage
 
 UNASSIGNED = "(unassigned)"  # no partition or queue that migrate.yaml knows
 LOGIN_NODE = "(login node)"  # wrapper scripts run where users log in, not on compute nodes
@@ -61,6 +63,33 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     gpu_hours = round(facts.gpus * hours * runs, 2)
     per_node = max(1, math.ceil(facts.gpus / facts.nodes)) if facts.gpus else 0
     return JobDemand(job.id, partition_of(job, config), facts.nodes, per_node, node_hours, gpu_hours, basis)
+
+
+def accounted_demand(script: JobDemand, usage: JobUsage) -> JobDemand:
+    """What the accounting says the job used, in place of the script's estimate."""
+    states = ", ".join(f"{state} {count}" for state, count in usage.states)
+    basis = (
+        f"accounted: {usage.runs} run(s), {usage.allocations} allocation(s) ({states})"
+        + (", scaled to one demand window" if usage.scaled else "")
+        + f"; the script estimate was {script.node_hours:g} node-h"
+    )
+    return JobDemand(
+        script.job_id,
+        usage.partition or script.partition,
+        usage.nodes or script.nodes,
+        usage.gpus_per_node,
+        usage.node_hours,
+        usage.gpu_hours,
+        basis,
+    )
+
+
+def unaccounted_demand(script: JobDemand, credited_to: str | None) -> JobDemand:
+    """A job the dumps cover that has no record: it did not run, or its records went to a namesake."""
+    if credited_to is not None:  # the records were counted once, for the other job
+        basis = f"accounted under {credited_to}, which has the same name"
+        return replace(script, node_hours=0.0, gpu_hours=0.0, basis=basis)
+    return replace(script, basis=f"{script.basis}; did not run in the accounting window")
 
 
 def partition_of(job: ir.Job, config: SiteConfig) -> str:
@@ -112,4 +141,13 @@ def _field_count(field: str, low: int, high: int) -> int:
     return max(1, len(values))
 
 
-__all__ = ["LOGIN_NODE", "UNASSIGNED", "JobDemand", "cron_runs_per_day", "job_demand", "partition_of"]
+__all__ = [
+    "LOGIN_NODE",
+    "UNASSIGNED",
+    "JobDemand",
+    "accounted_demand",
+    "cron_runs_per_day",
+    "job_demand",
+    "partition_of",
+    "unaccounted_demand",
+]

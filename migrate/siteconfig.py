@@ -73,6 +73,8 @@ class PartitionConfig:
     mem_gb: int | None = None
     queue: str | None = None
     node_selector: tuple[tuple[str, str], ...] = ()
+    # Keys written in migrate.yaml, so that a slurm.conf or ParallelCluster inventory fills only the others.
+    explicit: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,7 @@ def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfi
     if value is None:
         return ()
     data = _mapping(value, where)
-    allowed = tuple(f.name for f in fields(PartitionConfig))
+    allowed = tuple(f.name for f in fields(PartitionConfig) if f.name != "explicit")
     out: list[tuple[str, PartitionConfig]] = []
     for name in sorted(data):
         at = where.child(name)
@@ -326,6 +328,7 @@ def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfi
                     mem_gb=_optional(entry, "mem_gb", at, _count, None),
                     queue=_optional(entry, "queue", at, _string, None),
                     node_selector=_optional(entry, "node_selector", at, _node_selector, ()),
+                    explicit=tuple(sorted(key for key in entry if entry[key] is not None)),
                 ),
             )
         )

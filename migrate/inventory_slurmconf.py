@@ -1,0 +1,352 @@
+"""Read the inventory out of a ``slurm.conf``: its NodeName, NodeSet and PartitionName lines.
+
+What is understood: ``#`` comments; lines continued with a trailing backslash;
+keys in any case; ``NodeName=DEFAULT`` and ``PartitionName=DEFAULT`` lines
+that set defaults for the lines after them; host lists such as
+``gpu-[001-048]``, ``rack[1-2]-n[01-16]`` and ``a,b``; ``Nodes=ALL`` and
+NodeSet names in a partition; per node ``CPUs`` (or sockets x cores x
+threads), ``RealMemory`` (MiB), ``Gres=gpu:h100:8`` and ``Feature``; per
+partition ``Default`` and ``State``.
+
+What is not: ``include`` lines are listed in the notes but not followed (the
+file they name may live only on the cluster); every other parameter is
+ignored. A line that cannot be read is a note, never an error.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import shlex
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from migrate.inventory_model import SLURM_CONF, Inventory, InventoryPartition
+
+T = TypeVar("T", int, str)
+MAX_NODES = 100_000  # host names expanded per file; a typo like node[0-99999999] must not eat memory
+MAX_NOTES = 20
+_INVENTORY_LINE = re.compile(r"^[ \t]*(?:nodename|partitionname)[ \t]*=", re.IGNORECASE | re.MULTILINE)
+_INCLUDE = re.compile(r"^include\s+(\S+)", re.IGNORECASE)
+_FIRST_KEY = re.compile(r"^(\w+)=")
+_BRACKETS = re.compile(r"(\[[^\]]*\])")
+# Feature words that name a GPU, for nodes whose Gres gives a count but no type.
+GPU_FEATURES = frozenset(
+    ("h100", "h200", "b200", "gh200", "a100", "a10g", "a10", "a40", "a30", "l40s", "l40", "l4", "v100", "t4")
+)
+
+
+@dataclass(frozen=True)
+class _Node:
+    cpus: int | None
+    mem_gb: int | None
+    gpus: int
+    gpu_type: str | None
+    features: tuple[str, ...]
+    future: bool  # State=FUTURE: declared, not yet in service
+
+
+def looks_like_slurm_conf(text: str) -> bool:
+    return _INVENTORY_LINE.search(text) is not None
+
+
+def parse_slurm_conf(text: str, path: str) -> Inventory:
+    reader = _Reader()
+    for number, line in _logical_lines(text):
+        reader.read(number, line)
+    return Inventory(path, SLURM_CONF, tuple(reader.partitions()), tuple(reader.finished_notes()))
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Node] = {}
+        self.nodesets: dict[str, Mapping[str, str]] = {}
+        self.declared: list[tuple[str, dict[str, str], int]] = []  # partitions in file order
+        self.node_defaults: dict[str, str] = {}
+        self.partition_defaults: dict[str, str] = {}
+        self.includes: list[str] = []
+        self.notes: list[str] = []
+        self.budget = MAX_NODES
+
+    def read(self, number: int, line: str) -> None:
+        include = _INCLUDE.match(line)
+        if include:
+            self.includes.append(f"{include.group(1)} (line {number})")
+            return
+        first = _FIRST_KEY.match(line)
+        kind = first.group(1).lower() if first else ""
+        if kind not in ("nodename", "partitionname", "nodeset"):
+            return  # scheduler parameters: not inventory
+        try:
+            pairs = _pairs(line)
+        except ValueError as exc:
+            self.notes.append(f"line {number}: {exc}; skipped")
+            return
+        name = pairs.get(kind, "")
+        if not name:
+            self.notes.append(f"line {number}: {first.group(1) if first else kind}= has no name; skipped")
+            return
+        if kind == "nodeset":
+            self.nodesets[name] = pairs
+        elif name.upper() == "DEFAULT":
+            defaults = self.node_defaults if kind == "nodename" else self.partition_defaults
+            defaults.update((k, v) for k, v in pairs.items() if k != kind)
+        elif kind == "partitionname":
+            self.declared.append((name, self.partition_defaults | pairs, number))
+        else:
+            self._add_nodes(name, self.node_defaults | pairs, number)
+
+    def _add_nodes(self, names: str, props: Mapping[str, str], number: int) -> None:
+        try:
+            hosts = self._expand(names)
+            spec = _node_spec(props)
+        except ValueError as exc:
+            self.notes.append(f"line {number}: {exc}; skipped")
+            return
+        for host in hosts:
+            self.nodes[host] = spec
+
+    def _expand(self, expression: str) -> list[str]:
+        hosts = expand_hostlist(expression, self.budget)
+        self.budget -= len(hosts)
+        return hosts
+
+    def partitions(self) -> list[InventoryPartition]:
+        out: list[InventoryPartition] = []
+        members_of: dict[str, set[str]] = {}
+        for name, props, number in self.declared:
+            try:
+                members = self._members(props.get("nodes", ""))
+            except ValueError as exc:
+                self.notes.append(f"line {number}: partition {name}: {exc}; its nodes are not counted")
+                members = []
+            members_of[name] = set(members)
+            out.append(self._partition(name, props, members))
+        self._note_overlaps(members_of)
+        return out
+
+    def _members(self, listing: str) -> list[str]:
+        found: dict[str, None] = {}
+        for item in split_hostlist(listing):
+            if item.upper() == "ALL":
+                found.update(dict.fromkeys(self.nodes))
+            elif item in self.nodesets:
+                found.update(dict.fromkeys(self._nodeset(self.nodesets[item])))
+            elif item:
+                found.update(dict.fromkeys(self._expand(item)))
+        return list(found)
+
+    def _nodeset(self, pairs: Mapping[str, str]) -> list[str]:
+        if "nodes" in pairs:
+            return self._expand(pairs["nodes"])
+        feature = pairs.get("feature", "").lower()
+        return [host for host, spec in self.nodes.items() if feature in spec.features]
+
+    def _partition(self, name: str, props: Mapping[str, str], members: list[str]) -> InventoryPartition:
+        specs = [self.nodes[m] for m in members if m in self.nodes]
+        missing = [m for m in members if m not in self.nodes]
+        if missing:
+            self.notes.append(
+                f"partition {name}: {len(missing)} node(s) without a NodeName line ({missing[0]} ...): "
+                "counted, but what they hold is unknown"
+            )
+        future = sum(1 for s in specs if s.future)
+        if future:
+            self.notes.append(f"partition {name}: {future} node(s) are State=FUTURE (not in service yet)")
+        state = props.get("state", "UP").upper()
+        if state != "UP":
+            self.notes.append(f"partition {name} is State={state}: its nodes are counted all the same")
+        gpus = _most_common([s.gpus for s in specs])
+        kinds = Counter(s.gpus for s in specs)
+        if len(kinds) > 1:
+            mix = ", ".join(f"{count} with {g} GPUs" for g, count in sorted(kinds.items()))
+            self.notes.append(f"partition {name} mixes nodes ({mix}); planned as {gpus} GPUs per node")
+        return InventoryPartition(
+            name=name,
+            nodes=len(members),
+            gpus_per_node=gpus,
+            gpu_type=_most_common([s.gpu_type for s in specs if s.gpu_type and s.gpus == gpus]),
+            cpus_per_node=_most_common([s.cpus for s in specs if s.cpus is not None]),
+            mem_gb=_most_common([s.mem_gb for s in specs if s.mem_gb is not None]),
+            default=props.get("default", "NO").upper() == "YES",
+            detail=props.get("nodes", ""),
+        )
+
+    def _note_overlaps(self, members_of: Mapping[str, set[str]]) -> None:
+        names = list(members_of)
+        for i, first in enumerate(names):
+            for second in names[i + 1 :]:
+                shared = len(members_of[first] & members_of[second])
+                if shared:
+                    self.notes.append(
+                        f"partitions {first} and {second} share {shared} node(s): capacity is planned per "
+                        "partition, so those nodes count in both"
+                    )
+
+    def finished_notes(self) -> list[str]:
+        notes = list(self.notes)
+        if self.includes:
+            notes.insert(0, "include lines not followed: " + ", ".join(self.includes))
+        if len(notes) > MAX_NOTES:
+            notes = [*notes[:MAX_NOTES], f"and {len(notes) - MAX_NOTES} more note(s)"]
+        return notes
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, text) with comments removed and backslash continuations joined."""
+    pending, start = "", 1
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].rstrip()
+        if not pending:
+            start = number
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        pending += line
+        if pending.strip():
+            yield start, pending.strip()
+        pending = ""
+    if pending.strip():
+        yield start, pending.strip()
+
+
+def _pairs(line: str) -> dict[str, str]:
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise ValueError(f"cannot split the line ({exc})") from None
+    out: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep:
+            raise ValueError(f"{word!r} is not key=value")
+        out[key.lower()] = value
+    return out
+
+
+def _node_spec(props: Mapping[str, str]) -> _Node:
+    cpus = _int(props, "cpus") or _int(props, "procs")
+    if cpus is None:
+        parts = [_int(props, k) for k in ("sockets", "corespersocket", "threadspercore")]
+        cpus = math.prod(p for p in parts if p) if any(parts) else None
+    memory = _int(props, "realmemory")
+    gpus, gpu_type = _gres(props.get("gres", ""))
+    features = tuple(f.strip().lower() for f in props.get("feature", props.get("features", "")).split(","))
+    if gpus and gpu_type is None:
+        gpu_type = next((f for f in features if f in GPU_FEATURES), None)
+    return _Node(
+        cpus=cpus,
+        mem_gb=memory // 1024 if memory else None,
+        gpus=gpus,
+        gpu_type=gpu_type,
+        features=tuple(f for f in features if f),
+        future=props.get("state", "").upper() == "FUTURE",
+    )
+
+
+# Keys are read in any case; messages name them as slurm.conf(5) writes them.
+_LABELS = {
+    "cpus": "CPUs",
+    "procs": "Procs",
+    "sockets": "Sockets",
+    "corespersocket": "CoresPerSocket",
+    "threadspercore": "ThreadsPerCore",
+    "realmemory": "RealMemory",
+}
+
+
+def _int(props: Mapping[str, str], key: str) -> int | None:
+    text = props.get(key)
+    if text is None:
+        return None
+    if not text.isdecimal():
+        raise ValueError(f"{_LABELS.get(key, key)}={text!r} is not a number")
+    return int(text)
+
+
+def _gres(text: str) -> tuple[int, str | None]:
+    """``gpu:h100:8(S:0-1),nvme:1`` -> (8, "h100"); counts of several GPU entries add up."""
+    count, kind = 0, None
+    for item in _split_outside(text, "(", ")"):
+        fields = item.split("(", 1)[0].strip().split(":")
+        if fields[0].lower() != "gpu" or len(fields) < 2:
+            continue
+        number = fields[-1]
+        if not number.isdecimal():
+            raise ValueError(f"Gres {item!r} has no GPU count")
+        count += int(number)
+        if len(fields) >= 3 and kind is None:
+            kind = fields[1].lower()
+    return count, kind
+
+
+def _most_common(values: list[T]) -> T | None:
+    counts = Counter(values)
+    if not counts:
+        return None
+    # the most nodes; on a tie the larger value, so the choice never depends on line order
+    return max(counts.items(), key=lambda kv: (kv[1], str(kv[0])))[0]
+
+
+def split_hostlist(text: str) -> list[str]:
+    """``a[1-3],b,c[01,05]`` -> ``["a[1-3]", "b", "c[01,05]"]``: commas inside brackets stay."""
+    return [item.strip() for item in _split_outside(text, "[", "]") if item.strip()]
+
+
+def _split_outside(text: str, opening: str, closing: str) -> list[str]:
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text:
+        if char == opening:
+            depth += 1
+        elif char == closing:
+            depth = max(0, depth - 1)
+        if char == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    items.append("".join(current))
+    return items
+
+
+def expand_hostlist(text: str, limit: int = MAX_NODES) -> list[str]:
+    """Every host a Slurm host list names, in order: ``gpu-[001-003]`` -> gpu-001, gpu-002, gpu-003."""
+    hosts: list[str] = []
+    for item in split_hostlist(text):
+        choices: list[list[str]] = []
+        for piece in _BRACKETS.split(item):
+            if piece.startswith("[") and piece.endswith("]"):
+                choices.append(_numbers(piece[1:-1], limit))
+            elif "[" in piece or "]" in piece:
+                raise ValueError(f"unbalanced brackets in host list {item!r}")
+            elif piece:
+                choices.append([piece])
+        total = math.prod(len(c) for c in choices)
+        if len(hosts) + total > limit:
+            raise ValueError(f"host list {text!r} names more than {limit} nodes")
+        hosts.extend("".join(combo) for combo in itertools.product(*choices))
+    return hosts
+
+
+def _numbers(body: str, limit: int) -> list[str]:
+    out: list[str] = []
+    for item in body.split(","):
+        low, dash, high = item.strip().partition("-")
+        if not low.isdecimal() or (dash and not high.isdecimal()):
+            raise ValueError(f"[{body}] is not a list of numbers and ranges")
+        if not dash:
+            out.append(low)
+            continue
+        first, last = int(low), int(high)
+        if last < first or last - first + 1 + len(out) > limit:
+            raise ValueError(f"range {item.strip()} is reversed or names more than {limit} nodes")
+        out.extend(str(n).zfill(len(low)) for n in range(first, last + 1))  # gpu-[001-048] keeps 3 digits
+    return out
+
+
+__all__ = ["GPU_FEATURES", "MAX_NODES", "expand_hostlist", "looks_like_slurm_conf", "parse_slurm_conf"]
