@@ -210,7 +210,7 @@ def _links(
 def _directive_target(index: JobIndex, job: ir.Job, target: str) -> Target:
     text = target.strip()
     core = text.split("+", 1)[0].split("_", 1)[0]  # after:123+30, aftercorr on array 123_4
-    if core.isdigit():
+    if core.isascii() and core.isdigit():
         return Target(
             external=f"slurm-job:{core}", note="a Slurm job id from a past submission; not scannable"
         )

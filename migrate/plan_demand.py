@@ -127,12 +127,12 @@ def _field_count(field: str, low: int, high: int) -> int:
     values: set[int] = set()
     for part in field.split(","):
         body, _, step_text = part.partition("/")
-        step = int(step_text) if step_text.isdigit() and int(step_text) > 0 else 1
+        step = int(step_text) if (step_text.isascii() and step_text.isdigit()) and int(step_text) > 0 else 1
         if body in ("*", "?"):
             start, end = low, high
         elif re.fullmatch(r"\d+-\d+", body):
             start, end = (int(x) for x in body.split("-"))
-        elif body.isdigit():
+        elif body.isascii() and body.isdigit():
             start = int(body)
             end = high if step_text else start
         else:

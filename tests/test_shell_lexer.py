@@ -140,3 +140,16 @@ def test_substitution_spans() -> None:
 )
 def test_is_assignment(word: str, expected: bool) -> None:
     assert is_assignment(word) is expected
+
+
+def test_unclosed_substitutions_cost_linear_time() -> None:
+    # Each unclosed $( made every enclosing level rescan the rest of the text: a few
+    # hundred bytes took seconds and a few KB never finished. The budget closes them.
+    from migrate.translators.shell.lexer import Lexer
+
+    line = "jid=$(" + "$(" * 40 + " --time=1\n"
+    text = line * 50
+    lexer = Lexer(text)
+    lexed = lexer.run()
+    assert any("too deeply unbalanced" in message for _, message in lexed.problems)
+    assert lexer.nested_budget > -len(text)  # stopped near the budget, not after a rescan

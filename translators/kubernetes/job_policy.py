@@ -432,7 +432,7 @@ def _identity(ctx: Context, policy: JobPolicy) -> None:
         elif long == "wckey":
             policy.labels["migrate.io/wckey"] = dns1123_label(raw.value)
             ctx.fidelity.approximated(item, "label migrate.io/wckey for cost reports", raw.line)
-        elif raw.value.isdigit():
+        elif raw.value.isascii() and raw.value.isdigit():
             key = "runAsUser" if long == "uid" else "runAsGroup"
             policy.security_context[key] = int(raw.value)
             ctx.fidelity.approximated(item, f"securityContext.{key}; the image must allow it", raw.line)

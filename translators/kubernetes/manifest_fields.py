@@ -191,7 +191,9 @@ class ObjectView:
             return None
         if isinstance(value, int) and not isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        if isinstance(value, str) and (
+            value.strip().lstrip("+-").isascii() and value.strip().lstrip("+-").isdigit()
+        ):
             # The API server rejects a quoted number for an integer field; the intent is clear though.
             self.bad_type(path, "an integer (quoted numbers are rejected)", value)
             return int(value.strip())

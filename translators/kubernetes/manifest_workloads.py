@@ -308,7 +308,7 @@ def _apply_procs(view: ObjectView, workload: kinds.WorkloadKind, roles: list[_Ro
         count = None
         if isinstance(value, int) and not isinstance(value, bool):
             count = value
-        elif isinstance(value, str) and value.isdigit():
+        elif isinstance(value, str) and (value.isascii() and value.isdigit()):
             count = int(value)
         for role in roles:
             if workload.procs_roles and role.name not in workload.procs_roles:
@@ -417,7 +417,7 @@ def _time_limit(
             found[fmt_path((*role.template_path, "spec", "activeDeadlineSeconds"))] = role.facts.deadline_s
     for key, text in [*labels, *annotations]:
         if key in kinds.MAX_EXEC_TIME_KEYS:
-            if text.strip().isdigit():
+            if text.strip().isascii() and text.strip().isdigit():
                 found[key] = int(text)
             else:
                 view.bad_type(("metadata", "labels", key), "a number of seconds", text)

@@ -45,7 +45,7 @@ def nproc_per_node(launcher: ir.Launcher | None, gpus: int) -> str:
         if m:
             values.append(m.group(1) or (words[i + 1] if i + 1 < len(words) else ""))
     for value in values:
-        if value.isdigit():
+        if value.isascii() and value.isdigit():
             return value
     return str(gpus) if gpus else "auto"
 

@@ -174,7 +174,7 @@ def option_name(key: str) -> str | None:
 def _component_of(origin: str) -> int:
     """``#SBATCH het2`` -> 2."""
     _, _, rest = origin.partition(" het")
-    return int(rest) if rest.isdigit() else 0
+    return int(rest) if (rest.isascii() and rest.isdigit()) else 0
 
 
 def _stem(path: str) -> str:

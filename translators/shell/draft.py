@@ -43,7 +43,7 @@ class Draft:
         if target is not None:
             raw, t_start, end = target
             # '2>&1' and '>&-' duplicate or close a descriptor: there is no file
-            if not (op in (">&", "<&") and (raw.isdigit() or raw == "-")):
+            if not (op in (">&", "<&") and ((raw.isascii() and raw.isdigit()) or raw == "-")):
                 word = Word(raw, dequote(raw), line_of(t_start))
         self.redirects.append((op_start, Redirect(op, word, fd, heredoc)))
         self._extend(op_start - len(fd), end)

@@ -76,6 +76,10 @@ class Lexer:
         self.n = len(text)
         self.out = Lexed()
         self.depth = 0
+        # Unclosed $( make every enclosing level scan to the end of the text again; past this
+        # many steps inside substitutions, each one is closed at the end of its line instead,
+        # so that hostile input costs linear time (real scripts stay far below it).
+        self.nested_budget = 20 * self.n + 20_000
         # (inner start, inner end) of the outermost substitutions seen in words
         self.substitutions: list[tuple[int, int]] | None = [] if record_substitutions else None
 
@@ -105,6 +109,10 @@ class Lexer:
         delimiter_op: tuple[int, bool] | None = None  # a '<<' waiting for its word
         emit = None if nested else self.out.tokens.append
         while i < n:
+            if nested:
+                self.nested_budget -= 1
+                if self.nested_budget < 0:
+                    return self._recover(start, "substitution too deeply unbalanced to read")
             m = _BLANK.match(text, i)
             if m:
                 i = m.end()

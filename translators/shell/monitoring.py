@@ -91,7 +91,7 @@ def _nvidia_smi_mode(args: Sequence[str]) -> str:
         if a.startswith(("--loop=", "--loop-ms=")):
             unit = "ms" if "ms" in a else "s"
             return f"loop every {a.split('=', 1)[1]}{unit}"
-        if a.startswith("-l") and a[2:].isdigit():
+        if a.startswith("-l") and (a[2:].isascii() and a[2:].isdigit()):
             return f"loop every {a[2:]}s"
     if any(a.startswith("--query") for a in args):
         return "query once"

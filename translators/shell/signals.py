@@ -29,6 +29,6 @@ def trap(program: Sequence[Word]) -> tuple[Word | None, list[str]]:
 
 def normalize(name: str) -> str:
     upper = name.upper()
-    if upper.isdigit():
+    if upper.isascii() and upper.isdigit():
         return SIGNAL_NUMBERS.get(int(upper), upper) if len(upper) < 4 else upper
     return upper[3:] if upper.startswith("SIG") else upper

@@ -144,7 +144,12 @@ class _Splitter:
             roles[i] = R_REDIRECT
             prev = self.tokens[i - 1] if i else None
             glued = prev is not None and prev.kind == WORD and prev.end == tok.start
-            if glued and prev is not None and prev.text.isdigit() and roles[i - 1] == R_WORD:
+            if (
+                glued
+                and prev is not None
+                and (prev.text.isascii() and prev.text.isdigit())
+                and roles[i - 1] == R_WORD
+            ):
                 roles[i - 1] = R_FD
             self.expect = "target"
             return

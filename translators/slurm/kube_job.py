@@ -152,7 +152,10 @@ def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
         return spec
     comp = stage.parts[0].main
     if job.kind in _BATCH_KINDS and len(stage.parts) == 1 and comp.replicas > 1 and len(job.components) == 1:
-        completions = next((int(i.value) for i in ctx.raw("completions") if i.value.isdigit()), comp.replicas)
+        completions = next(
+            (int(i.value) for i in ctx.raw("completions") if (i.value.isascii() and i.value.isdigit())),
+            comp.replicas,
+        )
         spec = f"0-{completions - 1}" + (f"%{comp.replicas}" if comp.replicas < completions else "")
         written = header.add("array", spec, "approximated: the pods of a non-indexed Job become array tasks")
         ctx.fidelity.approximated(

@@ -255,7 +255,7 @@ def mpi_from_argv(argv: list[str]) -> MpiLine | None:
         name, eq, inline = word.partition("=")
         count = 0 if eq else _MPIRUN_VALUES.get(name, 0)
         values = [inline] if eq else argv[i + 1 : i + 1 + count]
-        if name in ("-np", "-n", "-c", "--np") and values and values[0].isdigit():
+        if name in ("-np", "-n", "-c", "--np") and values and (values[0].isascii() and values[0].isdigit()):
             ranks = int(values[0])
         elif name == "-x" and values:
             key, has, val = values[0].partition("=")
@@ -273,7 +273,7 @@ def mpi_from_launcher(launcher: ir.Launcher) -> MpiLine:
     dropped = []
     for kv in launcher.options:
         key = kv.key if kv.key.startswith("-") else ("--" if len(kv.key) > 1 else "-") + kv.key
-        if kv.key.lstrip("-") in ("np", "n", "c") and kv.value.isdigit():
+        if kv.key.lstrip("-") in ("np", "n", "c") and (kv.value.isascii() and kv.value.isdigit()):
             ranks = int(kv.value)
         elif kv.key.lstrip("-") == "x":
             name, has, val = kv.value.partition("=")

@@ -55,7 +55,7 @@ def _groups(job: ir.Job) -> list[tuple[ir.Component, dict[str, str]]]:
     for comp in job.components:
         hints = _hints(comp)
         seen.setdefault(hints.get("MIGRATE_HET_GROUP", "0"), (comp, hints))
-    return [seen[k] for k in sorted(seen, key=lambda g: int(g) if g.isdigit() else 0)]
+    return [seen[k] for k in sorted(seen, key=lambda g: int(g) if (g.isascii() and g.isdigit()) else 0)]
 
 
 def array_spec(ranges: str) -> str | None:
@@ -63,7 +63,7 @@ def array_spec(ranges: str) -> str | None:
     items = []
     for run in ranges.split():
         parts = run.split(":")
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        if len(parts) != 3 or not all((p.isascii() and p.isdigit()) for p in parts):
             return None
         start, step, count = (int(p) for p in parts)
         if count <= 1:
@@ -125,7 +125,7 @@ def _job_options(ctx: Context, h: Header, hints: dict[str, str]) -> None:
         if hints.get(env):
             _add(ctx, h, long, hints[env], f"env {env}")
     limit = hints.get("MIGRATE_TIME_LIMIT")
-    seconds = int(limit) if limit and limit.isdigit() else job.time_limit_s
+    seconds = int(limit) if limit and (limit.isascii() and limit.isdigit()) else job.time_limit_s
     if seconds:
         _add(ctx, h, "time", sbatch.format_time(seconds), "activeDeadlineSeconds")
     ranges = hints.get("MIGRATE_ARRAY_RANGES")
@@ -154,7 +154,7 @@ def _component_options(
 ) -> None:
     def number(name: str) -> int | None:
         value = hints.get(name, "")
-        return int(value) if value.isdigit() else None
+        return int(value) if (value.isascii() and value.isdigit()) else None
 
     nodes = number("SLURM_JOB_NUM_NODES") or sum(
         max(1, c.replicas) for c in ctx.job.components if _hints(c) == hints

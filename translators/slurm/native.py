@@ -202,7 +202,11 @@ def _raw_options(ctx: Context, components: list[Header]) -> None:
         index = 0
         if " het" in item.origin:
             digits = item.origin.rsplit("het", 1)[1]
-            index = int(digits) if digits.isdigit() and int(digits) < len(components) else 0
+            index = (
+                int(digits)
+                if (digits.isascii() and digits.isdigit()) and int(digits) < len(components)
+                else 0
+            )
         spelled = f"{item.key}={item.value}" if item.value else item.key
         option, _ = sbatch.lookup_long(item.key.lstrip("-")) if item.key.startswith("--") else (None, ())
         if item.key in _NOT_IN_SCRIPTS or option is None:

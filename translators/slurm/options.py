@@ -381,7 +381,7 @@ def parse_signal(text: str) -> ir.Signal:
         raise ValueError(f"invalid signal {text!r}: expected [{{R|B}}:]SIG[@seconds]")
     flags = m.group("flags") or ""
     sig = m.group("sig").upper()
-    if sig.isdigit():
+    if sig.isascii() and sig.isdigit():
         number = int(sig)
         if not 1 <= number <= 64:
             raise ValueError(f"invalid signal number {number}")
