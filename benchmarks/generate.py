@@ -108,6 +108,16 @@ def generate(out: Path, files: int, seed: int = 7, repo: Path = REPO) -> list[Pa
     return written
 
 
+def change_files(site: Path, share: float, seed: int) -> int:
+    """Append a comment line to ``share`` of the files: new content, same meaning."""
+    files = sorted(p for p in site.rglob("*") if p.is_file() and p.name != "migrate.yaml")
+    chosen = random.Random(seed).sample(files, max(1, round(len(files) * share)))
+    for n, path in enumerate(chosen):
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"\n# edited for benchmark round {n}\n")
+    return len(chosen)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -115,7 +125,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--change", type=float, metavar="SHARE", help="edit this share of an existing site")
     args = parser.parse_args(argv)
+    if args.change:
+        print(f"{change_files(args.out, args.change, args.seed)} files changed under {args.out}")
+        return
     written = generate(args.out, args.files, args.seed)
     print(f"{len(written)} files under {args.out}")
 

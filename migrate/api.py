@@ -15,7 +15,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from migrate import graph_export, init_config, plan, scan, siteconfig, slurmcheck, translate
+from migrate import cache, graph_export, init_config, plan, scan, siteconfig, slurmcheck, translate
 from migrate.graph import build_graph
 from migrate.inventory import Inventory, InventoryError, parse_inventory
 from migrate.outputs import OutputError, OutputTree
@@ -28,6 +28,11 @@ from migrate.translators.kubernetes import validate as k8s_validate
 from migrate.usage import AccountingError, AccountingFile, parse_accounting
 
 TARGETS = {"kubernetes": "to_kubernetes", "slurm": "to_slurm"}
+
+
+def default_scan_options() -> scan.ScanOptions:
+    """Commands re-read only what changed since the last scan (the cache is keyed by content)."""
+    return scan.ScanOptions(cache=cache.default_dir())
 
 
 class UsageError(Exception):
@@ -102,7 +107,7 @@ def run_plan(
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scan.scan(paths, options or scan.ScanOptions())
+    result = scan.scan(paths, options or default_scan_options())
     the_plan = plan.build_plan(result.jobs, direction, site, usage=usage, inventory=clusters)
     written: list[str] = []
     if out:
@@ -127,7 +132,7 @@ def run_graph(
     options: scan.ScanOptions | None = None,
 ) -> GraphRun:
     site, _ = load_config(config, paths)
-    result = scan.scan(paths, options or scan.ScanOptions())
+    result = scan.scan(paths, options or default_scan_options())
     graph = build_graph(result.jobs, site)
     buffer = io.BytesIO()
     graph_export.to_graphml(graph, buffer)
@@ -168,7 +173,7 @@ def run_report(
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scan.scan(paths, options or scan.ScanOptions())
+    result = scan.scan(paths, options or default_scan_options())
     fidelity = fidelity_counts(translations) or None
     the_plan = plan.build_plan(result.jobs, direction, site, fidelity, usage=usage, inventory=clusters)
     graph = build_graph(result.jobs, site)
@@ -220,7 +225,7 @@ def run_translate(
 ) -> TranslateRun:
     direction_for(target)
     site, _ = load_config(config, paths)
-    result = scan.scan(paths, options or scan.ScanOptions())
+    result = scan.scan(paths, options or default_scan_options())
     wanted = _SOURCE_FORMAT[target]
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]
@@ -267,7 +272,7 @@ def run_init(
     options: scan.ScanOptions | None = None,
 ) -> InitRun:
     """Write a starter ``migrate.yaml`` from a scan of ``paths``."""
-    result = scan.scan(paths, options or scan.ScanOptions())
+    result = scan.scan(paths, options or default_scan_options())
     text = init_config.render_starter(result.jobs, site)
     siteconfig.parse_site_config_text(text, out)  # what init writes, plan and translate must read
     tree = OutputTree()

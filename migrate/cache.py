@@ -12,14 +12,15 @@ path (readers use the path only as an opaque id), so one entry serves the
 same content wherever it lives: :func:`stamp` puts the real path back.
 
 Where: ``$MIGRATE_CACHE_DIR``, else ``$XDG_CACHE_HOME/migrate``, else
-``~/.cache/migrate``; one SQLite file in that folder, about 4 KB per file
-scanned. SQLite rather than one file per entry: a warm scan of 100,000 files
+``~/.cache/migrate``; one SQLite file per code version in that folder, about
+4 KB per file scanned (files of other versions unused for two weeks are
+removed). SQLite rather than one file per entry: a warm scan of 100,000 files
 costs about 2,000 indexed batch reads in one open file instead of 100,000
 opens, a killed run leaves only whole transactions behind, and two scans can
 share the folder (WAL). Rows carry a checksum, so a damaged row reads as a
 miss; a cache that cannot be opened is treated as empty, a file that is not a
-database is replaced, a read-only one is only read. Entries are never evicted:
-deleting the folder is always safe.
+database is replaced, a read-only one is only read. Deleting the folder is
+always safe.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import json
 import os
 import sqlite3
 import sys
+import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -44,14 +46,24 @@ from migrate import __version__, ir
 
 ENV_VAR = "MIGRATE_CACHE_DIR"
 SCHEMA = 2
-DB_NAME = f"scan-cache-{SCHEMA}.sqlite3"  # a new layout gets a new file, never a clash
+DB_PREFIX = "scan-cache-"
+UNUSED_DAYS = 14  # cache files of other code versions untouched this long are removed
 # Stands for the display path inside cached results; cannot occur in a path from the walk.
 PATH_TOKEN = "\x00migrate-path\x00"
 PATH_TOKEN_JSON = json.dumps(PATH_TOKEN)[1:-1]
 _FLUSH_EVERY = 512
 
 # The code a scan result depends on, relative to the migrate package and to migrate.translators.
-_CORE_MODULES = ("ir.py", "serialize.py", "diagnostics.py", "secrets.py", "scan.py", "cache.py")
+_CORE_MODULES = (
+    "ir.py",
+    "serialize.py",
+    "diagnostics.py",
+    "secrets.py",
+    "scan.py",
+    "scan_pool.py",
+    "jsonstream.py",
+    "cache.py",
+)
 _READER_PACKAGES = ("slurm", "shell", "kubernetes")
 
 
@@ -74,7 +86,7 @@ def code_fingerprint() -> bytes:
             files.extend(sorted((Path(root) / package).rglob("*.py")))
     digest = hashlib.blake2b(digest_size=20)
     for path in files:
-        digest.update(path.name.encode() + b"\0")
+        digest.update(f"{path.parent.name}/{path.name}".encode() + b"\0")
         try:
             digest.update(path.read_bytes())
         except OSError:
@@ -98,7 +110,7 @@ def entry_key(data: bytes, job_like: bool, max_bytes: int) -> bytes:
     """The cache key of a file's bytes, read under the given name rule and size limit."""
     digest = hashlib.blake2b(_salt(), digest_size=24)
     digest.update(b"J" if job_like else b"-")
-    digest.update(max_bytes.to_bytes(8, "little"))
+    digest.update(f"{max_bytes}|".encode())
     digest.update(data)
     return digest.digest()
 
@@ -117,7 +129,24 @@ def stamp(fragment: str, display: str) -> str:
 
 
 def db_path(directory: str | os.PathLike[str]) -> str:
-    return os.path.join(os.fspath(directory), DB_NAME)
+    """One file per table layout and code version: a new version never mixes with an old one."""
+    return os.path.join(os.fspath(directory), f"{DB_PREFIX}{SCHEMA}-{code_fingerprint().hex()[:12]}.sqlite3")
+
+
+def prune(directory: str | os.PathLike[str], keep: str, unused_days: float = UNUSED_DAYS) -> None:
+    """Remove the cache files of other code versions that no scan used for ``unused_days``."""
+    limit = time.time() - unused_days * 86400
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(directory, name)
+        if not name.startswith(DB_PREFIX) or path.startswith(keep):
+            continue
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_mtime < limit:
+                os.remove(path)
 
 
 def _checksum(fragment: bytes, facts: bytes) -> int:
@@ -137,6 +166,8 @@ class ScanCache:
         self._pending: list[tuple[bytes, bytes, str, int]] = []
         self._writable = True
         self._conn = self._open()
+        if self._writable:
+            prune(os.path.dirname(self.path), keep=self.path)
 
     def _open(self) -> sqlite3.Connection | None:
         with contextlib.suppress(OSError):  # an unwritable place: opened read-only below, if at all

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Tests (and the CLI runs they start) never touch the user's scan cache.
+os.environ["MIGRATE_CACHE_DIR"] = tempfile.mkdtemp(prefix="migrate-test-cache-")
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus"
@@ -36,7 +40,7 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> Path:
 def corpus_inputs() -> list[str]:
     """Every input file of the corpus, as a path relative to the repository."""
     found: list[str] = []
-    for top in ("cases", "sample-site"):
+    for top in ("cases", "sample-site", "adversarial"):
         for dirpath, dirnames, filenames in os.walk(CORPUS / top):
             dirnames.sort()
             for name in sorted(filenames):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,20 @@ def test_the_corpus_reads_the_same_through_the_cache(tmp_path: Path) -> None:
         cached = scan.scan([corpus], ScanOptions(jobs=1, cache=str(tmp_path / "cache")))
         assert cached.files == plain.files
         assert cached.to_dict() == plain.to_dict()
+
+
+def test_files_of_other_code_versions_go_when_unused(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    stale, recent, unrelated = (
+        folder / n for n in ("scan-cache-2-0000.sqlite3", "scan-cache-2-1111.sqlite3", "notes")
+    )
+    month_ago = time.time() - 30 * 86400
+    for path in (stale, recent, unrelated):
+        path.write_text("x")
+    for path in (stale, unrelated):
+        os.utime(path, (month_ago, month_ago))
+    cache.ScanCache(folder).close()
+    assert not stale.exists()
+    assert recent.exists() and unrelated.exists()
+    assert Path(cache.db_path(folder)).exists()
