@@ -946,3 +946,22 @@ def test_the_writer_never_raises_and_its_options_parse(
             if path.endswith(".sbatch"):
                 problems = [p for p in slurmcheck.header_problems(text, path) if "template" not in p]
                 assert problems == [], text
+
+
+def test_a_name_of_line_breaks_falls_back_to_the_folder_name() -> None:
+    # '\x85' is a line break to str.splitlines: the directive would carry an empty name.
+    from migrate import ir as _ir
+    from migrate.translate import translate_jobs as _translate
+
+    container = _ir.Container(image="busybox", command=("true",))
+    job = _ir.Job(
+        "m.yaml#Job/x",
+        _ir.SourceRef("m.yaml", "kubernetes"),
+        "Job",
+        name="\x85",
+        api_version="batch/v1",
+        components=(_ir.Component(containers=(container,)),),
+    )
+    (t,) = _translate([job], to="slurm").translations
+    script = t.files["job.sbatch"]
+    assert f"#SBATCH --job-name={t.name}" in script

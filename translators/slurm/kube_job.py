@@ -79,7 +79,7 @@ def _script(
     filename = "job.sbatch" if not staged else f"{stage.name.removeprefix(ctx.name + '-')}.sbatch"
     script = Script(filename, stage.name, [Header() for _ in stage.parts], after=list(stage.after))
     first = script.header
-    first.add("job-name", stage.name if staged else (job.name or ctx.name))
+    first.add("job-name", _printable_name(stage.name if staged else job.name, ctx.name))
     if place.partition:
         first.add(
             "partition", place.partition, "" if place.status == "mapped" else f"approximated: {place.reason}"
@@ -386,3 +386,9 @@ def _part_lines(
 
 
 __all__ = ["translate"]
+
+
+def _printable_name(name: str | None, fallback: str) -> str:
+    """The job name as one directive word; a name of only blanks or line breaks uses ``fallback``."""
+    text = " ".join((name or "").splitlines()).replace("\0", "").strip()
+    return text or fallback
