@@ -197,12 +197,6 @@ def test_export_value_with_a_dollar_or_braces_reaches_the_pod(tmp_path: Path, va
 
 
 @needs_bash
-@pytest.mark.xfail(
-    strict=True,
-    reason="translators/kubernetes/shims.py ENTRYPOINT expands --output patterns with ${p//%x/$NAME}: "
-    "bash 5.2 (patsub_replacement) turns '&' in the replacement into the matched '%x'; "
-    'quote it: ${p//%x/"$NAME"}',
-)
 def test_output_pattern_takes_the_job_name_literally(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()

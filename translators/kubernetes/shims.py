@@ -97,13 +97,13 @@ __m_expand() {
   local p=$1 user=${USER:-}
   [ -n "$user" ] || user=$(id -un 2>/dev/null || echo user)
   p=${p//%%/$'\001'}
-  p=${p//%A/${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}}
-  p=${p//%a/${SLURM_ARRAY_TASK_ID:-4294967294}}
-  p=${p//%j/$SLURM_JOB_ID}
-  p=${p//%x/${SLURM_JOB_NAME:-job}}
-  p=${p//%N/${SLURMD_NODENAME%%.*}}
-  p=${p//%n/$SLURM_NODEID}
-  p=${p//%u/$user}
+  p=${p//%A/"${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}"}
+  p=${p//%a/"${SLURM_ARRAY_TASK_ID:-4294967294}"}
+  p=${p//%j/"$SLURM_JOB_ID"}
+  p=${p//%x/"${SLURM_JOB_NAME:-job}"}
+  p=${p//%N/"${SLURMD_NODENAME%%.*}"}
+  p=${p//%n/"$SLURM_NODEID"}
+  p=${p//%u/"$user"}
   p=${p//%t/0}
   p=${p//%s/batch}
   p=${p//$'\001'/%}
