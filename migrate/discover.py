@@ -157,3 +157,7 @@ def _walk_dir(root: str, root_real: str) -> Iterator[Candidate | Skipped]:
                 continue
             if stat.S_ISREG(st.st_mode):
                 yield Candidate(full, full, st.st_size)
+    # os.walk reports a folder it cannot list only through onerror, after the last yield
+    for err in errors:
+        shown = err.filename if isinstance(err.filename, str) else root
+        yield Skipped(shown, Diagnostic("FILE-UNREADABLE", "error", f"cannot list: {err.strerror}", shown))

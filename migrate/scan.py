@@ -13,12 +13,14 @@ results as objects.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from migrate import ir
 from migrate.diagnostics import SEVERITIES, Collector, Diagnostic
@@ -215,12 +217,24 @@ def read_text(text: str, path: str, fmt: str, diags: Collector) -> list[ir.Job]:
     return reader.read(text, path, diags)
 
 
+def _open_regular(path: str) -> IO[bytes]:
+    """Open for reading without blocking: a file swapped for a FIFO or a device is refused."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (changed while scanned)")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | None:
     """A file's whole content, or the result for a file that is not read (unreadable, binary, too big)."""
     path = candidate.display
     diags = Collector(path)
     try:
-        with open(candidate.path, "rb") as fh:
+        with _open_regular(candidate.path) as fh:
             head = fh.read(min(SNIFF_BYTES, options.max_bytes + 1))
             over = candidate.size > options.max_bytes
             rest = b"" if over else fh.read(options.max_bytes + 1 - len(head))

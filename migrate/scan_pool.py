@@ -20,6 +20,7 @@ import itertools
 import multiprocessing
 import multiprocessing.pool
 import os
+import signal
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
@@ -142,7 +143,12 @@ def _start_pool(workers: int) -> multiprocessing.pool.Pool:
     # fork: workers start at once and inherit the imported readers; elsewhere the default.
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    return context.Pool(workers)
+    return context.Pool(workers, initializer=_ignore_sigint)
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C is the parent's to handle; workers would each print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Window:

@@ -283,11 +283,6 @@ def test_unreadable_file_and_folder_are_reported_and_the_rest_is_read(
     assert [j.name for j in result.jobs] == ["good", "zz"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="migrate/discover.py _walk_dir reports os.walk errors only at the next folder: "
-    "an unlistable folder walked last is never reported",
-)
 def test_unlistable_folder_walked_last_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "locked").mkdir()
     (tmp_path / "a_good.sbatch").write_bytes(GOOD_SBATCH)
@@ -297,12 +292,17 @@ def test_unlistable_folder_walked_last_is_reported(tmp_path: Path, monkeypatch: 
 
 def _refuse(monkeypatch: pytest.MonkeyPatch) -> None:
     """As root, permissions stop nothing: make open and scandir refuse two paths instead."""
-    real_open, real_scandir = builtins.open, os.scandir
+    real_open, real_os_open, real_scandir = builtins.open, os.open, os.scandir
 
     def refusing_open(file: Any, *args: Any, **kwargs: Any) -> Any:
         if str(file).endswith("secret.sbatch"):
             raise PermissionError(errno.EACCES, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
+
+    def refusing_os_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file).endswith("secret.sbatch"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_os_open(file, *args, **kwargs)
 
     def refusing_scandir(path: Any = ".") -> Any:
         if str(path).endswith("locked"):
@@ -310,6 +310,7 @@ def _refuse(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_scandir(path)
 
     monkeypatch.setattr(builtins, "open", refusing_open)
+    monkeypatch.setattr(os, "open", refusing_os_open)
     monkeypatch.setattr(os, "scandir", refusing_scandir)
 
 
@@ -357,11 +358,6 @@ def test_file_changing_between_listing_and_reading(
     assert "good" in [j.name for j in result.jobs]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="migrate/scan.py load() opens the file with a blocking open(): a file swapped for a named "
-    "pipe between the walk and the read hangs the scan",
-)
 def test_file_swapped_for_a_named_pipe_does_not_hang(probe: Probe, tmp_path: Path) -> None:
     fifo = tmp_path / "bad.sbatch"
     os.mkfifo(fifo)
