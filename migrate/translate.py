@@ -138,6 +138,25 @@ class Writer(Protocol):
     def translate_wrapper(self, job: ir.Job, name: str) -> Translation: ...
 
 
+def wrapper_translation(job: ir.Job, name: str, target: str, what_submit_does: str) -> Translation:
+    """A submit script: no artifact of its own; its sbatch calls become the order of submit.sh."""
+    t = Translation(
+        job.id,
+        job.source.path,
+        job.source.line,
+        target,
+        "submit.sh",
+        "a wrapper that submits other jobs: its order is kept in submit.sh",
+        name,
+    )
+    for sub in job.submits:
+        t.fidelity.approximated(f"sbatch {sub.script or '--wrap'}", what_submit_does, sub.line)
+    t.fidelity.approximated(
+        "wrapper script", "only its sbatch calls are translated; other commands in it are not run"
+    )
+    return t
+
+
 def writer_for(target: str) -> Writer:
     if target not in WRITERS:
         raise ValueError(f"unknown target {target!r}; expected one of {', '.join(sorted(WRITERS))}")

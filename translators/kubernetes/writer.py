@@ -24,7 +24,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import APPROXIMATED, MAPPED, Entry
 from migrate.siteconfig import SiteConfig
-from migrate.translate import Edge, Translation, WaitTarget
+from migrate.translate import Edge, Translation, WaitTarget, wrapper_translation
 from migrate.translators.slurm import directives
 
 from . import (
@@ -360,25 +360,9 @@ def _env_names(manifests: list[Manifest]) -> set[str]:
 
 def translate_wrapper(job: ir.Job, name: str) -> Translation:
     """A submit script: its sbatch calls become the order of submit.sh; it has no manifest itself."""
-    t = Translation(
-        job.id,
-        job.source.path,
-        job.source.line,
-        TARGET,
-        "submit.sh",
-        "a wrapper that submits other jobs: its order is kept in submit.sh",
-        name,
+    return wrapper_translation(
+        job, name, TARGET, "submit.sh applies the translated job and waits for its dependencies"
     )
-    for sub in job.submits:
-        t.fidelity.approximated(
-            f"sbatch {sub.script or '--wrap'}",
-            "submit.sh applies the translated job and waits for its dependencies",
-            sub.line,
-        )
-    t.fidelity.approximated(
-        "wrapper script", "only its sbatch calls are translated; other commands in it are not run"
-    )
-    return t
 
 
 def render_shared(translations: list[Translation], config: SiteConfig | None) -> dict[str, str]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.siteconfig import SiteConfig
-from migrate.translate import Edge, Translation
+from migrate.translate import Edge, Translation, wrapper_translation
 
 from . import chain, kube_job, migrated, native, scron
 from .context import Context, runtime_for
@@ -168,25 +168,9 @@ def _job_submit(name: str, plan: SlurmPlan) -> str:
 
 def translate_wrapper(job: ir.Job, name: str) -> Translation:
     """A submit script: already Slurm; its sbatch calls become the order of submit.sh."""
-    t = Translation(
-        job.id,
-        job.source.path,
-        job.source.line,
-        TARGET,
-        "submit.sh",
-        "a wrapper that submits other jobs: its order is kept in submit.sh",
-        name,
+    return wrapper_translation(
+        job, name, TARGET, "submit.sh submits the translated job with its dependencies"
     )
-    for sub in job.submits:
-        t.fidelity.approximated(
-            f"sbatch {sub.script or '--wrap'}",
-            "submit.sh submits the translated job with its dependencies",
-            sub.line,
-        )
-    t.fidelity.approximated(
-        "wrapper script", "only its sbatch calls are kept; other commands in it are not run"
-    )
-    return t
 
 
 def render_shared(translations: list[Translation], config: SiteConfig | None) -> dict[str, str]:
