@@ -965,3 +965,20 @@ def test_a_name_of_line_breaks_falls_back_to_the_folder_name() -> None:
     (t,) = _translate([job], to="slurm").translations
     script = t.files["job.sbatch"]
     assert f"#SBATCH --job-name={t.name}" in script
+
+
+def test_a_blank_name_is_kept_as_written() -> None:
+    from migrate import ir as _ir
+    from migrate.translate import translate_jobs as _translate
+
+    container = _ir.Container(image="busybox", command=("true",))
+    job = _ir.Job(
+        "m.yaml#Job/y",
+        _ir.SourceRef("m.yaml", "kubernetes"),
+        "Job",
+        name=" ",
+        api_version="batch/v1",
+        components=(_ir.Component(containers=(container,)),),
+    )
+    (t,) = _translate([job], to="slurm").translations
+    assert f"--job-name={t.name}" not in t.files["job.sbatch"]

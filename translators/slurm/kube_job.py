@@ -389,6 +389,6 @@ __all__ = ["translate"]
 
 
 def _printable_name(name: str | None, fallback: str) -> str:
-    """The job name as one directive word; a name of only blanks or line breaks uses ``fallback``."""
-    text = " ".join((name or "").splitlines()).replace("\0", "").strip()
+    """The job name as one directive line; a name of only line breaks or NULs uses ``fallback``."""
+    text = " ".join((name or "").splitlines()).replace("\0", "")
     return text or fallback
