@@ -7,9 +7,16 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 # Tests (and the CLI runs they start) never touch the user's scan cache.
 os.environ["MIGRATE_CACHE_DIR"] = tempfile.mkdtemp(prefix="migrate-test-cache-")
+
+# CI runs property tests with fixed examples, so that a result never depends on the draw;
+# local runs keep exploring new ones.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus"
