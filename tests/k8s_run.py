@@ -35,8 +35,37 @@ def pod_specs(obj: Any) -> list[dict[str, Any]]:
     return found
 
 
+def kubelet_expand(value: str, defined: dict[str, str]) -> str:
+    """What the kubelet makes of an env value: '$$' is '$', '$(NAME)' the value of an earlier entry."""
+    out, i = [], 0
+    while i < len(value):
+        if value[i] != "$" or i + 1 == len(value):
+            out.append(value[i])
+            i += 1
+        elif value[i + 1] == "$":
+            out.append("$")
+            i += 2
+        elif value[i + 1] == "(" and ")" in value[i + 2 :]:
+            close = value.index(")", i + 2)
+            name = value[i + 2 : close]
+            out.append(defined.get(name, value[i : close + 1]))
+            i = close + 1
+        elif value[i + 1] == "(":  # an unclosed reference stays as written
+            out.append("$(")
+            i += 2
+        else:
+            out.append(value[i : i + 2])
+            i += 2
+    return "".join(out)
+
+
 def literal_env(container: dict[str, Any]) -> dict[str, str]:
-    return {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+    """The literal env entries as the container sees them, after the kubelet's expansion."""
+    seen: dict[str, str] = {}
+    for e in container.get("env", []):
+        if "value" in e:
+            seen[e["name"]] = kubelet_expand(e["value"], seen)
+    return seen
 
 
 def install(configmap: dict[str, Any], root: Path, script: str | None = None) -> Path:

@@ -19,7 +19,9 @@ from migrate import ir
 from migrate.secrets import REDACTED, looks_like_secret
 
 from ..shell.analyze import analyze
+from ..shell.conceal import Concealed, analyzed, conceal_argv
 from ..shell.facts import BodyFacts
+from ..shell.redact import looks_like_credential
 from . import kinds
 from .manifest_commands import shell_script
 from .manifest_fields import ObjectView, Path, fmt_path
@@ -42,6 +44,7 @@ class ShellBody:
     line: int
     facts: BodyFacts
     is_script: bool = True  # False for an argv read as one command line
+    argv: tuple[str, ...] = ()  # the container's command + args, literal credentials replaced
 
 
 @dataclass
@@ -195,6 +198,9 @@ def _read_container(
     args, args_paths = _words(view, (*cpath, "args"))
     mounts = _mounts(view, cpath, volumes, facts)
     words, word_paths = command + args, command_paths + args_paths
+    body = _program(view, words, word_paths, mounts) if words else None
+    if body is not None:  # the IR keeps the argv with references, never a literal credential
+        command, args = list(body.argv[: len(command)]), list(body.argv[len(command) :])
     facts.containers.append(
         ir.Container(
             image=image or "",
@@ -210,9 +216,9 @@ def _read_container(
     env = _environment(view, cpath)
     facts.environment.extend(env)
     _monitoring(image, env, line, facts)
-    if words:
-        facts.bodies.append(_program(view, words, word_paths, mounts))
-        facts.launchers.extend(facts.bodies[-1].facts.launchers)
+    if body is not None:
+        facts.bodies.append(body)
+        facts.launchers.extend(body.facts.launchers)
     for ppath, _ in view.items((*cpath, "ports")):
         port = view.integer((*ppath, "containerPort"))
         if port is not None:
@@ -254,12 +260,19 @@ def _program(view: ObjectView, words: list[str], paths: list[Path], mounts: list
     """
     inline = shell_script(words)
     if inline is None:
-        text = shlex.join(words)
-        body = analyze_body("exec", text, view.value_line(paths[0]), view, is_script=False)
+        line = view.value_line(paths[0])
+        argv, hidden = conceal_argv(words, line)  # Kubernetes' own $(NAME) references
+        Concealed("", hidden).report(view.diags, view.job)
+        body = analyze_body("exec", shlex.join(argv), line, view, is_script=False)
+        body.facts = replace(
+            body.facts, environment=Concealed("", hidden).environment(body.facts.environment)
+        )
+        body.argv = tuple(argv)
     else:
         shell, script = inline
-        script_path = paths[words.index(script, 1)]
-        body = analyze_body(shell, script, view.value_line(script_path), view)
+        at = words.index(script, 1)
+        body = analyze_body(shell, script, view.value_line(paths[at]), view)
+        body.argv = (*words[:at], body.text, *words[at + 1 :])
     # Paths inside configuration mounts (a script from a ConfigMap, a secret file) are no storage.
     private = [m.target for m in mounts if m.kind not in _STORAGE_KINDS and m.target]
     storage = tuple(s for s in body.facts.storage if not _under_any(s.path, private))
@@ -273,7 +286,9 @@ def _under_any(path: str, roots: list[str]) -> bool:
 
 
 def analyze_body(shell: str, text: str, line: int, view: ObjectView, is_script: bool = True) -> ShellBody:
-    return ShellBody(shell, text, line, analyze(text, line, view.diags), is_script)
+    """Shell text read like a script body: literal credentials become references first."""
+    text, facts = analyzed(text, line, view.diags, view.job, lambda *a: analyze(*a))  # looked up per call
+    return ShellBody(shell, text, line, facts, is_script)
 
 
 # Environment
@@ -294,7 +309,8 @@ def _environment(view: ObjectView, cpath: Path) -> list[ir.EnvVar]:
             env.append(_env_reference(view, (*epath, "valueFrom"), name, line))
             continue
         value = view.string((*epath, "value")) or ""
-        if value and looks_like_secret(name) and not _ENV_REFERENCE.fullmatch(value):
+        secret_name = looks_like_secret(name) and not _ENV_REFERENCE.fullmatch(value)
+        if value and (secret_name or looks_like_credential(value)):
             view.diags.add(
                 "K8S-SECRET-LITERAL",
                 f"env {name} holds a literal credential; its value is not kept (use a secretKeyRef)",

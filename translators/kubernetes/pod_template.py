@@ -10,11 +10,15 @@ its size never matters for the pod spec.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from migrate import ir
 from migrate.names import dns1123_label
+from migrate.translators.shell.conceal import LITERAL_SECRET, SECRET_ORIGIN
+from migrate.translators.shell.redact import export_names_only, redact
+from migrate.translators.slurm import directives
 
 from . import images, pod_resources, shims, slurmenv
 from .job_policy import JobPolicy
@@ -47,34 +51,18 @@ def configmap_name(ctx: Context) -> str:
 
 
 def script_text(ctx: Context) -> str:
-    """The job script as written (header kept), with literal secrets taken out."""
+    """The job script: its header as written, the body as the IR holds it (credentials read from the env)."""
     job = ctx.job
-    text = ctx.source_text if job.kind == "sbatch" and ctx.source_text is not None else None
-    offset = 0
-    if text is None:
-        body = job.script.body if job.script is not None else ""
-        text = body if body.startswith("#!") else "#!/bin/bash\n" + body
-        first = job.script.first_command_line if job.script is not None else None
-        # line numbers in the IR count from the file; the body starts later
-        offset = (first or 1) - _first_command_index(text)
-    lines = text.split("\n")
-    for env in _all_env(job):
-        if env.secret is None or env.secret.kind != LITERAL_IN_SCRIPT or env.line is None:
-            continue
-        i = env.line - 1 - offset
-        if 0 <= i < len(lines) and f"{env.name}=" in lines[i]:
-            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-            lines[i] = (
-                f"{indent}: # migrate: {env.name} comes from Secret {_secret_name(env.secret)} (pod env)"
-            )
-    return "\n".join(lines)
-
-
-def _first_command_index(text: str) -> int:
-    for n, line in enumerate(text.split("\n"), 1):
-        if line.strip() and not line.lstrip().startswith("#"):
-            return n
-    return 1
+    body = job.script.body if job.script is not None else ""
+    body = redact(body, any_case=False)  # a no-op for a body the reader rewrote; a net for other IRs
+    if job.kind == "sbatch" and ctx.source_text is not None:
+        lines = directives.split_lines(ctx.source_text)
+        keep = len(lines) - body.count("\n")
+        if keep >= 0:
+            names = [e.name for e in job.environment if e.secret is not None and e.origin == "sbatch-export"]
+            header = [export_names_only(line, names) for line in lines[:keep]]
+            return "".join(line + "\n" for line in header) + body
+    return body if body.startswith("#!") else "#!/bin/bash\n" + body
 
 
 def read_source(path: str) -> str | None:
@@ -112,6 +100,10 @@ def script_configmap(ctx: Context) -> Manifest:
         "job.sh is the original script, unchanged; the other keys are the entrypoint "
         "that sets SLURM_* and the srun/scontrol shims",
     )
+    if ctx.secret_keys or any(_literal(e) for e in _all_env(ctx.job)):
+        manifest.note(
+            ("data",), "job.sh reads the credentials it wrote out literally from the pod env instead"
+        )
     return manifest
 
 
@@ -135,23 +127,46 @@ def _all_env(job: ir.Job) -> list[ir.EnvVar]:
     return list(seen.values())
 
 
+def _literal(env: ir.EnvVar) -> bool:
+    return env.secret is not None and env.secret.kind == LITERAL_SECRET
+
+
 def _secret_name(ref: ir.SecretRef) -> str:
     return dns1123_label(ref.name.replace("_", "-"), 253, "secret")
 
 
-_POD_ORIGINS = frozenset({"sbatch-export", "env", "envFrom", "fieldRef"})
-LITERAL_IN_SCRIPT = "literal-in-script"
+def credentials_secret(ctx: Context) -> str:
+    """The one Secret per job that holds the credentials its files wrote out literally."""
+    return dns1123_label(f"{ctx.name}-credentials", 253, "credentials")
+
+
+_POD_ORIGINS = frozenset({"sbatch-export", "env", "envFrom", "fieldRef", SECRET_ORIGIN})
+LITERAL_IN_SCRIPT = LITERAL_SECRET
+
+
+_KUBELET_DOLLAR = re.compile(r"\$(?=[$(])")
+
+
+def literal_value(value: str) -> str:
+    """An env value the kubelet passes on unchanged.
+
+    The kubelet reads '$(NAME)' as a reference and '$$' as '$', and keeps '$' before any other
+    character with that character: doubling each '$' that a '$' or '(' follows is enough.
+    """
+    return _KUBELET_DOLLAR.sub("$$", value)
 
 
 def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[str, Any]]:
     """Env entries for the user's variables; fidelity once per variable (component 0 records).
 
     Variables the script sets itself stay in the script. A credential written
-    as a literal in the script is taken out of it (see ``script_text``) and
-    comes from a Secret instead; never is a secret value written.
+    as a literal (in the script or an --export list) was replaced by the reader
+    with a variable the script reads; that variable comes from the job's
+    Secret. Never is a secret value written.
     """
     out: list[dict[str, Any]] = []
     record = index == 0
+    provided: set[str] = set()
     for env in (*ctx.job.environment, *comp.environment):
         item = f"env {env.name}"
         ref = env.secret
@@ -160,8 +175,16 @@ def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[
                 ctx.fidelity.mapped(
                     item, "computed by the script at run time; the command must work in the pod", env.line
                 )
+        elif ref is not None and ref.kind == LITERAL_SECRET:
+            name = credentials_secret(ctx)
+            if ref.name not in provided:
+                provided.add(ref.name)
+                out.append({"name": ref.name, "valueFrom": {"secretKeyRef": {"name": name, "key": ref.name}}})
+            if record:
+                ctx.fidelity.mapped(item, f"secretKeyRef {name}/{ref.name} (never a literal)", env.line)
+                ctx.secret_keys.setdefault(name, []).append((ref.name, env.line))
         elif ref is not None:
-            key = ref.key if ref.key and ref.kind != LITERAL_IN_SCRIPT else env.name
+            key = ref.key or env.name
             name = _secret_name(ref)
             kind = "configMapKeyRef" if ref.kind == "configMap" else "secretKeyRef"
             out.append({"name": env.name, "valueFrom": {kind: {"name": name, "key": key}}})
@@ -191,6 +214,21 @@ def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[
     return out
 
 
+def report_credentials(ctx: Context) -> None:
+    """One TRANSLATE-SECRET per job Secret: its keys and how to create it, never a value."""
+    for name, keys in ctx.secret_keys.items():
+        unique = list(dict.fromkeys(k for k, _ in keys))
+        lines = [line for _, line in keys if line is not None]
+        literals = " ".join(f"--from-literal={k}=..." for k in unique)
+        ctx.diag(
+            "TRANSLATE-SECRET",
+            f"the job file wrote {len(unique)} credential(s) out literally; they are not copied. Create "
+            f"Secret {name!r} with key(s) {', '.join(unique)} before the job runs "
+            f"(kubectl create secret generic {name} {literals})",
+            min(lines) if lines else None,
+        )
+
+
 def build(
     ctx: Context,
     comp: ir.Component,
@@ -207,6 +245,7 @@ def build(
     io_env = policy.io_env
     env = slurmenv.environment(ctx, comp, index, topo, res.cpus, res.gpus, io_env)
     env += user_environment(ctx, comp, index)
+    env = [{**e, "value": literal_value(e["value"])} if "value" in e else e for e in env]
     mounts: list[dict[str, Any]] = [{"name": SCRIPT_VOLUME, "mountPath": slurmenv.MOUNT_DIR}]
     pod_volumes: list[dict[str, Any]] = [script_volume(ctx)]
     parts = PodParts(

@@ -86,6 +86,8 @@ class Context:
     covered: set[tuple[str, int]] = field(default_factory=set)  # options that have an entry
     option_texts: dict[tuple[str, int], str] = field(default_factory=dict)  # as written in the file
     source_text: str | None = None  # the job file, when it could be read again
+    # job Secret -> (key, line) of each credential the job file wrote out literally
+    secret_keys: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
 
     @classmethod
     def create(

@@ -25,6 +25,7 @@ from migrate.diagnostics import Collector
 from migrate.fidelity import APPROXIMATED, MAPPED, Entry
 from migrate.siteconfig import SiteConfig
 from migrate.translate import Edge, Translation, WaitTarget, wrapper_translation
+from migrate.translators.shell.redact import export_names_only
 from migrate.translators.slurm import directives
 
 from . import (
@@ -84,8 +85,21 @@ def _header_settings(ctx: Context) -> tuple[tuple[str, int, int, str], ...]:
             if 0 < number <= len(lines) and lines[number - 1].startswith("#SCRON"):
                 words += directives.tokenize(lines[number - 1][len("#SCRON") :], number)[0]
         settings, unknown = directives.parse_words(words, quiet)
-    out = [(st.option.long, st.component, st.line, _as_written(st.spelled, st.value)) for st in settings]
-    out += [(u.spelled.lstrip("-"), u.component, u.line, _as_written(u.spelled, u.value)) for u in unknown]
+    # credentials listed in an --export keep only their name, as in the ConfigMap's copy of the header
+    names = [e.name for e in job.environment if e.secret is not None and e.origin == "sbatch-export"]
+    out = [
+        (st.option.long, st.component, st.line, export_names_only(_as_written(st.spelled, st.value), names))
+        for st in settings
+    ]
+    out += [
+        (
+            u.spelled.lstrip("-"),
+            u.component,
+            u.line,
+            export_names_only(_as_written(u.spelled, u.value), names),
+        )
+        for u in unknown
+    ]
     return tuple(out)
 
 
@@ -120,6 +134,7 @@ def translate_job(
     _launchers(ctx, choice)
     _submissions(ctx, choice)
     _monitoring(ctx)
+    pod_template.report_credentials(ctx)
     slurmenv.record_script_variables(ctx, _env_names(manifests))
     coverage.sweep(ctx, settings)
     # in file order, as a reviewer reads the script; entries without a line keep their order at the end

@@ -2,28 +2,43 @@
 
 Command texts, option values and hook details are copied into the IR and
 from there into reports and generated manifests. A credential written
-literally in a script must not travel with them.
+literally in a script must not travel with them. The rules that say what a
+literal credential is live here; :mod:`.conceal` uses the same rules to
+rewrite a script so that it reads each one from the environment instead.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from migrate.secrets import REDACTED, looks_like_secret
 
-# Well-known token shapes, whatever variable holds them.
-_TOKEN = re.compile(
-    r"\b(?:hf_[A-Za-z0-9]{20,}|gh[opsru]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
-    r"sk-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{20,})"
+# Well-known token shapes, whatever variable holds them. Each is made of [A-Za-z0-9_-] only,
+# so a variable holding one expands to the same single word in any shell context.
+TOKEN_KINDS: tuple[tuple[str, str], ...] = (
+    ("HF_TOKEN", r"hf_[A-Za-z0-9]{20,}"),
+    ("GITHUB_TOKEN", r"gh[opsru]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"),
+    ("API_KEY", r"sk-[A-Za-z0-9_-]{20,}"),
+    ("AWS_ACCESS_KEY_ID", r"AKIA[0-9A-Z]{16}"),
+    ("SLACK_TOKEN", r"xox[abprs]-[A-Za-z0-9-]{10,}"),
+    ("GITLAB_TOKEN", r"glpat-[A-Za-z0-9_-]{20,}"),
 )
-_SLACK_PATH = re.compile(r"(hooks\.slack\.com/)[A-Za-z0-9/_-]+")
+TOKEN = re.compile(r"\b(?:" + "|".join(f"(?P<{kind}>{shape})" for kind, shape in TOKEN_KINDS) + ")")
+SLACK_PATH = re.compile(r"(?<=hooks\.slack\.com/)[A-Za-z0-9/_-]+")
+# An option whose value is a credential: its name ends with the credential's word (--token,
+# --hf-token, --api-key, --client-secret, --password); not --max-new-tokens, --token-file, --secret-name.
+SECRET_OPTION = re.compile(
+    r"--?(?:[A-Za-z0-9_-]*[-_])?(?:token|password|passwd|secret|api[_-]?key|(?:secret|access)[_-]?key)\Z",
+    re.IGNORECASE,
+)
 _ASSIGN = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|\"']+)")
-_SECRET_OPTION = re.compile(
+_OPTION_VALUE = re.compile(
     r"(--?[A-Za-z0-9_-]*(?:token|password|passwd|secret|api[_-]?key)[A-Za-z0-9_-]*)"
     r"([= ]+)(\"[^\"]*\"|'[^']*'|[^\s;&|]+)",
     re.IGNORECASE,
 )
-_WANDB_LOGIN = re.compile(r"(wandb\s+login(?:\s+--?[A-Za-z-]+)*\s+)([A-Za-z0-9]{20,})")
+WANDB_LOGIN = re.compile(r"(wandb\s+login(?:\s+--?[A-Za-z-]+)*\s+)([A-Za-z0-9]{20,})")
 
 
 def is_literal(value: str) -> bool:
@@ -35,7 +50,19 @@ def is_literal(value: str) -> bool:
 
 def looks_like_credential(value: str) -> bool:
     """A value shaped like a known token (Hugging Face, GitHub, OpenAI, AWS, Slack, GitLab)."""
-    return bool(_TOKEN.search(value))
+    return bool(TOKEN.search(value))
+
+
+def literal_credential(name: str, value: str) -> bool:
+    """``name=value`` sets a credential to a literal: a credential-like name, or a token-shaped value."""
+    return (looks_like_secret(name) and is_literal(value)) or (
+        "$" not in value and "`" not in value and looks_like_credential(value)
+    )
+
+
+def secret_option_value(option: str, value: str) -> bool:
+    """``--api-key VALUE``: the option takes a credential and the value is written out."""
+    return bool(SECRET_OPTION.match(option)) and is_literal(value) and not value.startswith("-")
 
 
 def _unquoted(value: str) -> str:
@@ -44,24 +71,42 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def redact(text: str) -> str:
-    """Replace literal credentials in a piece of shell text."""
+def redact(text: str, any_case: bool = True) -> str:
+    """Replace literal credentials in a piece of shell text.
+
+    ``any_case=False`` takes only upper-case names for variables, as in text that may be
+    another language's code (a here-document of Python: ``key=scores.get``).
+    """
     if not text:
         return text
 
     def assignment(m: re.Match[str]) -> str:
         name, value = m.group(1), m.group(2)
+        if not any_case and not name.isupper():
+            return m.group(0)
         if looks_like_secret(name) and is_literal(_unquoted(value)):
             return f"{name}={REDACTED}"
         return m.group(0)
 
     def option(m: re.Match[str]) -> str:
-        if is_literal(_unquoted(m.group(3))):
+        if secret_option_value(m.group(1), _unquoted(m.group(3))):
             return f"{m.group(1)}{m.group(2)}{REDACTED}"
         return m.group(0)
 
     text = _ASSIGN.sub(assignment, text)
-    text = _SECRET_OPTION.sub(option, text)
-    text = _WANDB_LOGIN.sub(lambda m: m.group(1) + REDACTED, text)
-    text = _SLACK_PATH.sub(lambda m: m.group(1) + REDACTED, text)
-    return _TOKEN.sub(REDACTED, text)
+    text = _OPTION_VALUE.sub(option, text)
+    text = WANDB_LOGIN.sub(lambda m: m.group(1) + REDACTED, text)
+    text = SLACK_PATH.sub(REDACTED, text)
+    return TOKEN.sub(REDACTED, text)
+
+
+def export_names_only(text: str, names: Iterable[str]) -> str:
+    """``--export=ALL,HF_TOKEN=abc`` as ``--export=ALL,HF_TOKEN``: listed credentials keep their name only.
+
+    A name without a value tells sbatch to take the variable from the environment, which is
+    where the translated job provides it; the rest of ``text`` is redacted as usual.
+    """
+    for name in names:
+        item = re.compile(rf"(?<=[=,\s]){re.escape(name)}=(\"[^\"]*\"|'[^']*'|[^,\s]*)")
+        text = item.sub(name.replace("\\", "\\\\"), text)
+    return redact(text)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.secrets import REDACTED
+from migrate.translators.shell.conceal import LITERAL_SECRET
 
 from . import kubevars
 from .context import CONFIG_DIR, SECRETS_DIR, Context
@@ -70,7 +71,12 @@ class EnvLines:
 
 def container_env(comp: ir.Component) -> list[ir.EnvVar]:
     """The env of the component's pod template (not variables the reader found in its scripts)."""
-    return [var for var in comp.environment if var.origin in CONTAINER_ORIGINS]
+    return [var for var in comp.environment if var.origin in CONTAINER_ORIGINS or _literal(var)]
+
+
+def _literal(var: ir.EnvVar) -> bool:
+    """A credential the reader took out of a script or an argv: the script now reads this variable."""
+    return var.secret is not None and var.secret.kind == LITERAL_SECRET
 
 
 def export_lines(
@@ -90,7 +96,11 @@ def export_lines(
         if not _NAME.match(var.name):
             ctx.fidelity.dropped(item, "not a valid shell variable name; bash cannot export it", line)
             continue
-        if var.secret is not None:
+        if _literal(var):
+            assert var.secret is not None
+            if not out.defined(var.secret.name):
+                _redacted(ctx, ir.replace(var, name=var.secret.name), out)
+        elif var.secret is not None:
             _reference(ctx, var, config_maps, out)
         elif var.origin == "fieldRef":
             _field(ctx, var, out)

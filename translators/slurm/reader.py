@@ -18,10 +18,11 @@ from typing import Any, cast
 
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
-from migrate.secrets import looks_like_secret
 
 from ..shell.analyze import analyze
+from ..shell.conceal import LITERAL_SECRET, analyzed
 from ..shell.facts import BodyFacts
+from ..shell.redact import literal_credential, redact
 from . import directives, options
 from .directives import Header, Setting, Unknown
 
@@ -146,8 +147,7 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
     body_start = (
         header.last_directive_line + 1 if header.last_directive_line else (2 if header.shebang else 1)
     )
-    body = _join(lines[body_start - 1 :])
-    facts = _analyze(body, body_start, diags, path)
+    body, facts = _analyze(_join(lines[body_start - 1 :]), body_start, diags, path)
     if facts.self_resubmit:
         diags.add(
             "SLURM-SELF-RESUBMIT",
@@ -163,8 +163,7 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
 
 def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
     start = 2 if lines and lines[0].startswith("#!") else 1
-    body = _join(lines[start - 1 :])
-    facts = _analyze(body, start, diags, path)
+    body, facts = _analyze(_join(lines[start - 1 :]), start, diags, path)
     builder = _JobBuilder(path, diags, 1, "#SBATCH")
     builder.merge_facts(facts)
     shebang = lines[0] if start == 2 else None
@@ -191,7 +190,15 @@ def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job
         if not stripped or stripped.startswith("#"):
             continue
         if _ENV_LINE.match(stripped):
-            pending_env.append(ir.RawItem(key="crontab-env", value=stripped, line=number, origin="scrontab"))
+            kept = redact(stripped)
+            if kept != stripped:
+                diags.add(
+                    "SHELL-SECRET-LITERAL",
+                    "a crontab variable holds a literal credential; its value was not kept",
+                    line=number,
+                    job=path,
+                )
+            pending_env.append(ir.RawItem(key="crontab-env", value=kept, line=number, origin="scrontab"))
             continue
         try:
             jobs.append(_scrontab_entry(stripped, number, path, pending, pending_env, diags))
@@ -228,20 +235,22 @@ def _scrontab_entry(
     builder = _JobBuilder(job_id, diags, 1, "#SCRON")
     builder.apply_all(tuple(settings), tuple(unknown))
     builder.raw.extend(env)
-    facts = _analyze(command + "\n", number, diags, job_id)
+    body, facts = _analyze(command + "\n", number, diags, job_id)
     builder.merge_facts(facts)
-    diags.add("SLURM-SCRONTAB-ENTRY", f"scrontab entry '{when}' runs {command[:80]}", line=number, job=job_id)
-    script = _script_info(None, command + "\n", facts, number)
+    shown = body.rstrip("\n")[:80]
+    diags.add("SLURM-SCRONTAB-ENTRY", f"scrontab entry '{when}' runs {shown}", line=number, job=job_id)
+    script = _script_info(None, body, facts, number)
     source = ir.SourceRef(path=path, format=FORMAT, line=words[0].line if words else number, end_line=number)
     return builder.build(source, SCRONTAB, script, schedule=ir.Schedule(cron=when, line=number))
 
 
-def _analyze(body: str, start_line: int, diags: Collector, job: str) -> BodyFacts:
+def _analyze(body: str, start_line: int, diags: Collector, job: str) -> tuple[str, BodyFacts]:
+    """The body with its literal credentials replaced by references, and what it does."""
     try:
-        return analyze(body, start_line, diags)
+        return analyzed(body, start_line, diags, job, lambda *a: analyze(*a))  # looked up per call
     except Exception as exc:  # the shell analysis is best effort; the directives still count
         diags.add("SHELL-UNPARSED", f"the shell body could not be analysed: {exc}", line=start_line, job=job)
-        return BodyFacts()
+        return redact(body), BodyFacts()
 
 
 def _join(lines: list[str]) -> str:
@@ -350,7 +359,7 @@ class _JobBuilder:
         if option.target == "raw":
             self.keep_raw(setting)
             return
-        if setting.dynamic:  # kept verbatim: only free-text fields can hold it
+        if setting.dynamic and not _literal_export(setting):  # kept verbatim: only free-text fields can
             if option.kind not in options.TEXT_KINDS or setting.value is None:
                 self.keep_raw(setting)
                 return
@@ -390,12 +399,13 @@ class _JobBuilder:
 
     def keep_raw(self, setting: Setting) -> None:
         origin = self._origin(setting.component)
-        self.raw.append(ir.RawItem(setting.option.spelling, setting.value or "", setting.line, origin))
+        value = redact(setting.value or "")  # an --export list that could not be read may hold one
+        self.raw.append(ir.RawItem(setting.option.spelling, value, setting.line, origin))
 
     def _bad_value(self, setting: Setting, reason: str) -> None:
         self.diags.add(
             "SLURM-BAD-VALUE",
-            f"{setting.spelled}={setting.value}: {reason}; kept as a raw item",
+            f"{setting.spelled}={redact(setting.value or '')}: {redact(reason)}; kept as a raw item",
             line=setting.line,
             job=self.job_id,
         )
@@ -622,14 +632,30 @@ def _export(b: _JobBuilder, s: Setting, value: object) -> None:
     b._set_job_level(s, "job", "export", spec.policy if spec.policy != "LIST" else names)
     b.environment = [e for e in b.environment if e.origin != "sbatch-export"]
     for name, literal in spec.variables:
-        b.environment.append(ir.EnvVar(name=name, value=literal, origin="sbatch-export", line=s.line))
-        if literal and looks_like_secret(name):
+        if literal and literal_credential(name, literal):
+            # the value is never kept: the translated job provides it from a secret
+            ref = ir.SecretRef(name=name, kind=LITERAL_SECRET)
+            b.environment.append(ir.EnvVar(name=name, secret=ref, origin="sbatch-export", line=s.line))
             b.diags.add(
                 "SHELL-SECRET-LITERAL",
-                f"--export sets {name} to a literal value; move it to a secret",
+                f"--export sets {name} to a literal credential; its value was not kept "
+                "(the translated job provides it from a secret)",
                 line=s.line,
                 job=b.job_id,
             )
+            continue
+        b.environment.append(ir.EnvVar(name=name, value=literal, origin="sbatch-export", line=s.line))
+
+
+def _literal_export(setting: Setting) -> bool:
+    """--export=NAME=value,...: sbatch takes '$' and template marks in a value literally."""
+    if setting.option.target != "job.export" or setting.value is None:
+        return False
+    try:
+        spec = options.parse_export(setting.value)
+    except ValueError:
+        return False
+    return all(name.isidentifier() for name, _ in spec.variables)
 
 
 def _topology(b: _JobBuilder, s: Setting, value: object) -> None:
