@@ -1,23 +1,28 @@
 """The `migrate` command line: options, one call into the library, rendering.
 
-This is the only module that imports typer or rich.
+This is the only module that imports typer or rich. Each command imports the
+library it needs when it runs, and rich is loaded on the first output: the
+readers, the planner and the report templates take most of a second to
+import, which ``migrate --help`` or a scan of three files should not pay.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from migrate import __version__, api, cache, jsonstream, scan
-from migrate.plan import plan_json
-from migrate.render import describe_time, job_row, shell_coverage
+from migrate import __version__
+from migrate.entrypoint import EXIT_INTERRUPTED, INTERRUPTED
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from migrate import api, scan
 
 app = typer.Typer(
     name="migrate",
@@ -26,10 +31,22 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-# Piped output keeps whole paths on one line instead of wrapping at 80 columns.
-console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 220)
-# Errors are one line each, however long: never wrapped at the terminal width.
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@functools.cache
+def _out() -> Console:
+    from rich.console import Console
+
+    # Piped output keeps whole paths on one line instead of wrapping at 80 columns.
+    return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 220)
+
+
+@functools.cache
+def _err() -> Console:
+    from rich.console import Console
+
+    # Errors are one line each, however long: never wrapped at the terminal width.
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class OutputFormat(StrEnum):
@@ -39,7 +56,7 @@ class OutputFormat(StrEnum):
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"migrate {__version__}")
+        _out().print(f"migrate {__version__}")
         raise typer.Exit()
 
 
@@ -55,16 +72,20 @@ def main_options(
 def _check_paths(paths: list[str]) -> None:
     missing = [p for p in paths if not os.path.lexists(p)]
     if missing:
-        err.print(f"migrate: no such file or folder: {', '.join(missing)}; check the path", markup=False)
+        _err().print(f"migrate: no such file or folder: {', '.join(missing)}; check the path", markup=False)
         raise typer.Exit(2)
 
 
 def _scan_with_progress(paths: list[str], options: scan.ScanOptions) -> scan.ScanResult:
-    if not err.is_terminal:
+    from migrate import scan
+
+    if not _err().is_terminal:
         return scan.scan(paths, options)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     files: list[scan.FileResult] = []
     columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True) as progress:
+    with Progress(*columns, console=_err(), transient=True) as progress:
         task = progress.add_task("scan", total=None)
         for result in scan.iter_scan(paths, options):
             progress.advance(task)
@@ -80,8 +101,10 @@ def scan_command(
     ] = OutputFormat.table,
     strict: Annotated[bool, typer.Option(help="Exit 1 when any error diagnostic is found.")] = False,
     max_bytes: Annotated[
-        int, typer.Option(help="Files larger than this are reported, not read.", min=1)
-    ] = scan.DEFAULT_MAX_BYTES,
+        int | None,
+        # The default is the library's, named here so that --help needs no import of the readers.
+        typer.Option(help="Files larger than this are reported, not read (default: 1 MiB).", min=1),
+    ] = None,
     show_diagnostics: Annotated[
         bool, typer.Option("--diagnostics/--no-diagnostics", help="List every diagnostic.")
     ] = True,
@@ -95,9 +118,12 @@ def scan_command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every file again.")] = False,
 ) -> None:
     """Find every job file under PATHS (by content) and read it into the job IR."""
+    from migrate import cache, jsonstream, scan
+
     _check_paths(paths)
     cache_folder = None if no_cache else (cache_dir or cache.default_dir())
-    options = scan.ScanOptions(max_bytes=max_bytes, cache=cache_folder, jobs=jobs)
+    limit = scan.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    options = scan.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs)
     if output_format is OutputFormat.json:  # streamed: memory stays flat on any tree size
         errors = jsonstream.write_scan(scan.iter_rendered(paths, options), sys.stdout).errors
     else:
@@ -109,6 +135,10 @@ def scan_command(
 
 
 def _print_scan_table(result: scan.ScanResult, show_diagnostics: bool) -> None:
+    from rich.table import Table
+
+    from migrate.render import job_row, shell_coverage
+
     table = Table(show_edge=False, pad_edge=False)
     for title, justify in (
         ("file", "left"),
@@ -143,25 +173,25 @@ def _print_scan_table(result: scan.ScanResult, show_diagnostics: bool) -> None:
                 row["storage"],
                 str(ndiag),
             )
-    console.print(table)
+    _out().print(table)
     summary = result.summary()
     kinds = ", ".join(f"{k} {n}" for k, n in summary["by_kind"].items()) or "none"
     sev = summary["diagnostics"]
-    console.print(
+    _out().print(
         f"\n{summary['files']} files, {summary['jobs']} jobs ({kinds}); "
         f"{summary['nodes']} nodes and {summary['gpus']} GPUs requested; "
         f"diagnostics: {sev['error']} errors, {sev['warning']} warnings, {sev['info']} info"
     )
     understood, statements = shell_coverage(result.jobs)
     if statements:
-        console.print(
+        _out().print(
             f"shell bodies: {understood} of {statements} statements read by the full parser "
             f"({100 * understood / statements:.1f}%); the rest by the tolerant reader (SHELL-UNPARSED)"
         )
     if show_diagnostics and result.diagnostics:
-        console.print()
+        _out().print()
         for d in result.diagnostics:
-            console.print(d.render(), markup=False)
+            _out().print(d.render(), markup=False)
 
 
 class Target(StrEnum):
@@ -170,7 +200,7 @@ class Target(StrEnum):
 
 
 def _usage_error(exc: api.UsageError) -> typer.Exit:
-    err.print(f"migrate: {exc}", markup=False)
+    _err().print(f"migrate: {exc}", markup=False)
     return typer.Exit(2)
 
 
@@ -208,6 +238,9 @@ def plan_command(
     inventory: InventoryOption = None,
 ) -> None:
     """Classify every job, group them into migration units and lay out the phased plan."""
+    from migrate import api
+    from migrate.plan import plan_json
+
     _check_paths(paths)
     try:
         run = api.run_plan(
@@ -228,20 +261,22 @@ def plan_command(
 
 
 def _print_plan(run: api.PlanRun) -> None:
+    from rich.table import Table
+
     doc = run.plan.to_dict()
     summary = doc["summary"]
-    console.print(
+    _out().print(
         f"[bold]Plan: {doc['source']} -> {doc['target']}[/bold] for site {doc['site'] or '-'}"
         f" (config: {run.config_path or 'defaults'})"
     )
     actions = ", ".join(f"{k} {v}" for k, v in summary["by_action"].items())
     patterns = ", ".join(f"{k} {v}" for k, v in summary["by_pattern"].items())
-    console.print(f"{summary['jobs']} jobs in {summary['units']} migration units: {actions}")
-    console.print(f"workload patterns: {patterns}")
+    _out().print(f"{summary['jobs']} jobs in {summary['units']} migration units: {actions}")
+    _out().print(f"workload patterns: {patterns}")
     if doc["shared_filesystems"]:
-        console.print(f"shared file systems (mount on both sides): {', '.join(doc['shared_filesystems'])}")
+        _out().print(f"shared file systems (mount on both sides): {', '.join(doc['shared_filesystems'])}")
     for cycle in doc["cycles"]:
-        console.print(f"[red]dependency cycle:[/red] {' -> '.join(cycle)}", markup=True)
+        _out().print(f"[red]dependency cycle:[/red] {' -> '.join(cycle)}", markup=True)
     table = Table(show_edge=False, pad_edge=False, title="phases", title_justify="left")
     for title in ("phase", "name", "steps", "units", "jobs", "target nodes", "gates"):
         table.add_column(title)
@@ -256,18 +291,18 @@ def _print_plan(run: api.PlanRun) -> None:
             str(target_nodes) if phase.get("capacity") else "",
             str(len(phase.get("gates", []))),
         )
-    console.print(table)
+    _out().print(table)
     if "usage" in doc:
         usage = doc["usage"]
-        console.print(
+        _out().print(
             f"demand from accounting: {usage['matched_jobs']} jobs matched, "
             f"{len(usage['never_ran'])} did not run, {len(usage['unmatched'])} names not in the scan",
             markup=False,
         )
     for warning in doc["warnings"]:
-        console.print(f"warning: {warning}", markup=False)
+        _out().print(f"warning: {warning}", markup=False)
     if run.written:
-        console.print(f"wrote {', '.join(run.written)}")
+        _out().print(f"wrote {', '.join(run.written)}")
 
 
 @app.command("report")
@@ -289,6 +324,8 @@ def report_command(
     inventory: InventoryOption = None,
 ) -> None:
     """Write the migration report: Markdown and a self-contained HTML page with pictures."""
+    from migrate import api
+
     _check_paths(paths)
     try:
         translations = None
@@ -311,13 +348,13 @@ def report_command(
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     summary = run.plan.to_dict()["summary"]
-    console.print(
+    _out().print(
         f"{summary['jobs']} jobs, {summary['units']} migration units, phases {', '.join(summary['phases'])}"
         f" (end: {summary['end_state']})"
     )
     if translate:
-        console.print(f"translated jobs in {os.path.join(out, 'translated')}")
-    console.print(f"wrote {', '.join(p for p in run.written if not p.endswith('.svg'))} and the pictures")
+        _out().print(f"translated jobs in {os.path.join(out, 'translated')}")
+    _out().print(f"wrote {', '.join(p for p in run.written if not p.endswith('.svg'))} and the pictures")
 
 
 @app.command("graph")
@@ -328,12 +365,14 @@ def graph_command(
     force: ForceOption = False,
 ) -> None:
     """Export the graph of jobs, storage, monitoring, images, queues and dependencies."""
+    from migrate import api
+
     _check_paths(paths)
     try:
         run = api.run_graph(paths, out, config=config, force=force)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
-    console.print(
+    _out().print(
         f"{run.graph.number_of_nodes()} nodes, {run.graph.number_of_edges()} edges; "
         f"wrote {', '.join(run.written)}"
     )
@@ -358,6 +397,10 @@ def translate_command(
     strict: Annotated[bool, typer.Option(help="Exit 1 when anything was dropped.")] = False,
 ) -> None:
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
+    from rich.table import Table
+
+    from migrate import api
+
     _check_paths(paths)
     # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
     choice = container_runtime if to is Target.slurm else flavor
@@ -382,15 +425,15 @@ def translate_command(
             str(counts["dropped"]),
             str(len(t.diagnostics)),
         )
-    console.print(table)
-    console.print(
+    _out().print(table)
+    _out().print(
         f"\n{len(run.result.translations)} jobs translated to {to.value} in {out}: "
         f"{totals['mapped']} items mapped, {totals['approximated']} approximated, {totals['dropped']} dropped"
         + (f"; {len(run.skipped)} jobs already in that format were left alone" if run.skipped else "")
     )
-    console.print("every decision and its reason: " + os.path.join(out, "translation.json"), markup=False)
+    _out().print("every decision and its reason: " + os.path.join(out, "translation.json"), markup=False)
     if strict and run.result.strict:
-        err.print("migrate: --strict: some items were dropped (see translation.json)")
+        _err().print("migrate: --strict: some items were dropped (see translation.json)")
         raise typer.Exit(1)
 
 
@@ -404,13 +447,15 @@ def init_command(
     force: ForceOption = False,
 ) -> None:
     """Write a starter migrate.yaml from a scan, with REPLACE-ME where only the site knows the answer."""
+    from migrate import api
+
     _check_paths(paths)
     try:
         run = api.run_init(paths, out, site=site, force=force)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     placeholders = run.text.count("REPLACE-ME")
-    console.print(f"wrote {', '.join(run.written)}: {placeholders} values to fill in (REPLACE-ME)")
+    _out().print(f"wrote {', '.join(run.written)}: {placeholders} values to fill in (REPLACE-ME)")
 
 
 @app.command("validate")
@@ -418,27 +463,29 @@ def validate_command(
     path: Annotated[str, typer.Argument(help="A translated output folder or one file.")],
 ) -> None:
     """Check generated manifests (strict OpenAPI and CRD schemas) and sbatch scripts (sbatch --test-only)."""
+    from migrate import api
+
     try:
         run = api.run_validate(path)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     report = run.kubernetes
     for problem in report.problems:
-        console.print(problem.render(), markup=False)
+        _out().print(problem.render(), markup=False)
     if report.files:
         kinds = ", ".join(f"{k} {n}" for k, n in report.kinds.items()) or "none"
-        console.print(
+        _out().print(
             f"kubernetes: {report.objects} objects in {len(report.files)} files checked in strict mode "
             f"against Kubernetes {report.k8s_version} and the CRD schemas ({kinds}): "
             f"{len(report.problems)} problems"
         )
     for result in run.slurm:
         if not result.accepted:
-            console.print(f"{result.path}: rejected ({result.method}): {result.message}", markup=False)
+            _out().print(f"{result.path}: rejected ({result.method}): {result.message}", markup=False)
     if run.slurm:
         methods = sorted({r.method for r in run.slurm})
         rejected = sum(1 for r in run.slurm if not r.accepted)
-        console.print(
+        _out().print(
             f"slurm: {len(run.slurm)} scripts checked by {' and '.join(methods)}: {rejected} rejected"
         )
     if not run.ok:
@@ -450,11 +497,11 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except KeyboardInterrupt:
-        code = 130  # typer turns Ctrl-C into exit code 130; this catches it outside a command
+        code = EXIT_INTERRUPTED  # typer turns Ctrl-C into 130 itself; this catches it outside a command
     except Exception as exc:
         sys.exit(_click_error(exc))
-    if code == 130:
-        err.print("migrate: interrupted; no output was left half-written, run the command again")
+    if code == EXIT_INTERRUPTED:
+        _err().print(INTERRUPTED, markup=False)
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -463,18 +510,18 @@ def _click_error(exc: Exception) -> int:
     message = getattr(exc, "format_message", None)
     exit_code = getattr(exc, "exit_code", None)
     if type(exc).__name__ == "Abort":
-        err.print("migrate: aborted")
+        _err().print("migrate: aborted")
         return 1
     if not callable(message) or not isinstance(exit_code, int):
         raise exc
     ctx = getattr(exc, "ctx", None)
     command = getattr(ctx, "command_path", None) or "migrate"
     if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
-        console.print(ctx.get_help(), markup=False)
+        _out().print(ctx.get_help(), markup=False)
         return exit_code
     text = " ".join(str(message()).split()).replace("Value error, ", "")
-    err.print(f"migrate: {text.rstrip('.')}; see '{command} --help'", markup=False)
+    _err().print(f"migrate: {text.rstrip('.')}; see '{command} --help'", markup=False)
     return exit_code
 
 
-__all__ = ["app", "describe_time", "main"]
+__all__ = ["app", "main"]

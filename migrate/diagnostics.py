@@ -26,6 +26,8 @@ CODES: dict[str, tuple[str, str]] = {
     "FILE-SYMLINK-LOOP": (WARNING, "a symbolic link loops back on itself and was not followed"),
     "FILE-SYMLINK-OUTSIDE": (INFO, "a symbolic link points outside the scanned tree and was not followed"),
     "FILE-NOT-A-JOB": (INFO, "the file looks like a job file by name but holds no job"),
+    "FILE-NUL-BYTE": (WARNING, "stray NUL bytes in a text file were dropped; sbatch refuses such a script"),
+    "FILE-DIAGNOSTICS-CAPPED": (INFO, "one code past the per-file limit: the rest are counted, not listed"),
     "INTERNAL-ERROR": (ERROR, "a reader failed on this file; the file is listed and the run went on"),
     # sbatch directives
     "SLURM-NO-SHEBANG": (ERROR, "sbatch refuses a script whose first line is not #!"),
@@ -46,6 +48,8 @@ CODES: dict[str, tuple[str, str]] = {
     # shell bodies
     "SHELL-UNPARSED": (INFO, "a shell statement the parser could not read; the rest of the body was kept"),
     "SHELL-SYNTAX": (WARNING, "the shell body has a syntax error bash would stop on"),
+    "SHELL-TOO-DEEP": (WARNING, "commands nested deeper than the reader follows were not analysed"),
+    "SHELL-TOO-LONG": (WARNING, "a shell body over the analysis limit: its end was kept but not analysed"),
     "SHELL-SECRET-LITERAL": (WARNING, "a credential-like variable is set to a literal value in the script"),
     # Kubernetes manifests
     "K8S-YAML-ERROR": (ERROR, "the YAML could not be parsed"),

@@ -10,7 +10,6 @@ Tools can read it whole with any JSON parser, or line by line.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from collections.abc import Iterable
 from typing import TextIO
@@ -18,7 +17,7 @@ from typing import TextIO
 from migrate import ir
 from migrate.diagnostics import Diagnostic
 from migrate.scan import FileFacts, FileResult, Summary
-from migrate.serialize import job_from_dict
+from migrate.serialize import job_from_dict, written_fields
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,32 +41,10 @@ def render(result: FileResult) -> str:
     return json.dumps(document, default=_ir_fields)
 
 
-_NO_DEFAULT = object()
-
-
-@functools.cache
-def _defaults(cls: type) -> tuple[tuple[str, object], ...]:
-    """Each field of an IR dataclass with its default (as ``serialize.to_dict`` leaves defaults out)."""
-    fields = []
-    for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            default: object = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            default = f.default_factory()
-        else:
-            default = _NO_DEFAULT
-        fields.append((f.name, default))
-    return tuple(fields)
-
-
 def _ir_fields(obj: object) -> dict[str, object]:
-    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+    fields = written_fields(obj)
+    if fields is None:
         raise TypeError(f"{type(obj).__name__} is not JSON serializable")
-    fields = {}
-    for name, default in _defaults(type(obj)):
-        value = getattr(obj, name)
-        if default is _NO_DEFAULT or value != default:
-            fields[name] = value
     return fields
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from migrate import ir
-from migrate.diagnostics import SEVERITIES, Collector, Diagnostic
+from migrate.diagnostics import CODES, SEVERITIES, Collector, Diagnostic
 from migrate.discover import Candidate, Skipped, walk
 from migrate.serialize import job_to_dict
 from migrate.translators.kubernetes import reader as k8s_reader
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_BYTES = 1 << 20  # 1 MiB: no real job script or manifest comes close
 SNIFF_BYTES = 64 << 10
+BINARY_SNIFF_BYTES = 8 << 10  # a NUL this close to the start: binary, as git and grep decide
+# A file's list keeps this many diagnostics of one code; one FILE-DIAGNOSTICS-CAPPED note
+# counts the rest (10,000 repeated #SBATCH lines are one finding, not 10,000 lines of output).
+MAX_REPEATS_PER_CODE = 20
 
 SLURM = "slurm"
 KUBERNETES = "kubernetes"
@@ -85,6 +90,54 @@ class FileResult:
         }
 
 
+_CAPPED = "FILE-DIAGNOSTICS-CAPPED"
+_CAPPED_MESSAGE = "{count} more {code} left out of this list (the first {kept} are listed)"
+_CAPPED_COUNT = re.compile(r"(\d+) more (\S+) left out")
+
+
+def cap_repeats(diagnostics: list[Diagnostic], kept: int = MAX_REPEATS_PER_CODE) -> list[Diagnostic]:
+    """The first ``kept`` diagnostics of each code; in place of the next one, a note counting the rest."""
+    totals = Counter(d.code for d in diagnostics)
+    if max(totals.values(), default=0) <= kept:
+        return diagnostics
+    seen: Counter[str] = Counter()
+    out: list[Diagnostic] = []
+    for d in diagnostics:
+        seen[d.code] += 1
+        if seen[d.code] <= kept:
+            out.append(d)
+        elif seen[d.code] == kept + 1:
+            message = _CAPPED_MESSAGE.format(count=totals[d.code] - kept, code=d.code, kept=kept)
+            out.append(Diagnostic(_CAPPED, CODES[_CAPPED][0], message, d.path, d.line))
+    return out
+
+
+def omitted_by_note(diagnostic: Diagnostic) -> tuple[str, int] | None:
+    """For a FILE-DIAGNOSTICS-CAPPED note: the code it stands for and how many it left out.
+
+    Read back from the message, so that it survives the JSON, the cache and the workers.
+    """
+    if diagnostic.code != _CAPPED:
+        return None
+    m = _CAPPED_COUNT.match(diagnostic.message)
+    return (m.group(2), int(m.group(1))) if m else None
+
+
+def _counted(diagnostics: list[Diagnostic]) -> Counter[tuple[str, str]]:
+    """(code, severity) -> how many were found, the listed ones and those left out."""
+    counts: Counter[tuple[str, str]] = Counter()
+    severity_of: dict[str, str] = {}
+    for d in diagnostics:
+        counts[d.code, d.severity] += 1
+        severity_of[d.code] = d.severity
+    for d in diagnostics:
+        omitted = omitted_by_note(d)
+        if omitted is not None:
+            code, count = omitted
+            counts[code, severity_of.get(code, CODES.get(code, (d.severity,))[0])] += count
+    return counts
+
+
 class FileFacts(NamedTuple):
     """What the summary needs of one file, small enough to cache and to send between processes."""
 
@@ -92,16 +145,19 @@ class FileFacts(NamedTuple):
     kinds: tuple[str, ...]
     nodes: int
     gpus: int
-    diagnostics: tuple[tuple[str, str], ...]  # (code, severity)
+    diagnostics: tuple[tuple[str, str, int], ...]  # (code, severity, how many were found)
+    left_out: int  # how many of those the file's list leaves out
 
     @classmethod
     def of(cls, result: FileResult) -> FileFacts:
+        counts = _counted(result.diagnostics)
         return cls(
             result.format,
             tuple(j.kind for j in result.jobs),
             sum(j.total_nodes() for j in result.jobs),
             sum(j.total_gpus() for j in result.jobs),
-            tuple((d.code, d.severity) for d in result.diagnostics),
+            tuple((code, severity, n) for (code, severity), n in counts.items()),
+            sum(counts.values()) - len(result.diagnostics),
         )
 
     def to_json(self) -> str:
@@ -109,12 +165,18 @@ class FileFacts(NamedTuple):
 
     @classmethod
     def from_json(cls, text: str) -> FileFacts:
-        fmt, kinds, nodes, gpus, diags = json.loads(text)
-        return cls(fmt, tuple(kinds), nodes, gpus, tuple((c, s) for c, s in diags))
+        fmt, kinds, nodes, gpus, diags, left = json.loads(text)
+        return cls(fmt, tuple(kinds), nodes, gpus, tuple((c, s, int(n)) for c, s, n in diags), int(left))
 
 
 class Summary:
-    """The scan summary, counted file by file so that a streamed scan needs no file list."""
+    """The scan summary, counted file by file so that a streamed scan needs no file list.
+
+    Diagnostics are counted as found: the repeats a file's list leaves out (see
+    :func:`cap_repeats`) are counted under their own code and severity, and each
+    FILE-DIAGNOSTICS-CAPPED note counts once more; ``listed`` is how many of them
+    the files list.
+    """
 
     def __init__(self) -> None:
         self.files = 0
@@ -126,6 +188,7 @@ class Summary:
         self.gpus = 0
         self.severities: Counter[str] = Counter()
         self.codes: Counter[str] = Counter()
+        self.left_out = 0
 
     def add(self, facts: FileFacts) -> None:
         self.files += 1
@@ -135,9 +198,10 @@ class Summary:
         self.kinds.update(facts.kinds)
         self.nodes += facts.nodes
         self.gpus += facts.gpus
-        for code, severity in facts.diagnostics:
-            self.severities[severity] += 1
-            self.codes[code] += 1
+        for code, severity, count in facts.diagnostics:
+            self.severities[severity] += count
+            self.codes[code] += count
+        self.left_out += facts.left_out
 
     @property
     def errors(self) -> int:
@@ -154,6 +218,7 @@ class Summary:
             "gpus": self.gpus,
             "diagnostics": {s: self.severities[s] for s in SEVERITIES},
             "by_code": dict(sorted(self.codes.items())),
+            "diagnostics_listed": sum(self.severities.values()) - self.left_out,
         }
 
 
@@ -241,7 +306,7 @@ def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | Non
     except OSError as exc:
         diags.add("FILE-UNREADABLE", f"cannot read: {exc.strerror or exc}")
         return FileResult(path, UNKNOWN, [], diags.items)
-    if b"\0" in head[:8192]:
+    if b"\0" in head[:BINARY_SNIFF_BYTES]:
         if not job_like_name(path):
             return None
         diags.add("FILE-BINARY", "binary content (NUL bytes); not a job script or manifest")
@@ -266,6 +331,11 @@ def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
     cache compute it once under a placeholder path.
     """
     diags = Collector(path)
+    if b"\0" in data:
+        cleaned = without_stray_nuls(data, diags)
+        if cleaned is None:
+            return FileResult(path, UNKNOWN, [], diags.items) if job_like else None
+        data = cleaned
     if not data.strip():
         if not job_like:
             return None
@@ -283,7 +353,34 @@ def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
     except Exception as exc:  # a reader bug must not lose the file or the run
         diags.add("INTERNAL-ERROR", f"reader failed: {type(exc).__name__}: {exc}")
         jobs = []
-    return FileResult(path, fmt, jobs, diags.items)
+    return FileResult(path, fmt, jobs, cap_repeats(diags.items))
+
+
+def without_stray_nuls(data: bytes, diags: Collector) -> bytes | None:
+    """The text of a file with NUL bytes past its first 8 KiB, or None when it is binary after all.
+
+    The head had no NUL, so the file began as text; a NUL further on is a stray
+    (an editor slip, blocks zero-filled by a crash), and the rest is read without
+    it, as bash reads it. sbatch refuses such a script, hence the warning. When
+    what is left is not UTF-8 either, the file carries a binary payload (like a
+    self-extracting installer) and is not read.
+    """
+    first = data.index(b"\0")
+    line = data.count(b"\n", 0, first) + 1
+    cleaned = data.replace(b"\0", b"")
+    try:
+        cleaned.decode("utf-8")
+    except UnicodeDecodeError:
+        diags.add("FILE-BINARY", f"binary content from line {line} on (NUL bytes); not read", line)
+        return None
+    count = len(data) - len(cleaned)
+    diags.add(
+        "FILE-NUL-BYTE",
+        f"{count} NUL byte{'s' if count > 1 else ''} from line {line} on, removed before reading, "
+        "as bash does (sbatch refuses a script that holds one)",
+        line,
+    )
+    return cleaned
 
 
 def scan_file(candidate: Candidate, options: ScanOptions = ScanOptions()) -> FileResult | None:

@@ -22,25 +22,51 @@ class IRVersionError(ValueError):
 
 
 def to_dict(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(obj):
-            value = getattr(obj, f.name)
-            if _is_default(f, value):
-                continue
-            out[f.name] = to_dict(value)
-        return out
+    fields = written_fields(obj)
+    if fields is not None:
+        return {name: to_dict(value) for name, value in fields.items()}
     if isinstance(obj, tuple | list):
         return [to_dict(v) for v in obj]
     return obj
 
 
-def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
-    if f.default is not dataclasses.MISSING:
-        return bool(value == f.default)
-    if f.default_factory is not dataclasses.MISSING:
-        return bool(value == f.default_factory())
-    return False
+def written_fields(obj: Any) -> dict[str, Any] | None:
+    """The fields of a dataclass instance that differ from their defaults (values as they are),
+    or None for anything else."""
+    try:
+        table = _FIELD_TABLES[obj.__class__]
+    except KeyError:
+        table = _FIELD_TABLES[obj.__class__] = _field_table(obj.__class__)
+    if table is None:
+        return None
+    out = {}
+    for name, default in table:
+        value = getattr(obj, name)
+        # identity first: most fields hold their default (None, (), 0 ...) and skip the comparison
+        if value is not default and (default is _NO_DEFAULT or value != default):
+            out[name] = value
+    return out
+
+
+_NO_DEFAULT = object()  # a field without a default is always written
+# Per class, built on first use: each field's name and default (None: not a dataclass).
+# Looked up for every value written, so a plain dict rather than functools.cache.
+_FIELD_TABLES: dict[type, tuple[tuple[str, Any], ...] | None] = {}
+
+
+def _field_table(cls: type) -> tuple[tuple[str, Any], ...] | None:
+    if not dataclasses.is_dataclass(cls):
+        return None
+    table = []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            default: Any = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = _NO_DEFAULT
+        table.append((f.name, default))
+    return tuple(table)
 
 
 @functools.cache

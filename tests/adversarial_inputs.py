@@ -99,8 +99,18 @@ def unclosed_substitutions(copies: int = 4) -> bytes:
     return b"\n".join(lines[:3] + lines[3:16] * copies + lines[16:])
 
 
+def payload_after_text(text_bytes: int = 12_000) -> bytes:
+    """A self-extracting installer: a script past the 8 KiB binary sniff, then a binary payload."""
+    lines = ["#!/bin/bash", "#SBATCH -N 1", 'tail -n +"$SKIP" "$0" | tar xz', "exit 0"]
+    while sum(len(x) + 1 for x in lines) < text_bytes:
+        lines.insert(-1, "# unpack the bundled toolchain before the job runs")
+    payload = bytes((i * 151 + 7) % 256 for i in range(4096))  # every byte value, NULs included
+    return ("\n".join(lines) + "\n__ARCHIVE_BELOW__\n").encode() + payload
+
+
 GENERATED: dict[str, Callable[[], bytes]] = {
     "many_directives.sbatch": many_directives,
+    "payload_after_12k.sh": payload_after_text,
     "one_line_200k.sbatch": one_line_sbatch,
     "one_line_200k.json": one_line_manifest,
     "many_keys.yaml": many_keys,

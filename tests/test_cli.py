@@ -164,3 +164,22 @@ def test_translate_to_slurm_then_validate(tmp_path: Path) -> None:
     assert any("apptainer exec" in p.read_text() for p in scripts)
     check = run("validate", str(out))
     assert "slurm:" in check.stdout and "scripts checked by" in check.stdout
+
+
+def test_the_command_line_loads_the_library_only_when_a_command_runs() -> None:
+    """``migrate --help`` stays fast: the readers, the planner and rich load with a command."""
+    probe = (
+        "import sys, migrate.cli; "
+        "print(sorted(m for m in sys.modules if m.startswith(('migrate.', 'rich', 'bashlex', 'networkx'))))"
+    )
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "['migrate.cli', 'migrate.entrypoint']"
+
+
+def test_scan_help_names_the_library_default_size_limit() -> None:
+    from migrate.scan import DEFAULT_MAX_BYTES
+
+    res = run("scan", "--help")
+    assert res.returncode == 0, res.stderr
+    assert f"{DEFAULT_MAX_BYTES >> 20} MiB" in " ".join(res.stdout.split())

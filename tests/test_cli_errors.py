@@ -10,6 +10,7 @@ be simulated (as root, permissions stop nothing).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import errno
 import io
 import os
@@ -287,3 +288,51 @@ def test_ctrl_c_is_exit_130_and_one_line(tmp_path: Path) -> None:
         assert [p for p in tmp_path.iterdir() if p.name.startswith(STAGING_PREFIX)] == []
         return
     pytest.fail("the command always finished before Ctrl-C could be sent")
+
+
+def _loading_argv() -> list[str]:
+    migrate = Path(sys.executable).with_name("migrate")
+    if migrate.exists():
+        return [str(migrate)]
+    return [sys.executable, "-c", "from migrate.entrypoint import main; main()"]
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path) -> None:
+    """A Ctrl-C right after start, while the modules are still being imported."""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    for i in range(20):
+        (jobs / f"job{i:02d}.sbatch").write_text(SBATCH.replace("demo", f"demo{i}"))
+    # Python reports each import on stderr as it completes: the signal is sent once typer
+    # is loaded (the interpreter's own start-up is behind, the command line's loading is not).
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    interrupted = 0
+    for delay in (0.0, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2):
+        proc = subprocess.Popen(
+            [*_loading_argv(), "scan", "--no-cache", str(jobs)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=env,
+            start_new_session=True,
+        )
+        assert proc.stderr is not None
+        lines: list[str] = []
+        for line in proc.stderr:
+            lines.append(line)
+            if "typer" in line:
+                break
+        time.sleep(delay)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        lines.extend(proc.stderr)
+        proc.wait(timeout=60)
+        stderr = "".join(line for line in lines if not line.startswith("import time:"))
+        assert "Traceback" not in stderr, stderr
+        if proc.returncode == 0:
+            continue  # finished before the signal landed
+        assert proc.returncode == 130, (delay, proc.returncode, stderr)
+        one_line(stderr, "interrupted")
+        interrupted += 1
+    assert interrupted, "every run finished before Ctrl-C could be sent"

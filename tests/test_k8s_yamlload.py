@@ -253,3 +253,110 @@ def test_loaders_agree_with_pyyaml_on_plain_data() -> None:
     for loader in LOADERS:
         docs, diags = load(text, loader)
         assert diags == [] and docs[0].data == expected
+
+
+# ---------------------------------------------------------------------------
+# The plain way (values straight from the events) agrees with the composer
+
+
+def _shape(value: object) -> object:
+    """A value with every line it carries, for comparing two loads exactly."""
+    if isinstance(value, LineDict):
+        items = [(repr(k), _shape(v), value.spans[k]) for k, v in value.items()]
+        return ("map", value.line, value.end_line, items)
+    if isinstance(value, LineList):
+        return ("list", value.line, value.end_line, [_shape(v) for v in value], list(value.spans))
+    return (type(value).__name__, repr(value))
+
+
+def _both_ways(text: str, loader: type) -> tuple[object, object]:
+    outcomes = []
+    for plain in (True, False):
+        parser = loader(text)
+        parser.line_offset = 6
+        try:
+            outcomes.append(_shape(parser.get_plain_data() if plain else parser.get_single_data()))
+        except yamlload.NotPlain:
+            outcomes.append("needs the composer")
+        except Exception as exc:  # the same error, with the same message, either way
+            outcomes.append((type(exc).__name__, str(exc)))
+        finally:
+            parser.dispose()
+    return outcomes[0], outcomes[1]
+
+
+PLAIN_CASES = [
+    JOB,
+    "a: 1\nb: [1, 2.5, true, null, '3', ~]\nc: {d: e, f: [g]}\nwhen: 2024-05-16\n",
+    "- |\n  text\n  more\n- >-\n  folded\n- 'q'\n- \"d\\x24{X}\"\n",
+    "a:\n  - b: 1\n    c:\n      - - x\n        - y\n  - {}\n  - []\nz: 0x1F\n",
+    "k: v\nk: w\n1: int key\ntrue: bool key\n? complex\n: value\n",
+    "a: !!str 1\nb: ! 2\n",
+    "- [a, {b: c}, [d]]\n- {e: [f, g], h: {}}\n",
+    "a: b\n  c: d\n",  # a syntax error, from the parser either way
+    "a: [1, 2\n",
+    "a: 2024-13-45\n",  # the timestamp constructor's error
+    "? [a, b]\n: c\n",  # an unhashable key
+    "a: &x 1\nb: *x\n",  # anchors and aliases
+    "base: &b {x: 1}\nm:\n  <<: *b\n",
+    "a: !custom 1\n",
+    "s: !!set {a, b}\n",
+    "x: =\n= : y\n",
+    "",
+    "just a scalar\n",
+    "[" * 150 + "]" * 150,
+    "- " * 250 + "x\n",
+]
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+@pytest.mark.parametrize("text", PLAIN_CASES)
+def test_the_plain_way_builds_what_the_composer_builds(loader: type, text: str) -> None:
+    plain, composed = _both_ways(text, loader)
+    assert plain == "needs the composer" or plain == composed
+
+
+@settings(max_examples=300, deadline=None)
+@given(_YAMLISH)
+def test_the_plain_way_agrees_on_yaml_shaped_noise(text: str) -> None:
+    for loader in LOADERS:
+        plain, composed = _both_ways(text, loader)
+        assert plain == "needs the composer" or plain == composed
+
+
+def test_plain_documents_do_not_need_the_composer() -> None:
+    plain, _ = _both_ways(JOB + "extra: {a: [1, 2]}\n", LimitedLoader)
+    assert plain != "needs the composer"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["---", "...", "--- a: 1", "... # end", "---x", "a: 1", "# c", "%YAML 1.1", "", " "]),
+        max_size=12,
+    ),
+    st.sampled_from(["", "\n"]),
+)
+def test_the_cut_at_markers_is_the_line_by_line_cut(lines: list[str], end: str) -> None:
+    text = "\n".join(lines) + end
+    assert yamlload._cut_at_markers(text) == yamlload._cut_line_by_line(text)
+
+
+# ---------------------------------------------------------------------------
+# Aliases count their text too
+
+
+def test_aliases_of_a_big_scalar_are_a_bomb() -> None:
+    scalar = "z" * 100_000
+    aliases = ", ".join(["*s"] * (yamlload.MAX_ALIAS_TEXT // len(scalar) + 1))
+    docs, diags = load(f'a: &s "{scalar}"\nb: [{aliases}]\n---\nok: 1\n')
+    assert [d.data for d in docs] == [{"ok": 1}]
+    assert codes(diags) == [("K8S-YAML-ALIAS-BOMB", 2)]
+    assert "characters" in diags[0].message
+
+
+def test_aliases_of_a_big_scalar_within_the_limit_are_read() -> None:
+    scalar = "z" * 100_000
+    docs, diags = load(f'a: &s "{scalar}"\nb: [*s, *s, *s]\n')
+    assert diags == []
+    assert docs[0].data["b"] == [scalar] * 3

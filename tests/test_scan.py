@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,3 +119,94 @@ def test_json_manifest_is_a_job_but_json_quoting_one_is_not(tmp_path: Path) -> N
     assert [(Path(f.path).name, f.format, len(f.jobs)) for f in result.files] == [
         ("exported", "kubernetes", 1)
     ]
+
+
+# ---------------------------------------------------------------------------
+# NUL bytes past the binary sniff
+
+
+def _padded(tail: bytes) -> bytes:
+    """A script whose first 8 KiB hold no NUL, then ``tail``."""
+    return SBATCH.encode() + b"# a long comment block, as in a site header\n" * 200 + tail
+
+
+def test_stray_nul_past_the_head_is_dropped_and_reported_on_its_line(tmp_path: Path) -> None:
+    data = _padded(b"echo one\x00two\nsrun date\x00\n")
+    (tmp_path / "late.sbatch").write_bytes(data)
+    (f,) = _scan_dir(tmp_path).files
+    (d,) = f.diagnostics
+    assert d.code == "FILE-NUL-BYTE" and d.line == data.count(b"\n", 0, data.index(b"\0")) + 1
+    assert d.message.startswith("2 NUL bytes from line")
+    assert f.format == "slurm" and len(f.jobs) == 1
+    assert "echo onetwo" in json.dumps(f.to_dict()) and "\\u0000" not in json.dumps(f.to_dict())
+
+
+def test_binary_payload_past_the_head_is_not_read(tmp_path: Path) -> None:
+    data = _padded(b"__ARCHIVE__\n\x1f\x8b\x08\x00\xff\xfe\x00\x00binary")
+    (tmp_path / "installer.sh").write_bytes(data)
+    (tmp_path / "installer.bin").write_bytes(data)  # not job-like by name: silent
+    (f,) = _scan_dir(tmp_path).files
+    assert [(d.code, d.line) for d in f.diagnostics] == [("FILE-BINARY", data.count(b"\n") + 1)]
+    assert f.jobs == []
+
+
+# ---------------------------------------------------------------------------
+# repeated diagnostics: capped per code and file, counted in full
+
+
+CLI = (sys.executable, "-c", "from migrate.cli import main; main()")
+
+
+def _repeats(count: int) -> str:
+    return "#!/bin/bash\n" + "#SBATCH --nodes=2\n" * (count + 1) + "#SBATCH --frobnicate=1\nsrun hostname\n"
+
+
+def test_repeats_of_one_code_are_capped_and_counted(tmp_path: Path) -> None:
+    (tmp_path / "many.sbatch").write_text(_repeats(500))
+    (tmp_path / "few.sbatch").write_text(_repeats(scan.MAX_REPEATS_PER_CODE))
+    result = _scan_dir(tmp_path)
+    codes = _codes(result)
+    assert codes["few.sbatch"].count("SLURM-REPEATED-OPTION") == scan.MAX_REPEATS_PER_CODE
+    assert "FILE-DIAGNOSTICS-CAPPED" not in codes["few.sbatch"]
+    many = codes["many.sbatch"]
+    assert many.count("SLURM-REPEATED-OPTION") == scan.MAX_REPEATS_PER_CODE
+    assert many.count("SLURM-UNKNOWN-OPTION") == 1  # other codes are kept
+    (note,) = [d for d in result.files[1].diagnostics if d.code == "FILE-DIAGNOSTICS-CAPPED"]
+    assert note.message.startswith(f"{500 - scan.MAX_REPEATS_PER_CODE} more SLURM-REPEATED-OPTION left out")
+    assert note.line == 2 + scan.MAX_REPEATS_PER_CODE + 1  # where the first one left out is
+    summary = result.summary()
+    assert summary["by_code"]["SLURM-REPEATED-OPTION"] == 500 + scan.MAX_REPEATS_PER_CODE
+    assert summary["by_code"]["FILE-DIAGNOSTICS-CAPPED"] == 1
+    assert summary["diagnostics_listed"] == len(result.diagnostics)
+    assert sum(summary["diagnostics"].values()) == len(result.diagnostics) + 500 - scan.MAX_REPEATS_PER_CODE
+
+
+def test_capped_repeats_through_the_cli_and_the_cache(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "many.sbatch").write_text(_repeats(300))
+    cache_dir = str(tmp_path / "cache")
+    objects = _scan_dir(tree).to_dict()
+    for attempt in ("cold", "warm"):
+        res = subprocess.run(
+            [*CLI, "scan", "--format", "json", "--cache-dir", cache_dir, str(tree)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert res.returncode == 0, res.stderr
+        doc = json.loads(res.stdout)
+        (f,) = doc["files"]
+        assert len(f["diagnostics"]) == scan.MAX_REPEATS_PER_CODE + 2, attempt  # the note, the unknown option
+        assert doc["summary"] == objects["summary"], attempt
+        assert f["diagnostics"] == objects["files"][0]["diagnostics"], attempt
+    cached = scan.scan([str(tree)], scan.ScanOptions(cache=cache_dir))  # objects read back from JSON
+    assert cached.summary() == objects["summary"]
+    table = subprocess.run(
+        [*CLI, "scan", "--no-cache", str(tree)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    listed = scan.MAX_REPEATS_PER_CODE + 2
+    assert re.search(rf"\b{listed}\s*$", table.stdout, re.M), table.stdout  # the row's diag column

@@ -92,6 +92,20 @@ class ObjectView:
 
     def _walk(self, path: Path) -> tuple[Any, bool]:
         """The value at ``path`` and whether it exists; a wrong container type is reported."""
+        # The usual walk, through mappings by name and lists by index, without the checks below.
+        node: Any = self.root
+        for key in path:
+            if key.__class__ is str and isinstance(node, dict):
+                if key not in node:
+                    return None, False
+                node = node[key]
+            elif key.__class__ is int and isinstance(node, list) and 0 <= key < len(node):
+                node = node[key]
+            else:
+                return self._walk_checked(path)
+        return node, True
+
+    def _walk_checked(self, path: Path) -> tuple[Any, bool]:
         node: Any = self.root
         for depth, key in enumerate(path):
             if isinstance(key, int):
@@ -258,7 +272,12 @@ class ObjectView:
     def leftovers(self, start: Path = ()) -> list[ir.RawItem]:
         """Raw items for every field under ``start`` that no reader looked at."""
         raw: list[ir.RawItem] = []
-        partly_read = {r[:i] for r in self.read for i in range(len(r))}
+        partly_read: set[Path] = set()  # every proper prefix of a read path
+        for path in self.read:
+            for end in range(len(path) - 1, -1, -1):
+                if path[:end] in partly_read:
+                    break  # and so are all the shorter ones
+                partly_read.add(path[:end])
         self._collect(start, self._walk(start)[0], raw, partly_read)
         return raw
 

@@ -55,6 +55,11 @@ def template_lines(text: str) -> list[int]:
     return found
 
 
+def may_hold_placeholders(text: str) -> bool:
+    """Whether a file's parsed values can contain a '$' at all (written, or as a YAML escape)."""
+    return "$" in text or "\\" in text
+
+
 def placeholder_lines(data: Any) -> list[int]:
     """Lines of ``${VAR}`` / ``$(VAR)`` placeholders outside shell text and env references."""
     found: list[int] = []

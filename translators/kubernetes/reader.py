@@ -61,7 +61,8 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     helm_lines = templates.template_lines(text)
     documents = load_documents(text, diags, templated=bool(helm_lines))
     objects = list(_objects(documents, diags))
-    template_lines = sorted({*helm_lines, *_placeholder_lines(documents)})
+    placeholders = _placeholder_lines(documents) if templates.may_hold_placeholders(text) else []
+    template_lines = sorted({*helm_lines, *placeholders})
     if template_lines:
         kind = "Helm/Go template syntax" if helm_lines else "${VAR} placeholders"
         diags.add(

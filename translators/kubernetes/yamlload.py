@@ -6,10 +6,17 @@ diagnostic, never in a hang, a RecursionError or a crash of the C parser.
 
 How: the C event parser (libyaml) when available, and our own iterative
 composer on top of its events. Composing ourselves lets us count alias
-expansion and nesting depth while the node graph is built, instead of after
-the damage is done; it also avoids libyaml's recursive C composer, which can
-overflow the C stack on very deep input. Construction then yields ``LineDict``
-and ``LineList`` values that remember the line of every key and item.
+expansion (in nodes and in characters of text) and nesting depth while the
+node graph is built, instead of after the damage is done; it also avoids
+libyaml's recursive C composer, which can overflow the C stack on very deep
+input. Construction then yields ``LineDict`` and ``LineList`` values that
+remember the line of every key and item.
+
+Most manifests are plain maps, lists and scalars: those are built straight
+from the events, without a node graph (``_build_plain``), which is most of the
+cost of loading. A document with anchors, aliases, merge keys, explicit tags
+or anything else unusual is read again by the composer and PyYAML's
+constructor, so both ways always give the same values, lines and errors.
 
 Documents are split on ``---`` / ``...`` marker lines first and parsed one by
 one, so a syntax error in one document does not hide the others. YAML forbids
@@ -19,7 +26,7 @@ those markers inside any scalar, so the split is exact.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +35,7 @@ from yaml.constructor import ConstructorError
 from yaml.events import (
     AliasEvent,
     CollectionStartEvent,
+    MappingStartEvent,
     ScalarEvent,
     SequenceStartEvent,
     StreamEndEvent,
@@ -38,19 +46,39 @@ from migrate.diagnostics import WARNING, Collector
 
 # Nodes that aliases may add on top of the nodes written in the document.
 MAX_ALIAS_EXPANSION = 100_000
+# Characters of scalar text that aliases may add: few nodes can still spell a lot of text
+# (one big scalar aliased thousands of times), and all of it would be in the scan's output.
+MAX_ALIAS_TEXT = 4 << 20
 # Nesting of mappings and sequences; real manifests stay well under 30.
 MAX_DEPTH = 200
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+_STR_TAG = "tag:yaml.org,2002:str"
+# Scalars the plain way builds with PyYAML's own constructors; other tags take the composer.
+_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "timestamp")
+)
+_MERGING_TAGS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
+_NO_KEY = object()
+_REMEMBERED_LENGTH = 64
+_REMEMBERED_TAGS = 50_000
+
 # YAML's line breaks (libyaml and PyYAML agree on these); str.splitlines knows more.
 _LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
 _DOC_START = re.compile(r"---(?:[ \t]|$)")
 _DOC_END = re.compile(r"\.\.\.(?:[ \t]|$)")
+# Either marker at the start of a line ('---' captured), for text broken by '\n' only.
+_MARKER_LINE = re.compile(r"^(?:(---)|\.\.\.)(?:[ \t]|$)", re.MULTILINE)
+_RARE_BREAK = re.compile(r"[\r\x85\u2028\u2029]")
 
 
 class AliasBombError(yaml.MarkedYAMLError):
-    """Aliases expand to more nodes than ``MAX_ALIAS_EXPANSION``."""
+    """Aliases expand to more than ``MAX_ALIAS_EXPANSION`` nodes or ``MAX_ALIAS_TEXT`` characters."""
+
+
+class NotPlain(Exception):
+    """The document needs the composer: anchors, aliases, merge keys, tags, odd keys or values."""
 
 
 class TooDeepError(yaml.MarkedYAMLError):
@@ -127,13 +155,18 @@ class _BoundedLoading(_MixinBase):
     """
 
     line_offset = 0
+    _plain_tags: dict[str, str]  # each loader class has its own (set below)
 
     def get_single_node(self) -> Node | None:
+        return self._single_document(self._compose_bounded)
+
+    def _single_document(self, build: Callable[[], Any]) -> Any:
+        """What ``build`` makes of the stream's one document (None for an empty stream)."""
         self.get_event()  # StreamStart
-        node = None
+        built = None
         if not self.check_event(StreamEndEvent):
             self.get_event()  # DocumentStart
-            node = self._compose_bounded()
+            built = build()
             self.get_event()  # DocumentEnd
         if not self.check_event(StreamEndEvent):
             extra: Any = self.get_event().start_mark
@@ -141,40 +174,45 @@ class _BoundedLoading(_MixinBase):
                 "expected a single document", None, "but found another document", extra
             )
         self.get_event()
-        return node
+        return built
 
     def _compose_bounded(self) -> Node:
-        # Each frame: [node, anchor, pending mapping key, expanded size].
+        # Each frame: [node, anchor, pending mapping key, expanded nodes, expanded characters].
         stack: list[list[Any]] = []
-        anchors: dict[str, tuple[Node, int]] = {}
-        alias_expansion = 0
+        anchors: dict[str, tuple[Node, int, int]] = {}
+        alias_nodes = 0
+        alias_text = 0
         while True:
             event = self.get_event()
             # The C parser's marks are its own type; they offer the same line and column.
             start: Any = event.start_mark
             end: Any = event.end_mark
             size = 1
+            text = 0
             if isinstance(event, ScalarEvent):
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = self.resolve(ScalarNode, event.value, event.implicit)
                 node: Node = ScalarNode(tag, event.value, start, end, style=event.style)
+                text = len(event.value)
                 if event.anchor is not None:
-                    anchors[event.anchor] = (node, 1)
+                    anchors[event.anchor] = (node, 1, text)
             elif isinstance(event, AliasEvent):
                 if event.anchor not in anchors:
                     # Also catches an alias to an enclosing, unfinished anchor (a cycle).
                     raise yaml.composer.ComposerError(
                         None, None, f"found undefined alias {event.anchor!r}", start
                     )
-                node, size = anchors[event.anchor]
-                alias_expansion += size
-                if alias_expansion > MAX_ALIAS_EXPANSION:
+                node, size, text = anchors[event.anchor]
+                alias_nodes += size
+                alias_text += text
+                if alias_nodes > MAX_ALIAS_EXPANSION:
                     raise AliasBombError(
-                        None,
-                        None,
-                        f"aliases expand to more than {MAX_ALIAS_EXPANSION} nodes",
-                        start,
+                        None, None, f"aliases expand to more than {MAX_ALIAS_EXPANSION} nodes", start
+                    )
+                if alias_text > MAX_ALIAS_TEXT:
+                    raise AliasBombError(
+                        None, None, f"aliases expand to more than {MAX_ALIAS_TEXT} characters of text", start
                     )
             elif isinstance(event, CollectionStartEvent):
                 if len(stack) >= MAX_DEPTH:
@@ -185,17 +223,18 @@ class _BoundedLoading(_MixinBase):
                 if tag is None or tag == "!":
                     tag = self.resolve(node_cls, None, event.implicit)
                 collection = node_cls(tag, [], start, None, flow_style=event.flow_style)
-                stack.append([collection, event.anchor, None, 1])
+                stack.append([collection, event.anchor, None, 1, 0])
                 continue
             else:  # the end of the innermost collection
-                node, anchor, _, size = stack.pop()
+                node, anchor, _, size, text = stack.pop()
                 node.end_mark = end
                 if anchor is not None:
-                    anchors[anchor] = (node, size)
+                    anchors[anchor] = (node, size, text)
             if not stack:
                 return node
             parent = stack[-1]
             parent[3] += size
+            parent[4] += text
             if isinstance(parent[0], SequenceNode):
                 parent[0].value.append(node)
             elif parent[2] is None:
@@ -203,6 +242,103 @@ class _BoundedLoading(_MixinBase):
             else:
                 parent[0].value.append((parent[2], node))
                 parent[2] = None
+
+    # The plain way: values straight from the events.
+
+    def get_plain_data(self) -> Any:
+        """What ``get_single_data`` returns, built without a node graph; raises ``NotPlain``
+        (before any value escapes) for a document that needs the composer."""
+        return self._single_document(self._build_plain)
+
+    def _build_plain(self) -> Any:
+        # Each frame: [container, is a mapping, pending key, its line, first line, block style,
+        # end mark of the last item]. A value's last line is found as _last_line finds a node's.
+        stack: list[list[Any]] = []
+        offset = self.line_offset + 1
+        get_event = self.get_event
+        plain_tags = self._plain_tags
+        while True:
+            event = get_event()
+            kind = event.__class__
+            if kind is ScalarEvent:
+                if event.anchor is not None:
+                    raise NotPlain
+                value = event.value
+                tag = event.tag
+                implicit = event.implicit
+                if tag is not None and tag != "!":
+                    pass  # explicit: the constructor below decides
+                elif implicit[0]:
+                    tag = plain_tags.get(value) or self._plain_tag(value)
+                else:
+                    tag = self.resolve(ScalarNode, value, implicit)
+                if tag != _STR_TAG:
+                    value = self._plain_scalar(tag, event)
+                start = event.start_mark.line + offset
+                if stack and stack[-1][1] and stack[-1][2] is _NO_KEY:
+                    if tag in _MERGING_TAGS:
+                        raise NotPlain  # merge keys (<<) and value keys (=) are flattened by PyYAML
+                    stack[-1][2] = value
+                    stack[-1][3] = start
+                    continue
+                content = start + 1 if event.style in ("|", ">") else start
+                last_mark = event.end_mark
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                if len(stack) >= MAX_DEPTH:
+                    raise TooDeepError(
+                        None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark
+                    )
+                is_map = kind is MappingStartEvent
+                if event.anchor is not None or (event.tag is not None and event.tag != "!"):
+                    raise NotPlain
+                if stack and stack[-1][1] and stack[-1][2] is _NO_KEY:
+                    raise NotPlain  # a collection as a key: PyYAML's error
+                start = event.start_mark.line + offset
+                container = LineDict(start) if is_map else LineList(start)
+                stack.append([container, is_map, _NO_KEY, 0, start, not event.flow_style, None])
+                continue
+            elif kind is AliasEvent:
+                raise NotPlain
+            else:  # the end of the innermost collection
+                value, _, _, _, start, block, last_item = stack.pop()
+                # A block collection ends where its last item ends (see _last_line).
+                last_mark = last_item if block and last_item is not None else event.end_mark
+                content = start
+            end = last_mark.line + (1 if last_mark.column > 0 else 0) + offset - 1
+            last = end if end > start else start
+            if kind is not ScalarEvent:
+                value.end_line = last
+            if not stack:
+                return value
+            frame = stack[-1]
+            frame[6] = last_mark
+            if frame[1]:
+                key = frame[2]
+                frame[0][key] = value
+                frame[0].spans[key] = (frame[3], content, last)
+                frame[2] = _NO_KEY
+            else:
+                frame[0].append(value)
+                frame[0].spans.append((content, last))
+
+    def _plain_tag(self, value: str) -> str:
+        # A plain scalar's tag depends on its text only; manifests repeat the same few, which
+        # _build_plain finds in _plain_tags before it calls this.
+        tag: str = self.resolve(ScalarNode, value, (True, False))
+        if len(value) <= _REMEMBERED_LENGTH and len(self._plain_tags) < _REMEMBERED_TAGS:
+            self._plain_tags[value] = tag
+        return tag
+
+    def _plain_scalar(self, tag: str, event: Any) -> Any:
+        """A scalar that is not a string (int, bool, null, timestamp ...), by PyYAML's constructor."""
+        construct = self.yaml_constructors.get(tag) if tag in _SCALAR_TAGS else None
+        if construct is None:
+            raise NotPlain
+        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        try:
+            return construct(self, node)
+        except Exception:
+            raise NotPlain from None  # the constructor's error, where the constructor reports it
 
     # Construction: dicts and lists that keep their lines.
 
@@ -267,6 +403,7 @@ class PureLimitedLoader(_BoundedLoading, yaml.SafeLoader):
 for _cls in (LimitedLoader, PureLimitedLoader):
     _cls.add_constructor("tag:yaml.org,2002:map", _cls.construct_line_map)
     _cls.add_constructor("tag:yaml.org,2002:seq", _cls.construct_line_list)
+    _cls._plain_tags = {}
 
 
 @dataclass(frozen=True)
@@ -277,6 +414,34 @@ class _Chunk:
 
 def split_documents(text: str) -> list[_Chunk]:
     """Cut a YAML stream at its document markers, keeping each chunk's first line."""
+    chunks = _cut_at_markers(text) if not _RARE_BREAK.search(text) else _cut_line_by_line(text)
+    return [c for c in chunks if _has_content(c.text)]
+
+
+def _cut_at_markers(text: str) -> list[_Chunk]:
+    """The cut of ``_cut_line_by_line`` for text broken by ``\n`` only, looking at marker lines only."""
+    chunks: list[_Chunk] = []
+    start, start_line = 0, 1  # the current chunk's offset and first line
+    line_no, counted = 1, 0  # the line at offset ``counted``
+    for marker in _MARKER_LINE.finditer(text):
+        pos = marker.start()
+        line_no += text.count("\n", counted, pos)
+        counted = pos
+        if marker.group(1):  # '---' starts a document, unless only directives come before it
+            if pos > start and not _only_directives(text[start:pos].split("\n")):
+                chunks.append(_Chunk(start_line, text[start:pos]))
+                start, start_line = pos, line_no
+        else:  # '...' ends the document with its own line
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end + 1
+            chunks.append(_Chunk(start_line, text[start:end]))
+            start, start_line = end, line_no + 1
+    if start < len(text):
+        chunks.append(_Chunk(start_line, text[start:]))
+    return chunks
+
+
+def _cut_line_by_line(text: str) -> list[_Chunk]:
     chunks: list[_Chunk] = []
     pieces: list[str] = []
     start_line = 1
@@ -292,7 +457,7 @@ def split_documents(text: str) -> list[_Chunk]:
             pieces = []
     if pieces:
         chunks.append(_Chunk(start_line, "".join(pieces)))
-    return [c for c in chunks if _has_content(c.text)]
+    return chunks
 
 
 def _lines(text: str) -> Iterator[tuple[str, str]]:
@@ -356,13 +521,24 @@ def _first_content_line(chunk: _Chunk) -> int:
     return chunk.line
 
 
+def _parse(chunk: _Chunk, loader_cls: type) -> Any:
+    """The chunk's value: the plain way when it can, else again through the composer."""
+    for plain in (True, False):
+        loader = loader_cls(chunk.text)
+        try:
+            loader.line_offset = chunk.line - 1
+            return loader.get_plain_data() if plain else loader.get_single_data()
+        except NotPlain:
+            continue
+        finally:
+            loader.dispose()
+    raise AssertionError("unreachable: the composer never raises NotPlain")
+
+
 def _load_chunk(chunk: _Chunk, index: int, diags: Collector, templated: bool, loader_cls: type) -> Any:
-    loader = None
     where = f"document {index + 1}"
     try:
-        loader = loader_cls(chunk.text)
-        loader.line_offset = chunk.line - 1
-        return loader.get_single_data()
+        return _parse(chunk, loader_cls)
     except AliasBombError as exc:
         diags.add("K8S-YAML-ALIAS-BOMB", f"{where}: {exc.problem}; not read", _mark_line(exc, chunk))
     except TooDeepError as exc:
@@ -380,9 +556,6 @@ def _load_chunk(chunk: _Chunk, index: int, diags: Collector, templated: bool, lo
     except (yaml.YAMLError, ValueError, TypeError) as exc:
         # TypeError: e.g. a !!set or !!binary value where a mapping was expected.
         _report_syntax(diags, f"{where}: {exc}", chunk.line, templated)
-    finally:
-        if loader is not None:
-            loader.dispose()
     return _FAILED
 
 

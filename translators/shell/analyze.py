@@ -16,6 +16,7 @@ command in ``$PW -i in``. Environment variables are never guessed.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 
@@ -29,10 +30,15 @@ from .launchers import basename
 from .lexer import WORD, dequote, is_assignment, lex
 from .model import Command, Word
 from .reader import read_script
-from .redact import redact
+from .redact import redact as _redact
+from .split import statement_boundary
 from .variables import slurm_variables
 
 _MAX_DEPTH = 3  # scripts inside scripts inside scripts
+# Past this, a body is analysed up to a statement boundary only, so that time and memory
+# stay bounded (about 60 bytes per character are held while a body is read). As large as
+# the default file size limit: a file scanned with the defaults is always read whole.
+MAX_BODY_CHARS = 1 << 20
 _SHELLS = frozenset({"bash", "sh", "zsh", "ksh", "dash", "ash", "mksh"})
 _INTERPRETERS = frozenset(
     {"python", "python2", "python3", "Rscript", "julia", "perl", "ruby", "bash", "sh", "zsh", "ksh"}
@@ -42,17 +48,35 @@ _VARIABLE_WORD = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-
 _LEADING_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _SETUP = frozenset({"source", ".", "conda", "mamba", "micromamba", "pip", "pip3", "uv", "ulimit"})
 
+# Launcher lines and their words repeat across a site's scripts, and redacting runs several
+# regular expressions over each: remember the answers.
+redact = functools.lru_cache(maxsize=16384)(_redact)
+
 
 def analyze(body: str, start_line: int, diags: Collector) -> BodyFacts:
     """Read a shell body statement by statement; never raises."""
     analysis = _Analysis(diags)
     try:
-        analysis.read(body.replace("\r\n", "\n"), start_line, "body", 0)
+        analysis.read(_bounded(body.replace("\r\n", "\n"), start_line, diags), start_line, "body", 0)
     except Exception as exc:  # a bug must not cost the caller the whole file
         reason = f"internal error while reading the body ({type(exc).__name__})"
         analysis.unparsed.append(ir.Unparsed(start_line, reason))
         diags.add("SHELL-UNPARSED", reason, line=start_line)
     return analysis.facts()
+
+
+def _bounded(body: str, start_line: int, diags: Collector) -> str:
+    if len(body) <= MAX_BODY_CHARS:
+        return body
+    cut = statement_boundary(body, MAX_BODY_CHARS)
+    line = start_line + body.count("\n", 0, cut)
+    diags.add(
+        "SHELL-TOO-LONG",
+        f"the body is {len(body)} characters, over the limit of {MAX_BODY_CHARS}: "
+        f"kept, but not analysed from line {line} on",
+        line=line,
+    )
+    return body[:cut]
 
 
 class _Analysis:
@@ -91,6 +115,8 @@ class _Analysis:
             )
         for line, message in script.problems:
             self.diags.add("SHELL-SYNTAX", message, line=start_line + line)
+        for line, message in script.too_deep:
+            self.diags.add("SHELL-TOO-DEEP", message, line=start_line + line)
         if depth == 0:
             self.slurm_vars |= slurm_variables(script.code)
             self.monitoring.extend(monitoring.text_hooks(script.code, start_line))
@@ -100,8 +126,13 @@ class _Analysis:
             self.command(cmd, depth)
 
     def inner(self, text: str, line: int, origin: str, depth: int) -> None:
-        if depth < _MAX_DEPTH and text.strip():
+        if not text.strip():
+            return
+        if depth < _MAX_DEPTH:
             self.read(text, line, origin, depth + 1)
+        else:
+            message = f"a script ({origin}) nested more than {_MAX_DEPTH} deep: its commands were not read"
+            self.diags.add("SHELL-TOO-DEEP", message, line=line)
 
     # -- one command -----------------------------------------------------------------
     def command(self, cmd: Command, depth: int) -> None:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .lexer import dequote, is_assignment
 from .model import Command, HereDoc, Redirect, Word
 
 LineOf = Callable[[int], int]
+
+# The same words come back in statement after statement (every "$SLURM_JOB_ID", every path):
+# unquote each spelling once.
+unquoted = lru_cache(maxsize=32768)(dequote)
 
 
 @dataclass
@@ -22,7 +27,7 @@ class Draft:
     background: bool = False
 
     def add_word(self, raw: str, start: int, end: int, line_of: LineOf) -> None:
-        word = Word(raw, dequote(raw), line_of(start))
+        word = Word(raw, unquoted(raw), line_of(start))
         if not self.words and is_assignment(raw):
             self.assignments.append(word)
         else:
@@ -44,7 +49,7 @@ class Draft:
             raw, t_start, end = target
             # '2>&1' and '>&-' duplicate or close a descriptor: there is no file
             if not (op in (">&", "<&") and ((raw.isascii() and raw.isdigit()) or raw == "-")):
-                word = Word(raw, dequote(raw), line_of(t_start))
+                word = Word(raw, unquoted(raw), line_of(t_start))
         self.redirects.append((op_start, Redirect(op, word, fd, heredoc)))
         self._extend(op_start - len(fd), end)
 
@@ -56,12 +61,16 @@ class Draft:
         return Command(
             words=tuple(self.words),
             assignments=tuple(self.assignments),
-            redirects=tuple(r for _, r in sorted(self.redirects, key=lambda item: item[0])),
+            redirects=tuple(r for _, r in sorted(self.redirects, key=_offset)) if self.redirects else (),
             line=line_of(self.start),
             text=text[self.start : self.end],
             background=self.background,
             nested=self.nested,
         )
+
+
+def _offset(redirect: tuple[int, Redirect]) -> int:
+    return redirect[0]
 
 
 def heredoc_value(

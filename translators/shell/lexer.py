@@ -25,6 +25,7 @@ _BLANK = re.compile(r"(?:[ \t]|\\\n)+")
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+")
 _DOUBLE_PLAIN = re.compile(r"[^\"\\$`]+")
 _BRACE_PLAIN = re.compile(r"[^}'\"\\$`]+")
+_ARITH_EVENT = re.compile(r"[()]|\n(?=\n)")
 _ASSIGN_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=\Z")
 REDIRECT_OPS = frozenset({"<", ">", ">>", "<<", "<<-", "<<<", "<&", ">&", "&>", "&>>", "<>", ">|"})
 
@@ -82,6 +83,7 @@ class Lexer:
         self.nested_budget = 20 * self.n + 20_000
         # (inner start, inner end) of the outermost substitutions seen in words
         self.substitutions: list[tuple[int, int]] | None = [] if record_substitutions else None
+        self.arith_ends: dict[int, int] | None = None  # see arithmetic_ends
 
     # -- entry points -------------------------------------------------------
     def run(self) -> Lexed:
@@ -383,21 +385,42 @@ class Lexer:
 
     def _arith_end(self, i: int) -> int:
         """From '((' at i: the index after the matching '))', or -1 if it is not arithmetic."""
-        text, n = self.text, self.n
-        depth = 0
-        j = i + 2
-        while j < n:
-            c = text[j]
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                if depth == 0:
-                    return j + 2 if text.startswith(")", j + 1) else -1
-                depth -= 1
-            elif c == "\n" and depth == 0 and text.startswith("\n\n", j):
-                return -1  # a blank line inside: not an arithmetic expression
-            j += 1
-        return -1
+        if self.arith_ends is None:  # one pass over the text, the first time it is asked
+            self.arith_ends = arithmetic_ends(self.text)
+        return self.arith_ends.get(i, -1)
+
+
+def arithmetic_ends(text: str) -> dict[int, int]:
+    """For each '((' that opens arithmetic: its position -> the index after its '))'.
+
+    The second '(' must be closed by a ')' directly followed by another ')', with
+    no blank line at its own level in between (a blank line means two commands,
+    not one expression). Quotes are not looked at, as bash does not look at them
+    when it decides whether '((' starts arithmetic. One pass with a stack: each
+    unclosed '((' costs nothing more, where scanning ahead from each one was
+    quadratic.
+    """
+    ends: dict[int, int] = {}
+    if "((" not in text:
+        return ends
+    open_parens: list[int] = []  # positions of the '(' not closed yet, innermost last
+    blank_inside: set[int] = set()  # of those, the ones with a blank line at their own level
+    for m in _ARITH_EVENT.finditer(text):
+        pos = m.start()
+        c = text[pos]
+        if c == "(":
+            open_parens.append(pos)
+        elif c == ")":
+            if not open_parens:
+                continue
+            opened = open_parens.pop()
+            if opened in blank_inside:
+                blank_inside.discard(opened)
+            elif text.startswith("(", opened - 1) and text.startswith(")", pos + 1):
+                ends[opened - 1] = pos + 2
+        elif open_parens:  # a newline followed by another one
+            blank_inside.add(open_parens[-1])
+    return ends
 
 
 def lex(text: str, record_substitutions: bool = False) -> Lexed:

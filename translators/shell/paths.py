@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from migrate import ir
 
@@ -83,6 +84,17 @@ def candidates(value: str, path_vars: Mapping[str, str]) -> list[str]:
     """Storage paths mentioned in a word's value, script variables followed."""
     if "/" not in value and "~" not in value and "$" not in value:
         return []
+    if "$" not in value:  # no variable to follow: the answer depends on the value alone
+        return list(_literal_candidates(value))
+    return _candidates(value, path_vars)
+
+
+@lru_cache(maxsize=16384)
+def _literal_candidates(value: str) -> tuple[str, ...]:
+    return tuple(_candidates(value, {}))
+
+
+def _candidates(value: str, path_vars: Mapping[str, str]) -> list[str]:
     out: list[str] = [normalize(m.group()) for m in _OBJECT_STORE.finditer(value)]
     text = _URL.sub(lambda m: " " * len(m.group()), value)
     for m in _CANDIDATE.finditer(text):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .lexer import NEWLINE, OP, REDIRECT_OPS, WORD, Token, is_assignment
+from .lexer import NEWLINE, OP, REDIRECT_OPS, WORD, Token, is_assignment, lex
 
 # Token roles.
 R_WORD = 0  # assignment, command name or argument of a simple command
@@ -363,3 +363,17 @@ class _Splitter:
 
 def split(tokens: list[Token]) -> Structure:
     return _Splitter(tokens).run()
+
+
+def statement_boundary(text: str, limit: int) -> int:
+    """An offset at most ``limit`` where a top-level statement of ``text`` begins (0 if none does).
+
+    For reading a prefix of a huge body: cut there, no construct is left open
+    at the cut. Only the text up to ``limit`` is read; the last statement found
+    in it may be cut short, so the cut is at its start.
+    """
+    if len(text) <= limit:
+        return len(text)
+    end = text.rfind("\n", 0, limit) + 1
+    statements = split(lex(text[:end]).tokens).statements
+    return statements[-1].start if statements else 0
