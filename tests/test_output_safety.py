@@ -479,12 +479,17 @@ SECRETS = {
     "manifest-command-hf": "hf_PLANTEDmanifestcommand000000013",
     "secret-object-stringdata": "PLANTED-secret-object-0014",
     "secret-object-data": "PLANTED-secret-object-base64-0015",
+    "export-repeated-password": "PLANTED-repeated-export-0016",
+    "configmap-script-key": "PLANTED-configmap-script-key-0017",
+    "configmap-script-option": "PLANTED-configmap-option-0018",
+    "configmap-value-password": "PLANTED-configmap-value-0019",
 }
 PLANTED_SBATCH = f"""#!/bin/bash
 #SBATCH --job-name=train
 #SBATCH --nodes=1
 #SBATCH --export=ALL,HF_TOKEN={SECRETS["export-directive-hf"]},MY_API_KEY={SECRETS["export-directive-key"]},\
 DB_PASSWORD={SECRETS["export-directive-password"]}
+#SBATCH --export=ALL,DB_PASSWORD={SECRETS["export-repeated-password"]},WHERE=$HOME
 export WANDB_API_KEY={SECRETS["body-wandb"]}
 export AWS_SECRET_ACCESS_KEY={SECRETS["body-aws-secret"]}
 export AWS_ACCESS_KEY_ID={SECRETS["body-aws-key-id"]}
@@ -518,6 +523,37 @@ stringData:
   token: {SECRETS["secret-object-stringdata"]}
 data:
   other: {__import__("base64").b64encode(SECRETS["secret-object-data"].encode()).decode()}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: runner
+data:
+  DB_PASSWORD: {SECRETS["configmap-value-password"]}
+  run.sh: |
+    #!/bin/bash
+    export OPENAI_API_KEY={SECRETS["configmap-script-key"]}
+    python serve.py --password {SECRETS["configmap-script-option"]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: cmjob
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: python:3.11
+        command: ["bash", "/scripts/run.sh"]
+        envFrom:
+        - configMapRef: {{name: runner}}
+        volumeMounts:
+        - {{name: scripts, mountPath: /scripts}}
+      volumes:
+      - name: scripts
+        configMap: {{name: runner}}
 """
 
 

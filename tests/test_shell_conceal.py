@@ -158,3 +158,17 @@ def test_the_rewritten_script_means_the_same_given_the_variables(key: str, optio
     assert run(concealed.text, {"PATH": "/usr/bin:/bin", **provided}) == run(
         script, {"PATH": "/usr/bin:/bin"}
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("#SBATCH --export=ALL,HF_TOKEN=abc,X=1", "#SBATCH --export=ALL,HF_TOKEN,X=1"),
+        ("ALL,DB_PASSWORD=pw,WHERE=$HOME", "ALL,DB_PASSWORD,WHERE=$HOME"),
+        ("ALL,GH=ghp_abcdefghijklmnopqrstuvwx0123", "ALL,GH"),
+        ("ALL,TOKEN=$FROM_ENV,PWD=/w", "ALL,TOKEN=$FROM_ENV,PWD=/w"),  # references and PWD stay
+        ("#SBATCH --job-name=train", "#SBATCH --job-name=train"),
+    ],
+)
+def test_export_items_that_hold_a_credential_keep_only_their_name(text: str, expected: str) -> None:
+    assert export_names_only(text) == expected

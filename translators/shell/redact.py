@@ -100,13 +100,22 @@ def redact(text: str, any_case: bool = True) -> str:
     return TOKEN.sub(REDACTED, text)
 
 
-def export_names_only(text: str, names: Iterable[str]) -> str:
+def export_names_only(text: str, names: Iterable[str] = ()) -> str:
     """``--export=ALL,HF_TOKEN=abc`` as ``--export=ALL,HF_TOKEN``: listed credentials keep their name only.
 
-    A name without a value tells sbatch to take the variable from the environment, which is
-    where the translated job provides it; the rest of ``text`` is redacted as usual.
+    An item is cut to its name when ``names`` lists it or when it sets a credential to a literal
+    (see :func:`literal_credential`). A name without a value tells sbatch to take the variable
+    from the environment, which is where the translated job provides it; the rest of ``text``
+    is redacted as usual.
     """
-    for name in names:
-        item = re.compile(rf"(?<=[=,\s]){re.escape(name)}=(\"[^\"]*\"|'[^']*'|[^,\s]*)")
-        text = item.sub(name.replace("\\", "\\\\"), text)
-    return redact(text)
+    listed = set(names)
+
+    def item(m: re.Match[str]) -> str:
+        name, value = m.group(1), _unquoted(m.group(2))
+        return name if name in listed or literal_credential(name, value) else m.group(0)
+
+    return redact(_EXPORT_ITEM.sub(item, text))
+
+
+# One NAME=value item of a comma-separated --export list (or of a line that holds one).
+_EXPORT_ITEM = re.compile(r"(?<=[=,\s])([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^,\s]*)")

@@ -5,14 +5,22 @@ which key a container runs, so the writer reads the file once more (the same
 safe loader as the reader) when a job mounts or references a ConfigMap.
 ConfigMaps in other files are not looked for: the scripts then read the files
 at run time and a diagnostic says what to provision.
+
+A literal credential in a ConfigMap never reaches the generated files: a script
+is rewritten to read it from a variable, a credential-like key is left out, and
+either way the variable is listed in ``credentials`` so that the job script
+reads it from a provisioned file.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from migrate.diagnostics import Collector
 from migrate.translators.kubernetes.yamlload import load_documents
+from migrate.translators.shell.conceal import conceal
+from migrate.translators.shell.redact import literal_credential
 
 _MAX_BYTES = 1 << 20
 
@@ -49,13 +57,44 @@ def _objects(data: object) -> list[dict[str, object]]:
     return [data]
 
 
-def for_job(path: str, namespace: str | None) -> dict[str, dict[str, str]]:
-    """name -> data for the ConfigMaps a job in ``namespace`` can see in its own file."""
-    out: dict[str, dict[str, str]] = {}
+@dataclass(frozen=True)
+class Credential:
+    """A variable that now stands for a literal credential of a ConfigMap."""
+
+    variable: str
+    config_map: str
+    key: str
+
+
+class ConfigMaps(dict[str, dict[str, str]]):
+    """name -> data, without literal credentials; ``credentials`` names the variables that replace them."""
+
+    credentials: tuple[Credential, ...] = ()
+
+
+def for_job(path: str, namespace: str | None) -> ConfigMaps:
+    """The ConfigMaps a job in ``namespace`` can see in its own file, credentials taken out."""
+    out = ConfigMaps()
+    found: list[Credential] = []
     for (ns, name), data in read(path).items():
-        if ns in (None, namespace) or namespace is None:
-            out.setdefault(name, data)
+        if (ns in (None, namespace) or namespace is None) and name not in out:
+            out[name] = _without_credentials(name, data, found)
+    out.credentials = tuple(dict.fromkeys(found))
     return out
 
 
-__all__ = ["for_job", "read"]
+def _without_credentials(name: str, data: dict[str, str], found: list[Credential]) -> dict[str, str]:
+    kept = {}
+    for key, value in data.items():
+        if key.endswith((".sh", ".bash")) or value.startswith("#!"):
+            concealed = conceal(value)
+            found.extend(Credential(h.variable, name, key) for h in concealed.hidden)
+            kept[key] = concealed.text
+        elif literal_credential(key, value):
+            found.append(Credential(key, name, key))
+        else:
+            kept[key] = value
+    return kept
+
+
+__all__ = ["ConfigMaps", "Credential", "for_job", "read"]

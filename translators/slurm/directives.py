@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from migrate.diagnostics import ERROR, WARNING, Collector
 
+from ..shell.redact import export_names_only
 from . import options as opts
 from .options import Option
 
@@ -528,7 +529,7 @@ def _report_repeats(settings: list[Setting], report: _Reporter) -> None:
         seen[option.long] = setting
         if earlier is None or option.accumulate:
             continue
-        shown = f" ({setting.value})" if setting.value is not None else ""
+        shown = f" ({export_names_only(setting.value)})" if setting.value is not None else ""
         report.add(
             "SLURM-REPEATED-OPTION",
             f"--{option.long} is given on lines {earlier.line} and {setting.line}; "
@@ -545,8 +546,8 @@ def _report_dynamic(settings: list[Setting], report: _Reporter, templated: bool)
             continue  # the one SLURM-TEMPLATED diagnostic covers template markers
         report.add(
             "SLURM-DYNAMIC-VALUE",
-            f"{setting.spelled}={setting.value}: sbatch does not expand shell syntax in directives; "
-            "the value is kept verbatim",
+            f"{setting.spelled}={export_names_only(setting.value)}: sbatch does not expand shell syntax "
+            "in directives; the value is kept verbatim",
             setting.line,
         )
 

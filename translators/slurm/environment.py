@@ -87,6 +87,9 @@ def export_lines(
 ) -> EnvLines:
     """``export`` lines for ``env``; ``preset`` names are defined before (JOB_COMPLETION_INDEX)."""
     out = EnvLines(exported=list(preset))
+    for credential in getattr(config_maps, "credentials", ()):
+        if not out.defined(credential.variable):
+            _from_config_map_credential(ctx, credential.variable, credential.config_map, out)
     for var in env:
         line = var.line
         item = f"env {var.name}"
@@ -210,6 +213,25 @@ def _redacted(ctx: Context, var: ir.EnvVar, out: EnvLines) -> None:
         f"env {var.name} held a literal credential in the manifest: provision it as the file "
         f"$MIGRATE_SECRETS_DIR/env/{var.name} before submitting",
         var.line,
+    )
+
+
+def _from_config_map_credential(ctx: Context, name: str, config_map: str, out: EnvLines) -> None:
+    out.helpers.add(READ_HELPER)
+    out.lines.append(f"{name}=$(migrate_read {SECRETS_DIR} env {shell_word(name)}) || exit 1")
+    out.lines.append(f"export {name}")
+    out.exported.append(name)
+    ctx.fidelity.approximated(
+        f"ConfigMap {config_map} credential {name}",
+        "the ConfigMap holds a literal credential, which is not copied: read at run time from "
+        f"$MIGRATE_SECRETS_DIR/env/{name}",
+        None,
+    )
+    ctx.diag(
+        "TO-SLURM-SECRET",
+        f"ConfigMap {config_map} held a literal credential ({name}): provision it as the file "
+        f"$MIGRATE_SECRETS_DIR/env/{name} before submitting",
+        None,
     )
 
 

@@ -56,12 +56,20 @@ def translate(ctx: Context) -> list[Script]:
 
 
 def _config_maps(job: ir.Job) -> dict[str, dict[str, str]]:
-    wanted = any(
-        m.kind == "configMap" for c in job.components for k in c.containers for m in k.mounts
-    ) or any(
-        v.secret is not None and v.secret.kind == "configMap" for c in job.components for v in c.environment
-    )
-    return configmaps.for_job(job.source.path, job.placement.namespace) if wanted else {}
+    used = {
+        m.source for c in job.components for k in c.containers for m in k.mounts if m.kind == "configMap"
+    } | {
+        v.secret.name
+        for c in job.components
+        for v in c.environment
+        if v.secret is not None and v.secret.kind == "configMap"
+    }
+    if not used:
+        return {}
+    found = configmaps.for_job(job.source.path, job.placement.namespace)
+    # Only the credentials of ConfigMaps this job uses must be provisioned for it.
+    found.credentials = tuple(c for c in found.credentials if c.config_map in used)
+    return found
 
 
 # ---------------------------------------------------------------------------
