@@ -78,6 +78,7 @@ EXPECTED: dict[str, tuple[set[str], int]] = {
     "fuzz_superscript_digits.yaml": ({"K8S-BAD-TYPE"}, 2),
     "fuzz_trap_superscript.sbatch": (set(), 1),
     "fuzz_unclosed_substitutions.sh": ({"FILE-ENCODING", "SHELL-SYNTAX", "SLURM-DIRECTIVE-AFTER-COMMAND"}, 1),
+    "fuzz_repeated_comments.sbatch": ({"SHELL-SYNTAX", "SHELL-TOO-DEEP", "SLURM-DIRECTIVE-AFTER-COMMAND"}, 1),
     # generated at test time (adversarial_inputs.GENERATED)
     "many_directives.sbatch": ({"SLURM-REPEATED-OPTION", "FILE-DIAGNOSTICS-CAPPED"}, 1),
     "payload_after_12k.sh": ({"FILE-BINARY"}, 0),

@@ -215,3 +215,23 @@ def test_unclosed_arithmetic_costs_one_pass() -> None:
     ends = arithmetic_ends(text)
     for i in (6, 4000, 6 + 2 * 2000, 6 + 2 * 3999):
         assert ends.get(i, -1) == _arith_end_by_scanning(text, i)
+
+
+_OLD_ARITHMETIC = re.compile(r"\(\((.*?)\)\)", re.DOTALL)
+
+
+@given(st.text(alphabet="(()) $SLURM_ID#\n", max_size=120))
+def test_arithmetic_spans_for_variables_are_the_regular_expression_ones(text: str) -> None:
+    from migrate.translators.shell.variables import _arithmetic
+
+    assert _arithmetic(text) == [m.group(1) for m in _OLD_ARITHMETIC.finditer(text)]
+
+
+def test_comments_are_recorded_once_however_often_a_substitution_is_read_again() -> None:
+    from migrate.translators.shell.reader import read_script
+
+    text = "echo $($($($( # note\n" * 40
+    comments = lex(text).comments
+    assert comments and comments == sorted(set(comments))
+    assert all(text[start] == "#" for start, _ in comments)
+    assert len(read_script(text).code) == len(text)  # blanked, not grown

@@ -89,6 +89,9 @@ class Lexer:
     def run(self) -> Lexed:
         self._lex(0, nested=False)
         self.out.substitutions = self.substitutions or []
+        # A substitution read again after a recovery records its comments again: once each.
+        if len(self.out.comments) > 1:
+            self.out.comments = sorted(set(self.out.comments))
         return self.out
 
     def _problem(self, pos: int, message: str) -> None:

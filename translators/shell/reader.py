@@ -265,7 +265,11 @@ def _blank_comments(text: str, lexed: Lexed) -> str:
         return text
     parts: list[str] = []
     last = 0
-    for start, end in lexed.comments:
+    # Recovery from unbalanced input may lex a comment more than once: each counts once.
+    for start, end in sorted(set(lexed.comments)):
+        start = max(start, last)
+        if end <= start:
+            continue
         parts.append(text[last:start])
         parts.append(" " * (end - start))
         last = end

@@ -15,7 +15,6 @@ _NAME = r"SLURMD?_[A-Za-z0-9_]+"
 _REFERENCE = re.compile(rf"\$\{{?[#!]?({_NAME})")
 _ENV_CALL = re.compile(rf"(?:getenv|environ(?:\.get)?|ENV)\s*[(\[]\s*['\"]({_NAME})")
 _NSYS_PATTERN = re.compile(rf"%q\{{({_NAME})\}}")
-_ARITHMETIC = re.compile(r"\(\((.*?)\)\)", re.DOTALL)
 _SUBSCRIPT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[([^\]]*)\]")
 _BARE = re.compile(rf"(?<![A-Za-z0-9_$])({_NAME})")
 
@@ -27,7 +26,25 @@ def slurm_variables(code: str) -> set[str]:
     found = {m.group(1) for m in _REFERENCE.finditer(code)}
     found.update(m.group(1) for m in _ENV_CALL.finditer(code))
     found.update(m.group(1) for m in _NSYS_PATTERN.finditer(code))
-    for pattern in (_ARITHMETIC, _SUBSCRIPT):
-        for m in pattern.finditer(code):
-            found.update(b.group(1) for b in _BARE.finditer(m.group(1)))
+    for inner in _arithmetic(code):
+        found.update(b.group(1) for b in _BARE.finditer(inner))
+    for m in _SUBSCRIPT.finditer(code):
+        found.update(b.group(1) for b in _BARE.finditer(m.group(1)))
     return found
+
+
+def _arithmetic(code: str) -> list[str]:
+    """The text of each ``(( ... ))``, up to the first ``))``.
+
+    With str.find and a stop once no ``))`` follows: a regular expression tries every
+    unclosed ``((`` against the whole rest of the text, which is quadratic.
+    """
+    inner = []
+    at = 0
+    while (start := code.find("((", at)) >= 0:
+        end = code.find("))", start + 2)
+        if end < 0:
+            break
+        inner.append(code[start + 2 : end])
+        at = end + 2
+    return inner
