@@ -175,8 +175,11 @@ def run_report(
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
     result = scan.scan(paths, options or default_scan_options())
     fidelity = fidelity_counts(translations) or None
-    the_plan = plan.build_plan(result.jobs, direction, site, fidelity, usage=usage, inventory=clusters)
-    graph = build_graph(result.jobs, site)
+    the_plan, plan_graph = plan.build_plan_and_graph(
+        result.jobs, direction, site, fidelity, usage=usage, inventory=clusters
+    )
+    # An inventory completes the partitions the plan's graph was built with; the report shows the site's own.
+    graph = build_graph(result.jobs, site) if clusters else plan_graph
     text = plan.plan_json(the_plan)
     # The report reads back the very text written to plan.json: its figures cannot drift from the file.
     model = build_model(

@@ -70,14 +70,14 @@ _BODY_WEIGHT = 1
 _STRUCTURE_WEIGHT = 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Classification:
     job_id: str
     pattern: str
     reasons: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Assessment:
     """One job's pattern and recommendation, ready for the plan and the report."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from migrate import ir
 from migrate.siteconfig import SiteConfig
@@ -95,12 +96,27 @@ MULTIWORD = {
 }
 STRICT_ENV_PREFIXES = ("NCCL_IB", "NCCL_SOCKET", "NCCL_NET", "FI_EFA", "FI_PROVIDER", "UCX_", "NCCL_TOPO")
 FAST_NETWORK_RESOURCES = ("efa", "rdma", "infiniband", "ib", "hca", "mellanox")
+# Every word a rule looks for. Facts keep only these: a script body has hundreds of
+# words, and a site's worth of them would outweigh the rest of the plan.
+VOCABULARY = (
+    ML_WORDS
+    | TRAIN_WORDS
+    | FINETUNE_WORDS
+    | SWEEP_WORDS
+    | DATA_WORDS
+    | SERVE_WORDS
+    | EVAL_WORDS
+    | INFERENCE_WORDS
+    | INTERACTIVE_WORDS
+    | MAINTENANCE_WORDS
+    | HPC_CODES
+)
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _COMMENT = re.compile(r"^\s*#.*$", re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JobFacts:
     job_id: str
     format: str
@@ -110,8 +126,8 @@ class JobFacts:
     hours: float | None
     array_size: int
     launchers: tuple[str, ...]
-    identity_words: frozenset[str]  # name, file name, labels
-    command_words: frozenset[str]  # what runs: launchers, container commands, body
+    identity_words: frozenset[str]  # name, file name, labels (the VOCABULARY words among them)
+    command_words: frozenset[str]  # what runs: launchers, container commands, body (idem)
     phrases: frozenset[str]  # MULTIWORD categories found anywhere
     mpi: bool  # an MPI launcher, srun --mpi, an MPIJob or an MPI module
     ml: bool  # an ML framework or launcher shows up
@@ -130,14 +146,14 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
     command = _command_text(job)
     launchers = job.launcher_names()
     modules = " ".join(job.modules).lower()
-    command_words = frozenset(_SPLIT.split(command)) - {""}
+    command_words = _shared(frozenset(_SPLIT.split(command)) & VOCABULARY)
     mpi = (
         any(name in MPI_LAUNCHERS for name in launchers)
         or _srun_mpi(job)
         or job.kind == "MPIJob"
         or bool(frozenset(_SPLIT.split(modules)) & MPI_MODULE_WORDS)
     )
-    words = frozenset(_SPLIT.split(identity)) - {""}
+    words = frozenset(_SPLIT.split(identity)) & VOCABULARY
     ml = bool((words | command_words) & ML_WORDS) or any(name in ML_LAUNCHERS for name in launchers)
     ml = ml or job.kind in TRAINING_KINDS
     return JobFacts(
@@ -149,15 +165,22 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
         hours=job.time_limit_s / 3600 if job.time_limit_s else None,
         array_size=(job.array.count or len(job.array.indices)) if job.array else 0,
         launchers=launchers,
-        identity_words=words | frozenset(_SPLIT.split(modules)) - {""},
+        identity_words=_shared(words | frozenset(_SPLIT.split(modules)) & VOCABULARY),
         command_words=command_words,
-        phrases=frozenset(
-            cat for phrase, cat in MULTIWORD.items() if phrase in identity or phrase in command
+        phrases=_shared(
+            frozenset(cat for phrase, cat in MULTIWORD.items() if phrase in identity or phrase in command)
         ),
         mpi=mpi,
         ml=ml,
         strict_placement=_strict_placement(job),
     )
+
+
+@lru_cache(maxsize=4096)
+def _shared(words: frozenset[str]) -> frozenset[str]:
+    """One object for each set of words: the jobs of a site share most of theirs (even an empty
+    set is a new object of some 200 bytes each time)."""
+    return words
 
 
 def _identity_text(job: ir.Job) -> str:

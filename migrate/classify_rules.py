@@ -65,14 +65,14 @@ SEED_000 = "seeds/000 (ParallelCluster vs Kubernetes) decision tree"
 SEED_004 = "seeds/004 (Slurm vs Kubernetes) decision table"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     id: str
     source: str  # which seed and which row
     says: str  # the rule in one line, thresholds filled in
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Recommendation:
     job_id: str
     direction: str

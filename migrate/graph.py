@@ -33,7 +33,7 @@ from migrate.graph_analysis import (
 )
 from migrate.graph_deps import ResolvedDependencies, resolve_dependencies
 from migrate.graph_export import to_graphml, to_json, to_node_link
-from migrate.graph_flow import producer_consumer_links
+from migrate.graph_flow import Flows, flows_of
 from migrate.graph_storage import Location, StorageResolver
 from migrate.perf import paused_gc
 from migrate.siteconfig import SiteConfig
@@ -44,10 +44,25 @@ _ACCESS_EDGE = {ir.READ: gm.READS, ir.WRITE: gm.WRITES, ir.READ_WRITE: gm.READWR
 def build_graph(jobs: Iterable[ir.Job], config: SiteConfig | None = None) -> nx.MultiDiGraph:
     """The dependency and resource graph of ``jobs``; the same jobs in any order give the same graph."""
     with paused_gc():
+        graph, flows = _build(jobs, config or SiteConfig())
+        add_flow_edges(graph, flows)
+        return graph
+
+
+def build_graph_and_flows(
+    jobs: Iterable[ir.Job], config: SiteConfig | None = None
+) -> tuple[nx.MultiDiGraph, Flows]:
+    """The graph of ``jobs`` without its produces_for edges, and the flows those edges would be.
+
+    What the plan works from: on a large site the producer -> consumer links
+    outnumber every other edge many times over (see ``graph_flow``), and the
+    analyses need only the flows. ``add_flow_edges`` completes the graph.
+    """
+    with paused_gc():
         return _build(jobs, config or SiteConfig())
 
 
-def _build(jobs: Iterable[ir.Job], config: SiteConfig) -> nx.MultiDiGraph:
+def _build(jobs: Iterable[ir.Job], config: SiteConfig) -> tuple[nx.MultiDiGraph, Flows]:
     ordered = _unique_sorted(jobs)
     graph = nx.MultiDiGraph()
     graph.graph.update(
@@ -64,8 +79,17 @@ def _build(jobs: Iterable[ir.Job], config: SiteConfig) -> nx.MultiDiGraph:
         _add_software(graph, job)
         _add_queues(graph, job, config)
     _add_dependencies(graph, resolve_dependencies(ordered))
-    _add_flows(graph, locations)
-    return graph
+    return graph, flows_of(locations)
+
+
+def release_graph(graph: nx.MultiDiGraph) -> None:
+    """Empty a graph that is no longer needed, so that its memory goes back at once.
+
+    A networkx graph refers to itself through its views: dropped, it waits for
+    the cyclic collector, which may not run for a long while after a large
+    build, and meanwhile the next step allocates as much again.
+    """
+    graph.clear()
 
 
 def _unique_sorted(jobs: Iterable[ir.Job]) -> list[ir.Job]:
@@ -271,33 +295,39 @@ def _target_node(
     )
 
 
-def _add_flows(graph: nx.MultiDiGraph, locations: list[tuple[str, list[Location]]]) -> None:
-    for link in producer_consumer_links(locations):
-        _add_edge(
-            graph,
-            gm.job_node(link.producer),
-            gm.job_node(link.consumer),
-            gm.PRODUCES_FOR,
-            type=gm.PRODUCES_FOR,
-            path=link.directory,
-            evidence=gm.evidence(graph.nodes[gm.job_node(link.producer)]["path"], link.producer_at.line),
-            consumer_evidence=gm.evidence(
-                graph.nodes[gm.job_node(link.consumer)]["path"], link.consumer_at.line
-            ),
-        )
+def add_flow_edges(graph: nx.MultiDiGraph, flows: Flows) -> None:
+    """The produces_for edges of ``flows``, added last as ``build_graph`` does."""
+    with paused_gc():
+        for link in flows.links():
+            _add_edge(
+                graph,
+                gm.job_node(link.producer),
+                gm.job_node(link.consumer),
+                gm.PRODUCES_FOR,
+                type=gm.PRODUCES_FOR,
+                path=link.directory,
+                evidence=gm.evidence(graph.nodes[gm.job_node(link.producer)]["path"], link.producer_line),
+                consumer_evidence=gm.evidence(
+                    graph.nodes[gm.job_node(link.consumer)]["path"], link.consumer_line
+                ),
+            )
 
 
 __all__ = [
     "Centrality",
     "FilesystemUse",
+    "Flows",
     "GraphAnalysis",
     "MigrationUnit",
+    "add_flow_edges",
     "analyze",
     "build_graph",
+    "build_graph_and_flows",
     "centrality",
     "dependency_cycles",
     "filesystem_usage",
     "migration_units",
+    "release_graph",
     "shared_filesystems",
     "to_graphml",
     "to_json",

@@ -14,13 +14,15 @@ from dataclasses import dataclass
 import networkx as nx
 
 from migrate import graph_model as gm
+from migrate.graph_flow import Flows
+from migrate.graph_order import Groups, run_order
 from migrate.perf import paused_gc
 
 STORAGE_EDGE_TYPES = frozenset((gm.READS, gm.WRITES, gm.READWRITE, gm.USES))
 CENTRAL_NODE_TYPES = (gm.FILESYSTEM, gm.PATH, gm.MONITOR)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MigrationUnit:
     """Jobs tied by dependencies, wrapper submissions or data flow: they move together."""
 
@@ -33,7 +35,7 @@ class MigrationUnit:
     cyclic: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FilesystemUse:
     node: str
     label: str
@@ -48,7 +50,7 @@ class FilesystemUse:
         return len(self.units) > 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Centrality:
     """How many jobs and units lean on a storage or monitoring node; score = jobs / all jobs."""
 
@@ -60,7 +62,7 @@ class Centrality:
     score: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GraphAnalysis:
     cycles: tuple[tuple[str, ...], ...]
     units: tuple[MigrationUnit, ...]
@@ -76,16 +78,22 @@ class GraphAnalysis:
         return {job: unit.id for unit in self.units for job in unit.jobs}
 
 
-def analyze(graph: nx.MultiDiGraph, detached: Iterable[str] = ()) -> GraphAnalysis:
-    """Every analysis at once, sharing one pass over the edges. See ``migration_units`` for ``detached``."""
+def analyze(
+    graph: nx.MultiDiGraph, detached: Iterable[str] = (), flows: Flows | None = None
+) -> GraphAnalysis:
+    """Every analysis at once, sharing one pass over the edges. See ``migration_units`` for ``detached``.
+
+    ``flows`` are the data flows of a graph built without its produces_for
+    edges (``graph.build_graph_and_flows``); they tie units as those edges would.
+    """
     with paused_gc():
-        return _analyze(graph, frozenset(detached))
+        return _analyze(graph, frozenset(detached), flows)
 
 
-def _analyze(graph: nx.MultiDiGraph, detached: frozenset[str]) -> GraphAnalysis:
+def _analyze(graph: nx.MultiDiGraph, detached: frozenset[str], flows: Flows | None) -> GraphAnalysis:
     index = _EdgeIndex.of(graph)
     cycles = _cycles(index)
-    units = _units(graph, index, cycles, detached)
+    units = _units(graph, index, cycles, detached, flows)
     return GraphAnalysis(
         cycles=tuple(tuple(c) for c in cycles),
         units=tuple(units),
@@ -155,7 +163,7 @@ def centrality(
 # One pass over the edges feeds every analysis.
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _EdgeIndex:
     jobs: tuple[str, ...]  # job node ids, sorted
     links: tuple[tuple[str, str, str], ...]  # (u, v, type) of unit edges between jobs, sorted
@@ -209,38 +217,56 @@ def _cycles(index: _EdgeIndex) -> list[list[str]]:
 
 
 def _units(
-    graph: nx.MultiDiGraph, index: _EdgeIndex, cycles: list[list[str]], detached: frozenset[str] = frozenset()
+    graph: nx.MultiDiGraph,
+    index: _EdgeIndex,
+    cycles: list[list[str]],
+    detached: frozenset[str] = frozenset(),
+    flows: Flows | None = None,
 ) -> list[MigrationUnit]:
     loose = {gm.job_node(job) for job in detached}
-    kept = [
-        (u, v, kind)
-        for u, v, kind in index.links
-        if kind != gm.PRODUCES_FOR or (u not in loose and v not in loose)
-    ]
-    links = nx.Graph()
-    links.add_nodes_from(index.jobs)
-    links.add_edges_from((u, v) for u, v, _ in kept)
-    components = sorted((sorted(c) for c in nx.connected_components(links)), key=lambda c: c[0])
+    number = {job: i for i, job in enumerate(index.jobs)}
+    count = len(index.jobs)
+    groups = Groups(count)
+    successors: list[list[int]] = [[] for _ in range(count)]  # who runs after whom
+    for u, v, kind in index.links:
+        if kind == gm.PRODUCES_FOR and (u in loose or v in loose):
+            continue
+        source, target = number[u], number[v]
+        groups.tie((source, target))
+        if kind == gm.DEPENDS_ON:
+            successors[target].append(source)  # the prerequisite runs first
+        else:
+            successors[source].append(target)  # producer / submitter first
+    if flows is not None:
+        _tie_flows(flows, number, loose, groups, successors)
+    components = groups.members(count)
     width = max(3, len(str(len(components))))
-    unit_of = {job: i for i, comp in enumerate(components) for job in comp}
-    orders = _orders(index.jobs, kept, unit_of, len(components))
+    unit_of = [0] * count
+    for i, comp in enumerate(components):
+        for job in comp:
+            unit_of[job] = i
+    # Jobs in a cycle (dependency or data) stay together, by id.
+    orders: list[list[int]] = [[] for _ in components]
+    for job in run_order(successors, count):
+        orders[unit_of[job]].append(job)
     cyclic_jobs = {job for cycle in cycles for job in cycle}
     filesystems: list[set[str]] = [set() for _ in components]
     externals: list[set[str]] = [set() for _ in components]
-    for job, _, fs in index.storage:
-        filesystems[unit_of[job]].add(fs)
-    for job, external in index.externals:
-        externals[unit_of[job]].add(external)
+    for node, _, fs in index.storage:
+        filesystems[unit_of[number[node]]].add(fs)
+    for node, external in index.externals:
+        externals[unit_of[number[node]]].add(external)
     formats: dict[str, str] = dict(graph.nodes(data="format", default=""))
+    names = [gm.split_node(node)[1] for node in index.jobs]
     units: list[MigrationUnit] = []
     for i, comp in enumerate(components):
-        ids = tuple(gm.split_node(n)[1] for n in comp)
+        ids = tuple(names[job] for job in comp)
         units.append(
             MigrationUnit(
                 id=f"U{i + 1:0{width}d}",
                 jobs=ids,
-                order=tuple(gm.split_node(n)[1] for n in orders[i]),
-                formats=tuple(sorted({formats[n] for n in comp})),
+                order=tuple(names[job] for job in orders[i]),
+                formats=tuple(sorted({formats[index.jobs[job]] for job in comp})),
                 filesystems=tuple(sorted(filesystems[i])),
                 externals=tuple(sorted(externals[i])),
                 cyclic=any(job in cyclic_jobs for job in ids),
@@ -249,27 +275,31 @@ def _units(
     return units
 
 
-def _orders(
-    jobs: tuple[str, ...], links: list[tuple[str, str, str]], unit_of: dict[str, int], count: int
-) -> list[list[str]]:
-    """Topological order per unit; jobs in a cycle (dependency or data) stay together, by id."""
-    before = nx.DiGraph()
-    before.add_nodes_from(jobs)
-    for u, v, kind in links:
-        if kind == gm.DEPENDS_ON:
-            before.add_edge(v, u)  # the prerequisite runs first
-        else:
-            before.add_edge(u, v)  # producer / submitter first
-    condensed = nx.condensation(before)
-    members: dict[int, list[str]] = defaultdict(list)
-    for job, scc in condensed.graph["mapping"].items():
-        members[scc].append(job)
-    first = {scc: min(group) for scc, group in members.items()}
-    orders: list[list[str]] = [[] for _ in range(count)]
-    for scc in nx.lexicographical_topological_sort(condensed, key=lambda s: first[s]):
-        for job in sorted(members[scc]):
-            orders[unit_of[job]].append(job)
-    return orders
+def _tie_flows(
+    flows: Flows,
+    number: dict[str, int],
+    loose: set[str],
+    groups: Groups,
+    successors: list[list[int]],
+) -> None:
+    """The data flow between jobs, one meeting at a time: its writers run before its readers.
+
+    Each meeting becomes a waypoint node that its writers lead to and that leads
+    to its readers, which orders and groups jobs exactly as the writer -> reader
+    links would, without listing them.
+    """
+    nodes = [gm.job_node(job) for job in flows.jobs]
+    kept = [number[node] if node not in loose else None for node in nodes]
+    for meeting in flows.meetings():
+        writers = [job for job in (kept[w] for w in meeting.writers) if job is not None]
+        readers = [job for job in (kept[r] for r in meeting.readers) if job is not None]
+        if not writers or not readers:
+            continue
+        groups.tie(writers + readers)
+        waypoint = len(successors)
+        successors.append(readers)
+        for writer in writers:
+            successors[writer].append(waypoint)
 
 
 def _filesystem_usage(

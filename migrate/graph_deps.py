@@ -34,7 +34,7 @@ _VARIABLE = re.compile(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)")
 _LEADING_DYNAMIC = re.compile(r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^)]*\))/")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Target:
     """What a reference resolved to: scanned jobs, or one external label."""
 
@@ -43,7 +43,7 @@ class Target:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DependencyLink:
     """``dependent`` may start only after ``prerequisite`` (a job id) or ``external``."""
 
@@ -57,7 +57,7 @@ class DependencyLink:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SubmitLink:
     """``submitter`` runs ``sbatch`` on the script of ``child`` (or on an unscanned script)."""
 
@@ -69,7 +69,7 @@ class SubmitLink:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResolvedDependencies:
     links: tuple[DependencyLink, ...] = ()
     submits: tuple[SubmitLink, ...] = ()

@@ -7,6 +7,8 @@ the exported GraphML can tell nodes apart without looking at attributes.
 
 from __future__ import annotations
 
+import sys
+
 # Node types, each also the id prefix.
 JOB = "job"
 FILESYSTEM = "fs"
@@ -57,7 +59,8 @@ GRAPH_SCHEMA = "migrate-graph/1"
 
 
 def node_id(kind: str, name: str) -> str:
-    return f"{kind}:{name}"
+    # Interned: every edge keeps its own reference to both ends, and a job has dozens of edges.
+    return sys.intern(f"{kind}:{name}")
 
 
 def job_node(job_id: str) -> str:

@@ -60,7 +60,7 @@ _DYNAMIC = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileSystem:
     name: str  # node name, e.g. "/fsx" or "pvc:vision-data"
     prefix: str  # where paths on it start: "/fsx", "$SCRATCH", "pvc:vision-data"
@@ -69,7 +69,7 @@ class FileSystem:
     claims: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     """One storage use of one job, on canonical terms."""
 
@@ -256,12 +256,22 @@ def split_path(raw: str, env: dict[str, str]) -> tuple[str | None, str | None]:
     text = raw.strip().strip("'\"")
     if text.startswith("~/") or text == "~":
         text = "$HOME" + text[1:]
-    for _ in range(5):  # a few levels of VAR=$OTHER/sub
-        replaced = _VARIABLE.sub(lambda m: _expand(m, env), text)
-        if replaced == text:
-            break
-        text = replaced
-    text = _VARIABLE.sub(lambda m: "$" + m.group(1) if m.group(1) in ROOT_VARIABLES else m.group(0), text)
+    if "$" in text:
+        for _ in range(5):  # a few levels of VAR=$OTHER/sub
+            replaced = _VARIABLE.sub(lambda m: _expand(m, env), text)
+            if replaced == text:
+                break
+            text = replaced
+        text = _VARIABLE.sub(lambda m: "$" + m.group(1) if m.group(1) in ROOT_VARIABLES else m.group(0), text)
+    return _split_expanded(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _split_expanded(text: str) -> tuple[str | None, str | None]:
+    """``split_path`` once the job's variables are substituted: the same text, the same answer.
+
+    Jobs of one site name the same directories over and over; cached, each is cut once.
+    """
     if text.startswith("pvc:"):
         claim, _, rest = text[4:].partition("/")
         if not claim or _UNSTABLE.search(claim):

@@ -1,7 +1,9 @@
 """The common job IR every reader produces and every writer consumes.
 
-Plain frozen dataclasses. Sequences are tuples so that values stay hashable and
-immutable; key/value maps are tuples of ``KeyValue`` so that order is kept.
+Plain frozen dataclasses, with slots: a site of 100,000 jobs holds millions of
+them, and an object without a ``__dict__`` is a fraction of the size. Sequences
+are tuples so that values stay hashable and immutable; key/value maps are
+tuples of ``KeyValue`` so that order is kept.
 Anything a reader sees that no typed field can hold goes into ``Job.raw`` with
 its source line, so nothing is silently dropped.
 
@@ -21,13 +23,13 @@ READ_WRITE = "readwrite"
 UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KeyValue:
     key: str
     value: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceRef:
     """Where a job came from: file, line span and format ("slurm", "kubernetes")."""
 
@@ -38,7 +40,7 @@ class SourceRef:
     document: int | None = None  # index of the YAML document in a multi-document file
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GenericResource:
     """A Slurm GRES or Kubernetes extended resource other than GPUs (e.g. nvme, efa)."""
 
@@ -48,7 +50,7 @@ class GenericResource:
     per: str = "node"  # "node" | "task" | "job"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resources:
     """The resource request of one component.
 
@@ -111,7 +113,7 @@ class Resources:
         return self.computed_gpus_per_node() * self.computed_nodes()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mount:
     """A path made visible inside a container or pod."""
 
@@ -122,7 +124,7 @@ class Mount:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Container:
     image: str
     name: str | None = None
@@ -134,7 +136,7 @@ class Container:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Launcher:
     """A parallel launcher found in a script body or a container command."""
 
@@ -145,14 +147,14 @@ class Launcher:
     text: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SecretRef:
     name: str
     key: str | None = None
     kind: str = "secret"  # secret | configMap | file | command
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EnvVar:
     """An environment variable; a literal value or a reference, never both."""
 
@@ -163,7 +165,7 @@ class EnvVar:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoragePath:
     path: str
     access: str = UNKNOWN
@@ -171,14 +173,14 @@ class StoragePath:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MonitoringHook:
     kind: str  # nvidia-smi | dcgm | prometheus-pushgateway | node-exporter-textfile | wandb | ...
     detail: str = ""
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Dependency:
     """One dependency condition. ``targets`` are job ids, variable names or job names."""
 
@@ -191,7 +193,7 @@ class Dependency:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArraySpec:
     """A job array. ``indices`` is the expanded list when it is small enough."""
 
@@ -201,7 +203,7 @@ class ArraySpec:
     max_concurrent: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     partitions: tuple[str, ...] = ()
     queue: str | None = None  # Kubernetes queue (Kueue LocalQueue, Volcano queue)
@@ -220,7 +222,7 @@ class Placement:
     scheduler: str | None = None  # schedulerName (volcano, ...)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Signal:
     name: str
     seconds_before: int = 60
@@ -228,7 +230,7 @@ class Signal:
     reservation_too: bool = False  # 'R:' prefix
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FailurePolicy:
     requeue: bool | None = None
     max_retries: int | None = None  # backoffLimit, maxRetry, runPolicy.backoffLimit
@@ -240,7 +242,7 @@ class FailurePolicy:
     rules: tuple[str, ...] = ()  # podFailurePolicy / Volcano policies, summarised
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IOSpec:
     workdir: str | None = None
     stdout: str | None = None
@@ -249,13 +251,13 @@ class IOSpec:
     open_mode: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mail:
     types: tuple[str, ...] = ()
     user: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Schedule:
     cron: str
     timezone: str | None = None
@@ -263,7 +265,7 @@ class Schedule:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Service:
     """A long-running serving workload (Deployment, StatefulSet) or its Service."""
 
@@ -273,7 +275,7 @@ class Service:
     autoscaling: str | None = None  # e.g. "hpa 2-10 cpu 70%"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Submission:
     """A nested ``sbatch`` call found in a wrapper script."""
 
@@ -285,13 +287,13 @@ class Submission:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unparsed:
     line: int
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScriptInfo:
     """How much of a shell body was understood."""
 
@@ -304,7 +306,7 @@ class ScriptInfo:
     body: str = ""  # the script text after the directives, for translation
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RawItem:
     """Something read that no typed field holds; kept so that nothing is lost."""
 
@@ -314,7 +316,7 @@ class RawItem:
     origin: str = ""  # "#SBATCH", a YAML path, ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Component:
     """One homogeneous part of a job: a hetjob component, a replicated job, a role."""
 
@@ -327,7 +329,7 @@ class Component:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Job:
     id: str
     source: SourceRef

@@ -12,15 +12,16 @@ the stable, byte-for-byte deterministic ``plan.json``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from migrate import ir
+import networkx as nx
+
+from migrate import ir, json_indented
 from migrate.classify import MAINTENANCE, Assessment, assess_jobs
 from migrate.classify_rules import ALREADY_THERE, DIRECTIONS, TO_KUBERNETES
-from migrate.graph import analyze, build_graph
+from migrate.graph import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
 from migrate.inventory import Inventory, inventory_section, merge_inventory
 from migrate.perf import paused_gc
 from migrate.plan_demand import JobDemand, accounted_demand, job_demand, unaccounted_demand
@@ -45,7 +46,7 @@ HYBRID = "hybrid steady state"
 DECOMMISSION = "decommission"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Phase:
     id: str  # P0, P1, W1, W2 ..., END
     name: str
@@ -59,7 +60,7 @@ class Phase:
     stays: tuple[tuple[str, str], ...] = ()  # job -> why it stays on the source
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Plan:
     direction: str
     site: str
@@ -97,10 +98,32 @@ def build_plan(
     (``migrate.inventory.parse_inventory``) completes the partitions of
     ``config``. Both add plan warnings for what they could not place.
     """
+    _check_direction(direction)
+    with paused_gc():
+        plan, graph, _ = _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
+        release_graph(graph)
+        return plan
+
+
+def build_plan_and_graph(
+    jobs: Iterable[ir.Job],
+    direction: str,
+    config: SiteConfig | None = None,
+    fidelity: Mapping[str, tuple[int, int]] | None = None,
+    usage: Sequence[AccountingFile] = (),
+    inventory: Sequence[Inventory] = (),
+) -> tuple[Plan, nx.MultiDiGraph]:
+    """``build_plan``, and the graph it was built on (``build_graph``): the report draws it."""
+    _check_direction(direction)
+    with paused_gc():
+        plan, graph, flows = _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
+        add_flow_edges(graph, flows)
+        return plan, graph
+
+
+def _check_direction(direction: str) -> None:
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
-    with paused_gc():
-        return _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
 
 
 def _build_plan(
@@ -110,16 +133,17 @@ def _build_plan(
     fidelity: Mapping[str, tuple[int, int]] | None,
     usage: Sequence[AccountingFile],
     inventory: Sequence[Inventory],
-) -> Plan:
+) -> tuple[Plan, nx.MultiDiGraph, Flows]:
+    """The plan, and the graph (without its produces_for edges) and flows it was built on."""
     config, input_warnings = merge_inventory(config, inventory)
     job_list = sorted(jobs, key=lambda j: j.id)
-    graph = build_graph(job_list, config)
+    graph, flows = build_graph_and_flows(job_list, config)
     assessed = assess_jobs(job_list, direction, config)
     by_id = {a.job_id: a for a in assessed}
     # Cleanup and backup jobs read everyone's data; they must not weld pipelines together.
     detached = [a.job_id for a in assessed if a.pattern == MAINTENANCE]
-    analysis = analyze(graph, detached)
-    decisions = decide_units(graph, analysis.units, by_id, direction, config, fidelity)
+    analysis = analyze(graph, detached, flows)
+    decisions = decide_units(graph, analysis.units, by_id, direction, config, fidelity, flows)
     demands = {job.id: job_demand(job, by_id[job.id].facts, config) for job in job_list if job.id in by_id}
     report = UsageReport(tuple(usage), match_usage(job_list, usage, config)) if usage else None
     if report is not None:
@@ -169,7 +193,7 @@ def _build_plan(
     phases.append(_end(decisions, tracker, config, source, warnings))
     if analysis.cycles:
         warnings.append(f"{len(analysis.cycles)} dependency cycle(s): their units are blocked until fixed")
-    return Plan(
+    plan = Plan(
         direction=direction,
         site=config.site,
         source=source,
@@ -185,6 +209,7 @@ def _build_plan(
         usage=report,
         inventory=tuple(inventory),
     )
+    return plan, graph, flows
 
 
 def _weigh_by_usage(demands: Mapping[str, JobDemand], report: UsageReport) -> dict[str, JobDemand]:
@@ -270,13 +295,26 @@ def _end(
 
 def plan_json(plan: Plan) -> str:
     """The stable JSON document; the same plan always gives the same bytes."""
-    return json.dumps(plan.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    with paused_gc():  # the document is millions of small objects that all live until it is written
+        return json_indented.dumps(_plan_dict(plan, streamed=True), end="\n")
 
 
-def _plan_dict(plan: Plan) -> dict[str, Any]:
+def _plan_dict(plan: Plan, streamed: bool = False) -> dict[str, Any]:
+    """The plan.json document; ``streamed`` leaves jobs and units as iterators, each entry made
+    only when it is written, so that a site's worth of them is never in memory at once."""
     unit_of = {job: d.unit.id for d in plan.units for job in d.unit.jobs}
     phase_of = {job: p.id for p in plan.phases for job in p.jobs}
     demand_of = {d.job_id: d for d in plan.demands}
+
+    def job_entry(a: Assessment) -> dict[str, Any]:
+        job = _job_dict(a, unit_of.get(a.job_id), phase_of.get(a.job_id), demand_of.get(a.job_id))
+        # Present only when given, so that a plan from the scripts alone keeps the same bytes.
+        if plan.usage is not None and "demand" in job:
+            job["demand"]["accounting"] = job_accounting(plan.usage, job["id"])
+        return job
+
+    jobs = map(job_entry, plan.assessments)
+    units = map(_unit_dict, plan.units)
     out: dict[str, Any] = {
         "schema": PLAN_SCHEMA,
         "direction": plan.direction,
@@ -285,22 +323,15 @@ def _plan_dict(plan: Plan) -> dict[str, Any]:
         "target": plan.target,
         "thresholds": dict(plan.thresholds),
         "summary": _summary(plan),
-        "jobs": [
-            _job_dict(a, unit_of.get(a.job_id), phase_of.get(a.job_id), demand_of.get(a.job_id))
-            for a in plan.assessments
-        ],
-        "units": [_unit_dict(d) for d in plan.units],
+        "jobs": jobs if streamed else list(jobs),
+        "units": units if streamed else list(units),
         "phases": [_phase_dict(p) for p in plan.phases],
         "shared_filesystems": list(plan.shared_filesystems),
         "cycles": [list(c) for c in plan.cycles],
         "warnings": list(plan.warnings),
     }
-    # Present only when given, so that a plan from the scripts alone keeps the same bytes.
     if plan.usage is not None:
         out["usage"] = usage_section(plan.usage)
-        for job in out["jobs"]:
-            if "demand" in job:
-                job["demand"]["accounting"] = job_accounting(plan.usage, job["id"])
     if plan.inventory:
         out["inventory"] = inventory_section(plan.inventory)
     return out
@@ -365,14 +396,20 @@ def _unit_dict(d: UnitDecision) -> dict[str, Any]:
     }
 
 
+def _fields(obj: Step | Capacity) -> dict[str, Any]:
+    """A step's or a capacity's fields as they are (their values are strings and numbers):
+    ``asdict`` would deep-copy each, and a phase lists tens of thousands of job ids."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
 def _phase_dict(p: Phase) -> dict[str, Any]:
     return {
         "id": p.id,
         "name": p.name,
         "units": list(p.units),
         "jobs": list(p.jobs),
-        "steps": [asdict(s) | {"evidence": list(s.evidence)} for s in p.steps],
-        "capacity": [asdict(c) for c in p.capacity],
+        "steps": [_fields(s) | {"evidence": list(s.evidence)} for s in p.steps],
+        "capacity": [_fields(c) for c in p.capacity],
         "gates": list(p.gates),
         "rollback": list(p.rollback),
         "exit_criteria": list(p.exit_criteria),
@@ -390,5 +427,6 @@ __all__ = [
     "Phase",
     "Plan",
     "build_plan",
+    "build_plan_and_graph",
     "plan_json",
 ]

@@ -31,7 +31,7 @@ _CRON_ALIASES = {
 _CRON_ALIASES |= {"@midnight": 1.0, "@hourly": 24.0}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JobDemand:
     job_id: str
     partition: str

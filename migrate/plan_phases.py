@@ -42,7 +42,7 @@ PARITY_ON_SLURM = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     kind: str  # operator | storage | monitoring | image | queue | coexistence
     name: str
@@ -50,7 +50,7 @@ class Step:
     evidence: tuple[str, ...] = ()  # job ids or node ids behind the step
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Capacity:
     """Nodes of one partition on each scheduler at the end of a phase; the two add up to the inventory."""
 

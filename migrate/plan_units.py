@@ -11,7 +11,7 @@ on Slurm writes a checkpoint a Kubernetes server reads).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
@@ -20,6 +20,8 @@ from migrate import graph_model as gm
 from migrate.classify import Assessment
 from migrate.classify_rules import ALREADY_THERE, MOVE, MOVE_WITH_CHANGES, STAY, TO_KUBERNETES
 from migrate.graph_analysis import MigrationUnit
+from migrate.graph_flow import Flows
+from migrate.graph_order import Groups
 from migrate.siteconfig import SiteConfig
 
 MOVES = frozenset((MOVE, MOVE_WITH_CHANGES))
@@ -31,13 +33,13 @@ UNIT_ALREADY = "already-there"
 UNIT_BLOCKED = "blocked"  # a dependency cycle: no order can run it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Risk:
     score: int  # 0 (trivial) .. 100
     reasons: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnitDecision:
     unit: MigrationUnit
     action: str
@@ -57,24 +59,27 @@ def decide_units(
     direction: str,
     config: SiteConfig,
     fidelity: Mapping[str, tuple[int, int]] | None = None,
+    flows: Flows | None = None,
 ) -> list[UnitDecision]:
+    """``flows``: the data flows of a graph built without its produces_for edges (see ``graph_flow``)."""
     groups = _dependency_groups(graph)
-    return [_decide(graph, unit, groups, assessments, direction, config, fidelity or {}) for unit in units]
+    return [
+        _decide(graph, unit, groups, assessments, direction, config, fidelity or {}, flows) for unit in units
+    ]
 
 
 def _dependency_groups(graph: nx.MultiDiGraph) -> dict[str, int]:
     """IR job id -> id of the group of jobs tied to it by dependencies or submissions."""
-    tied = nx.Graph()
-    for node, kind in graph.nodes(data="type"):
-        if kind == gm.JOB:
-            tied.add_node(node)
+    jobs = sorted(node for node, kind in graph.nodes(data="type") if kind == gm.JOB)
+    number = {node: i for i, node in enumerate(jobs)}
+    tied = Groups(len(jobs))
     for u, v, kind in graph.edges(data="type"):
-        if kind in (gm.DEPENDS_ON, gm.SUBMITS) and v in tied and u in tied:
-            tied.add_edge(u, v)
+        if kind in (gm.DEPENDS_ON, gm.SUBMITS) and u in number and v in number:
+            tied.tie((number[u], number[v]))
     out: dict[str, int] = {}
-    for i, group in enumerate(sorted((sorted(c) for c in nx.connected_components(tied)), key=lambda c: c[0])):
-        for node in group:
-            out[gm.split_node(node)[1]] = i
+    for i, group in enumerate(tied.members(len(jobs))):
+        for job in group:
+            out[gm.split_node(jobs[job])[1]] = i
     return out
 
 
@@ -86,6 +91,7 @@ def _decide(
     direction: str,
     config: SiteConfig,
     fidelity: Mapping[str, tuple[int, int]],
+    flows: Flows | None,
 ) -> UnitDecision:
     action_of = {job: assessments[job].recommendation.action for job in unit.jobs}
     already = tuple(j for j in unit.order if action_of[j] == ALREADY_THERE)
@@ -119,7 +125,7 @@ def _decide(
             )
     held_ids = {j for j, _ in held}
     staying = tuple(j for j in unit.order if action_of[j] == STAY or j in held_ids)
-    bridges, bridge_fs = _bridges(graph, set(moving) | set(already), set(staying))
+    bridges, bridge_fs = _bridges(graph, set(moving) | set(already), set(staying), flows)
     if moving and staying:
         action = UNIT_SPLIT
     elif moving:
@@ -133,28 +139,39 @@ def _decide(
 
 
 def _bridges(
-    graph: nx.MultiDiGraph, on_target: set[str], on_source: set[str]
+    graph: nx.MultiDiGraph, on_target: set[str], on_source: set[str], flows: Flows | None
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """produces_for links whose two ends run on different schedulers once the unit has moved."""
+    if not on_target or not on_source:
+        return (), ()  # everything on one side: nothing can cross
     found: list[str] = []
     filesystems: set[str] = set()
-    for job in sorted(on_target | on_source):
-        node = gm.job_node(job)
-        for _, consumer_node, data in graph.out_edges(node, data=True):
-            if data.get("type") != gm.PRODUCES_FOR:
-                continue
-            consumer = gm.split_node(consumer_node)[1]
-            crosses = (job in on_target and consumer in on_source) or (
-                job in on_source and consumer in on_target
-            )
-            if not crosses:
-                continue
-            path = str(data.get("path", ""))
-            fs = graph.nodes.get(gm.node_id(gm.PATH, path), {}).get("filesystem")
-            if fs:
-                filesystems.add(str(fs))
-            found.append(f"{job} -> {consumer} through {path}")
+    for job, consumer, path in _data_links(graph, on_target | on_source, flows):
+        crosses = (job in on_target and consumer in on_source) or (job in on_source and consumer in on_target)
+        if not crosses:
+            continue
+        fs = graph.nodes.get(gm.node_id(gm.PATH, path), {}).get("filesystem")
+        if fs:
+            filesystems.add(str(fs))
+        found.append(f"{job} -> {consumer} through {path}")
     return tuple(sorted(found)), tuple(sorted(filesystems))
+
+
+def _data_links(
+    graph: nx.MultiDiGraph, jobs: set[str], flows: Flows | None
+) -> Iterator[tuple[str, str, str]]:
+    """(producer, consumer, meeting directory) of the data links between ``jobs``, in no set order."""
+    if flows is not None:
+        for consumer in jobs:
+            for producer, (path, _, _) in flows.links_to(flows.index[consumer]).items():
+                if flows.jobs[producer] in jobs:
+                    yield flows.jobs[producer], consumer, path
+        return
+    for job in jobs:
+        for _, consumer_node, data in graph.out_edges(gm.job_node(job), data=True):
+            consumer = gm.split_node(consumer_node)[1]
+            if data.get("type") == gm.PRODUCES_FOR and consumer in jobs:
+                yield job, consumer, str(data.get("path", ""))
 
 
 def unit_risk(

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from migrate import ir
@@ -69,32 +71,79 @@ def _field_table(cls: type) -> tuple[tuple[str, Any], ...] | None:
     return tuple(table)
 
 
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls, vars(ir))
+# Reading: one converter per type, built once. The JSON value of a number or a
+# boolean is already the value; strings are interned, since the same kinds,
+# origins, option names and paths recur in every job of a site, and a JSON
+# reader makes a new string for each.
+Converter = Callable[[Any], Any]
 
 
 def from_dict(cls: type[T], data: Any) -> T:
-    return typing.cast(T, _convert(cls, data))
+    convert = _converter(typing.cast(Any, cls))
+    return typing.cast(T, data if convert is None else convert(data))
 
 
-def _convert(tp: Any, data: Any) -> Any:
-    if data is None:
-        return None
+@functools.cache
+def _converter(tp: Any) -> Converter | None:
+    """How to turn the JSON value of type ``tp`` into the value; None when it already is."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         options = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _convert(options[0], data)
+        return _converter(options[0])  # every converter passes None through
     if origin is tuple:
-        (item_type, *_rest) = typing.get_args(tp)
-        return tuple(_convert(item_type, v) for v in data)
+        return _tuple_converter(_converter(typing.get_args(tp)[0]))
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        hints = _hints(tp)
-        kwargs = {
-            f.name: _convert(hints[f.name], data[f.name]) for f in dataclasses.fields(tp) if f.name in data
-        }
-        return tp(**kwargs)
-    return data
+        return _dataclass_converter(tp)
+    if tp is str:
+        return _intern
+    return None
+
+
+def _intern(value: Any) -> Any:
+    return sys.intern(value) if type(value) is str else value
+
+
+def _tuple_converter(item: Converter | None) -> Converter:
+    if item is None:
+        return lambda data: None if data is None else tuple(data)
+    return lambda data: None if data is None else tuple(map(item, data))
+
+
+# What differs in every job: looking these up among the ones already read would be wasted.
+_ONE_PER_JOB = (ir.Job, ir.SourceRef, ir.ScriptInfo)
+_SHARED_MAX = 4096  # equal values remembered per class, the most recently used kept
+
+
+def _dataclass_converter(cls: type) -> Converter:
+    hints = typing.get_type_hints(cls, vars(ir))
+    fields = {f.name: _converter(hints[f.name]) for f in dataclasses.fields(cls)}
+    # The IR is immutable, so equal values can be one object: the same placement, paths,
+    # options and variables recur across a site's jobs.
+    shared: Callable[[Any], Any] = (lambda value: value) if cls in _ONE_PER_JOB else _first_equal()
+    # Made once, not once per job: an empty Placement, FailurePolicy ... is the same for all.
+    made_defaults = {
+        f.name: f.default_factory()
+        for f in dataclasses.fields(cls)
+        if f.default_factory is not dataclasses.MISSING
+    }
+
+    def convert(data: Any) -> Any:
+        if data is None:
+            return None
+        kwargs = dict(made_defaults)
+        for name, value in data.items():
+            if name not in fields:
+                continue  # not a field of this version: ignored, as a reader of older JSON would
+            field_converter = fields[name]
+            kwargs[name] = value if field_converter is None or value is None else field_converter(value)
+        return shared(cls(**kwargs))
+
+    return convert
+
+
+def _first_equal() -> Callable[[Any], Any]:
+    """A function that returns the first value it was given equal to its argument (bounded)."""
+    return functools.lru_cache(maxsize=_SHARED_MAX)(lambda value: value)
 
 
 def job_to_dict(job: ir.Job) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from migrate.classify import (
     assess_jobs,
     classify_job,
 )
+from migrate.classify_facts import VOCABULARY, facts_of
 from migrate.classify_rules import RULES
 from migrate.siteconfig import SiteConfig, parse_site_config
 
@@ -624,3 +625,12 @@ def test_assess_jobs_is_sorted_and_deterministic() -> None:
 )
 def test_pattern_edge_cases(job: ir.Job, pattern: str) -> None:
     assert classify_job(job, SITE).pattern == pattern
+
+
+def test_facts_keep_only_the_words_rules_look_for() -> None:
+    body = "python train.py --data /fsx/shards/webtext --lr 3e-4 --run-name quux\n"
+    job = slurm_job("llm/pretrain_xyz.sbatch", name="zeta-train", body=body, modules=["cleanup/1.0"])
+    facts = facts_of(job, SITE)
+    assert facts.command_words == {"train", "shards"}
+    assert facts.identity_words == {"train", "pretrain", "cleanup"}
+    assert facts.words() <= VOCABULARY

@@ -1,0 +1,72 @@
+"""Reading IR JSON back: the same jobs, repeated strings shared, slots objects that still pickle."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+
+from ir_builders import container, dep, env, launcher, read, slurm_job, write
+
+from migrate import ir
+from migrate.serialize import from_dict, job_from_dict, job_to_dict
+
+
+def sample_job(path: str) -> ir.Job:
+    return slurm_job(
+        path,
+        name="train",
+        nodes=2,
+        gpus_per_node=8,
+        storage=[read("/fsx/data/tok", 4), write("/fsx/ckpt/run", 5)],
+        deps=[dep("afterok", "prep", line=3)],
+        launchers=[launcher("torchrun", "train.py", nproc_per_node="8")],
+        containers=[container("nvcr.io/nvidia/pytorch:24.05-py3", "python", "train.py")],
+        environment=env(NCCL_DEBUG="INFO"),
+        body="torchrun train.py\n",
+    )
+
+
+def read_back(job: ir.Job) -> ir.Job:
+    return job_from_dict(json.loads(json.dumps(job_to_dict(job))))
+
+
+def test_round_trip() -> None:
+    job = sample_job("a/train.sbatch")
+    assert read_back(job) == job
+
+
+def test_repeated_strings_are_shared_between_jobs() -> None:
+    first, second = read_back(sample_job("a/train.sbatch")), read_back(sample_job("b/train.sbatch"))
+    assert first.source.format is second.source.format
+    assert first.storage[0].path is second.storage[0].path
+    assert first.components[0].launchers[0].program[0] is second.components[0].launchers[0].program[0]
+
+
+def test_unknown_fields_are_ignored() -> None:
+    data = job_to_dict(sample_job("a/train.sbatch"))
+    data["added_later"] = {"x": 1}
+    data["source"]["added_later"] = "y"
+    assert job_from_dict(data) == sample_job("a/train.sbatch")
+
+
+def test_nested_values_and_nones() -> None:
+    resources = from_dict(
+        ir.Resources, {"gpus": 8, "gpu_type": None, "generic": [{"name": "efa", "count": 4}]}
+    )
+    assert resources == ir.Resources(gpus=8, generic=(ir.GenericResource("efa", 4),))
+    assert from_dict(ir.Resources, None) is None
+
+
+def test_slots_objects_copy_and_pickle() -> None:
+    job = sample_job("a/train.sbatch")
+    assert not hasattr(job, "__dict__")
+    assert pickle.loads(pickle.dumps(job)) == job
+    assert copy.deepcopy(job) == job and hash(copy.copy(job)) == hash(job)
+    assert ir.replace(job, name="other").name == "other"
+
+
+def test_equal_parts_are_one_object() -> None:
+    first, second = read_back(sample_job("a/train.sbatch")), read_back(sample_job("b/train.sbatch"))
+    assert first.placement is second.placement and first.storage[0] is second.storage[0]
+    assert first.source is not second.source  # one per job: not looked up
