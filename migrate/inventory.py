@@ -35,7 +35,7 @@ from migrate.inventory_pcluster import looks_like_parallelcluster, parse_paralle
 from migrate.inventory_slurmconf import looks_like_slurm_conf, parse_slurm_conf
 from migrate.siteconfig import PartitionConfig, SiteConfig
 
-FILLED = ("nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "mem_gb")
+FILLED = ("nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "mem_gb", "default")
 MEMORY_TOLERANCE = 0.10
 
 
@@ -126,7 +126,9 @@ def _given(part: PartitionConfig) -> set[str]:
 
 def _value(part: InventoryPartition, key: str) -> object:
     value = getattr(part, key)
-    return None if key == "nodes" and not value else value  # a partition listing no nodes says nothing
+    if key in ("nodes", "default") and not value:
+        return None  # a partition listing no nodes, or not marked default, says nothing of it
+    return value
 
 
 def _agree(key: str, ours: object, theirs: object) -> bool:

@@ -106,6 +106,11 @@ def partition_of(job: ir.Job, config: SiteConfig) -> str:
     for name, part in config.partitions:
         if part.node_selector and set(part.node_selector) <= selectors:
             return name
+    if job.source.format == "slurm" and not job.placement.partitions:
+        # sbatch without --partition runs in the cluster's default partition
+        for name, part in config.partitions:
+            if part.default:
+                return name
     return UNASSIGNED
 
 

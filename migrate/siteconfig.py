@@ -73,6 +73,7 @@ class PartitionConfig:
     mem_gb: int | None = None
     queue: str | None = None
     node_selector: tuple[tuple[str, str], ...] = ()
+    default: bool = False  # slurm.conf Default=YES: where a job without --partition runs
     # Keys written in migrate.yaml, so that a slurm.conf or ParallelCluster inventory fills only the others.
     explicit: tuple[str, ...] = ()
 
@@ -328,11 +329,21 @@ def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfi
                     mem_gb=_optional(entry, "mem_gb", at, _count, None),
                     queue=_optional(entry, "queue", at, _string, None),
                     node_selector=_optional(entry, "node_selector", at, _node_selector, ()),
+                    default=_optional(entry, "default", at, _flag, False),
                     explicit=tuple(sorted(key for key in entry if entry[key] is not None)),
                 ),
             )
         )
+    defaults = [name for name, part in out if part.default]
+    if len(defaults) > 1:
+        raise where.fail(f"{' and '.join(defaults)} both say default: true; Slurm has one default partition")
     return tuple(out)
+
+
+def _flag(value: object, where: _Where) -> bool:
+    if not isinstance(value, bool):
+        raise where.fail(f"expected true or false, got {_describe(value)}")
+    return value
 
 
 _NAME_MAPS = ("images", "accounts", "qos", "gpu_products", "gres", "licenses")

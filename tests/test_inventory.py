@@ -414,3 +414,12 @@ def test_sample_cluster_files_match_migrate_yaml(name: str) -> None:
             "inventory pcluster-config.yaml: queue bigmem ComputeResources[0]: unknown instance type "
             "x2idn.32xlarge: 2 node(s) counted, GPUs unknown"
         ]
+
+
+def test_the_default_partition_of_slurm_conf_fills_migrate_yaml() -> None:
+    from migrate.siteconfig import parse_site_config_text
+
+    conf = "PartitionName=cpu Nodes=n[1-4] Default=YES\nPartitionName=gpu Nodes=g1\n"
+    inventory = parse_inventory(conf, "slurm.conf")
+    merged, _ = merge_inventory(parse_site_config_text("partitions:\n  cpu: {nodes: 4}\n"), [inventory])
+    assert [(name, part.default) for name, part in merged.partitions] == [("cpu", True), ("gpu", False)]

@@ -422,3 +422,20 @@ def test_default_config_plans_without_a_site_file() -> None:
     result = build_plan(site(), TO_KUBERNETES, SiteConfig())
     assert result.phases[0].name == FOUNDATIONS
     assert all(p.capacity == () for p in result.phases)  # no inventory, no capacity to shift
+
+
+def test_a_slurm_job_without_partition_runs_in_the_default_partition() -> None:
+    from migrate.plan_demand import UNASSIGNED, partition_of
+    from migrate.siteconfig import parse_site_config_text
+
+    config = parse_site_config_text(
+        "partitions:\n"
+        "  cpu: {nodes: 4, default: true, queue: cpu-queue}\n"
+        "  gpu: {nodes: 2, queue: gpu-queue}\n"
+    )
+    assert partition_of(slurm_job("a.sbatch"), config) == "cpu"
+    assert partition_of(slurm_job("b.sbatch", partition="gpu"), config) == "gpu"
+    # a Kubernetes job without a queue has no default: it stays unassigned
+    assert partition_of(k8s_job("c.yaml", name="c"), config) == UNASSIGNED
+    without_default = parse_site_config_text("partitions:\n  cpu: {nodes: 4}\n")
+    assert partition_of(slurm_job("a.sbatch"), without_default) == UNASSIGNED

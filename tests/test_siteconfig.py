@@ -133,6 +133,11 @@ def test_config_is_frozen_and_hashable() -> None:
         ),
         ("partitions:\n  gpu: {node_selector: [a]}\n", "partitions.gpu.node_selector: expected a mapping"),
         ("partitions: [gpu]\n", "migrate.yaml: partitions: expected a mapping"),
+        ("partitions:\n  cpu: {default: yes please}\n", "partitions.cpu.default: expected true or false"),
+        (
+            "partitions:\n  a: {default: true}\n  b: {default: true}\n",
+            "migrate.yaml: partitions: a and b both say default: true",
+        ),
         ("images:\n  gcc/12: 12\n", "migrate.yaml: images.gcc/12: expected a non-empty string, got 12 (int)"),
         ("defaults: {namespace: ''}\n", "migrate.yaml: defaults.namespace: expected a non-empty string"),
         ("defaults: {cluster: x}\n", "migrate.yaml: defaults.cluster: unknown key (expected one of: image,"),
