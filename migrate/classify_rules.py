@@ -4,7 +4,7 @@ Every recommendation carries the ``Rule`` it followed: an id, the seed row it
 comes from, and the rule in one line with the site's thresholds filled in, so
 the report can cite it and a reader can disagree with a number, not with code.
 
-Seeds (in ``../shared/seeds``):
+The two articles the tables come from:
 - 000, "ParallelCluster vs Kubernetes for production AI": a decision tree
   (training above / up to 4 nodes, serving, data preprocessing, sweeps) and an
   FAQ on Ray.
