@@ -23,6 +23,7 @@ from migrate.classify_facts import (
     FINETUNE_WORDS,
     HPC_CODES,
     INFERENCE_WORDS,
+    INTERACTIVE_KINDS,
     INTERACTIVE_WORDS,
     MAINTENANCE_WORDS,
     ML_LAUNCHERS,
@@ -154,6 +155,8 @@ def _maintenance(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
 
 def _interactive(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
     reasons: list[str] = []
+    if facts.kind in INTERACTIVE_KINDS:
+        reasons.append("an interactive allocation (salloc)")
     words = facts.found(INTERACTIVE_WORDS)
     if words:
         reasons.append(_mentions("job", words))

@@ -24,6 +24,7 @@ SERVING_KINDS = frozenset(("Deployment", "StatefulSet", "ReplicaSet", "Inference
 TRAINING_KINDS = frozenset(("PyTorchJob", "TrainJob", "TFJob", "JAXJob", "XGBoostJob", "PaddleJob"))
 CRON_KINDS = frozenset(("CronJob", "scrontab"))
 WRAPPER_KINDS = frozenset(("wrapper",))
+INTERACTIVE_KINDS = frozenset(("salloc",))  # a script that holds an allocation open for a person
 DEFAULT_GPUS_PER_NODE = 8  # the common 8-GPU server, when migrate.yaml says nothing
 
 # Whole words (after splitting on anything but letters and digits) that point at a workload;

@@ -38,6 +38,7 @@ KUBERNETES = "kubernetes"
 SLURM = "slurm"
 WRITERS = {KUBERNETES: "migrate.translators.kubernetes.writer", SLURM: "migrate.translators.slurm.writer"}
 WRAPPER = "wrapper"
+SALLOC = "salloc"
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,26 @@ def wrapper_translation(job: ir.Job, name: str, target: str, what_submit_does: s
     return t
 
 
+def interactive_translation(job: ir.Job, name: str, target: str) -> Translation:
+    """An salloc helper: a person works inside the allocation, so there is no batch job to write."""
+    t = Translation(
+        job.id,
+        job.source.path,
+        job.source.line,
+        target,
+        "none",
+        "an interactive allocation: nothing runs unattended",
+        name,
+    )
+    t.fidelity.dropped(
+        "salloc allocation",
+        "a person holds it open and works in it; on Kubernetes that is a development pod or a notebook "
+        "server reached with kubectl exec, sized as the plan shows, not a batch Job",
+        job.source.line,
+    )
+    return t
+
+
 def writer_for(target: str) -> Writer:
     if target not in WRITERS:
         raise ValueError(f"unknown target {target!r}; expected one of {', '.join(sorted(WRITERS))}")
@@ -175,6 +196,8 @@ def translate_jobs(
         name = names.allocate(job.name or _stem(job.source.path))
         if job.kind == WRAPPER:
             translations.append(writer.translate_wrapper(job, name))
+        elif job.kind == SALLOC:
+            translations.append(interactive_translation(job, name, to))
         else:
             translations.append(writer.translate_job(job, config, flavor, name=name))
     by_id = {t.job_id: t for t in translations}

@@ -131,13 +131,13 @@ def test_summary_figures_match_plan_json(sample: dict[str, Any]) -> None:
     moving = sum(1 for j in doc["jobs"] if j["phase"])
     already = sum(len(u["already_there"]) for u in doc["units"])
     staying = sum(len(u["staying"]) for u in doc["units"])
-    assert moving + already + staying == doc["summary"]["jobs"] == 36
+    assert moving + already + staying == doc["summary"]["jobs"] == 37
     node_hours = sum(j["demand"]["node_hours"] for j in doc["jobs"])
     expected = [
         ["move to Kubernetes", str(moving)],
         ["stay on Slurm", str(staying)],
         ["already on Kubernetes", str(already)],
-        ["all jobs", "36"],
+        ["all jobs", "37"],
     ]
     md = md_rows(sample["sections"]["Summary"])
     html = sample["tables"]["table-outcomes"]
@@ -208,7 +208,7 @@ def test_phases_and_capacity_match_plan_json(sample: dict[str, Any]) -> None:
         assert md_caps == expected
         assert [r[:4] + r[5:] for r in html_caps] == expected  # the HTML adds a split bar
         checked += 1
-    assert checked == 3  # pilot, wave 1, end state
+    assert checked == 4  # pilot, waves 1 and 2, end state
     p0 = sample["sections"]["P0: Foundations"]
     assert len(md_rows(p0)) - 1 == len(doc["phases"][0]["steps"])
     for phase in doc["phases"]:

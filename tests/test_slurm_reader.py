@@ -60,7 +60,7 @@ def script(*directive_lines: str, body: str = "srun hostname\n") -> str:
             None,
         ),
         (SHEBANG + "# srun is not called here\necho done\n", None),
-        (SHEBANG + "exec salloc -N1 --gpus=1 \\\n  srun --pty bash -l\n", None),
+        (SHEBANG + "exec salloc -N1 --gpus=1 \\\n  srun --pty bash -l\n", "salloc"),
         ("apiVersion: batch/v1\nkind: Job\n", None),
         ("0 2 * * * echo hi\n", None),  # a crontab line that runs no script
         ("", None),
@@ -665,3 +665,20 @@ def test_parse_command_line_stops_at_the_script() -> None:
     ]
     assert unknown == [] and [w.text for w in rest] == ["train.sbatch", "--lr", "3e-4"]
     assert diags.items == []
+
+
+def test_an_salloc_helper_is_an_interactive_job_sized_by_its_options() -> None:
+    text = (
+        "#!/bin/bash\n"
+        "part=${1:-gpu}\n"
+        "exec salloc --partition=$part -N 2 --gpus-per-node=4 --time=2:00:00 \\\n"
+        "    --job-name=dev srun --pty bash -l\n"
+    )
+    diags = Collector("dev.sh")
+    (job,) = reader.read(text, "dev.sh", diags)
+    assert (job.kind, job.name, job.time_limit_s) == ("salloc", "dev", 7200)
+    assert job.components[0].resources.nodes_min == 2
+    assert job.placement.partitions == ("$part",)
+    dynamic = [d for d in diags.items if d.code == "SLURM-DYNAMIC-VALUE"]
+    assert [(d.line, "the shell sets it" in d.message) for d in dynamic] == [(3, True)]
+    assert [launcher.name for launcher in job.components[0].launchers] == ["srun"]

@@ -513,12 +513,34 @@ def _without_separator_words(words: list[Word], report: _Reporter) -> list[Word]
 
 
 def check_settings(
-    settings: list[Setting], diags: Collector, job: str | None = None, templated: bool = False
+    settings: list[Setting],
+    diags: Collector,
+    job: str | None = None,
+    templated: bool = False,
+    command_line: bool = False,
 ) -> None:
-    """Diagnostics about one component's options as a whole: repeats and dynamic values."""
+    """Diagnostics about one component's options as a whole: repeats and dynamic values.
+
+    ``command_line``: the options were given to a command in the script (salloc), where the
+    shell expands them when the script runs, not in ``#SBATCH`` lines, where nothing does.
+    """
     report = _Reporter(diags, job)
     _report_repeats(settings, report)
-    _report_dynamic(settings, report, templated)
+    if command_line:
+        _report_run_time(settings, report)
+    else:
+        _report_dynamic(settings, report, templated)
+
+
+def _report_run_time(settings: list[Setting], report: _Reporter) -> None:
+    for setting in settings:
+        if setting.dynamic and setting.value is not None:
+            report.add(
+                "SLURM-DYNAMIC-VALUE",
+                f"{setting.spelled}={export_names_only(setting.value)}: the shell sets it when the script "
+                "runs; the plan uses what it can tell without running it",
+                setting.line,
+            )
 
 
 def _report_repeats(settings: list[Setting], report: _Reporter) -> None:

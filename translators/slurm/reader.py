@@ -19,6 +19,7 @@ from typing import Any, cast
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
 
+from ..shell import slurm_cli
 from ..shell.analyze import analyze
 from ..shell.conceal import LITERAL_SECRET, analyzed
 from ..shell.facts import BodyFacts
@@ -31,6 +32,7 @@ FORMAT = "slurm"
 SBATCH = "sbatch"
 WRAPPER = "wrapper"
 SCRONTAB = "scrontab"
+SALLOC = "salloc"  # a helper that holds an interactive allocation open
 
 _SBATCH_LINE = re.compile(r"^#SBATCH", re.MULTILINE)
 _SCRON_LINE = re.compile(r"^#SCRON", re.MULTILINE)
@@ -75,7 +77,7 @@ def sniff(text: str) -> str | None:
         if _CALLS_SBATCH.search(code):
             return WRAPPER
         if _CALLS_SALLOC.search(code):  # an interactive helper: its srun runs inside salloc
-            return None
+            return SALLOC
         if _CALLS_SRUN.search(code) or _ARRAY_VARS.search(code):
             return SBATCH
         return None
@@ -137,6 +139,8 @@ def _read(text: str, path: str, diags: Collector) -> list[ir.Job]:
         return [_read_wrapper(lines, path, diags)]
     if kind == SBATCH:
         return [_read_sbatch(lines, path, diags)]
+    if kind == SALLOC:
+        return [_read_salloc(lines, path, diags)]
     return []
 
 
@@ -171,6 +175,44 @@ def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
     script = _script_info(shebang, body, facts, first)
     source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
     return builder.build(source, WRAPPER, script)
+
+
+def _read_salloc(lines: list[str], path: str, diags: Collector) -> ir.Job:
+    """A script that runs salloc: the allocation's options are read as sbatch reads its own."""
+    start = 2 if lines and lines[0].startswith("#!") else 1
+    body, facts = _analyze(_join(lines[start - 1 :]), start, diags, path)
+    builder = _JobBuilder(path, diags, 1, "salloc")
+    found = _salloc_words(lines)
+    if found is not None:
+        values = [w.text for w in found]
+        _, end = slurm_cli.parse_options(values, 0, slurm_cli.table("sbatch"))
+        settings, unknown = directives.parse_words(found[:end], diags, path)
+        directives.check_settings(settings, diags, path, command_line=True)
+        builder.apply_all(tuple(settings), tuple(unknown))
+    builder.merge_facts(facts)
+    shebang = lines[0] if start == 2 else None
+    first = next((n for n, line in enumerate(lines, 1) if _is_command(line)), None)
+    script = _script_info(shebang, body, facts, first)
+    source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
+    return builder.build(source, SALLOC, script)
+
+
+def _salloc_words(lines: list[str]) -> list[directives.Word] | None:
+    """The words after the first ``salloc``, continuation lines joined; they carry its line."""
+    for number, line in enumerate(lines, start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        m = _CALLS_SALLOC.search(line)
+        if m is None:
+            continue
+        text = line[m.end() :]
+        following = number
+        while text.endswith("\\") and following < len(lines):
+            text = text[:-1] + " " + lines[following]
+            following += 1
+        words, _, _ = directives.tokenize(text, number)
+        return words
+    return None
 
 
 def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job]:
