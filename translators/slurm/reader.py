@@ -166,21 +166,11 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
 
 
 def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
-    start = 2 if lines and lines[0].startswith("#!") else 1
-    body, facts = _analyze(_join(lines[start - 1 :]), start, diags, path)
-    builder = _JobBuilder(path, diags, 1, "#SBATCH")
-    builder.merge_facts(facts)
-    shebang = lines[0] if start == 2 else None
-    first = next((n for n, line in enumerate(lines, 1) if _is_command(line)), None)
-    script = _script_info(shebang, body, facts, first)
-    source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
-    return builder.build(source, WRAPPER, script)
+    return _read_script_job(lines, path, diags, WRAPPER, _JobBuilder(path, diags, 1, "#SBATCH"))
 
 
 def _read_salloc(lines: list[str], path: str, diags: Collector) -> ir.Job:
     """A script that runs salloc: the allocation's options are read as sbatch reads its own."""
-    start = 2 if lines and lines[0].startswith("#!") else 1
-    body, facts = _analyze(_join(lines[start - 1 :]), start, diags, path)
     builder = _JobBuilder(path, diags, 1, "salloc")
     found = _salloc_words(lines)
     if found is not None:
@@ -189,12 +179,21 @@ def _read_salloc(lines: list[str], path: str, diags: Collector) -> ir.Job:
         settings, unknown = directives.parse_words(found[:end], diags, path)
         directives.check_settings(settings, diags, path, command_line=True)
         builder.apply_all(tuple(settings), tuple(unknown))
+    return _read_script_job(lines, path, diags, SALLOC, builder)
+
+
+def _read_script_job(
+    lines: list[str], path: str, diags: Collector, kind: str, builder: _JobBuilder
+) -> ir.Job:
+    """A job whose whole file is its body (no #SBATCH header): a wrapper or an salloc helper."""
+    start = 2 if lines and lines[0].startswith("#!") else 1
+    body, facts = _analyze(_join(lines[start - 1 :]), start, diags, path)
     builder.merge_facts(facts)
     shebang = lines[0] if start == 2 else None
     first = next((n for n, line in enumerate(lines, 1) if _is_command(line)), None)
     script = _script_info(shebang, body, facts, first)
     source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
-    return builder.build(source, SALLOC, script)
+    return builder.build(source, kind, script)
 
 
 def _salloc_words(lines: list[str]) -> list[directives.Word] | None:
