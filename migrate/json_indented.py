@@ -64,16 +64,9 @@ def _encode(value: Any, newline: str) -> str:
     """``value`` as JSON; ``newline`` is a line break followed by the indent of ``value``'s own line."""
     if isinstance(value, str):
         return encode_basestring(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    if isinstance(value, float):
-        return _float(value)
+    scalar = _scalar(value)
+    if scalar is not None:
+        return scalar
     if isinstance(value, list | tuple | Iterator):
         inner = newline + _INDENT
         items = [encode_basestring(v) if type(v) is str else _encode(v, inner) for v in value]
@@ -101,21 +94,26 @@ def _float(value: float) -> str:
     return float.__repr__(value)
 
 
+def _scalar(value: Any) -> str | None:
+    """null, a boolean or a number as JSON text; None for anything else."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _float(value)
+    return None
+
+
 def _key(key: Any) -> str:
     """An object key as json writes it: strings as they are, numbers, booleans and null as text."""
     if isinstance(key, str):
         return encode_basestring(key)
-    if isinstance(key, float):
-        return encode_basestring(_float(key))
-    if key is True:
-        return '"true"'
-    if key is False:
-        return '"false"'
-    if key is None:
-        return '"null"'
-    if isinstance(key, int):
-        return encode_basestring(int.__repr__(key))
-    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
-
-
-__all__ = ["dumps"]
+    scalar = _scalar(key)
+    if scalar is None:
+        raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+    return encode_basestring(scalar)

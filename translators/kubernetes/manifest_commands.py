@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ash", "ksh", "mksh"})
+from ..shell.launchers import SHELLS
 
 
 def shell_script(words: list[str]) -> tuple[str, str] | None:

@@ -26,7 +26,7 @@ from migrate.diagnostics import Collector
 from . import environment, monitoring, paths, signals, submissions
 from .chain import Chain, Layer, decompose
 from .facts import BodyFacts
-from .launchers import basename
+from .launchers import DECLARING, SHELLS, basename
 from .lexer import WORD, dequote, is_assignment, lex
 from .model import Command, Word
 from .reader import read_script
@@ -34,12 +34,11 @@ from .redact import redact as _redact
 from .split import statement_boundary
 from .variables import slurm_variables
 
-_MAX_DEPTH = 3  # scripts inside scripts inside scripts
+MAX_SCRIPT_DEPTH = 3  # scripts inside scripts inside scripts
 # Past this, a body is analysed up to a statement boundary only, so that time and memory
 # stay bounded (about 60 bytes per character are held while a body is read). As large as
 # the default file size limit: a file scanned with the defaults is always read whole.
 MAX_BODY_CHARS = 1 << 20
-_SHELLS = frozenset({"bash", "sh", "zsh", "ksh", "dash", "ash", "mksh"})
 _INTERPRETERS = frozenset(
     {"python", "python2", "python3", "Rscript", "julia", "perl", "ruby", "bash", "sh", "zsh", "ksh"}
 )
@@ -128,10 +127,11 @@ class _Analysis:
     def inner(self, text: str, line: int, origin: str, depth: int) -> None:
         if not text.strip():
             return
-        if depth < _MAX_DEPTH:
+        if depth < MAX_SCRIPT_DEPTH:
             self.read(text, line, origin, depth + 1)
         else:
-            message = f"a script ({origin}) nested more than {_MAX_DEPTH} deep: its commands were not read"
+            deep = MAX_SCRIPT_DEPTH
+            message = f"a script ({origin}) nested more than {deep} deep: its commands were not read"
             self.diags.add("SHELL-TOO-DEEP", message, line=line)
 
     # -- one command -----------------------------------------------------------------
@@ -255,7 +255,7 @@ class _Analysis:
             return
         name = chain.name
         values = [w.value for w in program]
-        if name in ("export", "declare", "typeset", "local", "readonly"):
+        if name in DECLARING:
             self._declaration(program, top)
         elif name in ("module", "ml", "spack"):
             self._modules(program)
@@ -281,7 +281,7 @@ class _Analysis:
         elif name == "eval" and len(program) > 1:
             consumed.update(id(w) for w in program[1:])
             self.inner(" ".join(values[1:]), program[1].line, "eval", depth)
-        if name in _SHELLS:
+        if name in SHELLS:
             self._shell(cmd, program, depth, consumed)
         self._hooks(cmd, program)
         self._utility(program, consumed)

@@ -24,8 +24,9 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.secrets import REDACTED
 
-from .analyze import analyze
+from .analyze import MAX_SCRIPT_DEPTH, analyze
 from .facts import BodyFacts
+from .launchers import DECLARING, SHELLS
 from .lexer import WORD, Lexed, Token, dequote, is_assignment, lex
 from .redact import (
     SLACK_PATH,
@@ -40,9 +41,6 @@ LITERAL_SECRET = "literal-in-script"
 PREFIX = "MIGRATE_SECRET_"
 SECRET_ORIGIN = "secret-literal"  # an env entry that only provides a value the script reads
 _WHOLE_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ash", "ksh", "mksh"})
-_MAX_DEPTH = 3
-_EXPORTS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _DELETED = "<removed>"  # a quoted here-document: no reference can stand there
 _WANDB_KEY = re.compile(r"[A-Za-z0-9]{20,}\Z")
 
@@ -232,14 +230,14 @@ def _words(text: str, offset: int, depth: int, names: _Names, edits: list[_Edit]
     for i, tok in enumerate(tokens):
         if tok.kind != WORD:
             continue
-        exported = i > 0 and tokens[i - 1].text in _EXPORTS
+        exported = i > 0 and tokens[i - 1].text in DECLARING
         _assignment(tok, exported, offset, names, edits)
         nxt = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].kind == WORD else None
         _option(tok, nxt, offset, names, edits)
-        if nxt is not None and depth < _MAX_DEPTH:
+        if nxt is not None and depth < MAX_SCRIPT_DEPTH:
             _inner_script(text, tokens, i, offset, depth, names, edits)
     _wandb_login(words, offset, names, edits)
-    if depth < _MAX_DEPTH:
+    if depth < MAX_SCRIPT_DEPTH:
         for start, end in lexed.substitutions:
             _words(text[start:end], offset + start, depth + 1, names, edits)
 
@@ -305,7 +303,7 @@ def _inner_script(
 ) -> None:
     """``bash -c '...'``: a single-quoted script is shell text as written, read like the body."""
     shell = tokens[i].text.rsplit("/", 1)[-1]
-    if shell not in _SHELLS:
+    if shell not in SHELLS:
         return
     for tok in tokens[i + 1 :]:
         if tok.kind != WORD or not tok.text.startswith("-") or tok.text.startswith("--"):

@@ -19,6 +19,11 @@ from migrate import ir
 from . import slurm_cli
 
 # Python modules that are launchers, and the launcher name they stand for.
+# Programs that run a script given to them as text or a file (bash -c, sh script.sh).
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ash", "ksh", "mksh"})
+# Builtins that set (and may export) variables: export X=1, declare -x X=1, local X=1.
+DECLARING = frozenset({"export", "declare", "typeset", "local", "readonly"})
+
 PYTHON_MODULES = {
     "torch.distributed.run": "torch.distributed.run",
     "torch.distributed.launch": "torch.distributed.launch",

@@ -20,6 +20,7 @@ from migrate.secrets import REDACTED
 from migrate.translators.shell.conceal import LITERAL_SECRET
 
 from . import kubevars
+from .configmaps import ConfigMaps
 from .context import CONFIG_DIR, SECRETS_DIR, Context
 from .quoting import c_string, shell_word
 
@@ -82,12 +83,12 @@ def _literal(var: ir.EnvVar) -> bool:
 def export_lines(
     ctx: Context,
     env: list[ir.EnvVar],
-    config_maps: dict[str, dict[str, str]],
+    config_maps: ConfigMaps,
     preset: Sequence[str] = (),
 ) -> EnvLines:
     """``export`` lines for ``env``; ``preset`` names are defined before (JOB_COMPLETION_INDEX)."""
     out = EnvLines(exported=list(preset))
-    for credential in getattr(config_maps, "credentials", ()):
+    for credential in config_maps.credentials:
         if not out.defined(credential.variable):
             _from_config_map_credential(ctx, credential.variable, credential.config_map, out)
     for var in env:

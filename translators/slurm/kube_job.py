@@ -15,6 +15,7 @@ from migrate import ir
 
 from . import configmaps, environment, kube_fields, kube_record, kube_steps, placement, shape, volumes
 from . import options as sbatch
+from .configmaps import ConfigMaps
 from .context import PYXIS, Context
 from .header import Header
 from .script import Script
@@ -55,7 +56,7 @@ def translate(ctx: Context) -> list[Script]:
     return scripts
 
 
-def _config_maps(job: ir.Job) -> dict[str, dict[str, str]]:
+def _config_maps(job: ir.Job) -> ConfigMaps:
     used = {
         m.source for c in job.components for k in c.containers for m in k.mounts if m.kind == "configMap"
     } | {
@@ -65,7 +66,7 @@ def _config_maps(job: ir.Job) -> dict[str, dict[str, str]]:
         if v.secret is not None and v.secret.kind == "configMap"
     }
     if not used:
-        return {}
+        return ConfigMaps()
     found = configmaps.for_job(job.source.path, job.placement.namespace)
     # Only the credentials of ConfigMaps this job uses must be provisioned for it.
     found.credentials = tuple(c for c in found.credentials if c.config_map in used)
@@ -80,7 +81,7 @@ def _script(
     ctx: Context,
     stage: Stage,
     place: placement.Placement,
-    config_maps: dict[str, dict[str, str]],
+    config_maps: ConfigMaps,
     staged: bool,
 ) -> Script:
     job = ctx.job
@@ -309,7 +310,7 @@ def _generic(ctx: Context, generic: ir.GenericResource, line: int | None) -> ir.
 # Body
 
 
-def _body(ctx: Context, stage: Stage, config_maps: dict[str, dict[str, str]], indexed: bool) -> list[str]:
+def _body(ctx: Context, stage: Stage, config_maps: ConfigMaps, indexed: bool) -> list[str]:
     job = ctx.job
     helpers: list[str] = []
     setup: list[str] = []
@@ -361,7 +362,7 @@ def _body(ctx: Context, stage: Stage, config_maps: dict[str, dict[str, str]], in
 
 
 def _part_lines(
-    ctx: Context, part: Part, het: int | None, config_maps: dict[str, dict[str, str]], preset: list[str]
+    ctx: Context, part: Part, het: int | None, config_maps: ConfigMaps, preset: list[str]
 ) -> tuple[list[str], Mounts, environment.EnvLines]:
     comp = part.launcher if part.launch == MPI and part.launcher is not None else part.main
     worker = part.main

@@ -18,6 +18,7 @@ from migrate.diagnostics import Collector
 
 from . import directives, environment
 from . import options as sbatch
+from .configmaps import ConfigMaps
 from .context import Context
 from .header import Header, OptionError
 from .script import Script
@@ -277,7 +278,7 @@ def _added_env(ctx: Context, old: directives.Header) -> list[str]:
     ]
     if not extra:
         return []
-    lines = environment.export_lines(ctx, extra, {})
+    lines = environment.export_lines(ctx, extra, ConfigMaps())
     return ["# env of the Kubernetes manifest", *sorted(lines.helpers), *lines.lines, ""]
 
 
