@@ -37,18 +37,18 @@ def measure_baseline(args: argparse.Namespace) -> Result:
 
 
 def _scan_options(args: argparse.Namespace) -> Any:
-    from migrate.scan import ScanOptions
+    from migrate.scan.results import ScanOptions
 
     return ScanOptions(cache=args.cache or None, jobs=args.jobs)
 
 
 def measure_scan(args: argparse.Namespace) -> Result:
     """What ``migrate scan SITE --format json`` does, written to /dev/null."""
-    from migrate import jsonstream, scan
+    from migrate.scan import jsonstream, scanner
 
     start = time.perf_counter()
     with open(os.devnull, "w", encoding="utf-8") as sink:
-        summary = jsonstream.write_scan(scan.iter_rendered([args.site], _scan_options(args)), sink)
+        summary = jsonstream.write_scan(scanner.iter_rendered([args.site], _scan_options(args)), sink)
     seconds = time.perf_counter() - start
     codes = summary.codes
     return {
@@ -62,16 +62,17 @@ def measure_scan(args: argparse.Namespace) -> Result:
 
 
 def _scanned_jobs(args: argparse.Namespace) -> tuple[list[Any], float, Any]:
-    from migrate import api, scan
+    from migrate import api
+    from migrate.scan import scanner
 
     start = time.perf_counter()
-    jobs = scan.scan([args.site], _scan_options(args)).jobs
+    jobs = scanner.scan([args.site], _scan_options(args)).jobs
     config, _ = api.load_config(None, [args.site])
     return jobs, time.perf_counter() - start, config
 
 
 def measure_plan(args: argparse.Namespace) -> Result:
-    from migrate import plan
+    from migrate.plan import planner as plan
 
     jobs, scan_seconds, config = _scanned_jobs(args)
     start = time.perf_counter()

@@ -15,24 +15,30 @@ from pathlib import Path
 
 import networkx as nx
 
-from migrate import cache, graph_export, init_config, plan, scan, siteconfig, slurmcheck, translate
-from migrate.graph import build_graph
-from migrate.inventory import Inventory, InventoryError, parse_inventory
+from migrate import init_config, slurmcheck, translate
+from migrate.fidelity import Translation
+from migrate.graph import export as graph_export
+from migrate.graph.builder import build_graph
 from migrate.outputs import OutputError, OutputTree
+from migrate.plan import planner as plan
 from migrate.reports.model import build_model
 from migrate.reports.model_scan import fidelity_counts
 from migrate.reports.render import render_report
-from migrate.siteconfig import SiteConfig, SiteConfigError
-from migrate.translate import Translation, TranslationSet
+from migrate.scan import cache, scanner
+from migrate.scan import results as scan_results
+from migrate.site import config as siteconfig
+from migrate.site.config import SiteConfig, SiteConfigError
+from migrate.site.inventory import Inventory, InventoryError, parse_inventory
+from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
+from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
-from migrate.usage import AccountingError, AccountingFile, parse_accounting
 
 TARGETS = {"kubernetes": "to_kubernetes", "slurm": "to_slurm"}
 
 
-def default_scan_options() -> scan.ScanOptions:
+def default_scan_options() -> scan_results.ScanOptions:
     """Commands re-read only what changed since the last scan (the cache is keyed by content)."""
-    return scan.ScanOptions(cache=cache.default_dir())
+    return scan_results.ScanOptions(cache=cache.default_dir())
 
 
 class UsageError(Exception):
@@ -87,7 +93,7 @@ def direction_for(target: str) -> str:
 
 @dataclass
 class PlanRun:
-    scan: scan.ScanResult
+    scan: scan_results.ScanResult
     plan: plan.Plan
     config_path: str | None
     written: list[str]
@@ -99,7 +105,7 @@ def run_plan(
     config: str | None = None,
     out: str | None = None,
     force: bool = False,
-    options: scan.ScanOptions | None = None,
+    options: scan_results.ScanOptions | None = None,
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
 ) -> PlanRun:
@@ -107,7 +113,7 @@ def run_plan(
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scan.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, options or default_scan_options())
     the_plan = plan.build_plan(result.jobs, direction, site, usage=usage, inventory=clusters)
     written: list[str] = []
     if out:
@@ -119,7 +125,7 @@ def run_plan(
 
 @dataclass
 class GraphRun:
-    scan: scan.ScanResult
+    scan: scan_results.ScanResult
     graph: nx.MultiDiGraph
     written: list[str]
 
@@ -129,10 +135,10 @@ def run_graph(
     out: str,
     config: str | None = None,
     force: bool = False,
-    options: scan.ScanOptions | None = None,
+    options: scan_results.ScanOptions | None = None,
 ) -> GraphRun:
     site, _ = load_config(config, paths)
-    result = scan.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, options or default_scan_options())
     graph = build_graph(result.jobs, site)
     buffer = io.BytesIO()
     graph_export.to_graphml(graph, buffer)
@@ -144,7 +150,7 @@ def run_graph(
 
 @dataclass
 class ReportRun:
-    scan: scan.ScanResult
+    scan: scan_results.ScanResult
     plan: plan.Plan
     graph: nx.MultiDiGraph
     config_path: str | None
@@ -158,7 +164,7 @@ def run_report(
     config: str | None = None,
     force: bool = False,
     translations: TranslationSet | Sequence[Translation] | None = None,
-    options: scan.ScanOptions | None = None,
+    options: scan_results.ScanOptions | None = None,
     artifact_root: str = "",
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
@@ -173,7 +179,7 @@ def run_report(
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scan.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, options or default_scan_options())
     fidelity = fidelity_counts(translations) or None
     the_plan, plan_graph = plan.build_plan_and_graph(
         result.jobs, direction, site, fidelity, usage=usage, inventory=clusters
@@ -206,12 +212,12 @@ def _commit(tree: OutputTree, out: str, force: bool) -> list[str]:
 
 
 # Jobs that are already in the target's format are not translated again.
-_SOURCE_FORMAT = {"kubernetes": scan.SLURM, "slurm": scan.KUBERNETES}
+_SOURCE_FORMAT = {"kubernetes": scan_results.SLURM, "slurm": scan_results.KUBERNETES}
 
 
 @dataclass
 class TranslateRun:
-    scan: scan.ScanResult
+    scan: scan_results.ScanResult
     result: translate.TranslationSet
     skipped: list[str]  # job ids already in the target format
     written: list[str]
@@ -224,11 +230,11 @@ def run_translate(
     flavor: str = "auto",
     config: str | None = None,
     force: bool = False,
-    options: scan.ScanOptions | None = None,
+    options: scan_results.ScanOptions | None = None,
 ) -> TranslateRun:
     direction_for(target)
     site, _ = load_config(config, paths)
-    result = scan.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, options or default_scan_options())
     wanted = _SOURCE_FORMAT[target]
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]
@@ -262,7 +268,7 @@ def run_validate(path: str) -> ValidateRun:
 
 @dataclass
 class InitRun:
-    scan: scan.ScanResult
+    scan: scan_results.ScanResult
     text: str
     written: list[str]
 
@@ -272,10 +278,10 @@ def run_init(
     out: str,
     site: str = "site",
     force: bool = False,
-    options: scan.ScanOptions | None = None,
+    options: scan_results.ScanOptions | None = None,
 ) -> InitRun:
     """Write a starter ``migrate.yaml`` from a scan of ``paths``."""
-    result = scan.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, options or default_scan_options())
     text = init_config.render_starter(result.jobs, site)
     siteconfig.parse_site_config_text(text, out)  # what init writes, plan and translate must read
     tree = OutputTree()

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from migrate import __version__
-from migrate.entrypoint import EXIT_INTERRUPTED, INTERRUPTED
+from migrate import EXIT_INTERRUPTED, INTERRUPTED, __version__
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from migrate import api, scan
+    from migrate import api
+    from migrate.scan import results as scan_results
 
 app = typer.Typer(
     name="migrate",
@@ -76,21 +76,22 @@ def _check_paths(paths: list[str]) -> None:
         raise typer.Exit(2)
 
 
-def _scan_with_progress(paths: list[str], options: scan.ScanOptions) -> scan.ScanResult:
-    from migrate import scan
+def _scan_with_progress(paths: list[str], options: scan_results.ScanOptions) -> scan_results.ScanResult:
+    from migrate.scan import results as scan_results
+    from migrate.scan import scanner
 
     if not _err().is_terminal:
-        return scan.scan(paths, options)
+        return scanner.scan(paths, options)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    files: list[scan.FileResult] = []
+    files: list[scan_results.FileResult] = []
     columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=_err(), transient=True) as progress:
         task = progress.add_task("scan", total=None)
-        for result in scan.iter_scan(paths, options):
+        for result in scanner.iter_scan(paths, options):
             progress.advance(task)
             files.append(result)
-    return scan.ScanResult(files)
+    return scan_results.ScanResult(files)
 
 
 @app.command("scan")
@@ -118,14 +119,15 @@ def scan_command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every file again.")] = False,
 ) -> None:
     """Find every job file under PATHS (by content) and read it into the job IR."""
-    from migrate import cache, jsonstream, scan
+    from migrate.scan import cache, jsonstream, scanner
+    from migrate.scan import results as scan_results
 
     _check_paths(paths)
     cache_folder = None if no_cache else (cache_dir or cache.default_dir())
-    limit = scan.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
-    options = scan.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs)
+    limit = scan_results.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    options = scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs)
     if output_format is OutputFormat.json:  # streamed: memory stays flat on any tree size
-        errors = jsonstream.write_scan(scan.iter_rendered(paths, options), sys.stdout).errors
+        errors = jsonstream.write_scan(scanner.iter_rendered(paths, options), sys.stdout).errors
     else:
         result = _scan_with_progress(paths, options)
         _print_scan_table(result, show_diagnostics)
@@ -134,7 +136,7 @@ def scan_command(
         raise typer.Exit(1)
 
 
-def _print_scan_table(result: scan.ScanResult, show_diagnostics: bool) -> None:
+def _print_scan_table(result: scan_results.ScanResult, show_diagnostics: bool) -> None:
     from rich.table import Table
 
     from migrate.render import job_row, shell_coverage
@@ -239,7 +241,7 @@ def plan_command(
 ) -> None:
     """Classify every job, group them into migration units and lay out the phased plan."""
     from migrate import api
-    from migrate.plan import plan_json
+    from migrate.plan.planner import plan_json
 
     _check_paths(paths)
     try:

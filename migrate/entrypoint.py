@@ -13,8 +13,7 @@ import signal
 import sys
 from types import FrameType
 
-INTERRUPTED = "migrate: interrupted; no output was left half-written, run the command again"
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+from migrate import EXIT_INTERRUPTED, INTERRUPTED
 
 
 def main() -> None:
@@ -35,4 +34,4 @@ def _interrupted_while_loading(signum: int, frame: FrameType | None) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
-__all__ = ["EXIT_INTERRUPTED", "INTERRUPTED", "main"]
+__all__ = ["main"]

@@ -1,6 +1,6 @@
-"""Translation fidelity: what happened to every source item, and why.
+"""What a translation gives: the job's files, and what happened to every source item, and why.
 
-Each translated job carries a ``FidelityLog``; every option or field of the
+A writer turns one IR job into a ``Translation``; each carries a ``FidelityLog``; every option or field of the
 source gets one entry: mapped, approximated (with the reason) or dropped (with
 the reason). The same reasons are written beside the output as comments or
 annotations, and ``--strict`` fails when anything was dropped.
@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from migrate import ir
+from migrate.diagnostics import Diagnostic
 
 MAPPED = "mapped"
 APPROXIMATED = "approximated"
@@ -56,3 +59,102 @@ class FidelityLog:
 
     def to_list(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self.entries]
+
+
+@dataclass(frozen=True)
+class WaitTarget:
+    """What a submit script applies and waits for (a Kubernetes object, a Slurm job ...)."""
+
+    resource: str
+    name: str
+    namespace: str | None
+    ok: str
+    failed: str
+    by_phase: bool = False
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``dependent`` starts after ``prerequisite`` reached the state ``dep_type`` asks for."""
+
+    dependent: str  # job ids
+    prerequisite: str
+    dep_type: str
+    delay_s: int | None = None
+    line: int | None = None
+
+
+@dataclass
+class Translation:
+    """One source job in the target format."""
+
+    job_id: str
+    source: str
+    line: int
+    target: str
+    flavor: str
+    flavor_reason: str
+    name: str  # object and folder name, unique within the output
+    files: dict[str, str] = field(default_factory=dict)  # relative to the job's folder
+    shared: dict[str, str] = field(default_factory=dict)  # relative to the output root
+    fidelity: FidelityLog = field(default_factory=FidelityLog)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    wait: WaitTarget | None = None
+    needs: Any = None  # target-specific shared objects this job needs (rendered once per output)
+
+    @property
+    def dropped(self) -> list[Entry]:
+        return [e for e in self.fidelity.entries if e.status == DROPPED]
+
+    def to_dict(self, outputs: list[str]) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "line": self.line,
+            "job": self.job_id,
+            "name": self.name,
+            "flavor": self.flavor,
+            "flavor_reason": self.flavor_reason,
+            "outputs": outputs,
+            "fidelity": self.fidelity.to_list(),
+            "counts": self.fidelity.counts(),
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+
+
+def wrapper_translation(job: ir.Job, name: str, target: str, what_submit_does: str) -> Translation:
+    """A submit script: no artifact of its own; its sbatch calls become the order of submit.sh."""
+    t = Translation(
+        job.id,
+        job.source.path,
+        job.source.line,
+        target,
+        "submit.sh",
+        "a wrapper that submits other jobs: its order is kept in submit.sh",
+        name,
+    )
+    for sub in job.submits:
+        t.fidelity.approximated(f"sbatch {sub.script or '--wrap'}", what_submit_does, sub.line)
+    t.fidelity.approximated(
+        "wrapper script", "only its sbatch calls are translated; other commands in it are not run"
+    )
+    return t
+
+
+def interactive_translation(job: ir.Job, name: str, target: str) -> Translation:
+    """An salloc helper: a person works inside the allocation, so there is no batch job to write."""
+    t = Translation(
+        job.id,
+        job.source.path,
+        job.source.line,
+        target,
+        "none",
+        "an interactive allocation: nothing runs unattended",
+        name,
+    )
+    t.fidelity.dropped(
+        "salloc allocation",
+        "a person holds it open and works in it; on Kubernetes that is a development pod or a notebook "
+        "server reached with kubectl exec, sized as the plan shows, not a batch Job",
+        job.source.line,
+    )
+    return t

@@ -15,9 +15,9 @@ from collections.abc import Iterable
 import yaml
 
 from migrate import ir
-from migrate.graph_storage import StorageResolver
+from migrate.graph.storage import StorageResolver
 from migrate.names import dns1123_label
-from migrate.siteconfig import SiteConfig
+from migrate.site.config import SiteConfig
 
 PLACEHOLDER = "REPLACE-ME"
 
@@ -89,7 +89,7 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str
 _HEADER = """\
 # Site configuration for migrate, written by `migrate init` from a scan.
 # Replace every REPLACE-ME with what only the site knows; plan and translate
-# report each placeholder they meet. Keys: see migrate/siteconfig.py.
+# report each placeholder they meet. Keys: see migrate/site/config.py.
 # partitions.*.nodes and gpus_per_node are the largest request seen in the
 # scanned jobs, a lower bound: set them to the partition's real size.
 """

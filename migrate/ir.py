@@ -22,6 +22,9 @@ WRITE = "write"
 READ_WRITE = "readwrite"
 UNKNOWN = "unknown"
 
+# Job kinds that only submit other jobs: no work of their own.
+WRAPPER_KINDS = frozenset(("wrapper",))
+
 
 @dataclass(frozen=True, slots=True)
 class KeyValue:

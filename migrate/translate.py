@@ -24,81 +24,21 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
-from migrate.fidelity import DROPPED, Entry, FidelityLog
-from migrate.graph_deps import resolve_dependencies
+from migrate.fidelity import DROPPED, Edge, Entry, Translation, interactive_translation
+from migrate.graph.deps import resolve_dependencies
 from migrate.names import NameAllocator
 from migrate.outputs import OutputTree
-from migrate.siteconfig import SiteConfig
+from migrate.site.config import SiteConfig
 
 KUBERNETES = "kubernetes"
 SLURM = "slurm"
 WRITERS = {KUBERNETES: "migrate.translators.kubernetes.writer", SLURM: "migrate.translators.slurm.writer"}
 WRAPPER = "wrapper"
 SALLOC = "salloc"
-
-
-@dataclass(frozen=True)
-class WaitTarget:
-    """What a submit script applies and waits for (a Kubernetes object, a Slurm job ...)."""
-
-    resource: str
-    name: str
-    namespace: str | None
-    ok: str
-    failed: str
-    by_phase: bool = False
-
-
-@dataclass(frozen=True)
-class Edge:
-    """``dependent`` starts after ``prerequisite`` reached the state ``dep_type`` asks for."""
-
-    dependent: str  # job ids
-    prerequisite: str
-    dep_type: str
-    delay_s: int | None = None
-    line: int | None = None
-
-
-@dataclass
-class Translation:
-    """One source job in the target format."""
-
-    job_id: str
-    source: str
-    line: int
-    target: str
-    flavor: str
-    flavor_reason: str
-    name: str  # object and folder name, unique within the output
-    files: dict[str, str] = field(default_factory=dict)  # relative to the job's folder
-    shared: dict[str, str] = field(default_factory=dict)  # relative to the output root
-    fidelity: FidelityLog = field(default_factory=FidelityLog)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    wait: WaitTarget | None = None
-    needs: Any = None  # target-specific shared objects this job needs (rendered once per output)
-
-    @property
-    def dropped(self) -> list[Entry]:
-        return [e for e in self.fidelity.entries if e.status == DROPPED]
-
-    def to_dict(self, outputs: list[str]) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "line": self.line,
-            "job": self.job_id,
-            "name": self.name,
-            "flavor": self.flavor,
-            "flavor_reason": self.flavor_reason,
-            "outputs": outputs,
-            "fidelity": self.fidelity.to_list(),
-            "counts": self.fidelity.counts(),
-            "diagnostics": [d.to_dict() for d in self.diagnostics],
-        }
 
 
 @dataclass
@@ -137,45 +77,6 @@ class Writer(Protocol):
     ) -> str: ...
 
     def translate_wrapper(self, job: ir.Job, name: str) -> Translation: ...
-
-
-def wrapper_translation(job: ir.Job, name: str, target: str, what_submit_does: str) -> Translation:
-    """A submit script: no artifact of its own; its sbatch calls become the order of submit.sh."""
-    t = Translation(
-        job.id,
-        job.source.path,
-        job.source.line,
-        target,
-        "submit.sh",
-        "a wrapper that submits other jobs: its order is kept in submit.sh",
-        name,
-    )
-    for sub in job.submits:
-        t.fidelity.approximated(f"sbatch {sub.script or '--wrap'}", what_submit_does, sub.line)
-    t.fidelity.approximated(
-        "wrapper script", "only its sbatch calls are translated; other commands in it are not run"
-    )
-    return t
-
-
-def interactive_translation(job: ir.Job, name: str, target: str) -> Translation:
-    """An salloc helper: a person works inside the allocation, so there is no batch job to write."""
-    t = Translation(
-        job.id,
-        job.source.path,
-        job.source.line,
-        target,
-        "none",
-        "an interactive allocation: nothing runs unattended",
-        name,
-    )
-    t.fidelity.dropped(
-        "salloc allocation",
-        "a person holds it open and works in it; on Kubernetes that is a development pod or a notebook "
-        "server reached with kubectl exec, sized as the plan shows, not a batch Job",
-        job.source.line,
-    )
-    return t
 
 
 def writer_for(target: str) -> Writer:
@@ -274,4 +175,4 @@ def _stem(path: str) -> str:
     return base.split(".", 1)[0] or "job"
 
 
-__all__ = ["Edge", "Translation", "TranslationSet", "WaitTarget", "translate_jobs", "writer_for"]
+__all__ = ["TranslationSet", "Writer", "translate_jobs", "writer_for"]

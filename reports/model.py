@@ -20,11 +20,12 @@ from typing import Any
 import networkx as nx
 
 from migrate import __version__
+from migrate.fidelity import Translation
 from migrate.reports import fmt, model_plan, model_scan
 from migrate.reports.model_graph import graph_view
 from migrate.reports.view import ReportModel
-from migrate.scan import ScanResult
-from migrate.translate import Translation, TranslationSet
+from migrate.scan.results import ScanResult
+from migrate.translate import TranslationSet
 
 
 def build_model(

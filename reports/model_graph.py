@@ -14,7 +14,7 @@ from typing import Any
 
 import networkx as nx
 
-from migrate import graph_model as gm
+from migrate.graph import model as gm
 
 # What a job box shows: where the job ends up once the plan has run.
 MOVES = "move"

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from migrate.diagnostics import CODES, SEVERITIES, Diagnostic
+from migrate.fidelity import Translation
 from migrate.reports import fmt
 from migrate.reports.model_plan import PATTERN_LABELS, demand, dispositions
 from migrate.reports.view import (
@@ -22,8 +23,8 @@ from migrate.reports.view import (
     Scanned,
     Table,
 )
-from migrate.scan import ScanResult
-from migrate.translate import Translation, TranslationSet
+from migrate.scan.results import ScanResult
+from migrate.translate import TranslationSet
 
 Plan = Mapping[str, Any]
 

@@ -9,7 +9,7 @@ mypy="${MYPY:-$repo/.venv/bin/mypy}"
 tree="$repo/.mypy-tree"
 rm -rf "$tree"
 mkdir -p "$tree/migrate"
-for f in "$repo"/migrate/*.py; do ln -s "$f" "$tree/migrate/"; done
+for f in "$repo"/migrate/*.py "$repo"/migrate/*/; do ln -s "${f%/}" "$tree/migrate/"; done
 ln -s "$repo/translators" "$tree/migrate/translators"
 ln -s "$repo/reports" "$tree/migrate/reports"
 cd "$tree"

@@ -52,18 +52,21 @@ def _child(request: dict[str, Any], out_path: str, err_path: str) -> None:
     code = 0
     try:
         if request["mode"] == "scan":
-            from migrate import scan
+            from migrate.scan import results as scan_results
+            from migrate.scan import scanner
 
-            options = scan.ScanOptions(max_bytes=request.get("max_bytes", scan.DEFAULT_MAX_BYTES))
-            result = scan.scan(request["paths"], options)
+            options = scan_results.ScanOptions(
+                max_bytes=request.get("max_bytes", scan_results.DEFAULT_MAX_BYTES)
+            )
+            result = scanner.scan(request["paths"], options)
             with os.fdopen(1, "w", closefd=False) as fh:
                 json.dump(result.to_dict(), fh)
         elif request["mode"] == "file":  # one file as the walk listed it, whatever it has become since
-            from migrate import scan
-            from migrate.discover import Candidate
+            from migrate.scan import files as scan_files
+            from migrate.scan.discover import Candidate
 
             path = request["paths"][0]
-            one = scan.scan_file(Candidate(path, path, request.get("size", 100)))
+            one = scan_files.scan_file(Candidate(path, path, request.get("size", 100)))
             with os.fdopen(1, "w", closefd=False) as fh:
                 json.dump(one.to_dict() if one else None, fh)
         else:
@@ -89,9 +92,10 @@ def serve() -> None:
     """The helper process: one JSON request per line on stdin, one JSON answer per line on stdout."""
     import time
 
-    from migrate import cli, scan  # imported once, before any fork
+    from migrate import cli  # imported once, before any fork
+    from migrate.scan import scanner
 
-    del cli, scan
+    del cli, scanner
 
     answers = os.fdopen(os.dup(1), "w")
     for line in sys.stdin:

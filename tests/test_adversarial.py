@@ -1,7 +1,7 @@
 """Hostile input: every adversarial file is scanned within bounds, reported, and the scan goes on.
 
 Each input sits in a tree next to a good sbatch script and is scanned twice in a
-child process (``tests/bounded.py``): through ``scan.scan`` and through the CLI
+child process (``tests/bounded.py``): through ``scanner.scan`` and through the CLI
 (``migrate scan --format json``). Each run must end normally within
 ``MAX_SECONDS`` and ``MAX_RSS_MB``, give the expected coded diagnostics, and
 still read the good file. The committed inputs are under ``corpus/adversarial``
@@ -37,9 +37,11 @@ from adversarial_inputs import (
 from bounded import Probe, Run
 from conftest import CORPUS, REPO
 
-from migrate import api, scan
+from migrate import api
 from migrate.diagnostics import Collector
-from migrate.discover import Candidate, Skipped
+from migrate.scan import results as scan_results
+from migrate.scan import scanner
+from migrate.scan.discover import Candidate, Skipped
 from migrate.translators.shell.analyze import analyze
 
 MAX_SECONDS = 10.0
@@ -139,10 +141,10 @@ def _check_result(document: dict[str, Any], name: str, codes: set[str], jobs: in
 
 
 def _scan_both(probe: Probe, root: Path, name: str, max_bytes: int | None = None) -> list[dict[str, Any]]:
-    """The same tree through scan.scan and through the CLI; both results, after the bound checks."""
+    """The same tree through scanner.scan and through the CLI; both results, after the bound checks."""
     extra = ["--max-bytes", str(max_bytes)] if max_bytes else []
     runs = {
-        "scan.scan": probe.scan([str(root)], max_bytes),
+        "scanner.scan": probe.scan([str(root)], max_bytes),
         "migrate scan": probe.cli("scan", "--format", "json", *extra, str(root)),
     }
     documents = []
@@ -268,7 +270,7 @@ def test_scripts_nested_too_deep_are_reported_on_their_line() -> None:
 # the file system: links, permissions, files that change under the scan
 
 
-def _codes(result: scan.ScanResult) -> dict[str, list[str]]:
+def _codes(result: scan_results.ScanResult) -> dict[str, list[str]]:
     return {Path(f.path).name: [d.code for d in f.diagnostics] for f in result.files}
 
 
@@ -288,7 +290,7 @@ def test_symlink_loops_and_links_out_of_the_root_are_not_followed(tmp_path: Path
     (root / "elsewhere").symlink_to(outside)
     (root / "escape.sbatch").symlink_to(outside / "secret.sbatch")
     (root / "again.sbatch").symlink_to("a_good.sbatch")  # inside: scanned once, where it is
-    result = scan.scan([str(root)])
+    result = scanner.scan([str(root)])
     codes = _codes(result)
     assert codes["self.sbatch"] == ["FILE-SYMLINK-LOOP"]
     assert codes["ping.sh"] == ["FILE-SYMLINK-LOOP"] and codes["pong.sh"] == ["FILE-SYMLINK-LOOP"]
@@ -312,7 +314,7 @@ def test_unreadable_file_and_folder_are_reported_and_the_rest_is_read(
     (root / "a_good.sbatch").write_bytes(GOOD_SBATCH)
     (root / "secret.sbatch").write_bytes(GOOD_SBATCH)
     _refuse(monkeypatch)
-    result = scan.scan([str(root)])
+    result = scanner.scan([str(root)])
     by_name = {Path(f.path).name: f for f in result.files}
     assert [d.code for d in by_name["secret.sbatch"].diagnostics] == ["FILE-UNREADABLE"]
     assert "Permission denied" in by_name["secret.sbatch"].diagnostics[0].message
@@ -324,7 +326,7 @@ def test_unlistable_folder_walked_last_is_reported(tmp_path: Path, monkeypatch: 
     (tmp_path / "locked").mkdir()
     (tmp_path / "a_good.sbatch").write_bytes(GOOD_SBATCH)
     _refuse(monkeypatch)
-    assert _codes(scan.scan([str(tmp_path)])).get("locked") == ["FILE-UNREADABLE"]
+    assert _codes(scanner.scan([str(tmp_path)])).get("locked") == ["FILE-UNREADABLE"]
 
 
 def _refuse(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -353,7 +355,7 @@ def _refuse(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _changing(change: Any) -> Any:
     """A walk that changes each bad file after it was looked at and before it is read."""
-    real = scan.walk
+    real = scanner.walk
 
     def walk(root: str) -> Iterator[Candidate | Skipped]:
         for item in real(root):
@@ -385,8 +387,8 @@ def test_file_changing_between_listing_and_reading(
 ) -> None:
     (tmp_path / "a_good.sbatch").write_bytes(GOOD_SBATCH)
     (tmp_path / "bad.sbatch").write_bytes(GOOD_SBATCH.replace(b"good", b"bad"))
-    monkeypatch.setattr(scan, "walk", _changing(change))
-    result = scan.scan([str(tmp_path)])
+    monkeypatch.setattr(scanner, "walk", _changing(change))
+    result = scanner.scan([str(tmp_path)])
     found = _codes(result)
     assert found["a_good.sbatch"] == []
     if codes is not None:

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from migrate import cache, scan, scan_pool
-from migrate.scan import ScanOptions
+from migrate.scan import cache, scanner
+from migrate.scan import pool as scan_pool
+from migrate.scan.results import ScanOptions
 
 SBATCH = """#!/bin/bash
 #SBATCH --job-name=train
@@ -66,7 +67,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def _scan(root: Path, cache_dir: Path | None) -> dict[str, Any]:
     options = ScanOptions(cache=str(cache_dir) if cache_dir else None, jobs=1)
-    return scan.scan([str(root)], options).to_dict()
+    return scanner.scan([str(root)], options).to_dict()
 
 
 def test_second_scan_reads_nothing_and_gives_the_same_result(
@@ -92,7 +93,7 @@ def test_an_edit_is_read_again_even_with_the_same_size_and_time(
     os.utime(script, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert script.stat().st_size == before.st_size
     reads.clear()
-    result = scan.scan([str(site)], ScanOptions(cache=str(tmp_path / "cache"), jobs=1))
+    result = scanner.scan([str(site)], ScanOptions(cache=str(tmp_path / "cache"), jobs=1))
     assert reads == [str(script)]
     (job,) = [j for j in result.jobs if j.id == str(script)]
     assert job.total_nodes() == 8
@@ -161,9 +162,9 @@ def test_the_location_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_corpus_reads_the_same_through_the_cache(tmp_path: Path) -> None:
     corpus = str(Path(__file__).resolve().parent.parent / "corpus")
-    plain = scan.scan([corpus], ScanOptions(jobs=1))
+    plain = scanner.scan([corpus], ScanOptions(jobs=1))
     for _ in range(2):  # filling the cache, then served by it
-        cached = scan.scan([corpus], ScanOptions(jobs=1, cache=str(tmp_path / "cache")))
+        cached = scanner.scan([corpus], ScanOptions(jobs=1, cache=str(tmp_path / "cache")))
         assert cached.files == plain.files
         assert cached.to_dict() == plain.to_dict()
 

@@ -20,7 +20,7 @@ from ir_builders import (
 )
 
 from migrate import ir
-from migrate.classify import (
+from migrate.plan.classify import (
     ALREADY_THERE,
     BATCH_INFERENCE,
     DATA_PREP,
@@ -45,9 +45,9 @@ from migrate.classify import (
     assess_jobs,
     classify_job,
 )
-from migrate.classify_facts import VOCABULARY, facts_of
-from migrate.classify_rules import RULES
-from migrate.siteconfig import SiteConfig, parse_site_config
+from migrate.plan.facts import VOCABULARY, facts_of
+from migrate.plan.rules import RULES
+from migrate.site.config import SiteConfig, parse_site_config
 
 SITE = parse_site_config(
     {

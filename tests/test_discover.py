@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from migrate.discover import Candidate, Skipped, walk
+from migrate.scan.discover import Candidate, Skipped, walk
 
 
 def _names(items: list[Candidate | Skipped], root: Path) -> list[str]:

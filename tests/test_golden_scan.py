@@ -9,9 +9,9 @@ import pytest
 from conftest import GOLDEN, REPO, corpus_inputs
 from golden import check_json
 
-from migrate import scan
 from migrate.diagnostics import CODES
-from migrate.discover import Candidate
+from migrate.scan import files as scan_files
+from migrate.scan.discover import Candidate
 from migrate.serialize import job_from_dict, job_to_dict
 
 INPUTS = corpus_inputs()
@@ -29,7 +29,7 @@ NOT_IN_CORPUS = {
 
 def scan_one(rel: str) -> dict[str, object]:
     path = REPO / rel
-    result = scan.scan_file(Candidate(rel, rel, path.stat().st_size))
+    result = scan_files.scan_file(Candidate(rel, rel, path.stat().st_size))
     if result is None:
         return {"path": rel, "format": None, "skipped": "not a job file"}
     return result.to_dict()
@@ -44,7 +44,7 @@ def test_scan_golden(rel: str, in_repo: Path, update_golden: bool) -> None:
 @pytest.mark.parametrize("rel", INPUTS)
 def test_ir_round_trip(rel: str, in_repo: Path) -> None:
     path = REPO / rel
-    result = scan.scan_file(Candidate(rel, rel, path.stat().st_size))
+    result = scan_files.scan_file(Candidate(rel, rel, path.stat().st_size))
     for job in result.jobs if result else []:
         data = job_to_dict(job)
         assert job_from_dict(json.loads(json.dumps(data))) == job

@@ -27,9 +27,9 @@ from ir_builders import (
     write,
 )
 
-from migrate import graph_model as gm
 from migrate import ir
-from migrate.graph import (
+from migrate.graph import model as gm
+from migrate.graph.builder import (
     analyze,
     build_graph,
     centrality,
@@ -41,8 +41,8 @@ from migrate.graph import (
     to_json,
     to_node_link,
 )
-from migrate.graph_storage import StorageResolver, canonical_path, patterns_overlap, split_path
-from migrate.siteconfig import parse_site_config
+from migrate.graph.storage import StorageResolver, canonical_path, patterns_overlap, split_path
+from migrate.site.config import parse_site_config
 
 SITE = parse_site_config(
     {
@@ -745,7 +745,7 @@ def test_launchers_and_env_do_not_break_the_build() -> None:
 
 
 def test_depends_on_prefixed_parts_stay_inside_and_job_ids_resolve() -> None:
-    from migrate.graph_deps import resolve_dependencies
+    from migrate.graph.deps import resolve_dependencies
 
     src = ir.SourceRef("flow.yaml", "kubernetes")
     parts = (ir.Component(name="init"), ir.Component(name="workers"))

@@ -8,13 +8,13 @@ import networkx as nx
 import pytest
 from ir_builders import dep, launcher, read, slurm_job, synthetic_site, touch, write
 
-from migrate import graph_model as gm
 from migrate import ir
-from migrate.classify import TO_KUBERNETES, assess_jobs
-from migrate.graph import add_flow_edges, analyze, build_graph, build_graph_and_flows, to_json
-from migrate.graph_order import Groups, run_order
-from migrate.plan_units import decide_units
-from migrate.siteconfig import SiteConfig
+from migrate.graph import model as gm
+from migrate.graph.builder import add_flow_edges, analyze, build_graph, build_graph_and_flows, to_json
+from migrate.graph.order import Groups, run_order
+from migrate.plan.classify import TO_KUBERNETES, assess_jobs
+from migrate.plan.units import decide_units
+from migrate.site.config import SiteConfig
 
 DIRECTORIES = (
     "/fsx/shared",

@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 from ir_builders import launcher, slurm_job
 
 from migrate import ir
-from migrate.classify import TO_KUBERNETES
-from migrate.inventory import (
+from migrate.plan.classify import TO_KUBERNETES
+from migrate.plan.planner import build_plan
+from migrate.site.config import PartitionConfig, SiteConfig, load_site_config, parse_site_config
+from migrate.site.inventory import (
     PARALLELCLUSTER,
     SLURM_CONF,
     Inventory,
@@ -19,10 +21,8 @@ from migrate.inventory import (
     merge_inventory,
     parse_inventory,
 )
-from migrate.inventory_pcluster import INSTANCE_TYPES, parse_parallelcluster
-from migrate.inventory_slurmconf import expand_hostlist, parse_slurm_conf
-from migrate.plan import build_plan
-from migrate.siteconfig import PartitionConfig, SiteConfig, load_site_config, parse_site_config
+from migrate.site.pcluster import INSTANCE_TYPES, parse_parallelcluster
+from migrate.site.slurmconf import expand_hostlist, parse_slurm_conf
 
 # A slurm.conf as a site keeps it: scheduler settings the reader ignores, an include, DEFAULT lines,
 # continuation lines, host ranges, a NodeSet, an overlapping scavenger partition and a drained one.
@@ -417,7 +417,7 @@ def test_sample_cluster_files_match_migrate_yaml(name: str) -> None:
 
 
 def test_the_default_partition_of_slurm_conf_fills_migrate_yaml() -> None:
-    from migrate.siteconfig import parse_site_config_text
+    from migrate.site.config import parse_site_config_text
 
     conf = "PartitionName=cpu Nodes=n[1-4] Default=YES\nPartitionName=gpu Nodes=g1\n"
     inventory = parse_inventory(conf, "slurm.conf")

@@ -24,9 +24,8 @@ from k8s_run import documents, find, literal_env, pod_specs, run_pod
 
 from migrate import ir
 from migrate.diagnostics import CODES, Collector
-from migrate.fidelity import APPROXIMATED, DROPPED, MAPPED
-from migrate.siteconfig import parse_site_config
-from migrate.translate import Translation
+from migrate.fidelity import APPROXIMATED, DROPPED, MAPPED, Translation
+from migrate.site.config import parse_site_config
 from migrate.translators.kubernetes import validate, yamlemit
 from migrate.translators.kubernetes.writer import translate_job
 from migrate.translators.slurm import reader

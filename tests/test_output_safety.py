@@ -38,7 +38,7 @@ from migrate import api, ir
 from migrate.diagnostics import Collector
 from migrate.names import DNS1123_LABEL_MAX
 from migrate.outputs import STAGING_PREFIX, OutputError, OutputTree
-from migrate.siteconfig import parse_site_config
+from migrate.site.config import parse_site_config
 from migrate.translate import translate_jobs
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.kubernetes import validate

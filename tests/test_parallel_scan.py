@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from migrate import jsonstream, scan, scan_pool
-from migrate.scan import ScanOptions
+from migrate.scan import jsonstream, scanner
+from migrate.scan import pool as scan_pool
+from migrate.scan.results import ScanOptions
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -49,14 +50,14 @@ def generated_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _json(paths: list[str], options: ScanOptions) -> str:
     out = io.StringIO()
-    jsonstream.write_scan(scan.iter_rendered(paths, options), out)
+    jsonstream.write_scan(scanner.iter_rendered(paths, options), out)
     return out.getvalue()
 
 
 def test_corpus_in_parallel_equals_one_process(small_windows: None, pool_starts: list[int]) -> None:
     corpus = [str(REPO / "corpus")]
-    serial = scan.scan(corpus, ScanOptions(jobs=1))
-    parallel = scan.scan(corpus, ScanOptions(jobs=2))
+    serial = scanner.scan(corpus, ScanOptions(jobs=1))
+    parallel = scanner.scan(corpus, ScanOptions(jobs=2))
     assert pool_starts == [2]
     assert [f.path for f in parallel.files] == [f.path for f in serial.files]
     assert parallel.files == serial.files
@@ -84,9 +85,9 @@ def test_generated_site_through_the_cache_equals_one_process(
 
 def test_objects_in_parallel_equal_one_process(generated_site: Path) -> None:
     paths = [str(generated_site)]
-    assert scan.scan(paths, ScanOptions(jobs=2)).files == scan.scan(paths, ScanOptions(jobs=1)).files
+    assert scanner.scan(paths, ScanOptions(jobs=2)).files == scanner.scan(paths, ScanOptions(jobs=1)).files
 
 
 def test_small_scans_stay_in_process(pool_starts: list[int]) -> None:
-    scan.scan([str(REPO / "corpus" / "sample-site")], ScanOptions(jobs=2))
+    scanner.scan([str(REPO / "corpus" / "sample-site")], ScanOptions(jobs=2))
     assert pool_starts == []

@@ -20,13 +20,22 @@ from ir_builders import (
     write,
 )
 
-from migrate import graph_model as gm
 from migrate import ir
-from migrate.classify import TO_KUBERNETES, TO_SLURM
-from migrate.graph import build_graph
-from migrate.plan import DECOMMISSION, FOUNDATIONS, HYBRID, PILOT, PLAN_SCHEMA, Plan, build_plan, plan_json
-from migrate.plan_demand import cron_runs_per_day
-from migrate.siteconfig import SiteConfig, parse_site_config
+from migrate.graph import model as gm
+from migrate.graph.builder import build_graph
+from migrate.plan.classify import TO_KUBERNETES, TO_SLURM
+from migrate.plan.demand import cron_runs_per_day
+from migrate.plan.planner import (
+    DECOMMISSION,
+    FOUNDATIONS,
+    HYBRID,
+    PILOT,
+    PLAN_SCHEMA,
+    Plan,
+    build_plan,
+    plan_json,
+)
+from migrate.site.config import SiteConfig, parse_site_config
 
 SITE = parse_site_config(
     {
@@ -398,11 +407,11 @@ SAMPLE = CORPUS / "sample-site"
     not (SAMPLE / "migrate.yaml").is_file(), reason="the sample site is not in the corpus yet"
 )
 def test_sample_site_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    from migrate import scan
-    from migrate.siteconfig import load_site_config
+    from migrate.scan import scanner
+    from migrate.site.config import load_site_config
 
     monkeypatch.chdir(REPO)
-    jobs = scan.scan([str(SAMPLE.relative_to(REPO))]).jobs
+    jobs = scanner.scan([str(SAMPLE.relative_to(REPO))]).jobs
     config = load_site_config(SAMPLE / "migrate.yaml")
     result = build_plan(jobs, TO_KUBERNETES, config)
     actions = {Path(a.job_id.split("#")[0]).name: a.recommendation.action for a in result.assessments}
@@ -425,8 +434,8 @@ def test_default_config_plans_without_a_site_file() -> None:
 
 
 def test_a_slurm_job_without_partition_runs_in_the_default_partition() -> None:
-    from migrate.plan_demand import UNASSIGNED, partition_of
-    from migrate.siteconfig import parse_site_config_text
+    from migrate.plan.demand import UNASSIGNED, partition_of
+    from migrate.site.config import parse_site_config_text
 
     config = parse_site_config_text(
         "partitions:\n"

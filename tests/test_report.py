@@ -18,14 +18,17 @@ import pytest
 from conftest import CORPUS
 from ir_builders import synthetic_site
 
-from migrate import api, plan, scan
-from migrate.graph import build_graph
+from migrate import api
+from migrate.graph.builder import build_graph
+from migrate.plan import planner as plan
 from migrate.reports import fmt
 from migrate.reports.model import build_model
 from migrate.reports.model_plan import UNITS_SHOWN
 from migrate.reports.render import render_report
 from migrate.reports.svg_graph import DETAIL_MAX_JOBS, MAX_LINES
-from migrate.siteconfig import load_site_config
+from migrate.scan import results as scan_results
+from migrate.scan import scanner
+from migrate.site.config import load_site_config
 from migrate.translate import translate_jobs
 
 SITE_DIR = CORPUS / "sample-site"
@@ -315,7 +318,7 @@ def test_secret_values_never_reach_the_report(tmp_path: Path) -> None:
 
 
 def test_translations_add_fidelity_tables_and_artifact_links(tmp_path: Path) -> None:
-    result = scan.scan([str(SITE_DIR)])
+    result = scanner.scan([str(SITE_DIR)])
     translated = translate_jobs(result.jobs, to="kubernetes", config=SITE)
     out = tmp_path / "out"
     translated.tree.commit(str(out))
@@ -362,7 +365,9 @@ def test_reverse_direction_and_an_empty_scan_render(tmp_path: Path) -> None:
 
 def _report_of(pipelines: int) -> tuple[dict[str, str], dict[str, float]]:
     jobs = synthetic_site(pipelines)
-    result = scan.ScanResult([scan.FileResult(j.source.path, j.source.format, [j], []) for j in jobs])
+    result = scan_results.ScanResult(
+        [scan_results.FileResult(j.source.path, j.source.format, [j], []) for j in jobs]
+    )
     started = time.perf_counter()
     the_plan = plan.build_plan(jobs, "to_kubernetes", SITE)
     doc = json.loads(plan.plan_json(the_plan))

@@ -20,11 +20,12 @@ from conftest import CORPUS, REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate import ir, scan
+from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.fidelity import MAPPED
-from migrate.siteconfig import load_site_config
-from migrate.translate import Translation, translate_jobs
+from migrate.fidelity import MAPPED, Translation
+from migrate.scan import scanner
+from migrate.site.config import load_site_config
+from migrate.translate import translate_jobs
 from migrate.translators.slurm import options, reader
 
 SITE = load_site_config(CORPUS / "sample-site" / "migrate.yaml")
@@ -42,7 +43,7 @@ class Trip:
 def round_trip(jobs: list[ir.Job], tmp: Path) -> list[Trip]:
     k8s = translate_jobs(jobs, to="kubernetes", config=SITE)
     k8s.tree.commit(str(tmp / "k8s"))
-    scanned = scan.scan([str(tmp / "k8s")]).jobs
+    scanned = scanner.scan([str(tmp / "k8s")]).jobs
     slurm = translate_jobs(scanned, to="slurm", config=SITE)
     slurm.tree.commit(str(tmp / "slurm"))
     by_folder: dict[str, Translation] = {}
@@ -151,7 +152,7 @@ SBATCH_INPUTS = [
 def test_corpus_sbatch_scripts_survive_the_round_trip(in_repo: Path, tmp_path: Path) -> None:
     jobs = [
         j
-        for j in scan.scan(SBATCH_INPUTS).jobs
+        for j in scanner.scan(SBATCH_INPUTS).jobs
         if j.source.format == "slurm" and j.kind == "sbatch" and not j.templated
     ]
     assert len(jobs) > 40
@@ -163,14 +164,14 @@ def test_corpus_sbatch_scripts_survive_the_round_trip(in_repo: Path, tmp_path: P
 
 
 def test_dependencies_on_old_job_ids_are_recorded(in_repo: Path, tmp_path: Path) -> None:
-    jobs = scan.scan(["corpus/cases/slurm/dep_after_delay.slurm"]).jobs
+    jobs = scanner.scan(["corpus/cases/slurm/dep_after_delay.slurm"]).jobs
     (trip,) = round_trip(jobs, tmp_path)
     assert trip.after is not None and trip.after.dependencies == ()
     assert recorded(trip, "--dependency")
 
 
 def test_singleton_comes_back_in_the_script(in_repo: Path, tmp_path: Path) -> None:
-    jobs = scan.scan(["corpus/cases/slurm/singleton_resume.sbatch"]).jobs
+    jobs = scanner.scan(["corpus/cases/slurm/singleton_resume.sbatch"]).jobs
     (trip,) = round_trip(jobs, tmp_path)
     assert trip.after is not None
     assert [d.type for d in trip.after.dependencies] == ["singleton"]

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from migrate import scan
-from migrate.discover import Candidate
+from migrate.scan import files as scan_files
+from migrate.scan import results as scan_results
+from migrate.scan import scanner
+from migrate.scan.discover import Candidate
 
 SBATCH = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --time=01:00:00\nsrun hostname\n"
 JOB = """apiVersion: batch/v1
@@ -28,11 +30,11 @@ spec:
 """
 
 
-def _scan_dir(tmp_path: Path) -> scan.ScanResult:
-    return scan.scan([str(tmp_path)])
+def _scan_dir(tmp_path: Path) -> scan_results.ScanResult:
+    return scanner.scan([str(tmp_path)])
 
 
-def _codes(result: scan.ScanResult) -> dict[str, list[str]]:
+def _codes(result: scan_results.ScanResult) -> dict[str, list[str]]:
     return {Path(f.path).name: [d.code for d in f.diagnostics] for f in result.files}
 
 
@@ -64,7 +66,7 @@ def test_bad_files_each_give_one_diagnostic(tmp_path: Path) -> None:
 def test_too_large(tmp_path: Path) -> None:
     big = SBATCH + "# padding\n" * 2000
     (tmp_path / "big.sbatch").write_text(big)
-    result = scan.scan([str(tmp_path)], scan.ScanOptions(max_bytes=1000))
+    result = scanner.scan([str(tmp_path)], scan_results.ScanOptions(max_bytes=1000))
     (f,) = result.files
     assert [d.code for d in f.diagnostics] == ["FILE-TOO-LARGE"]
     assert f.format == "slurm" and f.jobs == []
@@ -75,7 +77,7 @@ def test_unreadable_file(tmp_path: Path) -> None:
     result = _scan_dir(tmp_path)
     assert _codes(result) == {"gone.sbatch": ["FILE-UNREADABLE"]}
     vanished = Candidate(str(tmp_path / "vanished.sbatch"), "vanished.sbatch", 10)
-    res = scan.scan_file(vanished)
+    res = scan_files.scan_file(vanished)
     assert res is not None and [d.code for d in res.diagnostics] == ["FILE-UNREADABLE"]
 
 
@@ -88,7 +90,7 @@ def test_reader_crash_is_a_diagnostic(tmp_path: Path, monkeypatch: pytest.Monkey
             raise RuntimeError("bug")
         return []
 
-    monkeypatch.setattr(scan.slurm_reader, "read", boom)
+    monkeypatch.setattr(scan_files.slurm_reader, "read", boom)
     codes = _codes(_scan_dir(tmp_path))
     assert codes == {"x.sbatch": ["INTERNAL-ERROR"], "y.sbatch": []}
 
@@ -163,22 +165,27 @@ def _repeats(count: int) -> str:
 
 def test_repeats_of_one_code_are_capped_and_counted(tmp_path: Path) -> None:
     (tmp_path / "many.sbatch").write_text(_repeats(500))
-    (tmp_path / "few.sbatch").write_text(_repeats(scan.MAX_REPEATS_PER_CODE))
+    (tmp_path / "few.sbatch").write_text(_repeats(scan_results.MAX_REPEATS_PER_CODE))
     result = _scan_dir(tmp_path)
     codes = _codes(result)
-    assert codes["few.sbatch"].count("SLURM-REPEATED-OPTION") == scan.MAX_REPEATS_PER_CODE
+    assert codes["few.sbatch"].count("SLURM-REPEATED-OPTION") == scan_results.MAX_REPEATS_PER_CODE
     assert "FILE-DIAGNOSTICS-CAPPED" not in codes["few.sbatch"]
     many = codes["many.sbatch"]
-    assert many.count("SLURM-REPEATED-OPTION") == scan.MAX_REPEATS_PER_CODE
+    assert many.count("SLURM-REPEATED-OPTION") == scan_results.MAX_REPEATS_PER_CODE
     assert many.count("SLURM-UNKNOWN-OPTION") == 1  # other codes are kept
     (note,) = [d for d in result.files[1].diagnostics if d.code == "FILE-DIAGNOSTICS-CAPPED"]
-    assert note.message.startswith(f"{500 - scan.MAX_REPEATS_PER_CODE} more SLURM-REPEATED-OPTION left out")
-    assert note.line == 2 + scan.MAX_REPEATS_PER_CODE + 1  # where the first one left out is
+    assert note.message.startswith(
+        f"{500 - scan_results.MAX_REPEATS_PER_CODE} more SLURM-REPEATED-OPTION left out"
+    )
+    assert note.line == 2 + scan_results.MAX_REPEATS_PER_CODE + 1  # where the first one left out is
     summary = result.summary()
-    assert summary["by_code"]["SLURM-REPEATED-OPTION"] == 500 + scan.MAX_REPEATS_PER_CODE
+    assert summary["by_code"]["SLURM-REPEATED-OPTION"] == 500 + scan_results.MAX_REPEATS_PER_CODE
     assert summary["by_code"]["FILE-DIAGNOSTICS-CAPPED"] == 1
     assert summary["diagnostics_listed"] == len(result.diagnostics)
-    assert sum(summary["diagnostics"].values()) == len(result.diagnostics) + 500 - scan.MAX_REPEATS_PER_CODE
+    assert (
+        sum(summary["diagnostics"].values())
+        == len(result.diagnostics) + 500 - scan_results.MAX_REPEATS_PER_CODE
+    )
 
 
 def test_capped_repeats_through_the_cli_and_the_cache(tmp_path: Path) -> None:
@@ -197,10 +204,14 @@ def test_capped_repeats_through_the_cli_and_the_cache(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
         doc = json.loads(res.stdout)
         (f,) = doc["files"]
-        assert len(f["diagnostics"]) == scan.MAX_REPEATS_PER_CODE + 2, attempt  # the note, the unknown option
+        assert len(f["diagnostics"]) == scan_results.MAX_REPEATS_PER_CODE + 2, (
+            attempt
+        )  # the note, the unknown option
         assert doc["summary"] == objects["summary"], attempt
         assert f["diagnostics"] == objects["files"][0]["diagnostics"], attempt
-    cached = scan.scan([str(tree)], scan.ScanOptions(cache=cache_dir))  # objects read back from JSON
+    cached = scanner.scan(
+        [str(tree)], scan_results.ScanOptions(cache=cache_dir)
+    )  # objects read back from JSON
     assert cached.summary() == objects["summary"]
     table = subprocess.run(
         [*CLI, "scan", "--no-cache", str(tree)],
@@ -208,5 +219,5 @@ def test_capped_repeats_through_the_cli_and_the_cache(tmp_path: Path) -> None:
         text=True,
         timeout=120,
     )
-    listed = scan.MAX_REPEATS_PER_CODE + 2
+    listed = scan_results.MAX_REPEATS_PER_CODE + 2
     assert re.search(rf"\b{listed}\s*$", table.stdout, re.M), table.stdout  # the row's diag column

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.siteconfig import (
+from migrate.site.config import (
     FileSystemConfig,
     SiteConfig,
     SiteConfigError,
@@ -191,7 +191,7 @@ def test_parse_accepts_already_loaded_yaml() -> None:
 
 
 def test_site_mappings_for_translation() -> None:
-    from migrate.siteconfig import SiteConfigError, parse_site_config_text
+    from migrate.site.config import SiteConfigError, parse_site_config_text
 
     config = parse_site_config_text(
         "accounts: {llm: llm-team}\nqos: {high: batch-high}\ngpu_products: {h100: NVIDIA-H100-80GB-HBM3}\n"

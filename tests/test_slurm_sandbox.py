@@ -26,9 +26,10 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, REPO
 
-from migrate import scan, slurmcheck
+from migrate import slurmcheck
 from migrate.diagnostics import Collector
-from migrate.siteconfig import load_site_config
+from migrate.scan import scanner
+from migrate.site.config import load_site_config
 from migrate.translate import translate_jobs
 from migrate.translators.kubernetes import reader as k8s_reader
 
@@ -100,7 +101,7 @@ def sandbox() -> Iterator[dict[str, str]]:
 
 def test_every_translated_kubernetes_job_passes_test_only(sandbox: dict[str, str], tmp_path: Path) -> None:
     paths = [CORPUS / "cases" / "kubernetes", *sorted((CORPUS / "sample-site").glob("*/*.yaml"))]
-    jobs = [j for j in scan.scan([str(p) for p in paths]).jobs if j.source.format == "kubernetes"]
+    jobs = [j for j in scanner.scan([str(p) for p in paths]).jobs if j.source.format == "kubernetes"]
     result = translate_jobs(jobs, to="slurm", config=SITE)
     result.tree.commit(str(tmp_path / "out"))
     checks = slurmcheck.check_tree(tmp_path / "out", env=sandbox)

@@ -22,11 +22,12 @@ from golden import check_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrate import ir, scan, slurmcheck
+from migrate import ir, slurmcheck
 from migrate.diagnostics import CODES, Collector
-from migrate.fidelity import APPROXIMATED, DROPPED, MAPPED
-from migrate.siteconfig import SiteConfig, load_site_config, parse_site_config
-from migrate.translate import Translation, translate_jobs
+from migrate.fidelity import APPROXIMATED, DROPPED, MAPPED, Translation
+from migrate.scan import scanner
+from migrate.site.config import SiteConfig, load_site_config, parse_site_config
+from migrate.translate import translate_jobs
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import directives, kubevars, quoting
 from migrate.translators.slurm.writer import translate_job
@@ -670,7 +671,7 @@ def test_every_env_var_mount_and_raw_item_has_an_entry(tmp_path: Path) -> None:
 def test_every_emitted_option_is_in_the_option_table(in_repo: Path) -> None:
     jobs = [
         j
-        for j in scan.scan(["corpus/cases/kubernetes", "corpus/sample-site"]).jobs
+        for j in scanner.scan(["corpus/cases/kubernetes", "corpus/sample-site"]).jobs
         if j.source.format == "kubernetes"
     ]
     result = translate_jobs(jobs, to="slurm", config=SAMPLE_SITE)
@@ -709,7 +710,7 @@ def test_translation_tree_and_top_level_submit(in_repo: Path) -> None:
 
 
 def test_volcano_jobflow_is_chained_by_submit_sh(in_repo: Path) -> None:
-    jobs = scan.scan(["corpus/cases/kubernetes/volcano_jobflow.yaml"]).jobs
+    jobs = scanner.scan(["corpus/cases/kubernetes/volcano_jobflow.yaml"]).jobs
     result = translate_jobs(jobs, to="slurm", config=SAMPLE_SITE)
     submit = result.tree.files["submit.sh"]
     assert "--dependency=" in submit
@@ -855,7 +856,7 @@ VARIANTS = {
 
 
 def golden_of(rel: str) -> dict[str, object]:
-    jobs = scan.scan([rel]).jobs
+    jobs = scanner.scan([rel]).jobs
     out = []
     for job in jobs:
         t = translate_job(job, SAMPLE_SITE, "pyxis")
@@ -891,7 +892,7 @@ def test_every_to_slurm_code_appears_in_a_golden(in_repo: Path) -> None:
 
 
 def test_same_input_gives_the_same_bytes(in_repo: Path) -> None:
-    jobs = scan.scan(["corpus/cases/kubernetes", "corpus/sample-site/k8s-batch"]).jobs
+    jobs = scanner.scan(["corpus/cases/kubernetes", "corpus/sample-site/k8s-batch"]).jobs
     a = translate_jobs(jobs, to="slurm", config=SAMPLE_SITE).tree.files
     b = translate_jobs(jobs, to="slurm", config=SAMPLE_SITE).tree.files
     assert a == b

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from ir_builders import k8s_job, slurm_job, wrapper
 
 from migrate import ir
-from migrate.classify import TO_KUBERNETES
-from migrate.plan import build_plan, plan_json
-from migrate.siteconfig import parse_site_config
-from migrate.usage import (
+from migrate.plan.classify import TO_KUBERNETES
+from migrate.plan.planner import build_plan, plan_json
+from migrate.site.config import parse_site_config
+from migrate.site.usage import (
     KUBERNETES,
     SACCT,
     AccountingError,
@@ -27,8 +27,8 @@ from migrate.usage import (
     match_usage,
     parse_accounting,
 )
-from migrate.usage_kubectl import parse_kubectl_jobs
-from migrate.usage_sacct import parse_sacct
+from migrate.site.usage_kubectl import parse_kubectl_jobs
+from migrate.site.usage_sacct import parse_sacct
 
 SITE = parse_site_config(
     {

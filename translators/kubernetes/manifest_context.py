@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.yamlload import LineDict
 
 from . import kinds
 from .manifest_fields import ObjectView
 from .manifest_pods import ShellBody, analyze_body
-from .yamlload import LineDict
 
 
 @dataclass

@@ -13,9 +13,9 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.yamlload import LineDict, LineList
 
 from .manifest_templates import has_placeholder
-from .yamlload import LineDict, LineList
 
 Key = str | int
 Path = tuple[Key, ...]

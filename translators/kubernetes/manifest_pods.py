@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from migrate import ir
 from migrate.secrets import REDACTED, looks_like_secret
+from migrate.yamlload import LineDict
 
 from ..shell.analyze import analyze
 from ..shell.conceal import Concealed, analyzed, conceal_argv
@@ -27,7 +28,6 @@ from .manifest_commands import shell_script
 from .manifest_fields import ObjectView, Path, fmt_path
 from .manifest_templates import has_placeholder
 from .quantities import format_cpu, is_integer, parse_quantity, to_mib
-from .yamlload import LineDict
 
 # Volume sources that are shared storage worth a place in the storage graph.
 _STORAGE_KINDS = frozenset({"pvc", "hostPath", "nfs", "csi"})

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from migrate.yamlload import LineDict, LineList
+
 from .manifest_commands import shell_script
-from .yamlload import LineDict, LineList
 
 _GO_ACTION = re.compile(
     r"\{\{-?\s*(?:[.$]|/\*|(?:if|else|end|range|with|define|template|include|block|toYaml|toJson|tpl|"

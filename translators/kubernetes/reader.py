@@ -18,13 +18,13 @@ from typing import TypeVar
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.yamlload import Document, LineDict, LineList, load_documents
 
 from . import kinds
 from . import manifest_templates as templates
 from .manifest_context import FileContext, K8sObject, read_context
 from .manifest_fields import describe
 from .manifest_workloads import build_job
-from .yamlload import Document, LineDict, LineList, load_documents
 
 FORMAT = "kubernetes"
 

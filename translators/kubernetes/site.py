@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from migrate.siteconfig import FileSystemConfig, PartitionConfig, SiteConfig
+from migrate.site.config import FileSystemConfig, PartitionConfig, SiteConfig
 
 
 def _pairs(config: SiteConfig | None, attr: str) -> tuple[tuple[str, object], ...]:

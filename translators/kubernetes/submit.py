@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 
-from migrate.translate import Edge, Translation
+from migrate.fidelity import Edge, Translation
 
 _PRELUDE = r"""#!/bin/bash
 # Written by migrate: applies the translated jobs in dependency order.

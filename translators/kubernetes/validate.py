@@ -42,7 +42,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
 from migrate.diagnostics import Collector
-from migrate.translators.kubernetes.yamlload import LineDict, LineList, load_documents
+from migrate.yamlload import LineDict, LineList, load_documents
 
 # The Kubernetes version whose schemas the manifests are checked against.
 K8S_VERSION = "1.33"

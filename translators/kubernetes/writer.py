@@ -2,7 +2,7 @@
 
 Example::
 
-    from migrate.siteconfig import load_site_config
+    from migrate.site.config import load_site_config
     from migrate.translators.kubernetes.writer import translate_job
 
     t = translate_job(job, load_site_config("migrate.yaml"), flavor="auto")
@@ -22,9 +22,8 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.fidelity import APPROXIMATED, MAPPED, Entry
-from migrate.siteconfig import SiteConfig
-from migrate.translate import Edge, Translation, WaitTarget, wrapper_translation
+from migrate.fidelity import APPROXIMATED, MAPPED, Edge, Entry, Translation, WaitTarget, wrapper_translation
+from migrate.site.config import SiteConfig
 from migrate.translators.shell.redact import export_names_only
 from migrate.translators.slurm import directives
 

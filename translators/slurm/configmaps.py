@@ -18,9 +18,9 @@ import os
 from dataclasses import dataclass
 
 from migrate.diagnostics import Collector
-from migrate.translators.kubernetes.yamlload import load_documents
 from migrate.translators.shell.conceal import conceal
 from migrate.translators.shell.redact import literal_credential
+from migrate.yamlload import load_documents
 
 _MAX_BYTES = 1 << 20
 

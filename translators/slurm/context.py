@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import FidelityLog
-from migrate.siteconfig import SiteConfig
+from migrate.site.config import SiteConfig
 
 # Container runtimes the writer can target (``--container-runtime``).
 PYXIS = "pyxis"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from migrate import ir
-from migrate.siteconfig import PartitionConfig
+from migrate.site.config import PartitionConfig
 
 from .context import Context
 

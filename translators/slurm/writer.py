@@ -2,7 +2,7 @@
 
 Example::
 
-    from migrate.siteconfig import load_site_config
+    from migrate.site.config import load_site_config
     from migrate.translate import translate_jobs
     from migrate.translators.slurm.writer import translate_job
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.siteconfig import SiteConfig
-from migrate.translate import Edge, Translation, wrapper_translation
+from migrate.fidelity import Edge, Translation, wrapper_translation
+from migrate.site.config import SiteConfig
 
 from . import chain, kube_job, migrated, native, scron
 from .context import Context, runtime_for

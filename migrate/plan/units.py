@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from migrate import graph_model as gm
-from migrate.classify import Assessment
-from migrate.classify_rules import ALREADY_THERE, MOVE, MOVE_WITH_CHANGES, STAY, TO_KUBERNETES
-from migrate.graph_analysis import MigrationUnit
-from migrate.graph_flow import Flows
-from migrate.graph_order import Groups
-from migrate.siteconfig import SiteConfig
+from migrate.graph import model as gm
+from migrate.graph.analysis import MigrationUnit
+from migrate.graph.flow import Flows
+from migrate.graph.order import Groups
+from migrate.plan.classify import Assessment
+from migrate.plan.rules import ALREADY_THERE, MOVE, MOVE_WITH_CHANGES, STAY, TO_KUBERNETES
+from migrate.site.config import SiteConfig
 
 MOVES = frozenset((MOVE, MOVE_WITH_CHANGES))
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrate.diagnostics import Collector
-from migrate.inventory_model import PARALLELCLUSTER, Inventory, InventoryError, InventoryPartition
-from migrate.translators.kubernetes.yamlload import load_documents
+from migrate.site.inventory_model import PARALLELCLUSTER, Inventory, InventoryError, InventoryPartition
+from migrate.yamlload import load_documents
 
 DEFAULT_MAX_COUNT = 10  # ParallelCluster v3's default for ComputeResources[].MaxCount
 _LOOKS_LIKE = re.compile(r"^Scheduling:", re.MULTILINE)

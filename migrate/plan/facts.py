@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from migrate import ir
-from migrate.siteconfig import SiteConfig
+from migrate.site.config import DEFAULT_GPUS_PER_NODE, SiteConfig
 
 ML_LAUNCHERS = frozenset(
     ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed", "accelerate")
@@ -23,9 +23,7 @@ MPI_LAUNCHERS = frozenset(("mpirun", "mpiexec", "mpiexec.hydra", "orterun", "apr
 SERVING_KINDS = frozenset(("Deployment", "StatefulSet", "ReplicaSet", "InferenceService", "RayService"))
 TRAINING_KINDS = frozenset(("PyTorchJob", "TrainJob", "TFJob", "JAXJob", "XGBoostJob", "PaddleJob"))
 CRON_KINDS = frozenset(("CronJob", "scrontab"))
-WRAPPER_KINDS = frozenset(("wrapper",))
 INTERACTIVE_KINDS = frozenset(("salloc",))  # a script that holds an allocation open for a person
-DEFAULT_GPUS_PER_NODE = 8  # the common 8-GPU server, when migrate.yaml says nothing
 
 # Whole words (after splitting on anything but letters and digits) that point at a workload;
 # names with punctuation in them go to MULTIWORD below.

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from migrate.usage_records import (
+from migrate.site.usage_records import (
     KUBERNETES,
     AccountingError,
     AccountingFile,

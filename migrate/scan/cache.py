@@ -59,10 +59,14 @@ _CORE_MODULES = (
     "serialize.py",
     "diagnostics.py",
     "secrets.py",
-    "scan.py",
-    "scan_pool.py",
-    "jsonstream.py",
-    "cache.py",
+    "yamlload.py",
+    "scan/discover.py",
+    "scan/files.py",
+    "scan/scanner.py",
+    "scan/results.py",
+    "scan/pool.py",
+    "scan/jsonstream.py",
+    "scan/cache.py",
 )
 _READER_PACKAGES = ("slurm", "shell", "kubernetes")
 
@@ -79,7 +83,7 @@ def default_dir() -> str:
 @functools.cache
 def code_fingerprint() -> bytes:
     """A hash of the reader code and parser libraries: new code, new keys."""
-    core = Path(__file__).resolve().parent
+    core = Path(__file__).resolve().parent.parent
     files = [core / name for name in _CORE_MODULES]
     for root in translators.__path__:
         for package in _READER_PACKAGES:

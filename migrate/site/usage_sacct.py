@@ -24,7 +24,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from migrate.usage_records import SACCT, AccountingError, AccountingFile, RunRecord, Skipped, parse_timestamp
+from migrate.site.usage_records import (
+    SACCT,
+    AccountingError,
+    AccountingFile,
+    RunRecord,
+    Skipped,
+    parse_timestamp,
+)
 
 DELIMITER = "|"
 # 123, 123_4, 123_[5-9%2], 123+1, 123.batch, 123_4.0, 123+1.extern

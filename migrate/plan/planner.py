@@ -19,16 +19,16 @@ from typing import Any
 import networkx as nx
 
 from migrate import ir, json_indented
-from migrate.classify import MAINTENANCE, Assessment, assess_jobs
-from migrate.classify_rules import ALREADY_THERE, DIRECTIONS, TO_KUBERNETES
-from migrate.graph import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
-from migrate.inventory import Inventory, inventory_section, merge_inventory
-from migrate.perf import paused_gc
-from migrate.plan_demand import JobDemand, accounted_demand, job_demand, unaccounted_demand
-from migrate.plan_phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
-from migrate.plan_units import UNIT_BLOCKED, UnitDecision, decide_units
-from migrate.siteconfig import SiteConfig
-from migrate.usage import (
+from migrate.graph.builder import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
+from migrate.graph.perf import paused_gc
+from migrate.plan.classify import MAINTENANCE, Assessment, assess_jobs
+from migrate.plan.demand import JobDemand, accounted_demand, job_demand, unaccounted_demand
+from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
+from migrate.plan.rules import ALREADY_THERE, DIRECTIONS, TO_KUBERNETES
+from migrate.plan.units import UNIT_BLOCKED, UnitDecision, decide_units
+from migrate.site.config import SiteConfig
+from migrate.site.inventory import Inventory, inventory_section, merge_inventory
+from migrate.site.usage import (
     AccountingFile,
     UsageReport,
     job_accounting,
@@ -93,9 +93,9 @@ def build_plan(
 
     ``fidelity`` maps a job id to (dropped, approximated) items from its
     translation, when the caller has translated the jobs; it raises the risk.
-    ``usage`` (read by ``migrate.usage.parse_accounting``) replaces the script
+    ``usage`` (read by ``migrate.site.usage.parse_accounting``) replaces the script
     estimate of every job it matches with what the job used; ``inventory``
-    (``migrate.inventory.parse_inventory``) completes the partitions of
+    (``migrate.site.inventory.parse_inventory``) completes the partitions of
     ``config``. Both add plan warnings for what they could not place.
     """
     _check_direction(direction)

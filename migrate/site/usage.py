@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from migrate.usage_kubectl import looks_like_kubectl, parse_kubectl_jobs
-from migrate.usage_match import JobUsage, UnmatchedRuns, UsageMatch, match_usage
-from migrate.usage_records import KUBERNETES, SACCT, AccountingError, AccountingFile, RunRecord, Skipped
-from migrate.usage_sacct import looks_like_sacct, parse_sacct
+from migrate.site.usage_kubectl import looks_like_kubectl, parse_kubectl_jobs
+from migrate.site.usage_match import JobUsage, UnmatchedRuns, UsageMatch, match_usage
+from migrate.site.usage_records import KUBERNETES, SACCT, AccountingError, AccountingFile, RunRecord, Skipped
+from migrate.site.usage_sacct import looks_like_sacct, parse_sacct
 
 SHOWN = 5  # names listed in one warning; plan.json lists them all
 UNREADABLE_LISTED = 100  # unreadable lines listed in plan.json; the count is always whole

@@ -9,9 +9,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from migrate import yamlload
 from migrate.diagnostics import Collector, Diagnostic
-from migrate.translators.kubernetes import yamlload
-from migrate.translators.kubernetes.yamlload import (
+from migrate.yamlload import (
     Document,
     LimitedLoader,
     LineDict,

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from migrate.inventory_model import SLURM_CONF, Inventory, InventoryPartition
+from migrate.site.inventory_model import SLURM_CONF, Inventory, InventoryPartition
 
 T = TypeVar("T", int, str)
 MAX_NODES = 100_000  # host names expanded per file; a typo like node[0-99999999] must not eat memory

@@ -24,16 +24,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 
-from migrate.inventory_model import (
+from migrate.site.config import PartitionConfig, SiteConfig
+from migrate.site.inventory_model import (
     PARALLELCLUSTER,
     SLURM_CONF,
     Inventory,
     InventoryError,
     InventoryPartition,
 )
-from migrate.inventory_pcluster import looks_like_parallelcluster, parse_parallelcluster
-from migrate.inventory_slurmconf import looks_like_slurm_conf, parse_slurm_conf
-from migrate.siteconfig import PartitionConfig, SiteConfig
+from migrate.site.pcluster import looks_like_parallelcluster, parse_parallelcluster
+from migrate.site.slurmconf import looks_like_slurm_conf, parse_slurm_conf
 
 FILLED = ("nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "mem_gb", "default")
 MEMORY_TOLERANCE = 0.10

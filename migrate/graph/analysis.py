@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from migrate import graph_model as gm
-from migrate.graph_flow import Flows
-from migrate.graph_order import Groups, run_order
-from migrate.perf import paused_gc
+from migrate.graph import model as gm
+from migrate.graph.flow import Flows
+from migrate.graph.order import Groups, run_order
+from migrate.graph.perf import paused_gc
 
 STORAGE_EDGE_TYPES = frozenset((gm.READS, gm.WRITES, gm.READWRITE, gm.USES))
 CENTRAL_NODE_TYPES = (gm.FILESYSTEM, gm.PATH, gm.MONITOR)

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from migrate import ir
-from migrate.graph_storage import Location, component_matches, patterns_overlap
+from migrate.graph.storage import Location, component_matches, patterns_overlap
 
 READER_ACCESS = frozenset((ir.READ, ir.READ_WRITE, ir.UNKNOWN))  # a path named but not written is read
 WRITER_ACCESS = frozenset((ir.WRITE, ir.READ_WRITE))

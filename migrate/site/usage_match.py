@@ -38,9 +38,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from migrate import ir
-from migrate.classify_facts import DEFAULT_GPUS_PER_NODE, WRAPPER_KINDS
-from migrate.siteconfig import SiteConfig
-from migrate.usage_records import KUBERNETES, SACCT, AccountingFile, RunRecord
+from migrate.site.config import DEFAULT_GPUS_PER_NODE, SiteConfig
+from migrate.site.usage_records import KUBERNETES, SACCT, AccountingFile, RunRecord
 
 # Kubernetes kinds whose runs show up in ``kubectl get jobs``: PyTorchJob, MPIJob and Volcano
 # jobs start pods directly, and services never finish.
@@ -165,14 +164,14 @@ class _Index:
         for job in jobs:
             if job.source.format == KUBERNETES and job.kind in JOB_HISTORY_KINDS and job.name:
                 self.kubernetes[job.name.lower()].append(job)
-            elif job.source.format != KUBERNETES and job.kind not in WRAPPER_KINDS:
+            elif job.source.format != KUBERNETES and job.kind not in ir.WRAPPER_KINDS:
                 self.slurm[slurm_name(job).lower()].append(job)
 
     def accountable(self, job: ir.Job, origins: set[str]) -> bool:
         """Whether a dump of these origins would show the job had it run."""
         if job.source.format == KUBERNETES:
             return KUBERNETES in origins and job.kind in JOB_HISTORY_KINDS and bool(job.name)
-        return SACCT in origins and job.kind not in WRAPPER_KINDS
+        return SACCT in origins and job.kind not in ir.WRAPPER_KINDS
 
     def choose(self, record: RunRecord) -> tuple[ir.Job | None, list[ir.Job], str]:
         """The job credited with the record, the jobs it ties with, or why there is none."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from migrate import ir
-from migrate.siteconfig import SiteConfig
+from migrate.site.config import SiteConfig
 
 # Prefixes that sites use for shared storage; the site config can add more.
 WELL_KNOWN_PREFIXES = (

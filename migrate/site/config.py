@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import yaml
 
 CONFIG_NAME = "migrate.yaml"
+DEFAULT_GPUS_PER_NODE = 8  # the common 8-GPU server, when migrate.yaml says nothing
 
 T = TypeVar("T")
 

@@ -26,19 +26,11 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from migrate import cache
-from migrate.discover import Candidate, Skipped
-from migrate.jsonstream import Rendered, from_rendered, render
-from migrate.scan import (
-    SITE_CONFIG_NAMES,
-    FileFacts,
-    FileResult,
-    ScanOptions,
-    job_like_name,
-    load,
-    read_data,
-    scan_item,
-)
+from migrate.scan import cache
+from migrate.scan.discover import Candidate, Skipped
+from migrate.scan.files import SITE_CONFIG_NAMES, job_like_name, load, read_data, scan_item
+from migrate.scan.jsonstream import Rendered, from_rendered, render
+from migrate.scan.results import FileFacts, FileResult, ScanOptions
 
 PARALLEL_MIN_FILES = 200
 POOL_AFTER_MISSES = 64

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from migrate import graph_model as gm
-from migrate.classify import Assessment
-from migrate.classify_facts import ML_LAUNCHERS
-from migrate.classify_rules import ORCHESTRATION, SWEEP, TO_KUBERNETES
-from migrate.graph_analysis import FilesystemUse
-from migrate.plan_demand import UNASSIGNED, JobDemand
-from migrate.siteconfig import SiteConfig
+from migrate.graph import model as gm
+from migrate.graph.analysis import FilesystemUse
+from migrate.plan.classify import Assessment
+from migrate.plan.demand import UNASSIGNED, JobDemand
+from migrate.plan.facts import ML_LAUNCHERS
+from migrate.plan.rules import ORCHESTRATION, SWEEP, TO_KUBERNETES
+from migrate.site.config import SiteConfig
 
 # Monitoring hook kind -> what gives the same signal on the target.
 PARITY_ON_KUBERNETES = {

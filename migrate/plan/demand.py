@@ -3,7 +3,7 @@
 Demand comes from the scripts: nodes x time limit x array size, and for cron
 jobs and services the runs or hours they add up to over the demand window.
 When an accounting dump covers a job (``--accounting``, read by
-``migrate.usage``), ``accounted_demand`` replaces the estimate with what the
+``migrate.site.usage``), ``accounted_demand`` replaces the estimate with what the
 job actually used; ``basis`` says which it is.
 """
 
@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, replace
 
 from migrate import ir
-from migrate.classify_facts import SERVING_KINDS, WRAPPER_KINDS, JobFacts
-from migrate.siteconfig import SiteConfig
-from migrate.usage_match import JobUsage
+from migrate.plan.facts import SERVING_KINDS, JobFacts
+from migrate.site.config import SiteConfig
+from migrate.site.usage_match import JobUsage
 
 UNASSIGNED = "(unassigned)"  # no partition or queue that migrate.yaml knows
 LOGIN_NODE = "(login node)"  # wrapper scripts run where users log in, not on compute nodes
@@ -45,7 +45,7 @@ class JobDemand:
 def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     limits = config.thresholds
     window = limits.demand_window_hours
-    if job.kind in WRAPPER_KINDS:
+    if job.kind in ir.WRAPPER_KINDS:
         return JobDemand(job.id, LOGIN_NODE, 0, 0, 0.0, 0.0, "a wrapper: runs on a login node")
     if job.kind in SERVING_KINDS or job.services:
         hours, runs, basis = float(window), 1.0, "always on over the window"

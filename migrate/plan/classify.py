@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from migrate import ir
-from migrate.classify_facts import (
+from migrate.plan.facts import (
     CRON_KINDS,
     DATA_WORDS,
     EVAL_WORDS,
@@ -33,11 +33,10 @@ from migrate.classify_facts import (
     SWEEP_WORDS,
     TRAIN_WORDS,
     TRAINING_KINDS,
-    WRAPPER_KINDS,
     JobFacts,
     facts_of,
 )
-from migrate.classify_rules import (
+from migrate.plan.rules import (
     ALREADY_THERE,
     BATCH_INFERENCE,
     DATA_PREP,
@@ -61,7 +60,7 @@ from migrate.classify_rules import (
     Rule,
     recommend,
 )
-from migrate.siteconfig import SiteConfig
+from migrate.site.config import SiteConfig
 
 _TRAINING = "training"  # before the long/small split
 # Ties go to the more specific pattern.
@@ -134,7 +133,7 @@ def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classifi
 
 
 def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
-    if facts.kind in WRAPPER_KINDS:
+    if facts.kind in ir.WRAPPER_KINDS:
         return ORCHESTRATION, [f"wrapper script that submits {len(job.submits)} job(s)"]
     return None
 

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
-from migrate.scan import FileFacts, FileResult, Summary
+from migrate.scan.results import FileFacts, FileResult, Summary
 from migrate.serialize import job_from_dict, written_fields
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import networkx as nx
 
-from migrate import graph_model as gm
 from migrate import ir
-from migrate.graph_analysis import (
+from migrate.graph import model as gm
+from migrate.graph.analysis import (
     Centrality,
     FilesystemUse,
     GraphAnalysis,
@@ -31,12 +31,12 @@ from migrate.graph_analysis import (
     migration_units,
     shared_filesystems,
 )
-from migrate.graph_deps import ResolvedDependencies, resolve_dependencies
-from migrate.graph_export import to_graphml, to_json, to_node_link
-from migrate.graph_flow import Flows, flows_of
-from migrate.graph_storage import Location, StorageResolver
-from migrate.perf import paused_gc
-from migrate.siteconfig import SiteConfig
+from migrate.graph.deps import ResolvedDependencies, resolve_dependencies
+from migrate.graph.export import to_graphml, to_json, to_node_link
+from migrate.graph.flow import Flows, flows_of
+from migrate.graph.perf import paused_gc
+from migrate.graph.storage import Location, StorageResolver
+from migrate.site.config import SiteConfig
 
 _ACCESS_EDGE = {ir.READ: gm.READS, ir.WRITE: gm.WRITES, ir.READ_WRITE: gm.READWRITE, ir.UNKNOWN: gm.USES}
 

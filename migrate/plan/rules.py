@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from migrate import ir
-from migrate.classify_facts import ML_LAUNCHERS, MPI_LAUNCHERS, SERVING_KINDS, JobFacts
-from migrate.graph_storage import StorageResolver
-from migrate.siteconfig import SiteConfig, Thresholds
+from migrate.graph.storage import StorageResolver
+from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, SERVING_KINDS, JobFacts
+from migrate.site.config import SiteConfig, Thresholds
 
 TO_KUBERNETES = "to_kubernetes"
 TO_SLURM = "to_slurm"

@@ -1,0 +1,208 @@
+"""Read one file: decide what it is by its content, read it with its format's reader, report the rest.
+
+A file is a job file by its content, never by its name; the name only decides
+whether a file that holds no job is worth a word (``run.sbatch`` that is empty
+is, ``notes.txt`` is not). Nothing read here is ever executed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import IO
+
+from migrate import ir
+from migrate.diagnostics import Collector
+from migrate.scan.discover import Candidate, Skipped
+from migrate.scan.results import (
+    DEFAULT_OPTIONS,
+    KUBERNETES,
+    SLURM,
+    UNKNOWN,
+    FileResult,
+    ScanOptions,
+    cap_repeats,
+)
+from migrate.translators.kubernetes import reader as k8s_reader
+from migrate.translators.slurm import reader as slurm_reader
+
+SNIFF_BYTES = 64 << 10
+BINARY_SNIFF_BYTES = 8 << 10  # a NUL this close to the start: binary, as git and grep decide
+
+_JOB_LIKE_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm", ".job", ".batch", ".yaml", ".yml", ".pbs")
+_JOB_LIKE_WORDS = ("sbatch", "slurm", "scrontab", "job")
+# Data, documents and code that may mention jobs but are never job files themselves.
+_NEVER_JOB_SUFFIXES = (
+    ".json",
+    ".md",
+    ".rst",
+    ".html",
+    ".svg",
+    ".png",
+    ".jpg",
+    ".csv",
+    ".log",
+    ".out",
+    ".err",
+    ".py",
+    ".ipynb",
+    ".graphml",
+    ".pdf",
+)
+SITE_CONFIG_NAMES = frozenset({"migrate.yaml", "migrate.yml"})
+
+
+def job_like_name(path: str) -> bool:
+    """Whether a file that holds no job is worth a word (run.sbatch is, results.json is not)."""
+    name = os.path.basename(path).lower()
+    if name.endswith(_NEVER_JOB_SUFFIXES):
+        return False
+    return name.endswith(_JOB_LIKE_SUFFIXES) or any(w in name for w in _JOB_LIKE_WORDS)
+
+
+def decode(data: bytes, diags: Collector) -> str:
+    """UTF-8 (BOM stripped), else Latin-1 with a diagnostic; never fails."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        diags.add("FILE-ENCODING", f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); read as Latin-1", line)
+        return data.decode("latin-1")
+
+
+def sniff(text: str) -> str | None:
+    """The format of a job file by its content, or None."""
+    if slurm_reader.sniff(text):
+        return SLURM
+    if k8s_reader.sniff(text):
+        return KUBERNETES
+    return None
+
+
+def read_text(text: str, path: str, fmt: str, diags: Collector) -> list[ir.Job]:
+    reader = slurm_reader if fmt == SLURM else k8s_reader
+    return reader.read(text, path, diags)
+
+
+def _open_regular(path: str) -> IO[bytes]:
+    """Open for reading without blocking: a file swapped for a FIFO or a device is refused."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (changed while scanned)")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | None:
+    """A file's whole content, or the result for a file that is not read (unreadable, binary, too big)."""
+    path = candidate.display
+    diags = Collector(path)
+    try:
+        with _open_regular(candidate.path) as fh:
+            head = fh.read(min(SNIFF_BYTES, options.max_bytes + 1))
+            over = candidate.size > options.max_bytes
+            rest = b"" if over else fh.read(options.max_bytes + 1 - len(head))
+    except OSError as exc:
+        diags.add("FILE-UNREADABLE", f"cannot read: {exc.strerror or exc}")
+        return FileResult(path, UNKNOWN, [], diags.items)
+    if b"\0" in head[:BINARY_SNIFF_BYTES]:
+        if not job_like_name(path):
+            return None
+        diags.add("FILE-BINARY", "binary content (NUL bytes); not a job script or manifest")
+        return FileResult(path, UNKNOWN, [], diags.items)
+    data = head + rest
+    if over or len(data) > options.max_bytes:
+        fmt = sniff(decode(head, Collector(path)))
+        if fmt is None and not job_like_name(path):
+            return None
+        diags.add(
+            "FILE-TOO-LARGE",
+            f"{max(candidate.size, len(data))} bytes is over the limit of {options.max_bytes}; not read",
+        )
+        return FileResult(path, fmt or UNKNOWN, [], diags.items)
+    return data
+
+
+def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
+    """Read a file's content as the job file at ``path``; None when it is not worth reporting.
+
+    The result depends on ``path`` only as an opaque id, which is what lets the
+    cache compute it once under a placeholder path.
+    """
+    diags = Collector(path)
+    if b"\0" in data:
+        cleaned = without_stray_nuls(data, diags)
+        if cleaned is None:
+            return FileResult(path, UNKNOWN, [], diags.items) if job_like else None
+        data = cleaned
+    if not data.strip():
+        if not job_like:
+            return None
+        diags.add("FILE-EMPTY", "empty file")
+        return FileResult(path, UNKNOWN, [], diags.items)
+    text = decode(data, diags)
+    fmt = sniff(text)
+    if fmt is None:
+        if not job_like:
+            return None
+        diags.add("FILE-NOT-A-JOB", "no #SBATCH directives, sbatch calls or Kubernetes objects found")
+        return FileResult(path, UNKNOWN, [], diags.items)
+    try:
+        jobs = read_text(text, path, fmt, diags)
+    except Exception as exc:  # a reader bug must not lose the file or the run
+        diags.add("INTERNAL-ERROR", f"reader failed: {type(exc).__name__}: {exc}")
+        jobs = []
+    return FileResult(path, fmt, jobs, cap_repeats(diags.items))
+
+
+def without_stray_nuls(data: bytes, diags: Collector) -> bytes | None:
+    """The text of a file with NUL bytes past its first 8 KiB, or None when it is binary after all.
+
+    The head had no NUL, so the file began as text; a NUL further on is a stray
+    (an editor slip, blocks zero-filled by a crash), and the rest is read without
+    it, as bash reads it. sbatch refuses such a script, hence the warning. When
+    what is left is not UTF-8 either, the file carries a binary payload (like a
+    self-extracting installer) and is not read.
+    """
+    first = data.index(b"\0")
+    line = data.count(b"\n", 0, first) + 1
+    cleaned = data.replace(b"\0", b"")
+    try:
+        cleaned.decode("utf-8")
+    except UnicodeDecodeError:
+        diags.add("FILE-BINARY", f"binary content from line {line} on (NUL bytes); not read", line)
+        return None
+    count = len(data) - len(cleaned)
+    diags.add(
+        "FILE-NUL-BYTE",
+        f"{count} NUL byte{'s' if count > 1 else ''} from line {line} on, removed before reading, "
+        "as bash does (sbatch refuses a script that holds one)",
+        line,
+    )
+    return cleaned
+
+
+def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:
+    """Read one file; None when it is not a job file and not worth reporting."""
+    path = candidate.display
+    if os.path.basename(path) in SITE_CONFIG_NAMES:
+        return None  # the site configuration is read by plan and translate, not scanned as a job
+    loaded = load(candidate, options)
+    if not isinstance(loaded, bytes):
+        return loaded
+    return read_data(loaded, path, job_like_name(path))
+
+
+def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:
+    if isinstance(item, Skipped):
+        return FileResult(item.display, UNKNOWN, [], [item.diagnostic])
+    return scan_file(item, options)
+
+
+__all__ = ["decode", "job_like_name", "load", "read_data", "scan_file", "scan_item", "sniff"]

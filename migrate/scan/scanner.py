@@ -1,0 +1,42 @@
+"""Scan: every job file under the given paths, in walk order, as IR jobs and diagnostics.
+
+Large trees: :func:`iter_rendered` streams each file's result as one line of
+JSON (:mod:`migrate.scan.jsonstream`), in walk order, through the content-hash
+cache (:mod:`migrate.scan.cache`) and a pool of worker processes
+(:mod:`migrate.scan.pool`); :func:`scan` and :func:`iter_scan` give the same
+results as objects. One file is read by :mod:`migrate.scan.files`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from migrate.scan import pool
+from migrate.scan.discover import Candidate, Skipped, walk
+from migrate.scan.results import DEFAULT_OPTIONS, FileResult, ScanOptions, ScanResult
+
+if TYPE_CHECKING:
+    from migrate.scan.jsonstream import Rendered
+
+
+def iter_candidates(paths: Iterable[str]) -> Iterator[Candidate | Skipped]:
+    for root in paths:
+        yield from walk(root)
+
+
+def iter_rendered(paths: Iterable[str], options: ScanOptions = DEFAULT_OPTIONS) -> Iterator[Rendered]:
+    """Every reported file under ``paths``, in walk order, as JSON; for output that streams."""
+    yield from pool.run(iter_candidates(paths), options)
+
+
+def iter_scan(paths: Iterable[str], options: ScanOptions = DEFAULT_OPTIONS) -> Iterator[FileResult]:
+    """Every reported file under ``paths``, in walk order."""
+    yield from pool.run_objects(iter_candidates(paths), options)
+
+
+def scan(paths: Iterable[str], options: ScanOptions = DEFAULT_OPTIONS) -> ScanResult:
+    return ScanResult(list(iter_scan(paths, options)))
+
+
+__all__ = ["iter_candidates", "iter_rendered", "iter_scan", "scan"]
