@@ -109,7 +109,8 @@ class Lexer:
         text, n = self.text, self.n
         start = i - 1
         paren_depth = 0
-        case_depth = 0
+        # The paren depth at each open 'case': a ')' at that depth ends a pattern, not the $( ... ).
+        case_parens: list[int] = []
         pending: list[_Pending] = []
         delimiter_op: tuple[int, bool] | None = None  # a '<<' waiting for its word
         emit = None if nested else self.out.tokens.append
@@ -160,9 +161,11 @@ class Lexer:
                         if tok == "(":
                             paren_depth += 1
                         elif tok == ")":
-                            if paren_depth > 0:
+                            if case_parens and case_parens[-1] == paren_depth:
+                                pass  # a case pattern's ')'
+                            elif paren_depth > 0:
                                 paren_depth -= 1
-                            elif case_depth <= 0:
+                            else:
                                 return op.end()
                     if tok in ("<<", "<<-"):
                         delimiter_op = (i, tok == "<<-")
@@ -180,9 +183,9 @@ class Lexer:
                 delimiter_op = None
             elif nested:
                 if word == "case":
-                    case_depth += 1
-                elif word == "esac":
-                    case_depth -= 1
+                    case_parens.append(paren_depth)
+                elif word == "esac" and case_parens:
+                    case_parens.pop()
             if emit:
                 emit(Token(WORD, word, i, j))
             i = j
@@ -293,7 +296,7 @@ class Lexer:
             if c == "\\":
                 j += 2
             elif c == "$":
-                j = self._dollar(j)
+                j = self._dollar(j, in_double_quotes=True)
             else:  # backtick
                 j = self._backtick(j)
         return self._recover(i, "unterminated double quote")
@@ -313,9 +316,11 @@ class Lexer:
                 j += 1
         return self._recover(i, "unterminated backquote")
 
-    def _dollar(self, i: int) -> int:
+    def _dollar(self, i: int, in_double_quotes: bool = False) -> int:
         text = self.text
         nxt = text[i + 1 : i + 2]
+        if in_double_quotes and nxt in ("'", '"'):
+            return i + 1  # "^${h}$": inside double quotes $' and $" are a plain dollar sign
         if nxt == "(":
             if text.startswith("((", i + 1):
                 end = self._arith_end(i + 1)
@@ -501,7 +506,7 @@ def _dequote_double(raw: str, i: int, lexer: Lexer, out: list[str], keep: bool) 
                 out.append("\\" + nxt)
             i += 2
         elif c == "$" or c == "`":
-            j = lexer._dollar(i) if c == "$" else lexer._backtick(i)
+            j = lexer._dollar(i, in_double_quotes=True) if c == "$" else lexer._backtick(i)
             j = max(j, i + 1)
             out.append(raw[i:j])
             i = j

@@ -56,6 +56,7 @@ class StatementRead:
     reason: str  # why the tolerant reader was needed ("" when understood)
     commands: tuple[Command, ...]  # lines relative to the statement's first line
     too_deep: tuple[int, ...] = ()  # lines of substitutions nested too deep to be read
+    problems: tuple[tuple[int, str], ...] = ()  # syntax errors inside its substitutions, as too_deep
 
 
 @dataclass(frozen=True)
@@ -116,12 +117,14 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     too_deep: dict[int, str] = {}
     deep = f"command substitutions nested more than {_MAX_DEPTH} deep: the innermost were not read"
     understood = 0
+    inner_problems: list[tuple[int, str]] = []  # bash -n stops on these too
     for stmt in structure.statements:
         line = line_of(stmt.start)
         result = read_statement(text[stmt.start : stmt.end], depth)
         parts.append((line, result.commands))
         for inner_line in result.too_deep:
             too_deep[line + inner_line] = deep
+        inner_problems.extend((line + inner_line, message) for inner_line, message in result.problems)
         if result.understood:
             understood += 1
         else:
@@ -129,6 +132,8 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     problems: dict[int, str] = {}
     for pos, message in sorted(lexed.problems + structure.problems):
         problems.setdefault(line_of(pos), message)
+    for line, message in inner_problems:
+        problems.setdefault(line, f"inside a command substitution: {message}")
     return ScriptRead(
         parts=tuple(parts),
         statements=len(structure.statements),
@@ -160,14 +165,15 @@ def read_statement(text: str, depth: int = 0) -> StatementRead:
         if reason:
             understood = False
             commands = _tolerant(text, lexed, structure, line_of)
+    problems: list[tuple[int, str]] = []
     if depth < _MAX_DEPTH:
-        commands, inner_reasons, too_deep = _with_substitutions(commands, depth)
+        commands, inner_reasons, too_deep, problems = _with_substitutions(commands, depth)
         if understood and inner_reasons:
             understood = False
             reason = "inside a substitution: " + inner_reasons[0]
     else:  # the limit: what these words run is not read, and says so
         too_deep = [w.line for c in commands for w in _substituting_words(c) if substitutions(w.raw)]
-    return StatementRead(understood, reason, tuple(commands), tuple(too_deep))
+    return StatementRead(understood, reason, tuple(commands), tuple(too_deep), tuple(problems))
 
 
 def _tolerant(text: str, lexed: Lexed, structure: Structure, line_of: Callable[[int], int]) -> list[Command]:
@@ -234,15 +240,19 @@ def _substituting_words(cmd: Command) -> tuple[Word, ...]:
     return (*cmd.assignments, *cmd.words, *(r.target for r in cmd.redirects if r.target))
 
 
-def _with_substitutions(commands: list[Command], depth: int) -> tuple[list[Command], list[str], list[int]]:
+def _with_substitutions(
+    commands: list[Command], depth: int
+) -> tuple[list[Command], list[str], list[int], list[tuple[int, str]]]:
     """Insert the commands run by $( ... ) and friends before the command using them.
 
     Also returns why any of those inner statements needed the tolerant reader,
-    and the lines of the substitutions nested too deep to be read.
+    the lines of the substitutions nested too deep to be read, and the syntax
+    errors inside them.
     """
     out: list[Command] = []
     reasons: list[str] = []
     too_deep: list[int] = []
+    problems: list[tuple[int, str]] = []
     for cmd in commands:
         for word in _substituting_words(cmd):
             spans = substitutions(word.raw)
@@ -254,12 +264,13 @@ def _with_substitutions(commands: list[Command], depth: int) -> tuple[list[Comma
                 reasons.extend(reason for _, reason in inner.unparsed)
                 offset = word.line + word.raw.count("\n", 0, start)
                 too_deep.extend(offset + line for line, _ in inner.too_deep)
+                problems.extend((offset + line, message) for line, message in inner.problems)
                 out.extend(
                     replace(c, origin="substitution", captured_by=c.captured_by or captured)
                     for c in inner.commands_at(offset)
                 )
         out.append(cmd)
-    return out, reasons, too_deep
+    return out, reasons, too_deep, problems
 
 
 def _blank_comments(text: str, lexed: Lexed) -> str:

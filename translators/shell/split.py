@@ -29,6 +29,8 @@ R_HEADER = 9  # loop variables and lists, case words and patterns, function name
 
 _CLOSER = {"if": "fi", "while": "done", "until": "done", "for": "done", "select": "done", "case": "esac"}
 _CLOSERS = frozenset({"fi", "done", "esac", "}"})
+# The keyword an opener needs before its body: 'if x fi' and 'while x done' are errors.
+_BODY_KEYWORD = {"if": "then", "while": "do", "until": "do", "for": "do", "select": "do"}
 _CONTINUING = frozenset({"|", "|&", "&&", "||"})
 
 
@@ -49,7 +51,7 @@ class Structure:
 
 
 class _Frame:
-    __slots__ = ("case_pattern", "closer", "func", "opener", "pos")
+    __slots__ = ("awaiting", "case_pattern", "closer", "func", "opener", "pattern_word", "pos")
 
     def __init__(self, opener: str, closer: str, pos: int, func: bool) -> None:
         self.opener = opener
@@ -57,6 +59,8 @@ class _Frame:
         self.pos = pos
         self.func = func
         self.case_pattern = False  # inside a case: reading patterns rather than commands
+        self.awaiting = _BODY_KEYWORD.get(opener)  # 'then' or 'do' not seen yet
+        self.pattern_word = False  # a case pattern word read: '|' or ')' must follow
 
 
 class _Splitter:
@@ -158,6 +162,7 @@ class _Splitter:
             self.expect = ""
         if top is not None and top.case_pattern and not self.expect:
             roles[i] = R_HEADER
+            top.pattern_word = False
             if text == ")":
                 top.case_pattern = False
                 self.command_position = True
@@ -274,12 +279,15 @@ class _Splitter:
         if expect:
             self.expect = ""  # 'for x do', a word after a C-style header, no function parens
         if top is not None and top.case_pattern:
-            if text == "esac":
+            if text == "esac" and not top.pattern_word:
                 roles[i] = R_CLOSE
                 self._pop()
                 self.command_position = False
-            else:
-                roles[i] = R_HEADER
+                return
+            roles[i] = R_HEADER
+            if top.pattern_word:
+                self.out.problems.append((tok.start, f"unexpected {text!r} in a case pattern"))
+            top.pattern_word = True
             return
         if self.command_position and self._reserved(i, text):
             return
@@ -312,14 +320,20 @@ class _Splitter:
         if text in ("then", "elif", "else"):
             roles[i] = R_KEYWORD
             self.empty = True
-            if not self.stack or self.stack[-1].closer != "fi":
+            top = self.stack[-1] if self.stack else None
+            if top is None or top.closer != "fi" or (top.awaiting == "then") != (text == "then"):
                 self.out.problems.append((pos, f"unexpected '{text}'"))
+            elif top is not None:
+                top.awaiting = "then" if text == "elif" else None
             return True
         if text == "do":
             roles[i] = R_KEYWORD
             self.empty = True
-            if not self.stack or self.stack[-1].closer != "done":
+            top = self.stack[-1] if self.stack else None
+            if top is None or top.awaiting != "do":
                 self.out.problems.append((pos, "unexpected 'do'"))
+            else:
+                top.awaiting = None
             return True
         if text in ("!", "time"):
             roles[i] = R_KEYWORD
@@ -348,6 +362,11 @@ class _Splitter:
 
     def _close(self, closer: str, pos: int) -> None:
         if self.stack and self.stack[-1].closer == closer:
+            if self.stack[-1].awaiting:
+                frame = self.stack[-1]
+                self.out.problems.append(
+                    (pos, f"unexpected '{closer}' ('{frame.opener}' has no '{frame.awaiting}')")
+                )
             self._pop()
             return
         if any(f.closer == closer for f in self.stack):
