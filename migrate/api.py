@@ -7,7 +7,6 @@ with a one-line message saying what is wrong and what to do.
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from migrate.outputs import OutputError, OutputTree
 from migrate.plan import planner as plan
 from migrate.reports.model import build_model
 from migrate.reports.model_scan import fidelity_counts
+from migrate.reports.plan_types import read_plan
 from migrate.reports.render import render_report
 from migrate.scan import cache, scanner
 from migrate.scan import results as scan_results
@@ -190,7 +190,7 @@ def run_report(
     # The report reads back the very text written to plan.json: its figures cannot drift from the file.
     model = build_model(
         result,
-        json.loads(text),
+        read_plan(text),
         graph,
         translations,
         paths=list(paths),

@@ -4,7 +4,7 @@ Everything the files name (file systems, partitions, accounts, QOS, GPU types,
 modules, environments, container images, queues) gets an entry; what only the
 site knows (node counts, PVC names, registry images) is a ``REPLACE-ME``
 placeholder, so that plan and translate say so instead of guessing. The result
-parses with ``siteconfig.parse_site_config_text`` once written.
+parses with ``migrate.site.config.parse_site_config_text`` once written.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ bytes.
 
 Example::
 
-    from migrate.siteconfig import load_site_config
+    from migrate.site.config import load_site_config
     from migrate.translate import translate_jobs
 
     result = translate_jobs(jobs, to="kubernetes", flavor="auto", config=load_site_config("migrate.yaml"))

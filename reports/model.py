@@ -1,21 +1,20 @@
-"""Build the report's view model from a scan, the plan dictionary, the graph and optional translations.
+"""Build the report's view model from a scan, the plan document, the graph and optional translations.
 
-The plan comes in as the dictionary written to plan.json (``Plan.to_dict()``,
-ideally read back from the very text that was written), so every number the
-report prints can be found in that file. The result is pure data: rendering it
-twice gives the same bytes.
+The plan comes in as the document written to plan.json, read back from the
+very text that was written (``read_plan``), so every number the report prints
+can be found in that file. The result is pure data: rendering it twice gives
+the same bytes.
 
 Example::
 
-    doc = json.loads(plan_json(the_plan))
+    doc = read_plan(plan_json(the_plan))
     model = build_model(scan_result, doc, build_graph(jobs, site), paths=["site/"])
     files = render_report(model)        # {"report.md": ..., "report.html": ..., "img/...svg": ...}
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import networkx as nx
 
@@ -23,6 +22,8 @@ from migrate import __version__
 from migrate.fidelity import Translation
 from migrate.reports import fmt, model_plan, model_scan
 from migrate.reports.model_graph import graph_view
+from migrate.reports.plan_types import PlanDoc
+from migrate.reports.scan_facts import job_facts
 from migrate.reports.view import ReportModel
 from migrate.scan.results import ScanResult
 from migrate.translate import TranslationSet
@@ -30,7 +31,7 @@ from migrate.translate import TranslationSet
 
 def build_model(
     result: ScanResult,
-    plan: Mapping[str, Any],
+    plan: PlanDoc,
     graph: nx.MultiDiGraph,
     translations: TranslationSet | Sequence[Translation] | None = None,
     *,
@@ -39,8 +40,8 @@ def build_model(
     artifact_root: str = "",
 ) -> ReportModel:
     """``artifact_root`` is the folder the translated files were written to, relative to the report."""
-    facts = model_scan.job_facts(result)
-    names = {job_id: str(info["name"]) for job_id, info in facts.items()}
+    facts = job_facts(result)
+    names = {job_id: info.name for job_id, info in facts.items()}
     found = model_scan.all_diagnostics(result, model_scan.translation_list(translations))
     rel = fmt.Relative.common([j["id"] for j in plan["jobs"]] + [path for _, path in found if path != "-"])
     phases = model_plan.phases(plan, names, rel)
@@ -52,15 +53,14 @@ def build_model(
         status: sum(getattr(t, status) for t in translated)
         for status in ("mapped", "approximated", "dropped")
     }
-    site = str(plan.get("site") or "")
-    source, target = str(plan["source"]), str(plan["target"])
+    site, source, target = plan["site"], plan["source"], plan["target"]
     return ReportModel(
         title=f"Migration plan: {source} to {target}" + (f" for {site}" if site else ""),
         tool=f"migrate {__version__}",
         site=site,
         source=source,
         target=target,
-        direction=str(plan["direction"]),
+        direction=plan["direction"],
         scanned=model_scan.scanned(result, paths, config_path, rel),
         verdict=model_plan.verdict(plan),
         overview=model_plan.overview(plan, phases),
@@ -68,7 +68,7 @@ def build_model(
         inventory=model_scan.inventory(result, plan, facts),
         diagnostics_summary=model_scan.diagnostics_table(diagnostics),
         mix=model_plan.mix(plan, rel),
-        thresholds=tuple(sorted((str(k), int(v)) for k, v in plan["thresholds"].items())),
+        thresholds=tuple(sorted(plan["thresholds"].items())),
         graph=graph_view(plan, graph),
         phases=phases,
         units=model_plan.units_table(plan),

@@ -1,20 +1,19 @@
 """The part of the view model the graph picture is drawn from.
 
-Units, their jobs and the links between them come from plan.json (so the
-picture shows the same units as the plan); storage, monitoring and the links
-themselves come from the graph the plan was built on.
+Units, their jobs and the phases come from plan.json (so the picture shows the
+same units as the plan); storage, monitoring and the links themselves come from
+the graph the plan was built on.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import networkx as nx
 
 from migrate.graph import model as gm
+from migrate.reports.plan_types import PhaseKind, PlanDoc, Unit
 
 # What a job box shows: where the job ends up once the plan has run.
 MOVES = "move"
@@ -77,9 +76,16 @@ class GraphMonitor:
 
 
 @dataclass(frozen=True)
+class GraphPhase:
+    id: str
+    kind: PhaseKind
+
+
+@dataclass(frozen=True)
 class GraphView:
     source: str
     target: str
+    phases: tuple[GraphPhase, ...]  # in the plan's order: units are grouped by the phase they move in
     units: tuple[GraphUnit, ...]
     filesystems: tuple[GraphStore, ...]  # most used first
     monitors: tuple[GraphMonitor, ...]
@@ -91,8 +97,8 @@ class GraphView:
         return sum(len(u.jobs) for u in self.units)
 
 
-def graph_view(plan: Mapping[str, Any], graph: nx.MultiDiGraph) -> GraphView:
-    phase_of = {job["id"]: job.get("phase") for job in plan["jobs"]}
+def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
+    phase_of = {job["id"]: phase for job in plan["jobs"] if (phase := job["phase"])}
     fs_jobs: dict[str, set[str]] = defaultdict(set)
     mon_jobs: dict[str, set[str]] = defaultdict(set)
     fs_units: dict[str, set[str]] = defaultdict(set)
@@ -133,12 +139,12 @@ def graph_view(plan: Mapping[str, Any], graph: nx.MultiDiGraph) -> GraphView:
             fs_units[fs].add(unit["id"])
         for monitor in monitors:
             mon_units[monitor].add(unit["id"])
-        moving_phases = sorted({phase_of[j] for j in unit["moving"] if phase_of.get(j)})
+        moving_phases = sorted({phase_of[j] for j in unit["moving"] if j in phase_of})
         units.append(
             GraphUnit(
                 id=unit["id"],
                 action=unit["action"],
-                risk=int(unit["risk"]["score"]),
+                risk=unit["risk"]["score"],
                 phase=moving_phases[0] if moving_phases else None,
                 jobs=tuple(sorted(externals.values(), key=lambda j: j.id)) + tuple(jobs),
                 edges=tuple(unique),
@@ -146,7 +152,7 @@ def graph_view(plan: Mapping[str, Any], graph: nx.MultiDiGraph) -> GraphView:
                 monitors=tuple(sorted(monitors)),
             )
         )
-    both = set(plan.get("shared_filesystems", ()))
+    both = set(plan["shared_filesystems"])
     stores = [
         GraphStore(
             fs,
@@ -163,8 +169,9 @@ def graph_view(plan: Mapping[str, Any], graph: nx.MultiDiGraph) -> GraphView:
         for m in mon_units
     ]
     return GraphView(
-        source=str(plan["source"]),
-        target=str(plan["target"]),
+        source=plan["source"],
+        target=plan["target"],
+        phases=tuple(GraphPhase(p["id"], p["kind"]) for p in plan["phases"]),
         units=tuple(units),
         filesystems=tuple(sorted(stores, key=lambda s: (-s.units, -s.jobs, s.id))),
         monitors=tuple(sorted(monitors_out, key=lambda m: (-m.units, -m.jobs, m.id))),
@@ -173,7 +180,7 @@ def graph_view(plan: Mapping[str, Any], graph: nx.MultiDiGraph) -> GraphView:
     )
 
 
-def _statuses(unit: Mapping[str, Any]) -> dict[str, str]:
+def _statuses(unit: Unit) -> dict[str, str]:
     held = {h["job"] for h in unit["held"]}
     out = {job: STAYS for job in unit["jobs"]}
     out |= {job: MOVES for job in unit["moving"]}
@@ -208,6 +215,7 @@ __all__ = [
     "GraphEdge",
     "GraphJob",
     "GraphMonitor",
+    "GraphPhase",
     "GraphStore",
     "GraphUnit",
     "GraphView",

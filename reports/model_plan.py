@@ -1,16 +1,18 @@
 """View-model sections read from plan.json: the verdict, the decision table, the phases, units and jobs.
 
-Everything here reads the plan dictionary that was written to plan.json, never
-the ``Plan`` object, so every figure in the report can be found in that file.
+Everything here reads the document that was written to plan.json (typed by
+``plan_types``), never the ``Plan`` object, so every figure in the report can
+be found in that file.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from migrate.reports import fmt
+from migrate.reports.plan_types import Job, Phase, PlanDoc
+from migrate.reports.scan_facts import JobFacts
 from migrate.reports.view import (
     CODE,
     NUMBER,
@@ -27,8 +29,6 @@ from migrate.reports.view import (
     Table,
     Verdict,
 )
-
-Plan = Mapping[str, Any]
 
 PHASE_JOBS_SHOWN = 40  # per phase; plan.json lists every job
 PHASES_DETAILED = 12  # foundations, pilot and the first waves; the end state is always described
@@ -67,7 +67,7 @@ def outcome_of(action: str) -> str:
     return MOVE
 
 
-def dispositions(plan: Plan) -> dict[str, str]:
+def dispositions(plan: PlanDoc) -> dict[str, str]:
     """Job id -> where it ends up once the plan has run (held and blocked jobs stay)."""
     out: dict[str, str] = {}
     for unit in plan["units"]:
@@ -79,12 +79,13 @@ def dispositions(plan: Plan) -> dict[str, str]:
     return out
 
 
-def demand(job: Mapping[str, Any]) -> tuple[float, float]:
-    need = job.get("demand") or {}
-    return float(need.get("node_hours", 0.0)), float(need.get("gpu_hours", 0.0))
+def demand(job: Job) -> tuple[float, float]:
+    """Node- and GPU-hours over the window; none for a job the plan could not size."""
+    need = job.get("demand")
+    return (need["node_hours"], need["gpu_hours"]) if need else (0.0, 0.0)
 
 
-def verdict(plan: Plan) -> Verdict:
+def verdict(plan: PlanDoc) -> Verdict:
     where = dispositions(plan)
     jobs: Counter[str] = Counter()
     node_h: dict[str, float] = defaultdict(float)
@@ -142,20 +143,21 @@ def verdict(plan: Plan) -> Verdict:
         shares,
         round(total_n, 2),
         round(total_g, 2),
-        int(plan["thresholds"].get("demand_window_hours", 0)),
+        plan["thresholds"].get("demand_window_hours", 0),
     )
 
 
-def overview(plan: Plan, phases: tuple[PhaseView, ...]) -> Overview:
+def overview(plan: PlanDoc, phases: tuple[PhaseView, ...]) -> Overview:
     moving = [p for p in phases if p.kind in ("pilot", "wave")]
     waves = sum(1 for p in phases if p.kind == "wave")
     parts: list[str] = []
+    first_wave = next((p for p in phases if p.kind == "wave"), None)
     for phase in phases:
         if phase.kind == "foundations":
             parts.append(f"Phase 0 ({fmt.plural(len(phase.steps), 'prerequisite step')})")
         elif phase.kind == "pilot":
             parts.append("a pilot")
-        elif phase.kind == "wave" and phase.id == "W1":
+        elif phase is first_wave:  # the waves are named once, as a count
             parts.append(fmt.plural(waves, "wave"))
         elif phase.kind == "end":
             parts.append(f"then the end state ({phase.name})")
@@ -173,10 +175,10 @@ def overview(plan: Plan, phases: tuple[PhaseView, ...]) -> Overview:
     return Overview(len(phases), len(moving), sentence, first_text)
 
 
-def mix(plan: Plan, rel: fmt.Relative) -> tuple[MixRow, ...]:
+def mix(plan: PlanDoc, rel: fmt.Relative) -> tuple[MixRow, ...]:
     """The decision table rows that the scanned jobs fall in, with their demand."""
     total_n = sum(demand(j)[0] for j in plan["jobs"])
-    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Job]] = defaultdict(list)
     for job in plan["jobs"]:
         groups[(job["pattern"], job["rule"]["id"], outcome_of(job["action"]))].append(job)
     order = {p: i for i, p in enumerate(PATTERN_LABELS)}
@@ -207,13 +209,11 @@ def mix(plan: Plan, rel: fmt.Relative) -> tuple[MixRow, ...]:
     return tuple(sorted(rows, key=lambda r: (order.get(r.pattern, 99), r.pattern, -r.node_hours, r.rule_id)))
 
 
-def phases(plan: Plan, names: Mapping[str, str], rel: fmt.Relative) -> tuple[PhaseView, ...]:
+def phases(plan: PlanDoc, names: Mapping[str, str], rel: fmt.Relative) -> tuple[PhaseView, ...]:
     job_info = {j["id"]: j for j in plan["jobs"]}
     out: list[PhaseView] = []
-    waves = 0
     for phase in plan["phases"]:
-        kind, title = _phase_kind(phase, waves)
-        waves += kind == "wave"
+        kind = phase["kind"]
         capacity = tuple(CapacityRow(**c) for c in phase["capacity"])
         stays: dict[str, list[str]] = defaultdict(list)
         for stay in phase["stays"]:
@@ -222,16 +222,11 @@ def phases(plan: Plan, names: Mapping[str, str], rel: fmt.Relative) -> tuple[Pha
             PhaseView(
                 id=phase["id"],
                 name=phase["name"],
-                title=title,
+                title=_title(phase),
                 kind=kind,
                 units=tuple(phase["units"]),
                 jobs=tuple(
-                    PhaseJob(
-                        rel(j),
-                        names.get(j, ""),
-                        str(job_info[j].get("unit") or ""),
-                        str(job_info[j]["pattern"]),
-                    )
+                    PhaseJob(rel(j), names.get(j, ""), job_info[j]["unit"] or "", job_info[j]["pattern"])
                     for j in phase["jobs"][:PHASE_JOBS_SHOWN]
                 ),
                 job_count=len(phase["jobs"]),
@@ -256,15 +251,9 @@ def phases(plan: Plan, names: Mapping[str, str], rel: fmt.Relative) -> tuple[Pha
     return tuple(out)
 
 
-def _phase_kind(phase: Mapping[str, Any], waves_before: int) -> tuple[str, str]:
-    pid = phase["id"]
-    if pid == "P0":
-        return "foundations", "Foundations"
-    if pid == "P1":
-        return "pilot", "Pilot"
-    if pid == "END":
-        return "end", str(phase["name"]).capitalize()
-    return "wave", f"Wave {waves_before + 1}"
+def _title(phase: Phase) -> str:
+    """The phase's name as a heading: Foundations, Pilot, Wave 3, Hybrid steady state."""
+    return phase["name"].capitalize()
 
 
 def _evidence(items: Iterable[str], shown: int = 4) -> str:
@@ -287,11 +276,11 @@ def top_reason(reasons: Iterable[str]) -> str:
     return best
 
 
-def units_table(plan: Plan) -> Table:
-    phase_of = {j["id"]: j.get("phase") for j in plan["jobs"]}
+def units_table(plan: PlanDoc) -> Table:
+    phase_of = {j["id"]: phase for j in plan["jobs"] if (phase := j["phase"])}
     rows = []
     for unit in plan["units"][:UNITS_SHOWN]:
-        moving_phases = sorted({phase_of[j] for j in unit["moving"] if phase_of.get(j)})
+        moving_phases = sorted({phase_of[j] for j in unit["moving"] if j in phase_of})
         rows.append(
             (
                 unit["id"],
@@ -327,23 +316,23 @@ def units_table(plan: Plan) -> Table:
     return Table("units", "Migration units", columns, tuple(rows), note)
 
 
-def jobs_table(plan: Plan, scanned: Mapping[str, Mapping[str, Any]], rel: fmt.Relative) -> Table:
+def jobs_table(plan: PlanDoc, scanned: Mapping[str, JobFacts], rel: fmt.Relative) -> Table:
     rows = []
     for job in plan["jobs"][:JOBS_SHOWN]:
-        info = scanned.get(job["id"], {})
-        need = job.get("demand") or {}
+        info = scanned.get(job["id"])
+        need = job.get("demand")
         nh, gh = demand(job)
         rows.append(
             (
                 rel(job["id"]),
-                str(info.get("kind", "")),
+                info.kind if info else "",
                 job["pattern"],
                 ACTION_LABELS.get(job["action"], job["action"]),
-                str(job.get("unit") or ""),
-                str(job.get("phase") or ""),
-                str(need.get("partition", "")),
-                fmt.num(int(info.get("nodes", need.get("nodes", 0)))),
-                fmt.num(int(info.get("gpus", 0))),
+                job["unit"] or "",
+                job["phase"] or "",
+                need["partition"] if need else "",
+                fmt.num(info.nodes if info else (need["nodes"] if need else 0)),
+                fmt.num(info.gpus if info else 0),
                 fmt.hours(nh),
                 fmt.hours(gh),
             )
@@ -371,7 +360,7 @@ def jobs_table(plan: Plan, scanned: Mapping[str, Mapping[str, Any]], rel: fmt.Re
 
 
 def risks(
-    plan: Plan, errors: int, dropped: tuple[int, int], rel: fmt.Relative, limit: int = 6
+    plan: PlanDoc, errors: int, dropped: tuple[int, int], rel: fmt.Relative, limit: int = 6
 ) -> tuple[RiskItem, ...]:
     """What most threatens the plan, worst first; each item says where to look."""
     source, target = plan["source"], plan["target"]
@@ -391,7 +380,7 @@ def risks(
                 "Files the scheduler would reject; see the appendix before trusting their jobs' plan.",
             )
         )
-    limit_risk = int(plan["thresholds"].get("pilot_max_risk", 0))
+    limit_risk = plan["thresholds"].get("pilot_max_risk", 0)
     risky = sorted(
         (u for u in plan["units"] if u["moving"] and u["risk"]["score"] > limit_risk),
         key=lambda u: (-u["risk"]["score"], u["id"]),

@@ -5,12 +5,13 @@ from __future__ import annotations
 import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from migrate.diagnostics import CODES, SEVERITIES, Diagnostic
 from migrate.fidelity import Translation
 from migrate.reports import fmt
 from migrate.reports.model_plan import PATTERN_LABELS, demand, dispositions
+from migrate.reports.plan_types import Job, PlanDoc
+from migrate.reports.scan_facts import JobFacts
 from migrate.reports.view import (
     CODE,
     NUMBER,
@@ -26,29 +27,10 @@ from migrate.reports.view import (
 from migrate.scan.results import ScanResult
 from migrate.translate import TranslationSet
 
-Plan = Mapping[str, Any]
-
 # Upper bounds of the size buckets; the last bucket is open.
 NODE_BUCKETS = (0, 1, 4, 16, 64)
 GPU_BUCKETS = (0, 1, 8, 64, 512)
 FIDELITY_ORDER = {"dropped": 0, "approximated": 1, "mapped": 2}
-
-
-def job_facts(result: ScanResult) -> dict[str, dict[str, Any]]:
-    """Job id -> what the inventory shows about it; the first job read wins, as in the graph."""
-    out: dict[str, dict[str, Any]] = {}
-    for job in result.jobs:
-        out.setdefault(
-            job.id,
-            {
-                "name": job.name or "",
-                "kind": job.kind,
-                "format": job.source.format,
-                "nodes": job.total_nodes(),
-                "gpus": job.total_gpus(),
-            },
-        )
-    return out
 
 
 def scanned(result: ScanResult, paths: Sequence[str], config_path: str | None, rel: fmt.Relative) -> Scanned:
@@ -67,19 +49,21 @@ def scanned(result: ScanResult, paths: Sequence[str], config_path: str | None, r
     )
 
 
-def inventory(result: ScanResult, plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> tuple[Table, ...]:
+def inventory(result: ScanResult, plan: PlanDoc, facts: Mapping[str, JobFacts]) -> tuple[Table, ...]:
     jobs = plan["jobs"]
+    nodes = {job_id: f.nodes for job_id, f in facts.items()}
+    gpus = {job_id: f.gpus for job_id, f in facts.items()}
     return (
         _by_format(result, jobs, facts),
         _by_kind(jobs, facts),
         _by_pattern(plan),
-        _by_size(jobs, facts, "nodes", NODE_BUCKETS, "Nodes per job", "Jobs by size in nodes", "by-nodes"),
-        _by_size(jobs, facts, "gpus", GPU_BUCKETS, "GPUs per job", "Jobs by GPUs", "by-gpus"),
+        _by_size(jobs, nodes, NODE_BUCKETS, "Nodes per job", "Jobs by size in nodes", "by-nodes"),
+        _by_size(jobs, gpus, GPU_BUCKETS, "GPUs per job", "Jobs by GPUs", "by-gpus"),
         _by_partition(plan),
     )
 
 
-def _sums(jobs: Iterable[Mapping[str, Any]]) -> tuple[int, str, str]:
+def _sums(jobs: Iterable[Job]) -> tuple[int, str, str]:
     count, node_h, gpu_h = 0, 0.0, 0.0
     for job in jobs:
         nh, gh = demand(job)
@@ -91,13 +75,12 @@ def _demand_columns(first: Column) -> tuple[Column, ...]:
     return (first, Column("Jobs", NUMBER), Column("Node-h", NUMBER), Column("GPU-h", NUMBER))
 
 
-def _by_format(
-    result: ScanResult, jobs: list[Mapping[str, Any]], facts: Mapping[str, Mapping[str, Any]]
-) -> Table:
+def _by_format(result: ScanResult, jobs: list[Job], facts: Mapping[str, JobFacts]) -> Table:
     files = Counter(f.format for f in result.files)
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[Job]] = defaultdict(list)
     for job in jobs:
-        groups[str(facts.get(job["id"], {}).get("format", "unknown"))].append(job)
+        info = facts.get(job["id"])
+        groups[info.format if info else "unknown"].append(job)
     rows = []
     for name in sorted(set(files) | set(groups)):
         count, node_h, gpu_h = _sums(groups.get(name, []))
@@ -106,24 +89,24 @@ def _by_format(
     return Table("by-format", "Files and jobs by format", columns, tuple(rows))
 
 
-def _by_kind(jobs: list[Mapping[str, Any]], facts: Mapping[str, Mapping[str, Any]]) -> Table:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+def _by_kind(jobs: list[Job], facts: Mapping[str, JobFacts]) -> Table:
+    groups: dict[tuple[str, str], list[Job]] = defaultdict(list)
     for job in jobs:
-        info = facts.get(job["id"], {})
-        groups[(str(info.get("format", "unknown")), str(info.get("kind", "unknown")))].append(job)
+        info = facts.get(job["id"])
+        groups[(info.format, info.kind) if info else ("unknown", "unknown")].append(job)
     rows = tuple((kind, form, *_fmt_sums(members)) for (form, kind), members in sorted(groups.items()))
     columns = (Column("Kind"), Column("Format"), *_demand_columns(Column(""))[1:])
     return Table("by-kind", "Jobs by kind", columns, rows)
 
 
-def _fmt_sums(jobs: Iterable[Mapping[str, Any]]) -> tuple[str, str, str]:
+def _fmt_sums(jobs: Iterable[Job]) -> tuple[str, str, str]:
     count, node_h, gpu_h = _sums(jobs)
     return fmt.num(count), node_h, gpu_h
 
 
-def _by_pattern(plan: Plan) -> Table:
+def _by_pattern(plan: PlanDoc) -> Table:
     where = dispositions(plan)
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[Job]] = defaultdict(list)
     for job in plan["jobs"]:
         groups[job["pattern"]].append(job)
     order = {p: i for i, p in enumerate(PATTERN_LABELS)}
@@ -168,29 +151,29 @@ def bucket_label(value: int, bounds: tuple[int, ...]) -> tuple[int, str]:
 
 
 def _by_size(
-    jobs: list[Mapping[str, Any]],
-    facts: Mapping[str, Mapping[str, Any]],
-    field: str,
+    jobs: list[Job],
+    sizes: Mapping[str, int],  # job id -> nodes or GPUs
     bounds: tuple[int, ...],
     column: str,
     title: str,
     table_id: str,
 ) -> Table:
-    groups: dict[tuple[int, str], list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[int, str], list[Job]] = defaultdict(list)
     for job in jobs:
-        groups[bucket_label(int(facts.get(job["id"], {}).get(field, 0)), bounds)].append(job)
+        groups[bucket_label(sizes.get(job["id"], 0), bounds)].append(job)
     rows = tuple((label, *_fmt_sums(members)) for (_, label), members in sorted(groups.items()))
     return Table(table_id, title, _demand_columns(Column(column)), rows)
 
 
-def _by_partition(plan: Plan) -> Table:
+def _by_partition(plan: PlanDoc) -> Table:
     inventory: dict[str, tuple[int, int]] = {}
     for phase in plan["phases"]:
         for cap in phase["capacity"]:
             inventory[cap["partition"]] = (cap["total_nodes"], cap["gpus_per_node"])
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[Job]] = defaultdict(list)
     for job in plan["jobs"]:
-        groups[str((job.get("demand") or {}).get("partition", "(none)"))].append(job)
+        need = job.get("demand")
+        groups[need["partition"] if need else "(none)"].append(job)
     rows = []
     for name in sorted(set(groups) | set(inventory)):
         nodes, per_node = inventory.get(name, (0, 0))
@@ -333,7 +316,6 @@ __all__ = [
     "diagnostics_table",
     "fidelity_counts",
     "inventory",
-    "job_facts",
     "job_translations",
     "scanned",
     "translation_list",

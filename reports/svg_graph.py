@@ -278,17 +278,12 @@ def _group_key(unit: GraphUnit) -> str:
     return unit.phase or {"already-there": "already", "blocked": "blocked"}.get(unit.action, "stay")
 
 
-def _wave_number(phase: str) -> int:
-    digits = phase[1:]
-    return int(digits) if phase.startswith("W") and digits.isdigit() else 0
-
-
 def _group_boxes(view: GraphView) -> list[_Box]:
     groups: dict[str, list[GraphUnit]] = defaultdict(list)
     for unit in view.units:
         groups[_group_key(unit)].append(unit)
-    waves = sorted((k for k in groups if _wave_number(k)), key=_wave_number)
-    others = [k for k in ("P1",) if k in groups]
+    waves = [p.id for p in view.phases if p.kind == "wave" and p.id in groups]
+    others = [p.id for p in view.phases if p.kind == "pilot" and p.id in groups]
     tail = [k for k in ("stay", "already", "blocked") if k in groups]
     loose = sorted(k for k in groups if k not in waves and k not in others and k not in tail)
     room = max(1, MAX_GROUPS - len(others) - len(tail) - len(loose))

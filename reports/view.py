@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrate.reports.model_graph import GraphView
+from migrate.reports.plan_types import PhaseKind
 
 TEXT = "text"
 NUMBER = "num"
@@ -153,7 +154,7 @@ class PhaseView:
     id: str
     name: str
     title: str
-    kind: str  # foundations | pilot | wave | end
+    kind: PhaseKind
     units: tuple[str, ...]
     jobs: tuple[PhaseJob, ...]  # shown, at most PHASE_JOBS_SHOWN
     job_count: int

@@ -154,6 +154,13 @@ def test_phase_order(plan: Plan) -> None:
     assert ids[2:-1] == [f"W{i}" for i in range(1, len(ids) - 2)]
 
 
+def test_every_phase_in_plan_json_says_its_kind(plan: Plan) -> None:
+    phases = json.loads(plan_json(plan))["phases"]
+    kinds = [p["kind"] for p in phases]
+    assert kinds == ["foundations", "pilot", *["wave"] * (len(phases) - 3), "end"]
+    assert [p.kind for p in plan.phases] == kinds
+
+
 def test_units_and_what_moves(plan: Plan) -> None:
     units = {tuple(d.unit.jobs): d for d in plan.units}
     llm = units[("llm/pretrain.sbatch", "llm/resume.sh", "llm/tokenize.sbatch", "serve/vllm.yaml#0")]

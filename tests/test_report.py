@@ -24,6 +24,7 @@ from migrate.plan import planner as plan
 from migrate.reports import fmt
 from migrate.reports.model import build_model
 from migrate.reports.model_plan import UNITS_SHOWN
+from migrate.reports.plan_types import read_plan
 from migrate.reports.render import render_report
 from migrate.reports.svg_graph import DETAIL_MAX_JOBS, MAX_LINES
 from migrate.scan import results as scan_results
@@ -370,7 +371,7 @@ def _report_of(pipelines: int) -> tuple[dict[str, str], dict[str, float]]:
     )
     started = time.perf_counter()
     the_plan = plan.build_plan(jobs, "to_kubernetes", SITE)
-    doc = json.loads(plan.plan_json(the_plan))
+    doc = read_plan(plan.plan_json(the_plan))
     graph = build_graph(jobs, SITE)
     planned = time.perf_counter()
     model = build_model(result, doc, graph, paths=["site"])
@@ -403,3 +404,28 @@ def test_a_hundred_jobs_draw_one_box_per_unit() -> None:
     graph = files["img/graph.svg"]
     assert "one box per unit" in graph
     assert _elements(graph) < 600
+
+
+def test_phases_are_told_apart_by_their_kind_not_their_id() -> None:
+    """Ids renamed so that neither their shape nor their sort order says which phase is which."""
+    jobs = synthetic_site(60)
+    result = scan_results.ScanResult(
+        [scan_results.FileResult(j.source.path, j.source.format, [j], []) for j in jobs]
+    )
+    doc = read_plan(plan.plan_json(plan.build_plan(jobs, "to_kubernetes", SITE)))
+    kinds = [p["kind"] for p in doc["phases"]]
+    assert kinds == ["foundations", "pilot", *["wave"] * 6, "end"]
+    renamed = {"P0": "setup", "P1": "trial", "END": "finish"}
+    renamed |= {p["id"]: f"step-{chr(ord('z') - i)}" for i, p in enumerate(doc["phases"][2:-1], 1)}
+    for phase in doc["phases"]:
+        phase["id"] = renamed[phase["id"]]
+    for job in doc["jobs"]:
+        job["phase"] = renamed[job["phase"]] if job["phase"] else None
+    model = build_model(result, doc, build_graph(jobs, SITE), paths=["site"])
+    assert [p.kind for p in model.phases] == kinds
+    assert [p.title for p in model.phases][:4] == ["Foundations", "Pilot", "Wave 1", "Wave 2"]
+    assert "a pilot, 6 waves, then the end state" in model.overview.sentence
+    graph = render_report(model)["img/graph.svg"]
+    groups = ["trial", *(f"step-{c}" for c in "yxwvut")]
+    where = [graph.index(f">{name}</text>") for name in groups]
+    assert where == sorted(where)  # the pilot, then the waves in the plan's order

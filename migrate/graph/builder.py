@@ -1,12 +1,12 @@
 """The site as a graph: jobs, storage, monitoring, images, modules, queues, dependencies.
 
 ``build_graph`` turns IR jobs into a networkx ``MultiDiGraph``. Node ids carry
-their type as a prefix (see ``graph_model``); every edge has a ``type`` and the
+their type as a prefix (see ``model``); every edge has a ``type`` and the
 ``evidence`` (file:line) it was read from. Edges are keyed by their type, so
 one fact seen on several lines is one edge, with the first line as evidence.
 
 The analyses (units, cycles, shared storage, centrality) live in
-``graph_analysis`` and the exports in ``graph_export``; both are re-exported here
+``analysis`` and the exports in ``export``; both are re-exported here
 so that callers import one module.
 """
 
@@ -55,7 +55,7 @@ def build_graph_and_flows(
     """The graph of ``jobs`` without its produces_for edges, and the flows those edges would be.
 
     What the plan works from: on a large site the producer -> consumer links
-    outnumber every other edge many times over (see ``graph_flow``), and the
+    outnumber every other edge many times over (see ``flow``), and the
     analyses need only the flows. ``add_flow_edges`` completes the graph.
     """
     with paused_gc():

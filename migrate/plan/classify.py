@@ -2,7 +2,7 @@
 
 ``assess_jobs`` is the entry point: each job gets a pattern with the reasons
 that led to it (``classify_job``) and, for the requested direction, a
-recommendation with the seed rule it follows (``classify_rules.recommend``).
+recommendation with the seed rule it follows (``rules.recommend``).
 
 Some patterns are decided by one strong fact (a Deployment serves, a CronJob
 maintains, a wrapper orchestrates). The rest compete on evidence: words in

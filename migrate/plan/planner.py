@@ -42,6 +42,8 @@ PLAN_SCHEMA = "migrate-plan/1"
 FOUNDATIONS = "foundations"
 PILOT = "pilot"
 WAVE = "wave"
+END_STATE = "end"
+PHASE_KINDS = (FOUNDATIONS, PILOT, WAVE, END_STATE)  # the order phases come in
 HYBRID = "hybrid steady state"
 DECOMMISSION = "decommission"
 
@@ -50,6 +52,7 @@ DECOMMISSION = "decommission"
 class Phase:
     id: str  # P0, P1, W1, W2 ..., END
     name: str
+    kind: str  # one of PHASE_KINDS: readers tell a wave from the pilot by it, not by the id
     units: tuple[str, ...] = ()
     jobs: tuple[str, ...] = ()  # in the order to move them
     steps: tuple[Step, ...] = ()
@@ -163,6 +166,7 @@ def _build_plan(
         Phase(
             "P0",
             FOUNDATIONS,
+            FOUNDATIONS,
             steps=tuple(
                 foundations(graph, moving, by_id, demands, sorted(touched), shared, direction, config)
             ),
@@ -172,7 +176,7 @@ def _build_plan(
     in_scope = [j for j in demands if by_id[j].recommendation.action != ALREADY_THERE]
     tracker = CapacityTracker(in_scope, demands, config)
     for index, group in enumerate([pilot, *waves] if pilot else []):
-        phase_id, name = ("P1", PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}")
+        phase_id, name, kind = ("P1", PILOT, PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}", WAVE)
         jobs_now = [j for d in group for j in d.moving]
         tracker.move(jobs_now)
         caps, notes = tracker.snapshot()
@@ -182,6 +186,7 @@ def _build_plan(
             Phase(
                 phase_id,
                 name,
+                kind,
                 units=tuple(d.unit.id for d in group),
                 jobs=tuple(jobs_now),
                 capacity=tuple(caps),
@@ -279,14 +284,16 @@ def _end(
         ]
         if blocked:
             criteria.append("blocked units (" + ", ".join(blocked) + ") have their dependency cycles fixed")
-        return Phase("END", HYBRID, capacity=tuple(caps), exit_criteria=tuple(criteria), stays=tuple(stays))
+        return Phase(
+            "END", HYBRID, END_STATE, capacity=tuple(caps), exit_criteria=tuple(criteria), stays=tuple(stays)
+        )
     criteria = [
         "every wave passed its gates",
         f"no job ran on {source} for a whole demand window ({limits.demand_window_hours} h)",
         "monitoring on the target covers every hook the scripts used",
         f"shared storage is unmounted from {source} last, after its final job",
     ]
-    return Phase("END", DECOMMISSION, capacity=tuple(caps), exit_criteria=tuple(criteria))
+    return Phase("END", DECOMMISSION, END_STATE, capacity=tuple(caps), exit_criteria=tuple(criteria))
 
 
 # ---------------------------------------------------------------------------
@@ -406,6 +413,7 @@ def _phase_dict(p: Phase) -> dict[str, Any]:
     return {
         "id": p.id,
         "name": p.name,
+        "kind": p.kind,
         "units": list(p.units),
         "jobs": list(p.jobs),
         "steps": [_fields(s) | {"evidence": list(s.evidence)} for s in p.steps],
@@ -419,8 +427,10 @@ def _phase_dict(p: Phase) -> dict[str, Any]:
 
 __all__ = [
     "DECOMMISSION",
+    "END_STATE",
     "FOUNDATIONS",
     "HYBRID",
+    "PHASE_KINDS",
     "PILOT",
     "PLAN_SCHEMA",
     "WAVE",

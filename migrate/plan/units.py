@@ -61,7 +61,7 @@ def decide_units(
     fidelity: Mapping[str, tuple[int, int]] | None = None,
     flows: Flows | None = None,
 ) -> list[UnitDecision]:
-    """``flows``: the data flows of a graph built without its produces_for edges (see ``graph_flow``)."""
+    """``flows``: the data flows of a graph built without its produces_for edges (see ``graph.flow``)."""
     groups = _dependency_groups(graph)
     return [
         _decide(graph, unit, groups, assessments, direction, config, fidelity or {}, flows) for unit in units

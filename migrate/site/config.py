@@ -1,7 +1,7 @@
 """The site configuration, ``migrate.yaml``: mount table, partitions, images, thresholds.
 
 Everything has a default so that a scan without a config still plans. The
-thresholds default to the values in the decision tables (see ``migrate/classify_rules.py``);
+thresholds default to the values in the decision tables (see ``migrate/plan/rules.py``);
 the plan and the report cite them by name, so a site that disagrees changes one
 number here instead of the code.
 

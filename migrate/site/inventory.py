@@ -1,7 +1,7 @@
 """Cluster inventory from the cluster's own files, merged into the partitions of ``migrate.yaml``.
 
-Two kinds of file, told apart by content: a ``slurm.conf`` (``inventory_slurmconf``)
-and an AWS ParallelCluster v3 cluster configuration (``inventory_pcluster``).
+Two kinds of file, told apart by content: a ``slurm.conf`` (``slurmconf``)
+and an AWS ParallelCluster v3 cluster configuration (``pcluster``).
 Each gives, per partition (a ParallelCluster queue is a Slurm partition), the
 node count and what one node has: GPUs and their type, CPUs, memory.
 
