@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from migrate.vocab import Format, JobKind
+
 IR_VERSION = "1"
 
 # Storage access hints.
@@ -21,9 +23,6 @@ READ = "read"
 WRITE = "write"
 READ_WRITE = "readwrite"
 UNKNOWN = "unknown"
-
-# Job kinds that only submit other jobs: no work of their own.
-WRAPPER_KINDS = frozenset(("wrapper",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +33,10 @@ class KeyValue:
 
 @dataclass(frozen=True, slots=True)
 class SourceRef:
-    """Where a job came from: file, line span and format ("slurm", "kubernetes")."""
+    """Where a job came from: file, line span and the scheduler it is written for."""
 
     path: str
-    format: str
+    format: Format
     line: int = 1
     end_line: int | None = None
     document: int | None = None  # index of the YAML document in a multi-document file
@@ -336,7 +335,7 @@ class Component:
 class Job:
     id: str
     source: SourceRef
-    kind: str  # sbatch | scrontab | wrapper | Job | CronJob | PyTorchJob | ...
+    kind: JobKind
     name: str | None = None
     api_version: str | None = None
     components: tuple[Component, ...] = (Component(),)

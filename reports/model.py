@@ -26,6 +26,7 @@ from migrate.reports.model_graph import graph_view
 from migrate.reports.view import ReportModel
 from migrate.scan.results import ScanResult
 from migrate.translate import TranslationSet
+from migrate.vocab import FidelityStatus
 
 
 def build_model(
@@ -48,10 +49,7 @@ def build_model(
     diagnostics = model_scan.diagnostic_groups(found, rel)
     errors = sum(len(g.items) for g in diagnostics if g.severity == "error")
     dropped = (sum(t.dropped for t in translated), sum(1 for t in translated if t.dropped))
-    totals = {
-        status: sum(getattr(t, status) for t in translated)
-        for status in ("mapped", "approximated", "dropped")
-    }
+    totals = {status: sum(getattr(t, status) for t in translated) for status in FidelityStatus}
     site = str(plan.get("site") or "")
     source, target = str(plan["source"]), str(plan["target"])
     return ReportModel(

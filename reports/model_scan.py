@@ -25,13 +25,14 @@ from migrate.reports.view import (
 )
 from migrate.scan.results import ScanResult
 from migrate.translate import TranslationSet
+from migrate.vocab import FidelityStatus, Format
 
 Plan = Mapping[str, Any]
 
 # Upper bounds of the size buckets; the last bucket is open.
 NODE_BUCKETS = (0, 1, 4, 16, 64)
 GPU_BUCKETS = (0, 1, 8, 64, 512)
-FIDELITY_ORDER = {"dropped": 0, "approximated": 1, "mapped": 2}
+FIDELITY_ORDER = {FidelityStatus.DROPPED: 0, FidelityStatus.APPROXIMATED: 1, FidelityStatus.MAPPED: 2}
 
 
 def job_facts(result: ScanResult) -> dict[str, dict[str, Any]]:
@@ -94,10 +95,10 @@ def _demand_columns(first: Column) -> tuple[Column, ...]:
 def _by_format(
     result: ScanResult, jobs: list[Mapping[str, Any]], facts: Mapping[str, Mapping[str, Any]]
 ) -> Table:
-    files = Counter(f.format for f in result.files)
+    files: Counter[str] = Counter(f.format for f in result.files)
     groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for job in jobs:
-        groups[str(facts.get(job["id"], {}).get("format", "unknown"))].append(job)
+        groups[str(facts.get(job["id"], {}).get("format", Format.UNKNOWN))].append(job)
     rows = []
     for name in sorted(set(files) | set(groups)):
         count, node_h, gpu_h = _sums(groups.get(name, []))
@@ -110,7 +111,7 @@ def _by_kind(jobs: list[Mapping[str, Any]], facts: Mapping[str, Mapping[str, Any
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for job in jobs:
         info = facts.get(job["id"], {})
-        groups[(str(info.get("format", "unknown")), str(info.get("kind", "unknown")))].append(job)
+        groups[(str(info.get("format", Format.UNKNOWN)), str(info.get("kind", "unknown")))].append(job)
     rows = tuple((kind, form, *_fmt_sums(members)) for (form, kind), members in sorted(groups.items()))
     columns = (Column("Kind"), Column("Format"), *_demand_columns(Column(""))[1:])
     return Table("by-kind", "Jobs by kind", columns, rows)
@@ -299,9 +300,9 @@ def job_translations(
                 name=t.name,
                 flavor=t.flavor,
                 flavor_reason=t.flavor_reason,
-                mapped=counts.get("mapped", 0),
-                approximated=counts.get("approximated", 0),
-                dropped=counts.get("dropped", 0),
+                mapped=counts.get(FidelityStatus.MAPPED, 0),
+                approximated=counts.get(FidelityStatus.APPROXIMATED, 0),
+                dropped=counts.get(FidelityStatus.DROPPED, 0),
                 entries=tuple(
                     FidelityRow(e.item, e.status, rel(e.reason), "" if e.line is None else str(e.line))
                     for _, e in entries
@@ -322,7 +323,7 @@ def fidelity_counts(
     out: dict[str, tuple[int, int]] = {}
     for t in translation_list(translations):
         counts = t.fidelity.counts()
-        out[t.job_id] = (counts.get("dropped", 0), counts.get("approximated", 0))
+        out[t.job_id] = (counts.get(FidelityStatus.DROPPED, 0), counts.get(FidelityStatus.APPROXIMATED, 0))
     return out
 
 

@@ -20,46 +20,9 @@ from functools import lru_cache
 
 from migrate import ir
 from migrate.graph.storage import StorageResolver
-from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, SERVING_KINDS, JobFacts
+from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, JobFacts
 from migrate.site.config import SiteConfig, Thresholds
-
-TO_KUBERNETES = "to_kubernetes"
-TO_SLURM = "to_slurm"
-DIRECTIONS = (TO_KUBERNETES, TO_SLURM)
-
-MOVE = "move"
-MOVE_WITH_CHANGES = "move-with-changes"
-STAY = "stay"  # hybrid: keeps running on the scheduler it is on
-ALREADY_THERE = "already-there"  # the job already runs on the target scheduler
-ACTIONS = (MOVE, MOVE_WITH_CHANGES, STAY, ALREADY_THERE)
-
-LONG_TRAINING = "long-multinode-training"
-SMALL_TRAINING = "small-training"
-FINE_TUNING = "fine-tuning"
-SWEEP = "sweep"
-DATA_PREP = "data-preprocessing"
-SERVING = "inference-serving"
-BATCH_INFERENCE = "batch-inference"
-INTERACTIVE = "interactive"
-HPC_MPI = "hpc-mpi"
-MAINTENANCE = "maintenance"
-ORCHESTRATION = "orchestration"  # a wrapper that only submits other jobs
-GENERAL = "general-batch"  # nothing recognisable: an ordinary batch job
-PATTERNS = (
-    LONG_TRAINING,
-    SMALL_TRAINING,
-    FINE_TUNING,
-    SWEEP,
-    DATA_PREP,
-    SERVING,
-    BATCH_INFERENCE,
-    INTERACTIVE,
-    HPC_MPI,
-    MAINTENANCE,
-    ORCHESTRATION,
-    GENERAL,
-)
-TRAINING_PATTERNS = frozenset((LONG_TRAINING, SMALL_TRAINING, FINE_TUNING, SWEEP))
+from migrate.vocab import SERVING_KINDS, TRAINING_PATTERNS, Action, Direction, JobKind, Pattern
 
 SEED_000 = "seeds/000 (ParallelCluster vs Kubernetes) decision tree"
 SEED_004 = "seeds/004 (Slurm vs Kubernetes) decision table"
@@ -75,8 +38,8 @@ class Rule:
 @dataclass(frozen=True, slots=True)
 class Recommendation:
     job_id: str
-    direction: str
-    action: str
+    direction: Direction
+    action: Action
     reason: str
     rule: Rule
     changes: tuple[str, ...] = ()
@@ -167,36 +130,34 @@ def rule(rule_id: str, limits: Thresholds) -> Rule:
 
 
 def recommend(
-    job: ir.Job, facts: JobFacts, pattern: str, direction: str, config: SiteConfig
+    job: ir.Job, facts: JobFacts, pattern: Pattern, direction: str, config: SiteConfig
 ) -> Recommendation:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+    direction = Direction.of(direction)
     limits = config.thresholds
-    target = "kubernetes" if direction == TO_KUBERNETES else "slurm"
-    if facts.format == target:
+    if facts.format == direction.target:
         return _make(
             job,
             direction,
-            ALREADY_THERE,
-            f"already runs on {target.capitalize()}",
+            Action.ALREADY_THERE,
+            f"already runs on {direction.target.display_name}",
             "already-on-target",
             config,
         )
-    if direction == TO_KUBERNETES:
+    if direction == Direction.TO_KUBERNETES:
         action, reason, rule_id = _to_kubernetes(job, facts, pattern, limits)
-        changes = kubernetes_changes(job, facts, pattern, config) if action != STAY else ()
+        changes = kubernetes_changes(job, facts, pattern, config) if action != Action.STAY else ()
     else:
         action, reason, rule_id = _to_slurm(job, facts, pattern)
-        changes = slurm_changes(job, facts, pattern, config) if action != STAY else ()
-    if action == MOVE and changes:
-        action = MOVE_WITH_CHANGES
+        changes = slurm_changes(job, facts, pattern, config) if action != Action.STAY else ()
+    if action == Action.MOVE and changes:
+        action = Action.MOVE_WITH_CHANGES
     return _make(job, direction, action, reason, rule_id, config, changes)
 
 
 def _make(
     job: ir.Job,
-    direction: str,
-    action: str,
+    direction: Direction,
+    action: Action,
     reason: str,
     rule_id: str,
     config: SiteConfig,
@@ -226,82 +187,91 @@ def _large_needs(facts: JobFacts, limits: Thresholds) -> list[str]:
     return needs
 
 
-def _to_kubernetes(job: ir.Job, facts: JobFacts, pattern: str, limits: Thresholds) -> tuple[str, str, str]:
+def _to_kubernetes(
+    job: ir.Job, facts: JobFacts, pattern: Pattern, limits: Thresholds
+) -> tuple[Action, str, str]:
     over = facts.nodes > limits.large_training_nodes
     above = f"{facts.nodes} nodes > large_training_nodes ({limits.large_training_nodes})"
     if pattern in TRAINING_PATTERNS and over:
         needs = _large_needs(facts, limits)
         if needs:
             return (
-                STAY,
+                Action.STAY,
                 f"{above}, with " + "; ".join(needs) + ": stays on Slurm (hybrid)",
                 "large-training-on-slurm",
             )
-        return MOVE, f"{above} but no gang, topology or whole-node need found", "large-training-on-slurm"
-    if pattern == HPC_MPI:
+        return (
+            Action.MOVE,
+            f"{above} but no gang, topology or whole-node need found",
+            "large-training-on-slurm",
+        )
+    if pattern == Pattern.HPC_MPI:
         if over or facts.strict_placement:
             why = "; ".join([above] if over else list(facts.strict_placement))
-            return STAY, f"MPI code with {why}: stays on Slurm (hybrid)", "hpc-on-slurm"
-        return MOVE, "small MPI job without strict placement", "small-mpi-either"
-    if pattern == MAINTENANCE and job.placement.nodelist:
+            return Action.STAY, f"MPI code with {why}: stays on Slurm (hybrid)", "hpc-on-slurm"
+        return Action.MOVE, "small MPI job without strict placement", "small-mpi-either"
+    if pattern == Pattern.MAINTENANCE and job.placement.nodelist:
         return (
-            STAY,
+            Action.STAY,
             f"tied to Slurm nodes {job.placement.nodelist}: runs there while Slurm runs",
             "maintenance-both-sides",
         )
     simple = {
-        LONG_TRAINING: ("long training within the node threshold", "mid-training-either"),
-        SMALL_TRAINING: (f"{facts.nodes} node(s), within the threshold", "mid-training-either"),
-        FINE_TUNING: ("fine-tuning fits beside serving on Kubernetes", "mixed-to-kubernetes"),
-        SWEEP: ("a sweep: trials can be queued and preempted by Kueue", "sweeps-on-kubernetes"),
-        DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
-        SERVING: ("serving belongs on Kubernetes", "serving-on-kubernetes"),
-        BATCH_INFERENCE: ("batch inference runs on either", "batch-inference-either"),
-        INTERACTIVE: ("interactive work follows its users", "interactive-either"),
-        MAINTENANCE: ("upkeep needed on the Kubernetes side too", "maintenance-both-sides"),
-        ORCHESTRATION: ("the chain it submits moves with it", "orchestration-workflow"),
-        GENERAL: ("an ordinary batch job", "general-either"),
+        Pattern.LONG_TRAINING: ("long training within the node threshold", "mid-training-either"),
+        Pattern.SMALL_TRAINING: (f"{facts.nodes} node(s), within the threshold", "mid-training-either"),
+        Pattern.FINE_TUNING: ("fine-tuning fits beside serving on Kubernetes", "mixed-to-kubernetes"),
+        Pattern.SWEEP: ("a sweep: trials can be queued and preempted by Kueue", "sweeps-on-kubernetes"),
+        Pattern.DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
+        Pattern.SERVING: ("serving belongs on Kubernetes", "serving-on-kubernetes"),
+        Pattern.BATCH_INFERENCE: ("batch inference runs on either", "batch-inference-either"),
+        Pattern.INTERACTIVE: ("interactive work follows its users", "interactive-either"),
+        Pattern.MAINTENANCE: ("upkeep needed on the Kubernetes side too", "maintenance-both-sides"),
+        Pattern.ORCHESTRATION: ("the chain it submits moves with it", "orchestration-workflow"),
+        Pattern.GENERAL: ("an ordinary batch job", "general-either"),
     }
     reason, rule_id = simple[pattern]
-    return MOVE, reason, rule_id
+    return Action.MOVE, reason, rule_id
 
 
-def _to_slurm(job: ir.Job, facts: JobFacts, pattern: str) -> tuple[str, str, str]:
-    if pattern == SERVING:
+def _to_slurm(job: ir.Job, facts: JobFacts, pattern: Pattern) -> tuple[Action, str, str]:
+    if pattern == Pattern.SERVING:
         return (
-            STAY,
+            Action.STAY,
             "serving stays on Kubernetes (hybrid): Slurm has no rolling update or autoscaling",
             ("serving-on-kubernetes"),
         )
-    if pattern == INTERACTIVE and (facts.kind in SERVING_KINDS or job.services):
+    if pattern == Pattern.INTERACTIVE and (facts.kind in SERVING_KINDS or job.services):
         return (
-            STAY,
+            Action.STAY,
             f"a long-running {facts.kind} with a service: stays on Kubernetes (hybrid)",
             ("interactive-either"),
         )
     simple = {
-        LONG_TRAINING: ("large training is at home on Slurm", "large-training-on-slurm"),
-        SMALL_TRAINING: ("small training runs on either", "mid-training-either"),
-        FINE_TUNING: ("fine-tuning is small training on Slurm", "mixed-to-kubernetes"),
-        SWEEP: ("a sweep becomes a job array", "sweeps-on-kubernetes"),
-        DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
-        BATCH_INFERENCE: ("batch inference runs on either", "batch-inference-either"),
-        INTERACTIVE: ("an interactive session becomes a batch job with a tunnel", "interactive-either"),
-        HPC_MPI: ("MPI codes are at home on Slurm", "hpc-on-slurm"),
-        MAINTENANCE: ("upkeep needed on the Slurm side", "maintenance-both-sides"),
-        ORCHESTRATION: ("the chain becomes --dependency links", "orchestration-workflow"),
-        GENERAL: ("an ordinary batch job", "general-either"),
+        Pattern.LONG_TRAINING: ("large training is at home on Slurm", "large-training-on-slurm"),
+        Pattern.SMALL_TRAINING: ("small training runs on either", "mid-training-either"),
+        Pattern.FINE_TUNING: ("fine-tuning is small training on Slurm", "mixed-to-kubernetes"),
+        Pattern.SWEEP: ("a sweep becomes a job array", "sweeps-on-kubernetes"),
+        Pattern.DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
+        Pattern.BATCH_INFERENCE: ("batch inference runs on either", "batch-inference-either"),
+        Pattern.INTERACTIVE: (
+            "an interactive session becomes a batch job with a tunnel",
+            "interactive-either",
+        ),
+        Pattern.HPC_MPI: ("MPI codes are at home on Slurm", "hpc-on-slurm"),
+        Pattern.MAINTENANCE: ("upkeep needed on the Slurm side", "maintenance-both-sides"),
+        Pattern.ORCHESTRATION: ("the chain becomes --dependency links", "orchestration-workflow"),
+        Pattern.GENERAL: ("an ordinary batch job", "general-either"),
     }
     reason, rule_id = simple[pattern]
-    return MOVE, reason, rule_id
+    return Action.MOVE, reason, rule_id
 
 
 # ---------------------------------------------------------------------------
 # What has to change, per direction
 
 
-def kubernetes_changes(job: ir.Job, facts: JobFacts, pattern: str, config: SiteConfig) -> tuple[str, ...]:
-    if pattern == ORCHESTRATION:
+def kubernetes_changes(job: ir.Job, facts: JobFacts, pattern: Pattern, config: SiteConfig) -> tuple[str, ...]:
+    if pattern == Pattern.ORCHESTRATION:
         # a wrapper runs on a login node; what moves is the chain it encodes
         return ("the submit chain becomes a JobSet with dependsOn or a workflow (Argo Workflows, JobFlow)",)
     out: list[str] = []
@@ -327,7 +297,7 @@ def kubernetes_changes(job: ir.Job, facts: JobFacts, pattern: str, config: SiteC
         out.append(
             f"array of {facts.array_size} becomes an Indexed Job (completions {facts.array_size}{throttle})"
         )
-    if pattern == SWEEP and not job.failure.requeue and job.failure.signal is None:
+    if pattern == Pattern.SWEEP and not job.failure.requeue and job.failure.signal is None:
         out.append("trials must tolerate preemption under Kueue (checkpoint or keep them short)")
     if job.failure.signal is not None:
         sig = job.failure.signal
@@ -355,11 +325,11 @@ def kubernetes_changes(job: ir.Job, facts: JobFacts, pattern: str, config: SiteC
         out.append(
             f"the script reads {read_vars}: give the pod equivalents (downward API, JOB_COMPLETION_INDEX)"
         )
-    if pattern == SERVING:
+    if pattern == Pattern.SERVING:
         out.append("a Deployment with a Service (and an autoscaler) instead of a batch job")
-    if pattern == INTERACTIVE:
+    if pattern == Pattern.INTERACTIVE:
         out.append("a pod with a Service or a notebook controller instead of an allocation")
-    if pattern == MAINTENANCE:
+    if pattern == Pattern.MAINTENANCE:
         if job.schedule is not None:
             out.append(f"schedule {job.schedule.cron} becomes a CronJob")
         out.append("keep the Slurm copy while Slurm still runs jobs (upkeep is per cluster)")
@@ -450,7 +420,7 @@ def _storage_changes_k8s(job: ir.Job, config: SiteConfig) -> list[str]:
     return out
 
 
-def slurm_changes(job: ir.Job, facts: JobFacts, pattern: str, config: SiteConfig) -> tuple[str, ...]:
+def slurm_changes(job: ir.Job, facts: JobFacts, pattern: Pattern, config: SiteConfig) -> tuple[str, ...]:
     out: list[str] = []
     for image in job.images():
         out.append(f"run image {image} through pyxis/enroot or Apptainer")
@@ -478,7 +448,7 @@ def slurm_changes(job: ir.Job, facts: JobFacts, pattern: str, config: SiteConfig
             f"secrets {', '.join(secrets)} must reach the job another way (a file readable only by its user)"
         )
     replicas = sum(c.replicas for c in job.components)
-    if replicas > 1 and pattern != SWEEP:
+    if replicas > 1 and pattern != Pattern.SWEEP:
         out.append(f"{replicas} pods become one allocation of {facts.nodes} node(s), started with srun")
     if set(facts.launchers) & ML_LAUNCHERS and replicas > 1:
         out.append("rendezvous from the Slurm node list instead of a master Service")
@@ -499,28 +469,19 @@ def slurm_changes(job: ir.Job, facts: JobFacts, pattern: str, config: SiteConfig
         out.append("tolerations and affinity become a partition or --constraint")
     if job.failure.rules:
         out.append("pod failure rules become --requeue and a retry wrapper")
-    if job.services and pattern != SERVING:
+    if job.services and pattern != Pattern.SERVING:
         out.append("services " + ", ".join(s.name for s in job.services) + " need a port on the head node")
-    if pattern == BATCH_INFERENCE and facts.kind == "RayJob":
+    if pattern == Pattern.BATCH_INFERENCE and facts.kind == JobKind.RAY_JOB:
         out.append("start the Ray head and workers inside the allocation")
-    if pattern == INTERACTIVE:
+    if pattern == Pattern.INTERACTIVE:
         out.append("an interactive allocation (salloc or a batch job with an SSH tunnel)")
-    if pattern == MAINTENANCE:
+    if pattern == Pattern.MAINTENANCE:
         out.append("keep the Kubernetes copy while Kubernetes still runs jobs (upkeep is per cluster)")
     return tuple(dict.fromkeys(out))
 
 
 __all__ = [
-    "ACTIONS",
-    "ALREADY_THERE",
-    "DIRECTIONS",
-    "MOVE",
-    "MOVE_WITH_CHANGES",
-    "PATTERNS",
     "RULES",
-    "STAY",
-    "TO_KUBERNETES",
-    "TO_SLURM",
     "Recommendation",
     "Rule",
     "kubernetes_changes",

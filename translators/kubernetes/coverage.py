@@ -13,17 +13,6 @@ from migrate.translators.slurm import options as sbatch_options
 
 from .translation_context import Context, option_name
 
-_STATUSES = ("mapped", "approximated", "dropped")
-
-
-def _record(ctx: Context, status: str, item: str, reason: str, line: int | None) -> None:
-    if status == "mapped":
-        ctx.fidelity.mapped(item, reason, line)
-    elif status == "approximated":
-        ctx.fidelity.approximated(item, reason, line)
-    else:
-        ctx.fidelity.dropped(item, reason, line)
-
 
 def sweep(ctx: Context, settings: tuple[tuple[str, int, int, str], ...]) -> None:
     """``settings``: (long name, component, line, text as written) of every directive in the header."""
@@ -64,9 +53,7 @@ def _from_table(ctx: Context, long: str, text: str, line: int | None) -> None:
     if option is None:
         ctx.fidelity.dropped(text, "not an sbatch option", line)
         return
-    status, _, reason = option.k8s.partition(":")
-    status = status.strip() if status.strip() in _STATUSES else "dropped"
-    _record(ctx, status, text, reason.strip(), line)
+    ctx.fidelity.record(option.k8s.status, text, option.k8s.reason, line)
 
 
 def _body_item(ctx: Context, key: str, value: str, line: int | None, origin: str) -> None:

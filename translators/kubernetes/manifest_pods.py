@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from migrate import ir
 from migrate.secrets import REDACTED, looks_like_secret
+from migrate.vocab import Format
 from migrate.yamlload import LineDict
 
 from ..shell.analyze import analyze
@@ -205,7 +206,7 @@ def _read_container(
         ir.Container(
             image=image or "",
             name=view.string((*cpath, "name")),
-            runtime="kubernetes",
+            runtime=Format.KUBERNETES,  # a pod's container: the cluster runs it
             command=tuple(command),
             args=tuple(args),
             workdir=view.string((*cpath, "workingDir")),

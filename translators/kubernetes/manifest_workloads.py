@@ -8,6 +8,7 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.vocab import Format
 
 from . import kinds
 from .manifest_context import FileContext, K8sObject
@@ -76,7 +77,7 @@ def build_job(
     raw.extend(item for role in roles for item in (*role.raw, *role.facts.raw))
     job = ir.Job(
         id=job_id,
-        source=ir.SourceRef(path, "kubernetes", obj.line, obj.end_line, obj.document),
+        source=ir.SourceRef(path, Format.KUBERNETES, obj.line, obj.end_line, obj.document),
         kind=workload.ir_kind,
         name=obj.name,
         api_version=obj.api_version,

@@ -26,8 +26,6 @@ from .manifest_context import FileContext, K8sObject, read_context
 from .manifest_fields import describe
 from .manifest_workloads import build_job
 
-FORMAT = "kubernetes"
-
 _T = TypeVar("_T")
 
 _SNIFF_HEAD = 64 * 1024

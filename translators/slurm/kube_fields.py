@@ -8,13 +8,15 @@ fidelity log instead of vanishing.
 
 from __future__ import annotations
 
+from migrate.vocab import FidelityStatus
+
 from .context import Context
 
-MAPPED = "mapped"
-APPROXIMATED = "approximated"
-DROPPED = "dropped"
+MAPPED = FidelityStatus.MAPPED
+APPROXIMATED = FidelityStatus.APPROXIMATED
+DROPPED = FidelityStatus.DROPPED
 
-RAW_FIELDS: dict[str, tuple[str, str]] = {
+RAW_FIELDS: dict[str, tuple[FidelityStatus, str]] = {
     "ttlSecondsAfterFinished": (MAPPED, "Slurm forgets finished jobs by itself (MinJobAge)"),
     "completions": (APPROXIMATED, "each completion is an array task"),
     "successPolicy": (DROPPED, "Slurm has no early success: every array task runs to its end"),
@@ -86,12 +88,7 @@ def record(ctx: Context) -> None:
         status, reason = RAW_FIELDS.get(item.key, (DROPPED, "no Slurm counterpart"))
         where = item.origin or item.key
         text = f"{where}: {item.value}" if item.value and len(item.value) <= 80 else where
-        if status == MAPPED:
-            ctx.fidelity.mapped(text, reason, item.line)
-        elif status == APPROXIMATED:
-            ctx.fidelity.approximated(text, reason, item.line)
-        else:
-            ctx.fidelity.dropped(text, reason, item.line)
+        ctx.fidelity.record(status, text, reason, item.line)
 
 
 __all__ = ["RAW_FIELDS", "record"]

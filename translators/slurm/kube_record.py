@@ -29,8 +29,7 @@ def record_placement(ctx: Context, place: placement.Placement) -> None:
                 ),
             )
     if place.partition and "queue" not in place.reason:
-        entry = ctx.fidelity.mapped if place.status == "mapped" else ctx.fidelity.approximated
-        entry(f"placement: partition {place.partition}", place.reason)
+        ctx.fidelity.record(place.status, f"placement: partition {place.partition}", place.reason)
     for feature in place.features:
         ctx.fidelity.mapped(f"node selector for feature {feature}", f"--constraint={feature}")
     for key, value in place.unmapped:

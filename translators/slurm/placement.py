@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.site.config import PartitionConfig
+from migrate.vocab import FidelityStatus
 
 from .context import Context
 
@@ -34,7 +35,7 @@ _HOST_LABELS = frozenset({"kubernetes.io/os", "kubernetes.io/arch", "beta.kubern
 class Placement:
     partition: str | None = None
     reason: str = ""
-    status: str = "mapped"  # fidelity status of the partition choice
+    status: FidelityStatus = FidelityStatus.MAPPED  # of the partition choice
     features: list[str] = field(default_factory=list)
     unmapped: list[tuple[str, str]] = field(default_factory=list)  # node selector pairs left over
     gpu_type_dropped: str | None = None
@@ -107,13 +108,13 @@ def decide(ctx: Context, resources: list[ir.Resources]) -> Placement:
     if out.partition is None and gpu_types:
         part_name = gpu_partition(ctx, gpu_types[0])
         if part_name:
-            out.partition, out.status = part_name, "approximated"
+            out.partition, out.status = part_name, FidelityStatus.APPROXIMATED
             out.reason = f"GPU model {gpu_types[0]} is served by partition {part_name}"
     if out.partition is None and any(res.computed_gpus_per_node() for res in resources):
         wanted = max(res.computed_gpus_per_node() for res in resources)
         for name, config in _partitions(ctx):
             if config.gpus_per_node >= wanted:
-                out.partition, out.status = name, "approximated"
+                out.partition, out.status = name, FidelityStatus.APPROXIMATED
                 out.reason = f"the first partition of the site config with {wanted} GPUs per node"
                 break
     chosen = dict(_partitions(ctx)).get(out.partition or "")

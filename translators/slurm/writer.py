@@ -31,15 +31,15 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import Edge, Translation, wrapper_translation
 from migrate.site.config import SiteConfig
+from migrate.vocab import SERVING_KINDS, FidelityStatus, Format
 
 from . import chain, kube_job, migrated, native, scron
 from .context import Context, runtime_for
 from .script import Script
 
-TARGET = "slurm"
+TARGET = Format.SLURM
 NAME_MAX = 63
 RESERVED: frozenset[str] = frozenset()
-SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "RayCluster", "ReplicaSet", "DaemonSet"})
 SUBMIT = "submit.sh"
 SCRONTAB = "scrontab"
 
@@ -58,9 +58,9 @@ def translate_job(
     """One IR job as batch script(s), with its fidelity log and diagnostics. Never prints."""
     runtime = runtime_for(flavor)
     ctx = Context(job, config, runtime, name or _default_name(job), Collector(job.source.path))
-    if job.kind in SERVING_KINDS or (job.services and job.source.format != "slurm"):
+    if job.kind in SERVING_KINDS or (job.services and job.source.format != Format.SLURM):
         return _serving(ctx)
-    if job.source.format == "slurm":
+    if job.source.format == Format.SLURM:
         scripts, kind, reason = native.translate(ctx)
     elif migrated.is_migrated(job):
         scripts, kind, reason = migrated.translate(ctx)
@@ -100,7 +100,7 @@ def _notes(ctx: Context) -> list[str]:
     """What a reviewer of the script should know: every approximated or dropped item, one line each."""
     out = []
     for e in sorted(ctx.fidelity.entries, key=lambda e: (e.line is None, e.line or 0)):
-        if e.status != "mapped":
+        if e.status != FidelityStatus.MAPPED:
             where = f" (line {e.line})" if e.line is not None else ""
             out.append(f"migrate: {e.status}: {e.item}{where}: {e.reason}")
     return out
