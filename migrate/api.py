@@ -229,7 +229,9 @@ def run_translate(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    runtime: str = "auto",
 ) -> TranslateRun:
+    """``flavor`` picks the Kubernetes object, ``runtime`` how Slurm scripts run containers."""
     direction = direction_for(target)
     site, _ = load_config(config, paths)
     result = scanner.scan(paths, options or default_scan_options())
@@ -237,8 +239,10 @@ def run_translate(
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]
     try:
-        translated = translate.translate_jobs(jobs, to=direction.target, flavor=flavor, config=site)
-    except ValueError as exc:  # an unknown flavor for this target
+        translated = translate.translate_jobs(
+            jobs, to=direction.target, flavor=flavor, config=site, runtime=runtime
+        )
+    except ValueError as exc:  # an unknown flavor or container runtime
         raise UsageError(str(exc)) from exc
     return TranslateRun(result, translated, skipped, _commit(translated.tree, out, force))
 

@@ -335,8 +335,15 @@ def report_command(
     try:
         translations = None
         if translate:
+            # --flavor is the writer's one choice either way: towards Slurm, the container runtime
             translated = api.run_translate(
-                paths, to.value, os.path.join(out, "translated"), flavor=flavor, config=config, force=force
+                paths,
+                to.value,
+                os.path.join(out, "translated"),
+                flavor=flavor,
+                config=config,
+                force=force,
+                runtime=flavor if to is Target.slurm else "auto",
             )
             translations = translated.result
         run = api.run_report(
@@ -407,10 +414,10 @@ def translate_command(
     from migrate import api
 
     _check_paths(paths)
-    # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
-    choice = container_runtime if to is Target.slurm else flavor
     try:
-        run = api.run_translate(paths, to.value, out, flavor=choice, config=config, force=force)
+        run = api.run_translate(
+            paths, to.value, out, flavor=flavor, config=config, force=force, runtime=container_runtime
+        )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     table = Table(show_edge=False, pad_edge=False)

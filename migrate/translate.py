@@ -65,8 +65,10 @@ class Writer(Protocol):
     RESERVED: frozenset[str]
 
     def translate_job(
-        self, job: ir.Job, config: SiteConfig | None = None, flavor: str = "auto", *, name: str | None = None
-    ) -> Translation: ...
+        self, job: ir.Job, config: SiteConfig | None, choice: str, /, *, name: str | None = None
+    ) -> Translation:
+        """``choice`` is the writer's one choice: the Kubernetes flavor, or the Slurm container runtime."""
+        ...
 
     def render_shared(self, translations: list[Translation], config: SiteConfig | None) -> dict[str, str]: ...
 
@@ -87,9 +89,16 @@ def writer_for(target: str) -> Writer:
 
 
 def translate_jobs(
-    jobs: list[ir.Job], to: str = Format.KUBERNETES, flavor: str = "auto", config: SiteConfig | None = None
+    jobs: list[ir.Job],
+    to: str = Format.KUBERNETES,
+    flavor: str = "auto",
+    config: SiteConfig | None = None,
+    runtime: str = "auto",
 ) -> TranslationSet:
+    """``flavor``: the Kubernetes object to write (``auto``, ``job``, ``jobset`` ...);
+    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``)."""
     writer = writer_for(to)
+    choice = runtime if to == Format.SLURM else flavor
     names = NameAllocator(writer.NAME_MAX)
     names.taken |= set(writer.RESERVED)  # shared folders keep their names
     translations: list[Translation] = []
@@ -100,7 +109,7 @@ def translate_jobs(
         elif job.kind in INTERACTIVE_KINDS:
             translations.append(interactive_translation(job, name, to))
         else:
-            translations.append(writer.translate_job(job, config, flavor, name=name))
+            translations.append(writer.translate_job(job, config, choice, name=name))
     by_id = {t.job_id: t for t in translations}
     edges = _edges(jobs, by_id)
     tree = OutputTree()

@@ -6,12 +6,12 @@ Example::
     from migrate.translate import translate_jobs
     from migrate.translators.slurm.writer import translate_job
 
-    t = translate_job(job, load_site_config("migrate.yaml"), "pyxis")   # or "apptainer", "none"
+    t = translate_job(job, load_site_config("migrate.yaml"), "pyxis")   # the runtime: or "apptainer", "none"
     t.files            # {"job.sbatch": "#!/bin/bash\\n#SBATCH --job-name=..."}
     t.fidelity.to_list()
     t.diagnostics      # e.g. TO-SLURM-SECRET: which secret files to provision
 
-    result = translate_jobs(jobs, to="slurm", flavor="pyxis", config=config)
+    result = translate_jobs(jobs, to="slurm", runtime="pyxis", config=config)
     result.tree.commit("out/")   # one folder per job, submit.sh, translation.json
 
 Kubernetes workloads (Job, Indexed Job, CronJob, JobSet, Volcano, PyTorchJob,
@@ -19,8 +19,8 @@ MPIJob, TrainJob, RayJob, Pod) are built by :mod:`.kube_job`; manifests that
 migrate itself wrote from sbatch scripts give their original script back
 (:mod:`.migrated`); IR read from sbatch scripts is written out again
 (:mod:`.native`). Serving objects (Deployment, StatefulSet, RayCluster) stay
-on Kubernetes: no files, a ``dropped`` entry and a diagnostic. The
-``flavor`` argument of the writer protocol names the container runtime.
+on Kubernetes: no files, a ``dropped`` entry and a diagnostic. The writer's
+one choice is the container runtime the scripts start images with.
 """
 
 from __future__ import annotations
@@ -53,11 +53,13 @@ class SlurmPlan:
 
 
 def translate_job(
-    job: ir.Job, config: SiteConfig | None = None, flavor: str = "auto", *, name: str | None = None
+    job: ir.Job, config: SiteConfig | None = None, runtime: str = "auto", *, name: str | None = None
 ) -> Translation:
-    """One IR job as batch script(s), with its fidelity log and diagnostics. Never prints."""
-    runtime = runtime_for(flavor)
-    ctx = Context(job, config, runtime, name or _default_name(job), Collector(job.source.path))
+    """One IR job as batch script(s), with its fidelity log and diagnostics. Never prints.
+
+    ``runtime``: how the scripts run container images (``pyxis``, ``apptainer``, ``none``; ``auto`` is pyxis).
+    """
+    ctx = Context(job, config, runtime_for(runtime), name or _default_name(job), Collector(job.source.path))
     if job.kind in SERVING_KINDS or (job.services and job.source.format != Format.SLURM):
         return _serving(ctx)
     if job.source.format == Format.SLURM:
@@ -87,7 +89,7 @@ def translate_job(
         line=job.source.line,
         target=TARGET,
         flavor=kind,
-        flavor_reason=reason + f" (container runtime: {runtime})",
+        flavor_reason=reason + f" (container runtime: {ctx.runtime})",
         name=ctx.name,
         files=files,
         fidelity=ctx.fidelity,
