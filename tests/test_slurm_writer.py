@@ -228,6 +228,27 @@ def test_unknown_queue_is_reported(tmp_path: Path) -> None:
     assert entry(t, "queue nosuch")[0] == FidelityStatus.DROPPED
 
 
+def test_a_queue_no_partition_mirrors_is_unmapped_whatever_the_node_selector_says(tmp_path: Path) -> None:
+    """The partition comes from the node selector pool=queue-a100, not from the queue: the queue is lost."""
+    config = ir.replace(
+        SITE,
+        partitions=(
+            ("gpu", ir.replace(dict(SITE.partitions)["gpu"], node_selector=(("pool", "queue-a100"),))),
+        ),
+    )
+    text = JOB.replace(
+        "metadata: {name: pi, namespace: demo}",
+        "metadata:\n  name: pi\n  labels: {kueue.x-k8s.io/queue-name: nosuch}",
+    ).replace(
+        "      restartPolicy: Never\n", "      restartPolicy: Never\n      nodeSelector: {pool: queue-a100}\n"
+    )
+    t = translate(tmp_path, text, config=config)
+    assert sbatch_options(script(t))["partition"] == "gpu"
+    assert "TO-SLURM-QUEUE-UNMAPPED" in codes(t)
+    assert entry(t, "queue nosuch")[0] == FidelityStatus.DROPPED
+    assert entry(t, "placement: partition gpu")[0] == FidelityStatus.MAPPED
+
+
 def test_node_selector_names_a_partition_or_is_dropped(tmp_path: Path) -> None:
     text = JOB.replace(
         "      restartPolicy: Never\n",
