@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, REPO
 from ir_builders import (
+    container,
     dep,
     k8s_job,
     launcher,
@@ -316,6 +317,23 @@ def test_risk_has_reasons_and_fidelity_counts() -> None:
     assert 0 < quiet.score < noisy.score <= 100
     assert "+16: translation drops 2 and approximates 3 item(s)" in noisy.reasons
     assert any("gang scheduling" in r for r in quiet.reasons)
+
+
+def test_an_image_to_push_is_a_new_image_whatever_its_file_is_called() -> None:
+    """The image part of the risk counts changes by kind: an image file heatmaps:1.0 still needs pushing."""
+    image = "/fsx/enroot/heatmaps:1.0.sqsh"
+    jobs = [
+        slurm_job("x.sbatch", name="x", containers=[container(image, "python", "plot.py", runtime="pyxis")])
+    ]
+    result = build_plan(jobs, Direction.TO_KUBERNETES)
+    assert (
+        f"push image {image} to a registry as an OCI image"
+        in result.assessments[0].recommendation.changes[0].text
+    )
+    assert "+5: 1 job(s) need a new container image" in result.units[0].risk.reasons
+    assert [s.name for s in result.phases[0].steps if s.kind == "image"] == [
+        f"push image {image} to a registry as an OCI image"
+    ]
 
 
 def test_pilot_falls_back_to_the_lowest_risk_unit() -> None:

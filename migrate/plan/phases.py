@@ -16,6 +16,7 @@ import networkx as nx
 
 from migrate.graph import model as gm
 from migrate.graph.analysis import FilesystemUse
+from migrate.plan.changes import IMAGE_KINDS
 from migrate.plan.classify import Assessment
 from migrate.plan.demand import UNASSIGNED, JobDemand
 from migrate.plan.facts import ML_LAUNCHERS
@@ -201,11 +202,10 @@ def _monitoring(graph: nx.MultiDiGraph, moving: list[str], direction: Direction)
 
 def _images(moving: list[str], assessments: Mapping[str, Assessment]) -> list[Step]:
     needs: dict[str, list[str]] = {}
-    prefixes = ("needs a container image", "push image", "use registry image", "runs on the host")
     for job in moving:
         for change in assessments[job].recommendation.changes:
-            if change.startswith(prefixes) or change.startswith("run image"):
-                needs.setdefault(change, []).append(job)
+            if change.kind in IMAGE_KINDS:
+                needs.setdefault(change.text, []).append(job)
     return [
         Step("image", change, "before the first run on the target", tuple(sorted(jobs)))
         for change, jobs in sorted(needs.items())

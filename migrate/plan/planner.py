@@ -358,7 +358,7 @@ def _job_dict(a: Assessment, unit: str | None, phase: str | None, demand: JobDem
         "reason": rec.reason,
         "rule": {"id": rec.rule.id, "source": rec.rule.source, "says": rec.rule.says},
         "thresholds": dict(rec.thresholds),
-        "changes": list(rec.changes),
+        "changes": [c.text for c in rec.changes],
         "unit": unit,
         "phase": phase,
     }

@@ -20,6 +20,7 @@ from migrate.graph import model as gm
 from migrate.graph.analysis import MigrationUnit
 from migrate.graph.flow import Flows
 from migrate.graph.order import Groups
+from migrate.plan.changes import ChangeKind
 from migrate.plan.classify import Assessment
 from migrate.site.config import SiteConfig
 from migrate.vocab import MOVES, Action, Direction, UnitAction
@@ -210,7 +211,7 @@ def unit_risk(
     add(3 * len(hooks), 9, "monitoring to rebuild: " + ", ".join(hooks))
     images = _images_to_build(moving, assessments, config, direction)
     add(5 * images, 15, f"{images} job(s) need a new container image")
-    changes = {c for j in moving for c in assessments[j].recommendation.changes}
+    changes = {c.text for j in moving for c in assessments[j].recommendation.changes}
     add(len(changes), 10, f"{len(changes)} distinct change(s) to make")
     score = min(100, sum(points for points, _ in parts))
     return Risk(score, tuple(f"+{points}: {reason}" for points, reason in parts) or ("+0: a plain move",))
@@ -249,13 +250,11 @@ def _images_to_build(
 ) -> int:
     if direction != Direction.TO_KUBERNETES:
         return 0  # pyxis and Apptainer run the registry images pods already use
-    count = 0
-    for job in jobs:
-        changes = assessments[job].recommendation.changes
-        building = ("needs a container image", "runs on the host with no container", "push image")
-        if any(c.startswith(building) and "maps:" not in c for c in changes):
-            count += 1
-    return count
+    return sum(
+        1
+        for job in jobs
+        if any(c.kind == ChangeKind.NEW_IMAGE for c in assessments[job].recommendation.changes)
+    )
 
 
 __all__ = [
