@@ -392,6 +392,19 @@ def test_plan_json_is_stable_and_deterministic(plan: Plan) -> None:
         assert plan_json(build_plan(jobs, Direction.TO_KUBERNETES, SITE)) == text
 
 
+def test_plan_json_gives_each_risk_factor_its_points(plan: Plan) -> None:
+    """``factors`` holds as numbers what ``reasons`` says in words; the score is their sum, capped."""
+    units = json.loads(plan_json(plan))["units"]
+    for unit in units:
+        risk = unit["risk"]
+        if risk["factors"]:
+            assert [f"+{f['points']}: {f['reason']}" for f in risk["factors"]] == risk["reasons"]
+            assert risk["score"] == min(100, sum(f["points"] for f in risk["factors"]))
+        else:  # nothing moves, or a cycle blocks the unit
+            assert risk["reasons"] in (["nothing moves"], ["dependency cycle"])
+    assert any(len(u["risk"]["factors"]) > 1 for u in units)
+
+
 def test_unknown_direction() -> None:
     with pytest.raises(ValueError, match="direction must be one of"):
         build_plan([], "up")

@@ -387,7 +387,11 @@ def _unit_dict(d: UnitDecision) -> dict[str, Any]:
         "bridges": list(d.bridges),
         "filesystems": list(d.unit.filesystems),
         "externals": list(d.unit.externals),
-        "risk": {"score": d.risk.score, "reasons": list(d.risk.reasons)},
+        "risk": {
+            "score": d.risk.score,
+            "reasons": list(d.risk.reasons),
+            "factors": [{"points": f.points, "reason": f.reason} for f in d.risk.factors],
+        },
     }
 
 

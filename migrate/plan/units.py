@@ -27,9 +27,21 @@ from migrate.vocab import MOVES, Action, Direction, UnitAction
 
 
 @dataclass(frozen=True, slots=True)
+class RiskFactor:
+    points: int  # what it adds to the score
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Risk:
     score: int  # 0 (trivial) .. 100
-    reasons: tuple[str, ...]
+    factors: tuple[RiskFactor, ...]
+    verdict: str = ""  # said instead of the factors when there are none: nothing moves, a cycle
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The factors as plan.json words them ("+5: 2 GPUs move"), or the verdict."""
+        return tuple(f"+{f.points}: {f.reason}" for f in self.factors) or (self.verdict,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +106,7 @@ def _decide(
             (j, "part of a dependency cycle: fix the cycle first") for j in rest if action_of[j] in MOVES
         )
         return UnitDecision(
-            unit, UnitAction.BLOCKED, (), rest, already, cycle, (), (), Risk(100, ("dependency cycle",))
+            unit, UnitAction.BLOCKED, (), rest, already, cycle, (), (), Risk(100, (), "dependency cycle")
         )
     anchors: dict[int, str] = {}
     for job in unit.order:
@@ -179,12 +191,12 @@ def unit_risk(
 ) -> Risk:
     """A score out of 100 with the reasons behind it; only what moves carries risk."""
     if not moving:
-        return Risk(0, ("nothing moves",))
-    parts: list[tuple[int, str]] = []
+        return Risk(0, (), "nothing moves")
+    parts: list[RiskFactor] = []
 
     def add(points: int, cap: int, reason: str) -> None:
         if points > 0:
-            parts.append((min(points, cap), reason))
+            parts.append(RiskFactor(min(points, cap), reason))
 
     facts = [assessments[j].facts for j in moving]
     dropped = sum(fidelity.get(j, (0, 0))[0] for j in moving)
@@ -213,8 +225,8 @@ def unit_risk(
     add(5 * images, 15, f"{images} job(s) need a new container image")
     changes = {c.text for j in moving for c in assessments[j].recommendation.changes}
     add(len(changes), 10, f"{len(changes)} distinct change(s) to make")
-    score = min(100, sum(points for points, _ in parts))
-    return Risk(score, tuple(f"+{points}: {reason}" for points, reason in parts) or ("+0: a plain move",))
+    score = min(100, sum(f.points for f in parts))
+    return Risk(score, tuple(parts) or (RiskFactor(0, "a plain move"),))
 
 
 def _unmapped_filesystems(graph: nx.MultiDiGraph, jobs: list[str], direction: Direction) -> list[str]:
@@ -259,6 +271,7 @@ def _images_to_build(
 
 __all__ = [
     "Risk",
+    "RiskFactor",
     "UnitDecision",
     "decide_units",
     "unit_risk",
