@@ -315,7 +315,8 @@ class RawItem:
     key: str
     value: str = ""
     line: int | None = None
-    origin: str = ""  # "#SBATCH", a YAML path, ...
+    origin: str = ""  # where it was written: "#SBATCH", a YAML path, "shell" ...
+    component: int = 0  # the hetjob component of a directive (0: the first, or the only one)
 
 
 @dataclass(frozen=True, slots=True)

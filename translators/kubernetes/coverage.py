@@ -34,7 +34,7 @@ def sweep(ctx: Context, settings: tuple[tuple[str, int, int, str], ...]) -> None
             _body_item(ctx, raw.key, raw.value, raw.line, raw.origin)
             continue
         raw_long = option_name(raw.key)
-        comp = int(raw.origin.partition(" het")[2] or 0) if " het" in raw.origin else 0
+        comp = raw.component
         text = f"{raw.key}={raw.value}" if raw.value else raw.key
         if raw_long is None:
             if (raw.key.lstrip("-"), comp) in seen:

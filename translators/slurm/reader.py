@@ -388,7 +388,7 @@ class _JobBuilder:
                 self._bad_value(setting, f"could not be read ({type(exc).__name__}: {exc})")
         for item in unknown:
             self.raw.append(
-                ir.RawItem(item.spelled, item.value or "", item.line, self._origin(item.component))
+                ir.RawItem(item.spelled, item.value or "", item.line, self.origin, item.component)
             )
 
     def apply(self, setting: Setting) -> None:
@@ -431,13 +431,11 @@ class _JobBuilder:
     def _comp(self, setting: Setting) -> _Component:
         return self.components[min(setting.component, len(self.components) - 1)]
 
-    def _origin(self, component: int) -> str:
-        return f"{self.origin} het{component}" if component else self.origin
-
     def keep_raw(self, setting: Setting) -> None:
-        origin = self._origin(setting.component)
         value = redact(setting.value or "")  # an --export list that could not be read may hold one
-        self.raw.append(ir.RawItem(setting.option.spelling, value, setting.line, origin))
+        self.raw.append(
+            ir.RawItem(setting.option.spelling, value, setting.line, self.origin, setting.component)
+        )
 
     def _bad_value(self, setting: Setting, reason: str) -> None:
         self.diags.add(
