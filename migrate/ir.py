@@ -319,6 +319,27 @@ class RawItem:
     component: int = 0  # the hetjob component of a directive (0: the first, or the only one)
 
 
+class UnregisteredRawKeyError(KeyError):
+    """A reader gave a raw item a key its registry does not list (a programming error)."""
+
+
+@dataclass(frozen=True)
+class RawKeys:
+    """The keys one reader gives the raw items it makes, each with what it holds.
+
+    The reader's registry, as ``diagnostics.CODES`` is for codes: every writer that
+    takes that reader's jobs has a row for each key (a test checks it), so no key
+    falls through to a default.
+    """
+
+    meanings: dict[str, str]
+
+    def item(self, key: str, value: str = "", line: int | None = None, origin: str = "") -> RawItem:
+        if key not in self.meanings:
+            raise UnregisteredRawKeyError(key)
+        return RawItem(key, value, line, origin)
+
+
 @dataclass(frozen=True, slots=True)
 class Component:
     """One homogeneous part of a job: a hetjob component, a replicated job, a role."""
@@ -406,6 +427,7 @@ __all__ = [
     "Mount",
     "Placement",
     "RawItem",
+    "RawKeys",
     "Resources",
     "Schedule",
     "ScriptInfo",
@@ -416,5 +438,6 @@ __all__ = [
     "StoragePath",
     "Submission",
     "Unparsed",
+    "UnregisteredRawKeyError",
     "replace",
 ]

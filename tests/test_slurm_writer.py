@@ -404,6 +404,57 @@ def test_config_map_script_is_written_out_and_mounted(tmp_path: Path) -> None:
     statically_valid(text)
 
 
+PVC_JOB = """
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: fsx-pvc}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: fsx-sc
+  resources: {requests: {storage: 1200Gi}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: pi}
+spec:
+  backoffLimit: 0
+  activeDeadlineSeconds: 5400
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: pi
+          image: nvcr.io/nvidia/pytorch:24.03-py3
+          command: ["python", "/data/pi.py"]
+          volumeMounts: [{name: data, mountPath: /data}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: fsx-pvc}}]
+"""
+
+
+def test_a_claim_the_site_maps_to_a_file_system_loses_nothing(tmp_path: Path) -> None:
+    """The PVC of the same file is the site's /fsx: mapped as a volume and as a claim, and --strict passes."""
+    jobs = [j for j in manifest(tmp_path, PVC_JOB) if j.kind == "Job"]
+    result = translate_jobs(jobs, to="slurm", config=SITE)
+    (t,) = result.translations
+    assert "/fsx:/data" in script(t)
+    assert [e.item for e in t.fidelity.entries if e.status == FidelityStatus.DROPPED] == []
+    assert entry(t, "PersistentVolumeClaim")[0] == FidelityStatus.MAPPED
+    assert not result.strict
+    unmapped = translate_jobs(jobs, to="slurm", config=None).translations[0]
+    assert entry(unmapped, "PersistentVolumeClaim")[0] == FidelityStatus.DROPPED
+
+
+def test_kubectls_copy_of_the_object_is_no_loss(tmp_path: Path) -> None:
+    """kubectl's last-applied annotation repeats the manifest: translating the manifest keeps it all."""
+    text = JOB.replace(
+        "metadata: {name: pi, namespace: demo}",
+        "metadata:\n  name: pi\n  annotations:\n"
+        '    kubectl.kubernetes.io/last-applied-configuration: \'{"kind": "Job"}\'',
+    )
+    t = translate(tmp_path, text)
+    assert entry(t, "last-applied-configuration")[0] == FidelityStatus.MAPPED
+
+
 def test_without_a_runtime_the_script_path_is_rewritten(tmp_path: Path) -> None:
     t = translate(tmp_path, CM_JOB, runtime="none")
     text = script(t)

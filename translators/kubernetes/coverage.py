@@ -9,9 +9,25 @@ unmentioned.
 
 from __future__ import annotations
 
+from migrate.translators.shell.raw_keys import CONDA_TOOLS, CONDA_VERBS
 from migrate.translators.slurm import options as sbatch_options
+from migrate.vocab import FidelityStatus
 
 from .translation_context import Context, option_name
+
+# The other items the readers kept from a job file, by key: the script runs unchanged in the
+# pod, so each runs there too, in the image's environment rather than the node's. One row per
+# key of the sbatch reader's and the shell analysis' registries (a test checks it); a key
+# with no row is reported dropped.
+BODY_ITEMS: dict[str, FidelityStatus] = {
+    "crontab-env": FidelityStatus.APPROXIMATED,
+    "module": FidelityStatus.APPROXIMATED,
+    "spack": FidelityStatus.APPROXIMATED,
+    "source": FidelityStatus.APPROXIMATED,
+    "pip-install": FidelityStatus.APPROXIMATED,
+    "ulimit": FidelityStatus.APPROXIMATED,
+    **{f"{tool}-{verb}": FidelityStatus.APPROXIMATED for tool in CONDA_TOOLS for verb in CONDA_VERBS},
+}
 
 
 def sweep(ctx: Context, settings: tuple[tuple[str, int, int, str], ...]) -> None:
@@ -58,9 +74,15 @@ def _from_table(ctx: Context, long: str, text: str, line: int | None) -> None:
 
 def _body_item(ctx: Context, key: str, value: str, line: int | None, origin: str) -> None:
     text = f"{key} {value}".strip()
-    ctx.fidelity.approximated(
-        text, f"kept in the script, which runs unchanged in the pod ({origin or 'body'})", line
+    status = BODY_ITEMS.get(key)
+    if status is None:
+        ctx.fidelity.dropped(
+            text, f"a {origin or 'body'} item no reader writes: nothing says what it was", line
+        )
+        return
+    ctx.fidelity.record(
+        status, text, f"kept in the script, which runs unchanged in the pod ({origin or 'body'})", line
     )
 
 
-__all__ = ["sweep"]
+__all__ = ["BODY_ITEMS", "sweep"]

@@ -29,6 +29,7 @@ from .manifest_commands import shell_script
 from .manifest_fields import ObjectView, Path, fmt_path
 from .manifest_templates import has_placeholder
 from .quantities import format_cpu, is_integer, parse_quantity, to_mib
+from .raw_keys import RAW_KEYS
 
 # Volume sources that are shared storage worth a place in the storage graph.
 _STORAGE_KINDS = frozenset({"pvc", "hostPath", "nfs", "csi"})
@@ -547,7 +548,7 @@ def _resources(
     memory = limits.get("memory", requests.get("memory"))
     if _loses_detail(requests, limits, cpu):
         facts.raw.append(
-            ir.RawItem(
+            RAW_KEYS.item(
                 "resources",
                 _describe_usage(requests, limits),
                 view.line(spec),

@@ -27,6 +27,7 @@ from ..shell.facts import BodyFacts
 from ..shell.redact import literal_credential, redact
 from . import directives, options
 from .directives import Header, Setting, Unknown
+from .raw_keys import RAW_KEYS
 
 _SBATCH_LINE = re.compile(r"^#SBATCH", re.MULTILINE)
 _SCRON_LINE = re.compile(r"^#SCRON", re.MULTILINE)
@@ -233,7 +234,7 @@ def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job
                     line=number,
                     job=path,
                 )
-            pending_env.append(ir.RawItem(key="crontab-env", value=kept, line=number, origin="scrontab"))
+            pending_env.append(RAW_KEYS.item("crontab-env", kept, number, "scrontab"))
             continue
         try:
             jobs.append(_scrontab_entry(stripped, number, path, pending, pending_env, diags))
