@@ -32,8 +32,10 @@ from migrate.site.inventory import Inventory, InventoryError, parse_inventory
 from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
+from migrate.vocab import Direction
 
-TARGETS = {"kubernetes": "to_kubernetes", "slurm": "to_slurm"}
+# The schedulers a plan or a translation can go to, with the way there.
+TARGETS: dict[str, Direction] = {d.target: d for d in Direction}
 
 
 def default_scan_options() -> scan_results.ScanOptions:
@@ -84,7 +86,7 @@ def _read_input(path: str, option: str) -> str:
         raise UsageError(f"cannot read {path} (given to {option}): {exc.strerror or exc}") from None
 
 
-def direction_for(target: str) -> str:
+def direction_for(target: str) -> Direction:
     try:
         return TARGETS[target]
     except KeyError:
@@ -211,10 +213,6 @@ def _commit(tree: OutputTree, out: str, force: bool) -> list[str]:
         raise UsageError(str(exc)) from exc
 
 
-# Jobs that are already in the target's format are not translated again.
-_SOURCE_FORMAT = {"kubernetes": scan_results.SLURM, "slurm": scan_results.KUBERNETES}
-
-
 @dataclass
 class TranslateRun:
     scan: scan_results.ScanResult
@@ -231,16 +229,20 @@ def run_translate(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    runtime: str = "auto",
 ) -> TranslateRun:
-    direction_for(target)
+    """``flavor`` picks the Kubernetes object, ``runtime`` how Slurm scripts run containers."""
+    direction = direction_for(target)
     site, _ = load_config(config, paths)
     result = scanner.scan(paths, options or default_scan_options())
-    wanted = _SOURCE_FORMAT[target]
+    wanted = direction.source  # jobs already in the target's format are not translated again
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]
     try:
-        translated = translate.translate_jobs(jobs, to=target, flavor=flavor, config=site)
-    except ValueError as exc:  # an unknown flavor for this target
+        translated = translate.translate_jobs(
+            jobs, to=direction.target, flavor=flavor, config=site, runtime=runtime
+        )
+    except ValueError as exc:  # an unknown flavor or container runtime
         raise UsageError(str(exc)) from exc
     return TranslateRun(result, translated, skipped, _commit(translated.tree, out, force))
 

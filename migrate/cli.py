@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from migrate import EXIT_INTERRUPTED, INTERRUPTED, __version__
+from migrate.vocab import FidelityStatus, Format
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -197,8 +198,10 @@ def _print_scan_table(result: scan_results.ScanResult, show_diagnostics: bool) -
 
 
 class Target(StrEnum):
-    kubernetes = "kubernetes"
-    slurm = "slurm"
+    """The --to choices: the schedulers a job can go to."""
+
+    kubernetes = Format.KUBERNETES.value
+    slurm = Format.SLURM.value
 
 
 def _usage_error(exc: api.UsageError) -> typer.Exit:
@@ -332,8 +335,15 @@ def report_command(
     try:
         translations = None
         if translate:
+            # --flavor is the writer's one choice either way: towards Slurm, the container runtime
             translated = api.run_translate(
-                paths, to.value, os.path.join(out, "translated"), flavor=flavor, config=config, force=force
+                paths,
+                to.value,
+                os.path.join(out, "translated"),
+                flavor=flavor,
+                config=config,
+                force=force,
+                runtime=flavor if to is Target.slurm else "auto",
             )
             translations = translated.result
         run = api.run_report(
@@ -404,16 +414,16 @@ def translate_command(
     from migrate import api
 
     _check_paths(paths)
-    # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
-    choice = container_runtime if to is Target.slurm else flavor
     try:
-        run = api.run_translate(paths, to.value, out, flavor=choice, config=config, force=force)
+        run = api.run_translate(
+            paths, to.value, out, flavor=flavor, config=config, force=force, runtime=container_runtime
+        )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     table = Table(show_edge=False, pad_edge=False)
     for title in ("source", "output", "flavor", "mapped", "approx.", "dropped", "diag"):
         table.add_column(title)
-    totals = {"mapped": 0, "approximated": 0, "dropped": 0}
+    totals = {status: 0 for status in FidelityStatus}
     for t in run.result.translations:
         counts = t.fidelity.counts()
         for key in totals:
@@ -422,15 +432,16 @@ def translate_command(
             f"{t.source}:{t.line}" if t.line else t.source,
             t.name,
             t.flavor,
-            str(counts["mapped"]),
-            str(counts["approximated"]),
-            str(counts["dropped"]),
+            str(counts[FidelityStatus.MAPPED]),
+            str(counts[FidelityStatus.APPROXIMATED]),
+            str(counts[FidelityStatus.DROPPED]),
             str(len(t.diagnostics)),
         )
     _out().print(table)
     _out().print(
         f"\n{len(run.result.translations)} jobs translated to {to.value} in {out}: "
-        f"{totals['mapped']} items mapped, {totals['approximated']} approximated, {totals['dropped']} dropped"
+        f"{totals[FidelityStatus.MAPPED]} items mapped, {totals[FidelityStatus.APPROXIMATED]} approximated, "
+        f"{totals[FidelityStatus.DROPPED]} dropped"
         + (f"; {len(run.skipped)} jobs already in that format were left alone" if run.skipped else "")
     )
     _out().print("every decision and its reason: " + os.path.join(out, "translation.json"), markup=False)

@@ -13,17 +13,13 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
-
-MAPPED = "mapped"
-APPROXIMATED = "approximated"
-DROPPED = "dropped"
-STATUSES = (MAPPED, APPROXIMATED, DROPPED)
+from migrate.vocab import FidelityStatus
 
 
 @dataclass(frozen=True)
 class Entry:
     item: str  # the source item, e.g. "--gres=gpu:a100:4" or "spec.backoffLimit"
-    status: str
+    status: FidelityStatus
     reason: str = ""
     line: int | None = None
 
@@ -39,23 +35,26 @@ class FidelityLog:
     entries: list[Entry] = field(default_factory=list)
 
     def mapped(self, item: str, reason: str = "", line: int | None = None) -> None:
-        self.entries.append(Entry(item, MAPPED, reason, line))
+        self.entries.append(Entry(item, FidelityStatus.MAPPED, reason, line))
 
     def approximated(self, item: str, reason: str, line: int | None = None) -> None:
-        self.entries.append(Entry(item, APPROXIMATED, reason, line))
+        self.entries.append(Entry(item, FidelityStatus.APPROXIMATED, reason, line))
 
     def dropped(self, item: str, reason: str, line: int | None = None) -> None:
-        self.entries.append(Entry(item, DROPPED, reason, line))
+        self.entries.append(Entry(item, FidelityStatus.DROPPED, reason, line))
+
+    def record(self, status: FidelityStatus, item: str, reason: str, line: int | None = None) -> None:
+        self.entries.append(Entry(item, status, reason, line))
 
     def counts(self) -> dict[str, int]:
-        counts = {s: 0 for s in STATUSES}
+        counts: dict[str, int] = {s: 0 for s in FidelityStatus}
         for e in self.entries:
             counts[e.status] += 1
         return counts
 
     @property
     def any_dropped(self) -> bool:
-        return any(e.status == DROPPED for e in self.entries)
+        return any(e.status == FidelityStatus.DROPPED for e in self.entries)
 
     def to_list(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self.entries]
@@ -104,7 +103,7 @@ class Translation:
 
     @property
     def dropped(self) -> list[Entry]:
-        return [e for e in self.fidelity.entries if e.status == DROPPED]
+        return [e for e in self.fidelity.entries if e.status == FidelityStatus.DROPPED]
 
     def to_dict(self, outputs: list[str]) -> dict[str, Any]:
         return {

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from migrate.vocab import Format, JobKind
+
 IR_VERSION = "1"
 
 # Storage access hints.
@@ -21,9 +23,6 @@ READ = "read"
 WRITE = "write"
 READ_WRITE = "readwrite"
 UNKNOWN = "unknown"
-
-# Job kinds that only submit other jobs: no work of their own.
-WRAPPER_KINDS = frozenset(("wrapper",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +33,10 @@ class KeyValue:
 
 @dataclass(frozen=True, slots=True)
 class SourceRef:
-    """Where a job came from: file, line span and format ("slurm", "kubernetes")."""
+    """Where a job came from: file, line span and the scheduler it is written for."""
 
     path: str
-    format: str
+    format: Format
     line: int = 1
     end_line: int | None = None
     document: int | None = None  # index of the YAML document in a multi-document file
@@ -316,7 +315,29 @@ class RawItem:
     key: str
     value: str = ""
     line: int | None = None
-    origin: str = ""  # "#SBATCH", a YAML path, ...
+    origin: str = ""  # where it was written: "#SBATCH", a YAML path, "shell" ...
+    component: int = 0  # the hetjob component of a directive (0: the first, or the only one)
+
+
+class UnregisteredRawKeyError(KeyError):
+    """A reader gave a raw item a key its registry does not list (a programming error)."""
+
+
+@dataclass(frozen=True)
+class RawKeys:
+    """The keys one reader gives the raw items it makes, each with what it holds.
+
+    The reader's registry, as ``diagnostics.CODES`` is for codes: every writer that
+    takes that reader's jobs has a row for each key (a test checks it), so no key
+    falls through to a default.
+    """
+
+    meanings: dict[str, str]
+
+    def item(self, key: str, value: str = "", line: int | None = None, origin: str = "") -> RawItem:
+        if key not in self.meanings:
+            raise UnregisteredRawKeyError(key)
+        return RawItem(key, value, line, origin)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +357,7 @@ class Component:
 class Job:
     id: str
     source: SourceRef
-    kind: str  # sbatch | scrontab | wrapper | Job | CronJob | PyTorchJob | ...
+    kind: JobKind
     name: str | None = None
     api_version: str | None = None
     components: tuple[Component, ...] = (Component(),)
@@ -406,6 +427,7 @@ __all__ = [
     "Mount",
     "Placement",
     "RawItem",
+    "RawKeys",
     "Resources",
     "Schedule",
     "ScriptInfo",
@@ -416,5 +438,6 @@ __all__ = [
     "StoragePath",
     "Submission",
     "Unparsed",
+    "UnregisteredRawKeyError",
     "replace",
 ]

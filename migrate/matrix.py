@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from migrate.diagnostics import Collector
-from migrate.fidelity import APPROXIMATED, DROPPED, MAPPED
 from migrate.translate import translate_jobs
 from migrate.translators.slurm import reader as slurm_reader
 from migrate.translators.slurm.options import OPTIONS, PLUGIN_OPTIONS, Option
+from migrate.vocab import FidelityStatus, Format
 
 # The body each flavor expects, so that no flavor falls back to another one.
 FLAVOR_BODIES = {
@@ -29,9 +29,13 @@ FLAVOR_BODIES = {
     "pytorchjob": "srun torchrun --nproc_per_node=8 train.py",
     "mpijob": "srun --mpi=pmix ./simulate",
 }
-SYMBOL = {MAPPED: "✓", APPROXIMATED: "~", DROPPED: "✗"}
+SYMBOL: dict[str, str] = {
+    FidelityStatus.MAPPED: "✓",
+    FidelityStatus.APPROXIMATED: "~",
+    FidelityStatus.DROPPED: "✗",
+}
 GAP = "—"
-_WORST = (DROPPED, APPROXIMATED, MAPPED)
+_WORST = (FidelityStatus.DROPPED, FidelityStatus.APPROXIMATED, FidelityStatus.MAPPED)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ def status_of(option: Option, flavor: str) -> str:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
         jobs = slurm_reader.read(text, path, Collector())
-        result = translate_jobs(jobs, to="kubernetes", flavor=flavor)
+        result = translate_jobs(jobs, to=Format.KUBERNETES, flavor=flavor)
     # Recorded under its own spelling, or (raw items) with its source line, the directive's line 2.
     prefix = f"--{option.long}"
     found = {
@@ -104,14 +108,15 @@ def render_markdown(table: list[Row]) -> str:
         opt = row.option
         short = f"`-{opt.short}`" if opt.short else ""
         cells = " | ".join(SYMBOL.get(s, s) for s in row.statuses)
-        note = opt.k8s.split(":", 1)[1].strip() if ":" in opt.k8s else opt.k8s
+        note = opt.k8s.reason
         plugin = f" ({opt.plugin} plugin)" if opt.plugin else ""
         lines.append(f"| `--{opt.long}` | {short} | {opt.group}{plugin} | {cells} | {_cell(note)} |")
     counts = {s: sum(r.statuses.count(s) for r in table) for s in (*_WORST, GAP)}
     lines += [
         "",
-        f"{len(table)} options x {len(flavors)} flavors: {counts[MAPPED]} mapped, "
-        f"{counts[APPROXIMATED]} approximated, {counts[DROPPED]} dropped, {counts[GAP]} not accounted for.",
+        f"{len(table)} options x {len(flavors)} flavors: {counts[FidelityStatus.MAPPED]} mapped, "
+        f"{counts[FidelityStatus.APPROXIMATED]} approximated, {counts[FidelityStatus.DROPPED]} dropped, "
+        f"{counts[GAP]} not accounted for.",
         "",
     ]
     return "\n".join(lines)

@@ -7,6 +7,7 @@ reader fills them back in; ``from_dict(type(x), to_dict(x)) == x`` always holds.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import sys
 import types
@@ -72,9 +73,9 @@ def _field_table(cls: type) -> tuple[tuple[str, Any], ...] | None:
 
 
 # Reading: one converter per type, built once. The JSON value of a number or a
-# boolean is already the value; strings are interned, since the same kinds,
-# origins, option names and paths recur in every job of a site, and a JSON
-# reader makes a new string for each.
+# boolean is already the value; a vocabulary's spelling becomes its member (one
+# object already); strings are interned, since the same origins, option names and
+# paths recur in every job of a site, and a JSON reader makes a new string for each.
 Converter = Callable[[Any], Any]
 
 
@@ -96,6 +97,8 @@ def _converter(tp: Any) -> Converter | None:
         return _dataclass_converter(tp)
     if tp is str:
         return _intern
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp  # a vocabulary: the member of that spelling
     return None
 
 

@@ -28,17 +28,17 @@ from typing import Protocol
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
-from migrate.fidelity import DROPPED, Edge, Entry, Translation, interactive_translation
+from migrate.fidelity import Edge, Entry, Translation, interactive_translation
 from migrate.graph.deps import resolve_dependencies
 from migrate.names import NameAllocator
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
+from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, FidelityStatus, Format
 
-KUBERNETES = "kubernetes"
-SLURM = "slurm"
-WRITERS = {KUBERNETES: "migrate.translators.kubernetes.writer", SLURM: "migrate.translators.slurm.writer"}
-WRAPPER = "wrapper"
-SALLOC = "salloc"
+WRITERS: dict[str, str] = {
+    Format.KUBERNETES: "migrate.translators.kubernetes.writer",
+    Format.SLURM: "migrate.translators.slurm.writer",
+}
 
 
 @dataclass
@@ -65,8 +65,10 @@ class Writer(Protocol):
     RESERVED: frozenset[str]
 
     def translate_job(
-        self, job: ir.Job, config: SiteConfig | None = None, flavor: str = "auto", *, name: str | None = None
-    ) -> Translation: ...
+        self, job: ir.Job, config: SiteConfig | None, choice: str, /, *, name: str | None = None
+    ) -> Translation:
+        """``choice`` is the writer's one choice: the Kubernetes flavor, or the Slurm container runtime."""
+        ...
 
     def render_shared(self, translations: list[Translation], config: SiteConfig | None) -> dict[str, str]: ...
 
@@ -87,20 +89,27 @@ def writer_for(target: str) -> Writer:
 
 
 def translate_jobs(
-    jobs: list[ir.Job], to: str = KUBERNETES, flavor: str = "auto", config: SiteConfig | None = None
+    jobs: list[ir.Job],
+    to: str = Format.KUBERNETES,
+    flavor: str = "auto",
+    config: SiteConfig | None = None,
+    runtime: str = "auto",
 ) -> TranslationSet:
+    """``flavor``: the Kubernetes object to write (``auto``, ``job``, ``jobset`` ...);
+    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``)."""
     writer = writer_for(to)
+    choice = runtime if to == Format.SLURM else flavor
     names = NameAllocator(writer.NAME_MAX)
     names.taken |= set(writer.RESERVED)  # shared folders keep their names
     translations: list[Translation] = []
     for job in jobs:
         name = names.allocate(job.name or _stem(job.source.path))
-        if job.kind == WRAPPER:
+        if job.kind in WRAPPER_KINDS:
             translations.append(writer.translate_wrapper(job, name))
-        elif job.kind == SALLOC:
+        elif job.kind in INTERACTIVE_KINDS:
             translations.append(interactive_translation(job, name, to))
         else:
-            translations.append(writer.translate_job(job, config, flavor, name=name))
+            translations.append(writer.translate_job(job, config, choice, name=name))
     by_id = {t.job_id: t for t in translations}
     edges = _edges(jobs, by_id)
     tree = OutputTree()
@@ -164,8 +173,12 @@ def _mark_unresolved(t: Translation, dep_type: str, target: str, note: str, line
     reason = f"{target} is not among the translated jobs" + (f" ({note})" if note else "") + "; nothing waits"
     short = target.split(":", 1)[-1]
     for i, entry in enumerate(t.fidelity.entries):
-        if entry.item.startswith("--dependency=") and short in entry.item and entry.status != DROPPED:
-            t.fidelity.entries[i] = Entry(entry.item, DROPPED, reason, entry.line)
+        if (
+            entry.item.startswith("--dependency=")
+            and short in entry.item
+            and entry.status != FidelityStatus.DROPPED
+        ):
+            t.fidelity.entries[i] = Entry(entry.item, FidelityStatus.DROPPED, reason, entry.line)
             return
     t.fidelity.dropped(f"{dep_type} on {target}", reason, line)
 

@@ -27,6 +27,7 @@ from migrate.reports.scan_facts import job_facts
 from migrate.reports.view import ReportModel
 from migrate.scan.results import ScanResult
 from migrate.translate import TranslationSet
+from migrate.vocab import FidelityStatus
 
 
 def build_model(
@@ -49,10 +50,7 @@ def build_model(
     diagnostics = model_scan.diagnostic_groups(found, rel)
     errors = sum(len(g.items) for g in diagnostics if g.severity == "error")
     dropped = (sum(t.dropped for t in translated), sum(1 for t in translated if t.dropped))
-    totals = {
-        status: sum(getattr(t, status) for t in translated)
-        for status in ("mapped", "approximated", "dropped")
-    }
+    totals = {status: sum(getattr(t, status) for t in translated) for status in FidelityStatus}
     site, source, target = plan["site"], plan["source"], plan["target"]
     return ReportModel(
         title=f"Migration plan: {source} to {target}" + (f" for {site}" if site else ""),

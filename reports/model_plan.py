@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
 from migrate.reports import fmt
-from migrate.reports.plan_types import Job, Phase, PlanDoc
+from migrate.reports.plan_types import Job, Phase, PlanDoc, RiskFactor
 from migrate.reports.scan_facts import JobFacts
 from migrate.reports.view import (
     CODE,
@@ -262,17 +262,12 @@ def _evidence(items: Iterable[str], shown: int = 4) -> str:
     return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
-def top_reason(reasons: Iterable[str]) -> str:
-    """The reason that adds the most points ("+20: strict placement ..." beats "+5: ...")."""
+def top_reason(factors: Iterable[RiskFactor]) -> str:
+    """The reason of the risk factor that adds the most points (the first of equals)."""
     best, best_points = "", -1
-    for reason in reasons:
-        head, _, text = reason.partition(": ")
-        try:
-            points = int(head.lstrip("+"))
-        except ValueError:
-            points, text = 0, reason
-        if points > best_points:
-            best, best_points = text, points
+    for factor in factors:
+        if factor["points"] > best_points:
+            best, best_points = factor["reason"], factor["points"]
     return best
 
 
@@ -292,7 +287,7 @@ def units_table(plan: PlanDoc) -> Table:
                 fmt.num(len(unit["already_there"])),
                 ", ".join(moving_phases),
                 ", ".join(fs.split(":", 1)[-1] for fs in unit["filesystems"]),
-                top_reason(unit["risk"]["reasons"]) if unit["moving"] else "",
+                top_reason(unit["risk"]["factors"]) if unit["moving"] else "",
             )
         )
     total = len(plan["units"])
@@ -390,7 +385,7 @@ def risks(
             RiskItem(
                 f"Unit {unit['id']} ({unit['action']}) scores {unit['risk']['score']}/100",
                 f"{fmt.plural(len(unit['moving']), 'job')} to move; largest factor: "
-                f"{rel(top_reason(unit['risk']['reasons']))}.",
+                f"{rel(top_reason(unit['risk']['factors']))}.",
             )
         )
     held = [(u["id"], h) for u in plan["units"] for h in u["held"]]

@@ -26,11 +26,12 @@ from migrate.reports.view import (
 )
 from migrate.scan.results import ScanResult
 from migrate.translate import TranslationSet
+from migrate.vocab import FidelityStatus, Format
 
 # Upper bounds of the size buckets; the last bucket is open.
 NODE_BUCKETS = (0, 1, 4, 16, 64)
 GPU_BUCKETS = (0, 1, 8, 64, 512)
-FIDELITY_ORDER = {"dropped": 0, "approximated": 1, "mapped": 2}
+FIDELITY_ORDER = {FidelityStatus.DROPPED: 0, FidelityStatus.APPROXIMATED: 1, FidelityStatus.MAPPED: 2}
 
 
 def scanned(result: ScanResult, paths: Sequence[str], config_path: str | None, rel: fmt.Relative) -> Scanned:
@@ -76,11 +77,11 @@ def _demand_columns(first: Column) -> tuple[Column, ...]:
 
 
 def _by_format(result: ScanResult, jobs: list[Job], facts: Mapping[str, JobFacts]) -> Table:
-    files = Counter(f.format for f in result.files)
+    files: Counter[str] = Counter(f.format for f in result.files)
     groups: dict[str, list[Job]] = defaultdict(list)
     for job in jobs:
         info = facts.get(job["id"])
-        groups[info.format if info else "unknown"].append(job)
+        groups[info.format if info else Format.UNKNOWN].append(job)
     rows = []
     for name in sorted(set(files) | set(groups)):
         count, node_h, gpu_h = _sums(groups.get(name, []))
@@ -93,7 +94,7 @@ def _by_kind(jobs: list[Job], facts: Mapping[str, JobFacts]) -> Table:
     groups: dict[tuple[str, str], list[Job]] = defaultdict(list)
     for job in jobs:
         info = facts.get(job["id"])
-        groups[(info.format, info.kind) if info else ("unknown", "unknown")].append(job)
+        groups[(info.format, info.kind) if info else (Format.UNKNOWN, "unknown")].append(job)
     rows = tuple((kind, form, *_fmt_sums(members)) for (form, kind), members in sorted(groups.items()))
     columns = (Column("Kind"), Column("Format"), *_demand_columns(Column(""))[1:])
     return Table("by-kind", "Jobs by kind", columns, rows)
@@ -282,9 +283,9 @@ def job_translations(
                 name=t.name,
                 flavor=t.flavor,
                 flavor_reason=t.flavor_reason,
-                mapped=counts.get("mapped", 0),
-                approximated=counts.get("approximated", 0),
-                dropped=counts.get("dropped", 0),
+                mapped=counts.get(FidelityStatus.MAPPED, 0),
+                approximated=counts.get(FidelityStatus.APPROXIMATED, 0),
+                dropped=counts.get(FidelityStatus.DROPPED, 0),
                 entries=tuple(
                     FidelityRow(e.item, e.status, rel(e.reason), "" if e.line is None else str(e.line))
                     for _, e in entries
@@ -305,7 +306,7 @@ def fidelity_counts(
     out: dict[str, tuple[int, int]] = {}
     for t in translation_list(translations):
         counts = t.fidelity.counts()
-        out[t.job_id] = (counts.get("dropped", 0), counts.get("approximated", 0))
+        out[t.job_id] = (counts.get(FidelityStatus.DROPPED, 0), counts.get(FidelityStatus.APPROXIMATED, 0))
     return out
 
 

@@ -77,7 +77,7 @@ class RiskFactor(TypedDict):
 class Risk(TypedDict):
     score: int  # 0 .. 100
     reasons: list[str]  # "+N: why"
-    factors: NotRequired[list[RiskFactor]]
+    factors: list[RiskFactor]
 
 
 class Unit(TypedDict):

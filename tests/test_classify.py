@@ -20,34 +20,11 @@ from ir_builders import (
 )
 
 from migrate import ir
-from migrate.plan.classify import (
-    ALREADY_THERE,
-    BATCH_INFERENCE,
-    DATA_PREP,
-    FINE_TUNING,
-    GENERAL,
-    HPC_MPI,
-    INTERACTIVE,
-    LONG_TRAINING,
-    MAINTENANCE,
-    MOVE,
-    MOVE_WITH_CHANGES,
-    ORCHESTRATION,
-    PATTERNS,
-    SERVING,
-    SMALL_TRAINING,
-    STAY,
-    SWEEP,
-    TO_KUBERNETES,
-    TO_SLURM,
-    Assessment,
-    assess_job,
-    assess_jobs,
-    classify_job,
-)
+from migrate.plan.classify import Assessment, assess_job, assess_jobs, classify_job
 from migrate.plan.facts import VOCABULARY, facts_of
-from migrate.plan.rules import RULES
+from migrate.plan.rules import RULES, Recommendation
 from migrate.site.config import SiteConfig, parse_site_config
+from migrate.vocab import Action, Direction, Pattern
 
 SITE = parse_site_config(
     {
@@ -61,7 +38,12 @@ SITE = parse_site_config(
 )
 
 
-def assess(job: ir.Job, direction: str = TO_KUBERNETES, config: SiteConfig = SITE) -> Assessment:
+def texts(rec: Recommendation) -> tuple[str, ...]:
+    """The sentences of a recommendation's changes, as plan.json lists them."""
+    return tuple(c.text for c in rec.changes)
+
+
+def assess(job: ir.Job, direction: str = Direction.TO_KUBERNETES, config: SiteConfig = SITE) -> Assessment:
     return assess_job(job, direction, config)
 
 
@@ -87,7 +69,7 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
 @pytest.mark.parametrize(
     ("job", "pattern", "reason"),
     [
-        (pretrain(), LONG_TRAINING, "32 nodes > large_training_nodes (4)"),
+        (pretrain(), Pattern.LONG_TRAINING, "32 nodes > large_training_nodes (4)"),
         (
             slurm_job(
                 "t/long.sbatch",
@@ -97,7 +79,7 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
                 hours=96,
                 launchers=[launcher("torchrun", "train.py")],
             ),
-            LONG_TRAINING,
+            Pattern.LONG_TRAINING,
             "2 nodes for 96 h >= long_training_hours (72)",
         ),
         (
@@ -108,69 +90,73 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
                 gpus_per_node=8,
                 launchers=[launcher("torchrun", "train.py")],
             ),
-            SMALL_TRAINING,
+            Pattern.SMALL_TRAINING,
             "launcher torchrun",
         ),
         (
             slurm_job("t/ft.sbatch", name="llama-sft", gpus_per_node=8, body="python run.py --peft lora\n"),
-            FINE_TUNING,
+            Pattern.FINE_TUNING,
             "job mentions 'lora', 'peft', 'sft'",
         ),
         (
             slurm_job(
                 "t/ft2.sbatch", name="x", gpus_per_node=8, launchers=[launcher("torchrun", "fine-tune.py")]
             ),
-            FINE_TUNING,
+            Pattern.FINE_TUNING,
             "mentions fine-tuning",
         ),
         (
             slurm_job("s/lr.sbatch", name="lr-scan", gpus_per_node=1, array=20, body="python train.py\n"),
-            SWEEP,
+            Pattern.SWEEP,
             "array of 20",
         ),
         (
             slurm_job("s/agent.sbatch", name="a", gpus_per_node=1, body="wandb agent team/proj/abc\n"),
-            SWEEP,
+            Pattern.SWEEP,
             "sweep agent",
         ),
         (
             k8s_job(
                 "k/sweep.yaml", name="vit-lr", indexed=12, gpus_per_pod=1, command=["python", "train.py"]
             ),
-            SWEEP,
+            Pattern.SWEEP,
             "array of 12",
         ),
         (
             slurm_job("d/tok.sbatch", name="tokenize-web", body="python tok.py\n"),
-            DATA_PREP,
+            Pattern.DATA_PREP,
             "name mentions 'tokenize'",
         ),
-        (slurm_job("d/x.sbatch", name="x", array=64), DATA_PREP, "CPU-only array of 64 tasks"),
-        (k8s_job("k/vllm.yaml", kind="Deployment", name="vllm"), SERVING, "long-running Deployment"),
+        (slurm_job("d/x.sbatch", name="x", array=64), Pattern.DATA_PREP, "CPU-only array of 64 tasks"),
+        (k8s_job("k/vllm.yaml", kind="Deployment", name="vllm"), Pattern.SERVING, "long-running Deployment"),
         (
             k8s_job("k/svc.yaml", name="api", services=[ir.Service("api", ports=(80,))]),
-            SERVING,
+            Pattern.SERVING,
             "exposes a service",
         ),
         (
             slurm_job(
                 "s/vllm.sbatch", name="x", gpus_per_node=2, body="vllm serve /fsx/models/m --port 8000\n"
             ),
-            SERVING,
+            Pattern.SERVING,
             "inference server",
         ),
-        (k8s_job("k/ray.yaml", kind="RayJob", name="embed-docs"), BATCH_INFERENCE, "kind RayJob"),
+        (k8s_job("k/ray.yaml", kind="RayJob", name="embed-docs"), Pattern.BATCH_INFERENCE, "kind RayJob"),
         (
             slurm_job("e/eval.sbatch", name="eval", gpus_per_node=1, body="python eval.py\n"),
-            BATCH_INFERENCE,
+            Pattern.BATCH_INFERENCE,
             "name mentions 'eval'",
         ),
         (
             slurm_job("d/jl.sbatch", name="jl", body="jupyter lab --port 8888\n"),
-            INTERACTIVE,
+            Pattern.INTERACTIVE,
             "job mentions 'jupyter'",
         ),
-        (slurm_job("d/devbox.sh", name="dev", body="sleep infinity\n"), INTERACTIVE, "keeps a session open"),
+        (
+            slurm_job("d/devbox.sh", name="dev", body="sleep infinity\n"),
+            Pattern.INTERACTIVE,
+            "keeps a session open",
+        ),
         (
             slurm_job(
                 "h/md.sbatch",
@@ -179,7 +165,7 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
                 modules=["gromacs/2024", "openmpi/4.1"],
                 launchers=[launcher("mpirun", "gmx_mpi", "mdrun")],
             ),
-            HPC_MPI,
+            Pattern.HPC_MPI,
             "MPI without an ML framework: mpirun",
         ),
         (
@@ -190,31 +176,31 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
                 modules=["intel-oneapi-mpi"],
                 launchers=[launcher("srun", "./nek5000")],
             ),
-            HPC_MPI,
+            Pattern.HPC_MPI,
             "MPI without an ML framework",
         ),
-        (slurm_job("o/clean.sbatch", name="nightly-cleanup"), MAINTENANCE, "name mentions 'cleanup'"),
+        (slurm_job("o/clean.sbatch", name="nightly-cleanup"), Pattern.MAINTENANCE, "name mentions 'cleanup'"),
         (
             slurm_job("o/x.sbatch", name="report", kind="scrontab", schedule="0 2 * * *"),
-            MAINTENANCE,
+            Pattern.MAINTENANCE,
             "runs on a schedule (0 2 * * *)",
         ),
         (
             k8s_job("k/cron.yaml", kind="CronJob", name="models-to-s3", schedule="@daily"),
-            MAINTENANCE,
+            Pattern.MAINTENANCE,
             "runs on a schedule",
         ),
         (
             wrapper("p/run.sh", submit("a.sbatch"), submit("b.sbatch")),
-            ORCHESTRATION,
+            Pattern.ORCHESTRATION,
             "wrapper script that submits 2 job(s)",
         ),
         (
             slurm_job("x/plain.sbatch", name="x", body="python main.py\n"),
-            GENERAL,
+            Pattern.GENERAL,
             "a CPU job with no recognisable workload signal",
         ),
-        (slurm_job("x/gpu.sbatch", name="x", gpus_per_node=1), GENERAL, "a GPU job"),
+        (slurm_job("x/gpu.sbatch", name="x", gpus_per_node=1), Pattern.GENERAL, "a GPU job"),
     ],
 )
 def test_patterns(job: ir.Job, pattern: str, reason: str) -> None:
@@ -231,14 +217,14 @@ def test_mpi_with_an_ml_framework_is_training_not_hpc() -> None:
         gpus_per_node=8,
         launchers=[launcher("srun", "python", "megatron_gpt_pretraining.py", mpi="pmix")],
     )
-    assert classify_job(nemo).pattern == SMALL_TRAINING
+    assert classify_job(nemo).pattern == Pattern.SMALL_TRAINING
 
 
 def test_comments_in_the_body_are_not_evidence() -> None:
     job = slurm_job(
         "x/a.sbatch", name="x", body="# eval runs after training, see the wrapper\npython main.py\n"
     )
-    assert classify_job(job).pattern == GENERAL
+    assert classify_job(job).pattern == Pattern.GENERAL
 
 
 def test_pods_are_not_nodes() -> None:
@@ -250,12 +236,12 @@ def test_pods_are_not_nodes() -> None:
         components=[component("worker", replicas=16, gpus_per_pod=1)],
     )
     found = classify_job(job, SITE)
-    assert found.pattern == SMALL_TRAINING
+    assert found.pattern == Pattern.SMALL_TRAINING
     assert "2 node(s) <= large_training_nodes (4)" in found.reasons
 
 
 def test_every_pattern_is_known() -> None:
-    assert len(set(PATTERNS)) == len(PATTERNS) == 12
+    assert len(set(Pattern)) == len(Pattern) == 12
 
 
 # ---------------------------------------------------------------------------
@@ -264,20 +250,20 @@ def test_every_pattern_is_known() -> None:
 
 def test_large_training_with_strict_needs_stays_on_slurm() -> None:
     rec = assess(pretrain()).recommendation
-    assert rec.action == STAY
+    assert rec.action == Action.STAY
     assert rec.rule.id == "large-training-on-slurm"
     assert "seeds/000" in rec.rule.source and "seeds/004" in rec.rule.source
     assert "training above 4 nodes" in rec.rule.says
     assert rec.thresholds == (("large_training_nodes", 4),)
     assert "exclusive nodes (node)" in rec.reason and "FI_EFA_USE_DEVICE_RDMA" in rec.reason
-    assert rec.changes == ()
+    assert texts(rec) == ()
 
 
 def test_the_threshold_comes_from_the_site_config() -> None:
     roomy = parse_site_config({"thresholds": {"large_training_nodes": 64}})
     found = assess(pretrain(nodes=32), config=roomy)
-    assert found.pattern == SMALL_TRAINING
-    assert found.recommendation.action == MOVE_WITH_CHANGES
+    assert found.pattern == Pattern.SMALL_TRAINING
+    assert found.recommendation.action == Action.MOVE_WITH_CHANGES
     assert found.recommendation.rule.says.startswith("training on up to 64 nodes")
     assert found.recommendation.thresholds == (("large_training_nodes", 64),)
 
@@ -287,7 +273,7 @@ def test_above_threshold_without_strict_needs_moves_with_changes() -> None:
         "t/loose.sbatch", name="train-loose", nodes=6, gpus_per_node=8, hours=4, body="python train.py\n"
     )
     rec = assess(job).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "large-training-on-slurm")
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "large-training-on-slurm")
     assert "no gang, topology or whole-node need" in rec.reason
 
 
@@ -306,12 +292,12 @@ def test_small_training_moves_with_changes() -> None:
         mail=True,
     )
     rec = assess(job).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "mid-training-either")
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "mid-training-either")
     assert (
         rec.rule.source
         == "seeds/000 (ParallelCluster vs Kubernetes) decision tree, row 'training on 1-4 nodes'"
     )
-    assert list(rec.changes) == [
+    assert list(texts(rec)) == [
         "needs a container image for conda vision (migrate.yaml maps: registry/vision:1)",
         "gang scheduling via Kueue or Volcano (all pods start together)",
         "rendezvous through a PyTorchJob or a JobSet headless Service instead of the Slurm node list",
@@ -328,14 +314,14 @@ def test_fine_tuning_follows_the_mixed_workload_row() -> None:
         "t/ft.sbatch", name="llama-lora", gpus_per_node=8, containers=[ir.Container("nvcr.io/nemo:24.05")]
     )
     rec = assess(job).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE, "mixed-to-kubernetes")
+    assert (rec.action, rec.rule.id) == (Action.MOVE, "mixed-to-kubernetes")
     assert "mixed training, fine-tuning and serving" in rec.rule.source
-    assert rec.changes == ()
+    assert texts(rec) == ()
 
 
 def test_large_fine_tuning_with_strict_needs_stays() -> None:
     rec = assess(pretrain(name="llama70b-sft")).recommendation
-    assert (rec.action, rec.rule.id) == (STAY, "large-training-on-slurm")
+    assert (rec.action, rec.rule.id) == (Action.STAY, "large-training-on-slurm")
 
 
 def test_sweep_moves_with_kueue() -> None:
@@ -343,10 +329,10 @@ def test_sweep_moves_with_kueue() -> None:
         "s/lr.sbatch", name="lr-sweep", gpus_per_node=1, array=20, array_throttle=4, body="python train.py\n"
     )
     rec = assess(job).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "sweeps-on-kubernetes")
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "sweeps-on-kubernetes")
     assert "hyperparameter sweeps" in rec.rule.source
-    assert "array of 20 becomes an Indexed Job (completions 20, parallelism 4)" in rec.changes
-    assert "trials must tolerate preemption under Kueue (checkpoint or keep them short)" in rec.changes
+    assert "array of 20 becomes an Indexed Job (completions 20, parallelism 4)" in texts(rec)
+    assert "trials must tolerate preemption under Kueue (checkpoint or keep them short)" in texts(rec)
 
 
 def test_data_preprocessing_either() -> None:
@@ -354,8 +340,8 @@ def test_data_preprocessing_either() -> None:
         "d/tok.sbatch", name="tokenize", partition="cpu", containers=[ir.Container("registry/data:1")]
     )
     rec = assess(job).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "data-prep-either")
-    assert rec.changes == ("partition cpu has no queue or node selector in migrate.yaml",)
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "data-prep-either")
+    assert texts(rec) == ("partition cpu has no queue or node selector in migrate.yaml",)
 
 
 def test_serving_on_slurm_moves_to_kubernetes() -> None:
@@ -367,8 +353,8 @@ def test_serving_on_slurm_moves_to_kubernetes() -> None:
         body="vllm serve m\n",
     )
     rec = assess(job).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "serving-on-kubernetes")
-    assert rec.changes == ("a Deployment with a Service (and an autoscaler) instead of a batch job",)
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "serving-on-kubernetes")
+    assert texts(rec) == ("a Deployment with a Service (and an autoscaler) instead of a batch job",)
 
 
 def test_hpc_mpi_large_stays_small_moves() -> None:
@@ -380,7 +366,7 @@ def test_hpc_mpi_large_stays_small_moves() -> None:
         launchers=[launcher("mpirun", "gmx_mpi")],
     )
     rec = assess(big).recommendation
-    assert (rec.action, rec.rule.id) == (STAY, "hpc-on-slurm")
+    assert (rec.action, rec.rule.id) == (Action.STAY, "hpc-on-slurm")
     small = slurm_job(
         "h/md2.sbatch",
         name="md",
@@ -389,16 +375,15 @@ def test_hpc_mpi_large_stays_small_moves() -> None:
         launchers=[launcher("mpirun", "gmx_mpi")],
     )
     rec = assess(small).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "small-mpi-either")
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "small-mpi-either")
     assert (
-        rec.changes[0]
-        == "needs a container image for gromacs/2024 (migrate.yaml maps: registry/gromacs:2024)"
+        texts(rec)[0] == "needs a container image for gromacs/2024 (migrate.yaml maps: registry/gromacs:2024)"
     )
-    assert "MPI ranks started by an MPIJob (or Volcano's mpi plugin) instead of srun/mpirun" in rec.changes
+    assert "MPI ranks started by an MPIJob (or Volcano's mpi plugin) instead of srun/mpirun" in texts(rec)
     strict = slurm_job(
         "h/md3.sbatch", name="md", nodes=2, exclusive="node", launchers=[launcher("mpirun", "lmp")]
     )
-    assert assess(strict).recommendation.action == STAY
+    assert assess(strict).recommendation.action == Action.STAY
 
 
 def test_maintenance_tied_to_nodes_stays_otherwise_both_sides() -> None:
@@ -407,13 +392,13 @@ def test_maintenance_tied_to_nodes_stays_otherwise_both_sides() -> None:
         placement=ir.Placement(nodelist="gpu-[017-020]"),
     )
     rec = assess(burn).recommendation
-    assert (rec.action, rec.rule.id) == (STAY, "maintenance-both-sides")
+    assert (rec.action, rec.rule.id) == (Action.STAY, "maintenance-both-sides")
     cron = slurm_job(
         "o/report", name="report", kind="scrontab", schedule="0 2 * * *", containers=[ir.Container("r/ops:1")]
     )
     rec = assess(cron).recommendation
-    assert rec.action == MOVE_WITH_CHANGES
-    assert rec.changes == (
+    assert rec.action == Action.MOVE_WITH_CHANGES
+    assert texts(rec) == (
         "schedule 0 2 * * * becomes a CronJob",
         "keep the Slurm copy while Slurm still runs jobs (upkeep is per cluster)",
     )
@@ -423,8 +408,8 @@ def test_orchestration_becomes_a_workflow() -> None:
     rec = assess(
         wrapper("p/run.sh", submit("a.sbatch", "a"), submit("b.sbatch", None, [dep("afterok", "$a")]))
     ).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "orchestration-workflow")
-    assert rec.changes == (
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "orchestration-workflow")
+    assert texts(rec) == (
         "the submit chain becomes a JobSet with dependsOn or a workflow (Argo Workflows, JobFlow)",
     )
 
@@ -440,7 +425,7 @@ def test_dependency_and_placement_changes() -> None:
         licenses=["matlab"],
         monitoring=["nvidia-smi", "node-exporter-textfile"],
     )
-    changes = assess(job).recommendation.changes
+    changes = texts(assess(job).recommendation)
     for expected in (
         "push image /fsx/containers/tools.sqsh to a registry as an OCI image",
         "dependency chain needs JobSet dependsOn or a workflow engine (Argo, Volcano JobFlow)",
@@ -458,7 +443,7 @@ def test_dependency_and_placement_changes() -> None:
 def test_sqsh_image_mapped_in_site_config() -> None:
     config = parse_site_config({"images": {"/fsx/containers/t.sqsh": "registry/t:1"}})
     job = slurm_job("x/a.sbatch", name="x", containers=[ir.Container("/fsx/containers/t.sqsh")])
-    assert assess(job, config=config).recommendation.changes == (
+    assert texts(assess(job, config=config).recommendation) == (
         "use registry image registry/t:1 for /fsx/containers/t.sqsh (migrate.yaml images)",
     )
 
@@ -466,7 +451,7 @@ def test_sqsh_image_mapped_in_site_config() -> None:
 def test_plain_containerised_job_moves_as_is() -> None:
     job = slurm_job("x/a.sbatch", name="x", containers=[ir.Container("registry/app:1")])
     rec = assess(job).recommendation
-    assert (rec.action, rec.changes, rec.rule.id) == (MOVE, (), "general-either")
+    assert (rec.action, texts(rec), rec.rule.id) == (Action.MOVE, (), "general-either")
 
 
 # ---------------------------------------------------------------------------
@@ -474,16 +459,25 @@ def test_plain_containerised_job_moves_as_is() -> None:
 
 
 def test_serving_stays_on_kubernetes_when_moving_to_slurm() -> None:
-    rec = assess(k8s_job("k/vllm.yaml", kind="Deployment", name="vllm"), TO_SLURM).recommendation
-    assert (rec.action, rec.rule.id) == (STAY, "serving-on-kubernetes")
+    rec = assess(k8s_job("k/vllm.yaml", kind="Deployment", name="vllm"), Direction.TO_SLURM).recommendation
+    assert (rec.action, rec.rule.id) == (Action.STAY, "serving-on-kubernetes")
     assert "hybrid" in rec.reason
+
+
+def test_a_ray_cluster_is_a_service_as_the_slurm_writer_treats_it() -> None:
+    """The plan and the Slurm writer share one set of serving kinds: a RayCluster stays on Kubernetes."""
+    found = assess(k8s_job("k/ray.yaml", kind="RayCluster", name="embeddings"), Direction.TO_SLURM)
+    assert found.pattern == Pattern.SERVING
+    assert "long-running RayCluster" in found.reasons
+    rec = found.recommendation
+    assert (rec.action, rec.rule.id) == (Action.STAY, "serving-on-kubernetes")
 
 
 def test_long_lived_interactive_service_stays_on_kubernetes() -> None:
     notebook = k8s_job("k/jl.yaml", kind="StatefulSet", name="jupyterhub-user")
-    found = assess(notebook, TO_SLURM)
-    assert found.pattern == INTERACTIVE
-    assert found.recommendation.action == STAY
+    found = assess(notebook, Direction.TO_SLURM)
+    assert found.pattern == Pattern.INTERACTIVE
+    assert found.recommendation.action == Action.STAY
 
 
 def test_large_kubernetes_training_moves_to_slurm() -> None:
@@ -498,11 +492,11 @@ def test_large_kubernetes_training_moves_to_slurm() -> None:
         ],
         environment=(ir.EnvVar("HF_TOKEN", secret=ir.SecretRef("hf", "token")),),
     )
-    found = assess(job, TO_SLURM)
-    assert found.pattern == LONG_TRAINING
+    found = assess(job, Direction.TO_SLURM)
+    assert found.pattern == Pattern.LONG_TRAINING
     rec = found.recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "large-training-on-slurm")
-    assert rec.changes == (
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "large-training-on-slurm")
+    assert texts(rec) == (
         "run image registry.example.com/app:1 through pyxis/enroot or Apptainer",
         "claim fsx-pvc is /fsx on Slurm nodes",
         "8 pods become one allocation of 8 node(s), started with srun",
@@ -520,9 +514,9 @@ def test_kubernetes_batch_to_slurm_changes() -> None:
         mounts=[pvc("scratch-pvc", "/scratch")],
         environment=(ir.EnvVar("WANDB_API_KEY", secret=ir.SecretRef("wandb")),),
     )
-    rec = assess(sweep, TO_SLURM).recommendation
-    assert (rec.action, rec.rule.id) == (MOVE_WITH_CHANGES, "sweeps-on-kubernetes")
-    assert rec.changes == (
+    rec = assess(sweep, Direction.TO_SLURM).recommendation
+    assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "sweeps-on-kubernetes")
+    assert texts(rec) == (
         "run image registry.example.com/app:1 through pyxis/enroot or Apptainer",
         "claim scratch-pvc has no Slurm path in migrate.yaml filesystems",
         "secrets wandb must reach the job another way (a file readable only by its user)",
@@ -530,10 +524,12 @@ def test_kubernetes_batch_to_slurm_changes() -> None:
         "queue mystery-queue has no partition in migrate.yaml",
     )
     cron = k8s_job("k/cron.yaml", kind="CronJob", name="models-to-s3", schedule="@daily")
-    assert "schedule @daily becomes a scrontab entry" in assess(cron, TO_SLURM).recommendation.changes
+    assert "schedule @daily becomes a scrontab entry" in texts(
+        assess(cron, Direction.TO_SLURM).recommendation
+    )
     ray = k8s_job("k/ray.yaml", kind="RayJob", name="embed")
-    assert (
-        "start the Ray head and workers inside the allocation" in assess(ray, TO_SLURM).recommendation.changes
+    assert "start the Ray head and workers inside the allocation" in texts(
+        assess(ray, Direction.TO_SLURM).recommendation
     )
     mpi = k8s_job(
         "k/mpi.yaml",
@@ -541,11 +537,11 @@ def test_kubernetes_batch_to_slurm_changes() -> None:
         name="lammps",
         components=[component("launcher"), component("worker", replicas=4)],
     )
-    found = assess(mpi, TO_SLURM)
-    assert (found.pattern, found.recommendation.rule.id) == (HPC_MPI, "hpc-on-slurm")
+    found = assess(mpi, Direction.TO_SLURM)
+    assert (found.pattern, found.recommendation.rule.id) == (Pattern.HPC_MPI, "hpc-on-slurm")
     flow = k8s_job("k/flow.yaml", name="train", deps=[dep("dependsOn", "prep")], gpus_per_pod=8)
     assert "dependsOn becomes --dependency=afterok between sbatch jobs (or steps of one script)" in (
-        assess(flow, TO_SLURM).recommendation.changes
+        texts(assess(flow, Direction.TO_SLURM).recommendation)
     )
 
 
@@ -554,10 +550,10 @@ def test_kubernetes_batch_to_slurm_changes() -> None:
 
 
 def test_jobs_already_on_the_target_are_marked() -> None:
-    assert assess(pretrain(), TO_SLURM).recommendation.action == ALREADY_THERE
-    rec = assess(k8s_job("k/a.yaml", name="a"), TO_KUBERNETES).recommendation
+    assert assess(pretrain(), Direction.TO_SLURM).recommendation.action == Action.ALREADY_THERE
+    rec = assess(k8s_job("k/a.yaml", name="a"), Direction.TO_KUBERNETES).recommendation
     assert (rec.action, rec.rule.id, rec.reason) == (
-        ALREADY_THERE,
+        Action.ALREADY_THERE,
         "already-on-target",
         "already runs on Kubernetes",
     )
@@ -584,17 +580,22 @@ def test_assess_jobs_is_sorted_and_deterministic() -> None:
         k8s_job("k/vllm.yaml", kind="Deployment", name="vllm"),
         slurm_job("d/tok.sbatch", name="tokenize", array=8),
     ]
-    first = assess_jobs(jobs, TO_KUBERNETES, SITE)
+    first = assess_jobs(jobs, Direction.TO_KUBERNETES, SITE)
     assert [a.job_id for a in first] == sorted(j.id for j in jobs)
     for seed in range(3):
         shuffled = jobs[:]
         random.Random(seed).shuffle(shuffled)
-        again = assess_jobs(shuffled, TO_KUBERNETES, SITE)
+        again = assess_jobs(shuffled, Direction.TO_KUBERNETES, SITE)
         assert [(a.job_id, a.pattern, a.reasons, a.recommendation) for a in again] == [
             (a.job_id, a.pattern, a.reasons, a.recommendation) for a in first
         ]
     assert all(a.reasons for a in first)
-    assert {a.recommendation.action for a in first} <= {MOVE, MOVE_WITH_CHANGES, STAY, ALREADY_THERE}
+    assert {a.recommendation.action for a in first} <= {
+        Action.MOVE,
+        Action.MOVE_WITH_CHANGES,
+        Action.STAY,
+        Action.ALREADY_THERE,
+    }
 
 
 @pytest.mark.parametrize(
@@ -605,22 +606,22 @@ def test_assess_jobs_is_sorted_and_deterministic() -> None:
             k8s_job(
                 "k/ray.yaml", kind="RayJob", name="llm-batch-generate", image="registry/serving/vllm:0.5"
             ),
-            BATCH_INFERENCE,
+            Pattern.BATCH_INFERENCE,
         ),
-        (k8s_job("k/embed.yaml", name="embed-docs", indexed=8, gpus_per_pod=1), BATCH_INFERENCE),
+        (k8s_job("k/embed.yaml", name="embed-docs", indexed=8, gpus_per_pod=1), Pattern.BATCH_INFERENCE),
         (
             slurm_job(
                 "e/harness.sbatch", name="harness", gpus_per_node=8, array=6, body="python -m lm_eval\n"
             ),
-            SWEEP,
+            Pattern.SWEEP,
         ),
-        (slurm_job("x/gpu-array.sbatch", name="x", gpus_per_node=1, array=4), SWEEP),
+        (slurm_job("x/gpu-array.sbatch", name="x", gpus_per_node=1, array=4), Pattern.SWEEP),
         (
             slurm_job("o/nccl_allreduce_test.sbatch", name="nccl-allreduce", nodes=8, gpus_per_node=8),
-            MAINTENANCE,
+            Pattern.MAINTENANCE,
         ),
-        (slurm_job("o/t.sbatch", name="t", body="srun all_reduce_perf -b 8 -e 8G\n"), MAINTENANCE),
-        (slurm_job("d/download_web.sbatch", name="download-web"), DATA_PREP),
+        (slurm_job("o/t.sbatch", name="t", body="srun all_reduce_perf -b 8 -e 8G\n"), Pattern.MAINTENANCE),
+        (slurm_job("d/download_web.sbatch", name="download-web"), Pattern.DATA_PREP),
     ],
 )
 def test_pattern_edge_cases(job: ir.Job, pattern: str) -> None:

@@ -12,9 +12,10 @@ from migrate import ir
 from migrate.graph import model as gm
 from migrate.graph.builder import add_flow_edges, analyze, build_graph, build_graph_and_flows, to_json
 from migrate.graph.order import Groups, run_order
-from migrate.plan.classify import TO_KUBERNETES, assess_jobs
+from migrate.plan.classify import assess_jobs
 from migrate.plan.units import decide_units
 from migrate.site.config import SiteConfig
+from migrate.vocab import Direction
 
 DIRECTORIES = (
     "/fsx/shared",
@@ -103,10 +104,10 @@ def test_flows_decide_units_as_the_edges_do(seed: int) -> None:
     config = SiteConfig()
     full = build_graph(jobs, config)
     graph, flows = build_graph_and_flows(jobs, config)
-    assessed = {a.job_id: a for a in assess_jobs(jobs, TO_KUBERNETES, config)}
+    assessed = {a.job_id: a for a in assess_jobs(jobs, Direction.TO_KUBERNETES, config)}
     units = analyze(full).units
-    from_edges = decide_units(full, units, assessed, TO_KUBERNETES, config)
-    assert decide_units(graph, units, assessed, TO_KUBERNETES, config, flows=flows) == from_edges
+    from_edges = decide_units(full, units, assessed, Direction.TO_KUBERNETES, config)
+    assert decide_units(graph, units, assessed, Direction.TO_KUBERNETES, config, flows=flows) == from_edges
     assert any(d.bridges for d in from_edges)  # the crowded site has links across the boundary
 
 

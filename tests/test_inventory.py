@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from ir_builders import launcher, slurm_job
 
 from migrate import ir
-from migrate.plan.classify import TO_KUBERNETES
 from migrate.plan.planner import build_plan
 from migrate.site.config import PartitionConfig, SiteConfig, load_site_config, parse_site_config
 from migrate.site.inventory import (
@@ -23,6 +22,7 @@ from migrate.site.inventory import (
 )
 from migrate.site.pcluster import INSTANCE_TYPES, parse_parallelcluster
 from migrate.site.slurmconf import expand_hostlist, parse_slurm_conf
+from migrate.vocab import Direction
 
 # A slurm.conf as a site keeps it: scheduler settings the reader ignores, an include, DEFAULT lines,
 # continuation lines, host ranges, a NodeSet, an overlapping scavenger partition and a drained one.
@@ -363,9 +363,9 @@ def gpu_jobs() -> list[ir.Job]:
 
 def test_capacity_comes_from_the_inventory_and_never_exceeds_it(orion: Inventory) -> None:
     site = parse_site_config({"partitions": {"gpu": {"queue": "gpu-queue"}, "cpu": {"queue": "cpu-queue"}}})
-    without = build_plan(gpu_jobs(), TO_KUBERNETES, site)
+    without = build_plan(gpu_jobs(), Direction.TO_KUBERNETES, site)
     assert all(c.total_nodes == 0 for p in without.phases for c in p.capacity)
-    plan = build_plan(gpu_jobs(), TO_KUBERNETES, site, inventory=[orion])
+    plan = build_plan(gpu_jobs(), Direction.TO_KUBERNETES, site, inventory=[orion])
     totals = {p.name: p.nodes for p in orion.partitions}
     seen = set()
     for phase in plan.phases[1:]:
@@ -384,7 +384,7 @@ def test_capacity_comes_from_the_inventory_and_never_exceeds_it(orion: Inventory
 def test_a_gang_larger_than_the_inventory_is_clamped_with_a_warning() -> None:
     small = Inventory("s.conf", SLURM_CONF, (InventoryPartition("gpu", 3, 8, "h100"),))
     jobs = [slurm_job("a/ft.sbatch", name="ft", nodes=4, gpus_per_node=8, hours=10, partition="gpu")]
-    plan = build_plan(jobs, TO_KUBERNETES, SiteConfig(), inventory=[small])
+    plan = build_plan(jobs, Direction.TO_KUBERNETES, SiteConfig(), inventory=[small])
     for phase in plan.phases[1:]:
         for cap in phase.capacity:
             assert cap.target_nodes <= cap.total_nodes == 3

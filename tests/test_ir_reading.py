@@ -10,6 +10,7 @@ from ir_builders import container, dep, env, launcher, read, slurm_job, write
 
 from migrate import ir
 from migrate.serialize import from_dict, job_from_dict, job_to_dict
+from migrate.vocab import Format, JobKind
 
 
 def sample_job(path: str) -> ir.Job:
@@ -34,6 +35,25 @@ def read_back(job: ir.Job) -> ir.Job:
 def test_round_trip() -> None:
     job = sample_job("a/train.sbatch")
     assert read_back(job) == job
+
+
+def test_vocabularies_read_back_as_their_members() -> None:
+    job = read_back(sample_job("a/train.sbatch"))
+    assert job.source.format is Format.SLURM and job.kind is JobKind.SBATCH
+
+
+def test_a_raw_item_keeps_its_hetjob_component_as_a_number() -> None:
+    first, later = (
+        ir.RawItem("--partition", "gpu", 3, "#SBATCH"),
+        ir.RawItem("--partition", "cpu", 9, "#SBATCH", 1),
+    )
+    job = ir.replace(sample_job("a/het.sbatch"), raw=(first, later))
+    raw = job_to_dict(job)["raw"]
+    assert raw == [
+        {"key": "--partition", "value": "gpu", "line": 3, "origin": "#SBATCH"},  # component 0 is the default
+        {"key": "--partition", "value": "cpu", "line": 9, "origin": "#SBATCH", "component": 1},
+    ]
+    assert read_back(job).raw == (first, later)
 
 
 def test_repeated_strings_are_shared_between_jobs() -> None:

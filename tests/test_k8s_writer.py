@@ -24,11 +24,12 @@ from k8s_run import documents, find, literal_env, pod_specs, run_pod
 
 from migrate import ir
 from migrate.diagnostics import CODES, Collector
-from migrate.fidelity import APPROXIMATED, DROPPED, MAPPED, Translation
+from migrate.fidelity import Translation
 from migrate.site.config import parse_site_config
 from migrate.translators.kubernetes import validate, yamlemit
 from migrate.translators.kubernetes.writer import translate_job
 from migrate.translators.slurm import reader
+from migrate.vocab import FidelityStatus
 
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="bash is needed to run the entrypoint")
@@ -191,7 +192,7 @@ def test_a_flavor_that_cannot_express_the_job_falls_back_with_a_reason() -> None
     t = translate("#!/bin/bash\n#SBATCH -N 2\nmpirun ./a.out\n", "pytorchjob")
     assert t.flavor == "mpijob"
     assert "TRANSLATE-FLAVOR-FALLBACK" in codes(t)
-    assert entry(t, "--flavor pytorchjob").status == APPROXIMATED
+    assert entry(t, "--flavor pytorchjob").status == FidelityStatus.APPROXIMATED
 
 
 def test_pytorchjob_master_workers_and_nproc() -> None:
@@ -214,7 +215,7 @@ def test_pytorchjob_master_workers_and_nproc() -> None:
     )
     t = ts["pytorchjob"]
     assert container(t)["name"] == "pytorch"
-    assert entry(t, "launcher srun").status == MAPPED
+    assert entry(t, "launcher srun").status == FidelityStatus.MAPPED
 
 
 def test_mpijob_launcher_runs_the_script_and_workers_sshd() -> None:
@@ -257,7 +258,7 @@ def test_multi_node_job_flavor_is_an_indexed_job_with_a_headless_service() -> No
     )
     assert service["metadata"]["name"] == "sim"
     assert service["spec"]["clusterIP"] == "None"
-    assert entry(t, "multi-node job").status == APPROXIMATED
+    assert entry(t, "multi-node job").status == FidelityStatus.APPROXIMATED
 
 
 def test_volcano_gang_policies_plugins_and_queue() -> None:
@@ -331,14 +332,14 @@ def test_gpus_with_a_type_through_the_partition_node_pool() -> None:
     assert c["resources"]["limits"]["nvidia.com/gpu"] == "4"
     assert c["resources"]["requests"] == c["resources"]["limits"]
     assert pod(t)["nodeSelector"] == {"pool": "a100"}
-    assert entry(t, "--gres=gpu:a100:4").status == MAPPED
+    assert entry(t, "--gres=gpu:a100:4").status == FidelityStatus.MAPPED
 
 
 def test_gpu_type_without_a_mapping_gets_a_placeholder_and_a_diagnostic() -> None:
     t = translate("#!/bin/bash\n#SBATCH --gpus-per-node=h100:2\npython x.py\n", config=None)
     assert pod(t)["nodeSelector"]["nvidia.com/gpu.product"].startswith("REPLACE-ME")
     assert "TRANSLATE-GPU-TYPE" in codes(t)
-    assert entry(t, "--gpus-per-node").status == APPROXIMATED
+    assert entry(t, "--gpus-per-node").status == FidelityStatus.APPROXIMATED
 
 
 def test_mig_slices_become_mig_resources() -> None:
@@ -348,7 +349,7 @@ def test_mig_slices_become_mig_resources() -> None:
 
 def test_other_gres_is_dropped_without_an_extended_resource() -> None:
     t = translate("#!/bin/bash\n#SBATCH --gres=nvme:1\npython x.py\n")
-    assert entry(t, "--gres=nvme").status == DROPPED
+    assert entry(t, "--gres=nvme").status == FidelityStatus.DROPPED
     assert "TRANSLATE-GRES-UNMAPPED" in codes(t)
 
 
@@ -367,7 +368,7 @@ def test_other_gres_maps_to_the_extended_resource_the_site_names() -> None:
 def test_cpus_are_cpus_per_task_times_tasks_per_node() -> None:
     t = translate("#!/bin/bash\n#SBATCH --ntasks-per-node=4\n#SBATCH --cpus-per-task=8\nsrun ./a\n")
     assert container(t)["resources"]["requests"]["cpu"] == "32"
-    assert entry(t, "--cpus-per-task=8").status == MAPPED
+    assert entry(t, "--cpus-per-task=8").status == FidelityStatus.MAPPED
 
 
 @pytest.mark.parametrize(
@@ -386,7 +387,7 @@ def test_memory_per_node_per_cpu_per_gpu(options: str, memory: str) -> None:
 def test_mem_zero_requests_the_node_memory_from_the_inventory() -> None:
     t = translate("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --mem=0\npython x.py\n")
     assert container(t)["resources"]["limits"]["memory"] == "1024Gi"
-    assert entry(t, "--mem=0").status == APPROXIMATED
+    assert entry(t, "--mem=0").status == FidelityStatus.APPROXIMATED
     unknown = translate("#!/bin/bash\n#SBATCH --mem=0\npython x.py\n", config=None)
     assert "memory" not in container(unknown)["resources"]["limits"]
     assert "TRANSLATE-WHOLE-NODE-UNKNOWN" in codes(unknown)
@@ -401,7 +402,7 @@ def test_exclusive_whole_node_gpus_and_one_pod_per_node() -> None:
     )
     assert container(t)["resources"]["limits"]["nvidia.com/gpu"] == "8"
     assert "podAntiAffinity" in pod(t)["affinity"]
-    assert entry(t, "--exclusive").status == APPROXIMATED
+    assert entry(t, "--exclusive").status == FidelityStatus.APPROXIMATED
 
 
 def test_constraint_placeholder_label_and_or_affinity() -> None:
@@ -411,7 +412,7 @@ def test_constraint_placeholder_label_and_or_affinity() -> None:
     either = translate("#!/bin/bash\n#SBATCH --constraint=[rack1|rack2]\npython x.py\n")
     terms = pod(either)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert len(terms["nodeSelectorTerms"]) == 2
-    assert entry(either, "--constraint").status == APPROXIMATED
+    assert entry(either, "--constraint").status == FidelityStatus.APPROXIMATED
 
 
 def test_time_becomes_active_deadline_or_kueue_max_exec_time() -> None:
@@ -448,13 +449,13 @@ def test_signal_sets_the_grace_period_and_the_entrypoint_timer() -> None:
         "300",
         "1",
     )
-    assert entry(t, "--signal").status == APPROXIMATED
+    assert entry(t, "--signal").status == FidelityStatus.APPROXIMATED
 
 
 def test_account_becomes_a_label_or_the_mapped_namespace() -> None:
     t = translate("#!/bin/bash\n#SBATCH --account=proj123\npython x.py\n")
     assert workload(t)["metadata"]["labels"]["migrate.io/account"] == "proj123"
-    assert entry(t, "--account").status == APPROXIMATED
+    assert entry(t, "--account").status == FidelityStatus.APPROXIMATED
 
     class WithAccounts:
         def __getattr__(self, name: str) -> Any:
@@ -462,7 +463,7 @@ def test_account_becomes_a_label_or_the_mapped_namespace() -> None:
 
     mapped = translate_job(read("#!/bin/bash\n#SBATCH --account=proj123\npython x.py\n"), WithAccounts())  # type: ignore[arg-type]
     assert workload(mapped)["metadata"]["namespace"] == "team-a"
-    assert entry(mapped, "--account").status == MAPPED
+    assert entry(mapped, "--account").status == FidelityStatus.MAPPED
 
 
 def test_qos_becomes_a_kueue_priority_class_or_a_label() -> None:
@@ -477,7 +478,7 @@ def test_qos_becomes_a_kueue_priority_class_or_a_label() -> None:
 def test_partition_becomes_a_node_pool_or_a_queue() -> None:
     t = translate("#!/bin/bash\n#SBATCH --partition=gpu\npython x.py\n", "job")
     assert pod(t)["nodeSelector"] == {"pool": "a100"}
-    assert entry(t, "--partition=gpu").status == MAPPED
+    assert entry(t, "--partition=gpu").status == FidelityStatus.MAPPED
     k = translate("#!/bin/bash\n#SBATCH -p gpu\npython x.py\n", "kueue")
     assert workload(k)["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "gpu-queue"
     docs = documents(k.shared["kueue/gpu-queue.yaml"])
@@ -492,7 +493,7 @@ def test_partition_becomes_a_node_pool_or_a_queue() -> None:
 def test_chdir_becomes_working_dir() -> None:
     t = translate("#!/bin/bash\n#SBATCH --chdir=/fsx/run1\npython x.py\n")
     assert container(t)["workingDir"] == "/fsx/run1"
-    assert entry(t, "--chdir").status == MAPPED
+    assert entry(t, "--chdir").status == FidelityStatus.MAPPED
 
 
 def test_output_on_shared_storage_is_teed_else_pod_log_only() -> None:
@@ -501,13 +502,13 @@ def test_output_on_shared_storage_is_teed_else_pod_log_only() -> None:
     assert "tee" in entry(t, "--output").reason
     local = translate("#!/bin/bash\n#SBATCH --output=out.%j\npython x.py\n")
     assert "MIGRATE_STDOUT" not in literal_env(container(local))
-    assert entry(local, "--output").status == APPROXIMATED
+    assert entry(local, "--output").status == FidelityStatus.APPROXIMATED
 
 
 def test_mail_is_dropped_with_a_note() -> None:
     t = translate("#!/bin/bash\n#SBATCH --mail-type=END,FAIL\n#SBATCH --mail-user=a@b.c\npython x.py\n")
-    assert entry(t, "--mail-type").status == DROPPED
-    assert entry(t, "--mail-user").status == DROPPED
+    assert entry(t, "--mail-type").status == FidelityStatus.DROPPED
+    assert entry(t, "--mail-user").status == FidelityStatus.DROPPED
 
 
 def test_dependency_is_recorded_for_the_submit_script() -> None:
@@ -516,7 +517,7 @@ def test_dependency_is_recorded_for_the_submit_script() -> None:
     js = translate("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --dependency=afterany:123\nsrun x\n", "jobset")
     assert "dependsOn" in entry(js, "--dependency").reason
     corr = translate("#!/bin/bash\n#SBATCH --dependency=aftercorr:123\npython x.py\n")
-    assert entry(corr, "--dependency").status == DROPPED
+    assert entry(corr, "--dependency").status == FidelityStatus.DROPPED
 
 
 def test_array_throttle_becomes_parallelism() -> None:
@@ -528,20 +529,20 @@ def test_array_throttle_becomes_parallelism() -> None:
 
 def test_begin_is_dropped_for_a_plain_job() -> None:
     t = translate("#!/bin/bash\n#SBATCH --begin=now+1hour\npython x.py\n")
-    assert entry(t, "--begin").status == DROPPED
+    assert entry(t, "--begin").status == FidelityStatus.DROPPED
 
 
 def test_licenses_are_dropped_without_a_kueue_resource() -> None:
     t = translate("#!/bin/bash\n#SBATCH --licenses=matlab:2\npython x.py\n")
-    assert entry(t, "--licenses").status == DROPPED
+    assert entry(t, "--licenses").status == FidelityStatus.DROPPED
     assert "TRANSLATE-LICENSE" in codes(t)
 
 
 def test_raw_directives_get_the_option_tables_note() -> None:
     t = translate("#!/bin/bash\n#SBATCH --gres-flags=enforce-binding\n#SBATCH --reboot\npython x.py\n")
-    assert entry(t, "--gres-flags").status == DROPPED
+    assert entry(t, "--gres-flags").status == FidelityStatus.DROPPED
     assert "topology manager" in entry(t, "--gres-flags").reason
-    assert entry(t, "--reboot").status == DROPPED
+    assert entry(t, "--reboot").status == FidelityStatus.DROPPED
 
 
 def test_every_directive_of_a_real_script_has_an_entry(tmp_path: Path) -> None:
@@ -558,7 +559,7 @@ def test_every_directive_of_a_real_script_has_an_entry(tmp_path: Path) -> None:
     lines = {e.line for e in t.fidelity.entries if e.line is not None}
     assert set(range(2, 16)) <= lines, sorted(lines)
     assert workload(t)["metadata"]["annotations"]["migrate.io/comment"] == "hello"
-    assert entry(t, "--frobnicate").status == DROPPED
+    assert entry(t, "--frobnicate").status == FidelityStatus.DROPPED
     header = find(documents(t.files["jobset.yaml"]), "ConfigMap")["data"]["job.sh"]
     assert header.startswith("#!/bin/bash\n#SBATCH -J k\n")  # the original file, header kept
 
@@ -572,7 +573,7 @@ def test_image_from_pyxis_then_site_then_placeholder() -> None:
         "#!/bin/bash\n#SBATCH -J p\nsrun --container-image=nvcr.io#nvidia/pytorch:24.03-py3 python x.py\n"
     )
     assert container(pyxis)["image"] == "nvcr.io/nvidia/pytorch:24.03-py3"
-    assert entry(pyxis, "srun --container-image").status == APPROXIMATED
+    assert entry(pyxis, "srun --container-image").status == FidelityStatus.APPROXIMATED
     module = translate("#!/bin/bash\n#SBATCH -J g\nmodule load gromacs/2024\ngmx mdrun\n")
     assert container(module)["image"] == "registry.example/gromacs:2024"
     default = translate("#!/bin/bash\n#SBATCH -J d\npython x.py\n")
@@ -719,7 +720,7 @@ def test_srun_shim_runs_only_the_het_group_of_this_pod(tmp_path: Path) -> None:
 @needs_bash
 def test_sbatch_inside_the_pod_fails_loudly(tmp_path: Path) -> None:
     t = translate("#!/bin/bash\n#SBATCH -J chain\n./step.sh\nsbatch next.sbatch\n")
-    assert entry(t, "sbatch next.sbatch").status == DROPPED
+    assert entry(t, "sbatch next.sbatch").status == FidelityStatus.DROPPED
     assert "TRANSLATE-SUBMIT-IN-POD" in codes(t)
     (manifest,) = t.files.values()
     result = run_pod(manifest, tmp_path, {}, "#!/bin/bash\nsbatch next.sbatch\n")

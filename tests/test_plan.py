@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, REPO
 from ir_builders import (
+    container,
     dep,
     k8s_job,
     launcher,
@@ -23,7 +24,6 @@ from ir_builders import (
 from migrate import ir
 from migrate.graph import model as gm
 from migrate.graph.builder import build_graph
-from migrate.plan.classify import TO_KUBERNETES, TO_SLURM
 from migrate.plan.demand import cron_runs_per_day
 from migrate.plan.planner import (
     DECOMMISSION,
@@ -36,6 +36,7 @@ from migrate.plan.planner import (
     plan_json,
 )
 from migrate.site.config import SiteConfig, parse_site_config
+from migrate.vocab import Direction
 
 SITE = parse_site_config(
     {
@@ -138,7 +139,7 @@ def site() -> list[ir.Job]:
 
 @pytest.fixture(scope="module")
 def plan() -> Plan:
-    return build_plan(site(), TO_KUBERNETES, SITE)
+    return build_plan(site(), Direction.TO_KUBERNETES, SITE)
 
 
 def phase(plan: Plan, phase_id: str) -> dict[str, object]:
@@ -254,7 +255,7 @@ def test_capacity_never_starves_the_source() -> None:
         slurm_job("a/big.sbatch", name="pretrain", gpus_per_node=8, partition="gpu", **big),  # type: ignore[arg-type]
         slurm_job("a/mid.sbatch", name="train-mid", gpus_per_node=8, partition="gpu", **mid),  # type: ignore[arg-type]
     ]
-    result = build_plan(jobs, TO_KUBERNETES, tight)
+    result = build_plan(jobs, Direction.TO_KUBERNETES, tight)
     for p in result.phases[1:]:
         for cap in p.capacity:
             assert cap.source_nodes >= 32 and cap.source_nodes + cap.target_nodes == 34
@@ -293,7 +294,7 @@ def test_end_state_decommission_when_everything_moves() -> None:
     jobs = [
         slurm_job("a.sbatch", name="report", partition="cpu", hours=1, containers=[ir.Container("r/x:1")])
     ]
-    result = build_plan(jobs, TO_KUBERNETES, SITE)
+    result = build_plan(jobs, Direction.TO_KUBERNETES, SITE)
     end = result.phases[-1]
     assert end.name == DECOMMISSION
     assert any("no job ran on Slurm for a whole demand window (168 h)" in c for c in end.exit_criteria)
@@ -306,7 +307,7 @@ def test_cycles_block_their_unit() -> None:
         slurm_job("a", name="a", deps=[dep("afterok", "b")], containers=[ir.Container("r/x:1")]),
         slurm_job("b", name="b", deps=[dep("afterok", "a")], containers=[ir.Container("r/x:1")]),
     ]
-    result = build_plan(jobs, TO_KUBERNETES)
+    result = build_plan(jobs, Direction.TO_KUBERNETES)
     [unit] = result.units
     assert unit.action == "blocked" and unit.risk.score == 100
     assert result.cycles == (("a", "b"),)
@@ -318,11 +319,28 @@ def test_risk_has_reasons_and_fidelity_counts() -> None:
     jobs = [
         slurm_job("x.sbatch", name="x", nodes=2, gpus_per_node=8, launchers=[launcher("torchrun", "t.py")])
     ]
-    quiet = build_plan(jobs, TO_KUBERNETES).units[0].risk
-    noisy = build_plan(jobs, TO_KUBERNETES, fidelity={"x.sbatch": (2, 3)}).units[0].risk
+    quiet = build_plan(jobs, Direction.TO_KUBERNETES).units[0].risk
+    noisy = build_plan(jobs, Direction.TO_KUBERNETES, fidelity={"x.sbatch": (2, 3)}).units[0].risk
     assert 0 < quiet.score < noisy.score <= 100
     assert "+16: translation drops 2 and approximates 3 item(s)" in noisy.reasons
     assert any("gang scheduling" in r for r in quiet.reasons)
+
+
+def test_an_image_to_push_is_a_new_image_whatever_its_file_is_called() -> None:
+    """The image part of the risk counts changes by kind: an image file heatmaps:1.0 still needs pushing."""
+    image = "/fsx/enroot/heatmaps:1.0.sqsh"
+    jobs = [
+        slurm_job("x.sbatch", name="x", containers=[container(image, "python", "plot.py", runtime="pyxis")])
+    ]
+    result = build_plan(jobs, Direction.TO_KUBERNETES)
+    assert (
+        f"push image {image} to a registry as an OCI image"
+        in result.assessments[0].recommendation.changes[0].text
+    )
+    assert "+5: 1 job(s) need a new container image" in result.units[0].risk.reasons
+    assert [s.name for s in result.phases[0].steps if s.kind == "image"] == [
+        f"push image {image} to a registry as an OCI image"
+    ]
 
 
 def test_pilot_falls_back_to_the_lowest_risk_unit() -> None:
@@ -330,13 +348,13 @@ def test_pilot_falls_back_to_the_lowest_risk_unit() -> None:
     jobs = [
         slurm_job("x.sbatch", name="x", nodes=2, gpus_per_node=8, launchers=[launcher("torchrun", "t.py")])
     ]
-    result = build_plan(jobs, TO_KUBERNETES, strict)
+    result = build_plan(jobs, Direction.TO_KUBERNETES, strict)
     assert result.phases[1].jobs == ("x.sbatch",)
     assert any("the pilot takes the lowest-risk unit" in w for w in result.warnings)
 
 
 def test_nothing_to_move() -> None:
-    result = build_plan([k8s_job("k.yaml", kind="Deployment", name="web")], TO_SLURM)
+    result = build_plan([k8s_job("k.yaml", kind="Deployment", name="web")], Direction.TO_SLURM)
     assert [p.id for p in result.phases] == ["P0", "END"]
     assert result.phases[-1].name == HYBRID
     assert result.warnings == ("nothing moves: every job stays where it is or is already on the target",)
@@ -349,7 +367,7 @@ def test_reverse_direction_serving_stays_and_batch_moves() -> None:
             "k/train.yaml", kind="PyTorchJob", name="bert", queue="gpu-queue", mounts=[pvc("fsx-pvc", "/fsx")]
         ),
     ]
-    result = build_plan(jobs, TO_SLURM, SITE)
+    result = build_plan(jobs, Direction.TO_SLURM, SITE)
     actions = {a.job_id: a.recommendation.action for a in result.assessments}
     assert actions == {"k/vllm.yaml#0": "stay", "k/train.yaml#0": "move-with-changes"}
     operators = {s.name for s in result.phases[0].steps if s.kind == "operator"}
@@ -378,7 +396,20 @@ def test_plan_json_is_stable_and_deterministic(plan: Plan) -> None:
     jobs = site()
     for seed in range(3):
         random.Random(seed).shuffle(jobs)
-        assert plan_json(build_plan(jobs, TO_KUBERNETES, SITE)) == text
+        assert plan_json(build_plan(jobs, Direction.TO_KUBERNETES, SITE)) == text
+
+
+def test_plan_json_gives_each_risk_factor_its_points(plan: Plan) -> None:
+    """``factors`` holds as numbers what ``reasons`` says in words; the score is their sum, capped."""
+    units = json.loads(plan_json(plan))["units"]
+    for unit in units:
+        risk = unit["risk"]
+        if risk["factors"]:
+            assert [f"+{f['points']}: {f['reason']}" for f in risk["factors"]] == risk["reasons"]
+            assert risk["score"] == min(100, sum(f["points"] for f in risk["factors"]))
+        else:  # nothing moves, or a cycle blocks the unit
+            assert risk["reasons"] in (["nothing moves"], ["dependency cycle"])
+    assert any(len(u["risk"]["factors"]) > 1 for u in units)
 
 
 def test_unknown_direction() -> None:
@@ -420,7 +451,7 @@ def test_sample_site_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     jobs = scanner.scan([str(SAMPLE.relative_to(REPO))]).jobs
     config = load_site_config(SAMPLE / "migrate.yaml")
-    result = build_plan(jobs, TO_KUBERNETES, config)
+    result = build_plan(jobs, Direction.TO_KUBERNETES, config)
     actions = {Path(a.job_id.split("#")[0]).name: a.recommendation.action for a in result.assessments}
     assert actions["pretrain_llm13b.sbatch"] == "stay"
     assert actions["vllm-llm13b.yaml"] == "already-there"
@@ -431,11 +462,11 @@ def test_sample_site_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     for p in result.phases[1:]:
         for cap in p.capacity:
             assert cap.source_nodes + cap.target_nodes == totals[cap.partition]
-    assert plan_json(result) == plan_json(build_plan(list(reversed(jobs)), TO_KUBERNETES, config))
+    assert plan_json(result) == plan_json(build_plan(list(reversed(jobs)), Direction.TO_KUBERNETES, config))
 
 
 def test_default_config_plans_without_a_site_file() -> None:
-    result = build_plan(site(), TO_KUBERNETES, SiteConfig())
+    result = build_plan(site(), Direction.TO_KUBERNETES, SiteConfig())
     assert result.phases[0].name == FOUNDATIONS
     assert all(p.capacity == () for p in result.phases)  # no inventory, no capacity to shift
 

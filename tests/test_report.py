@@ -23,7 +23,7 @@ from migrate.graph.builder import build_graph
 from migrate.plan import planner as plan
 from migrate.reports import fmt
 from migrate.reports.model import build_model
-from migrate.reports.model_plan import UNITS_SHOWN
+from migrate.reports.model_plan import UNITS_SHOWN, top_reason
 from migrate.reports.plan_types import read_plan
 from migrate.reports.render import render_report
 from migrate.reports.svg_graph import DETAIL_MAX_JOBS, MAX_LINES
@@ -174,6 +174,17 @@ def test_units_and_patterns_match_plan_json(sample: dict[str, Any]) -> None:
     assert sum(int(r[1]) for r in mix) == doc["summary"]["jobs"]
     assert {r[5] for r in mix} == {j["rule"]["id"] for j in doc["jobs"]}
     assert fmt.md("large_training_nodes = 4") in sample["sections"]["Workload mix"]
+
+
+def test_the_largest_risk_is_the_factor_with_the_most_points() -> None:
+    """Points are read as numbers from ``risk.factors``, not out of the words of a reason."""
+    factors = [
+        {"points": 5, "reason": "+20: a reason that starts like a score"},
+        {"points": 10, "reason": "1 job(s) with strict placement: exclusive"},
+        {"points": 10, "reason": "an equal one later"},
+    ]
+    assert top_reason(factors) == "1 job(s) with strict placement: exclusive"
+    assert top_reason([]) == ""
 
 
 def test_phases_and_capacity_match_plan_json(sample: dict[str, Any]) -> None:

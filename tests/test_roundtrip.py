@@ -22,11 +22,12 @@ from hypothesis import strategies as st
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.fidelity import MAPPED, Translation
+from migrate.fidelity import Translation
 from migrate.scan import scanner
 from migrate.site.config import load_site_config
 from migrate.translate import translate_jobs
 from migrate.translators.slurm import options, reader
+from migrate.vocab import FidelityStatus
 
 SITE = load_site_config(CORPUS / "sample-site" / "migrate.yaml")
 ENV_BLOCK = "# env of the Kubernetes manifest"
@@ -102,7 +103,7 @@ def recorded(trip: Trip, *needles: str) -> bool:
     """A translation of the trip says, in a non-mapped fidelity entry, what happened to ``needles``."""
     for t in (trip.to_k8s, trip.back):
         for e in t.fidelity.entries if t else ():
-            if e.status != MAPPED and any(n in e.item for n in needles):
+            if e.status != FidelityStatus.MAPPED and any(n in e.item for n in needles):
                 return True
     return False
 

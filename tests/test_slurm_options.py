@@ -12,6 +12,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.translators.slurm import directives, options, reader
 from migrate.translators.slurm.options import BY_LONG, OPTIONS, PLUGIN_OPTIONS, Option
+from migrate.vocab import FidelityStatus
 
 # Every long option of the current sbatch manual (Slurm 26.05), checked against SchedMD's
 # src/common/slurm_opt.c (options with an sbatch setter) and the 25.05/25.11/26.05 release
@@ -68,8 +69,8 @@ def test_optional_arguments_match_getopt() -> None:
 def test_row_is_well_formed(option: Option) -> None:
     assert option.group in options.GROUPS
     assert option.kind in options.VALUE_PARSERS
-    assert option.k8s_status in ("mapped", "approximated", "dropped")
-    assert option.k8s.split(":", 1)[1].strip()
+    assert option.k8s.status in FidelityStatus
+    assert option.k8s.reason.strip() == option.k8s.reason != ""
     assert (option.arg == options.NONE) == (option.kind == "flag")
     if option.arg != options.NONE:
         assert option.example is not None

@@ -428,7 +428,7 @@ def test_hetjob_components() -> None:
     assert job.components[0].resources.gpus_per_node == 4
     assert job.components[1].resources.cpus_per_task == 1
     assert job.placement.partitions == ("gpu",)
-    assert ir.RawItem("--partition", "cpu", 4, "#SBATCH het1") in job.raw
+    assert ir.RawItem("--partition", "cpu", 4, "#SBATCH", component=1) in job.raw
     assert job.total_nodes() == 7
     assert [d.code for d in diags] == ["SLURM-HETJOB", "SLURM-OBSOLETE-OPTION"]
 

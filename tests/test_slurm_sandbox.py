@@ -242,7 +242,7 @@ def test_small_translated_jobs_run_to_completion(sandbox: dict[str, str], tmp_pa
     source = tmp_path / "runs.yaml"
     source.write_text(textwrap.dedent(RUNS), encoding="utf-8")
     jobs = k8s_reader.read(source.read_text(encoding="utf-8"), str(source), Collector(str(source)))
-    result = translate_jobs(jobs, to="slurm", flavor="none", config=SITE)
+    result = translate_jobs(jobs, to="slurm", runtime="none", config=SITE)
     out = tmp_path / "out"
     result.tree.commit(str(out))
     ids = {

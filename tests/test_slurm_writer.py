@@ -24,13 +24,14 @@ from hypothesis import strategies as st
 
 from migrate import ir, slurmcheck
 from migrate.diagnostics import CODES, Collector
-from migrate.fidelity import APPROXIMATED, DROPPED, MAPPED, Translation
+from migrate.fidelity import Translation
 from migrate.scan import scanner
 from migrate.site.config import SiteConfig, load_site_config, parse_site_config
 from migrate.translate import translate_jobs
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import directives, kubevars, quoting
 from migrate.translators.slurm.writer import translate_job
+from migrate.vocab import FidelityStatus
 
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="bash is needed to run the generated scripts")
@@ -129,8 +130,8 @@ def test_job_resources_time_and_retries(tmp_path: Path) -> None:
     assert opts["output"] == "%x-%j.out"
     assert "requeue" in opts
     assert "migrate_retry 2 srun" in text
-    assert entry(t, "backoff limit 2")[0] == APPROXIMATED
-    assert entry(t, "deadline 5400s") == (MAPPED, "--time=01:30:00")
+    assert entry(t, "backoff limit 2")[0] == FidelityStatus.APPROXIMATED
+    assert entry(t, "deadline 5400s") == (FidelityStatus.MAPPED, "--time=01:30:00")
     assert text.startswith("#!/bin/bash\n# Translated by migrate from ")
     assert f"{tmp_path / 'job.yaml'}:2" in text.splitlines()[1]
     statically_valid(text)
@@ -146,7 +147,7 @@ def test_backoff_zero_is_no_requeue_without_retries(tmp_path: Path) -> None:
 def test_unset_backoff_uses_the_kubernetes_default(tmp_path: Path) -> None:
     t = translate(tmp_path, JOB.replace("  backoffLimit: 2\n", ""))
     assert "migrate_retry 6 srun" in script(t)
-    assert entry(t, "backoffLimit unset (Kubernetes' default 6)")[0] == APPROXIMATED
+    assert entry(t, "backoffLimit unset (Kubernetes' default 6)")[0] == FidelityStatus.APPROXIMATED
 
 
 def test_gang_jobs_get_whole_nodes_with_a_note(tmp_path: Path) -> None:
@@ -200,7 +201,7 @@ def test_parallel_pods_of_a_plain_job_become_array_tasks(tmp_path: Path) -> None
     text = JOB.replace("  backoffLimit: 2\n", "  backoffLimit: 2\n  parallelism: 4\n  completions: 8\n")
     t = translate(tmp_path, text)
     assert sbatch_options(script(t))["array"] == "0-7%4"
-    assert entry(t, "parallelism 4")[0] == APPROXIMATED
+    assert entry(t, "parallelism 4")[0] == FidelityStatus.APPROXIMATED
 
 
 # ---------------------------------------------------------------------------
@@ -214,7 +215,7 @@ def test_queue_maps_back_to_its_partition(tmp_path: Path) -> None:
     )
     t = translate(tmp_path, text)
     assert sbatch_options(script(t))["partition"] == "gpu"
-    assert entry(t, "queue gpu-queue")[0] == MAPPED
+    assert entry(t, "queue gpu-queue")[0] == FidelityStatus.MAPPED
 
 
 def test_unknown_queue_is_reported(tmp_path: Path) -> None:
@@ -224,7 +225,28 @@ def test_unknown_queue_is_reported(tmp_path: Path) -> None:
     )
     t = translate(tmp_path, text)
     assert "TO-SLURM-QUEUE-UNMAPPED" in codes(t)
-    assert entry(t, "queue nosuch")[0] == DROPPED
+    assert entry(t, "queue nosuch")[0] == FidelityStatus.DROPPED
+
+
+def test_a_queue_no_partition_mirrors_is_unmapped_whatever_the_node_selector_says(tmp_path: Path) -> None:
+    """The partition comes from the node selector pool=queue-a100, not from the queue: the queue is lost."""
+    config = ir.replace(
+        SITE,
+        partitions=(
+            ("gpu", ir.replace(dict(SITE.partitions)["gpu"], node_selector=(("pool", "queue-a100"),))),
+        ),
+    )
+    text = JOB.replace(
+        "metadata: {name: pi, namespace: demo}",
+        "metadata:\n  name: pi\n  labels: {kueue.x-k8s.io/queue-name: nosuch}",
+    ).replace(
+        "      restartPolicy: Never\n", "      restartPolicy: Never\n      nodeSelector: {pool: queue-a100}\n"
+    )
+    t = translate(tmp_path, text, config=config)
+    assert sbatch_options(script(t))["partition"] == "gpu"
+    assert "TO-SLURM-QUEUE-UNMAPPED" in codes(t)
+    assert entry(t, "queue nosuch")[0] == FidelityStatus.DROPPED
+    assert entry(t, "placement: partition gpu")[0] == FidelityStatus.MAPPED
 
 
 def test_node_selector_names_a_partition_or_is_dropped(tmp_path: Path) -> None:
@@ -234,7 +256,7 @@ def test_node_selector_names_a_partition_or_is_dropped(tmp_path: Path) -> None:
     )
     t = translate(tmp_path, text)
     assert sbatch_options(script(t))["partition"] == "cpu"
-    assert entry(t, "nodeSelector disk=nvme")[0] == DROPPED
+    assert entry(t, "nodeSelector disk=nvme")[0] == FidelityStatus.DROPPED
     assert "TO-SLURM-NODE-SELECTOR" in codes(t)
 
 
@@ -257,7 +279,7 @@ def test_gpu_product_label_picks_the_partition_of_that_model(tmp_path: Path) -> 
     t = translate(tmp_path, text)
     opts = sbatch_options(script(t))
     assert opts["partition"] == "gpu" and opts["gres"] == "gpu:2"
-    assert entry(t, "partition gpu")[0] == APPROXIMATED
+    assert entry(t, "partition gpu")[0] == FidelityStatus.APPROXIMATED
     t2 = translate(tmp_path, text, config=None)
     assert "TO-SLURM-GPU-TYPE" in codes(t2)
 
@@ -313,15 +335,15 @@ def test_secrets_are_read_at_run_time_and_never_written(tmp_path: Path) -> None:
     assert "migrate_env_dir" in text and "S3_" in text
     secret_diags = [d for d in t.diagnostics if d.code == "TO-SLURM-SECRET"]
     assert any("$MIGRATE_SECRETS_DIR/hf/token" in d.message for d in secret_diags)
-    assert entry(t, "env HF_TOKEN")[0] == APPROXIMATED
+    assert entry(t, "env HF_TOKEN")[0] == FidelityStatus.APPROXIMATED
 
 
 def test_config_map_values_in_the_same_file_are_inlined(tmp_path: Path) -> None:
     t = translate(tmp_path, ENV_JOB)
     assert "export PROJECT='it'\\''s $(fun)'" in script(t)
-    assert entry(t, "env PROJECT")[0] == MAPPED
+    assert entry(t, "env PROJECT")[0] == FidelityStatus.MAPPED
     assert 'export NODE="$(hostname)"' in script(t)
-    assert entry(t, "env NODE")[0] == APPROXIMATED
+    assert entry(t, "env NODE")[0] == FidelityStatus.APPROXIMATED
 
 
 def test_pyxis_lets_the_job_env_win_over_the_image(tmp_path: Path) -> None:
@@ -377,9 +399,60 @@ def test_config_map_script_is_written_out_and_mounted(tmp_path: Path) -> None:
     assert "--container-image='ghcr.io#org/tool:1'" in text
     assert '--container-mounts="$MIGRATE_FILES/scripts":/scripts:ro,/fsx:/data,/var/log/x:/results' in text
     assert "/bin/bash /scripts/run.sh 'arg one'" in text
-    assert entry(t, "unknown-claim")[0] == DROPPED
+    assert entry(t, "unknown-claim")[0] == FidelityStatus.DROPPED
     assert "TO-SLURM-VOLUME" in codes(t)
     statically_valid(text)
+
+
+PVC_JOB = """
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: fsx-pvc}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: fsx-sc
+  resources: {requests: {storage: 1200Gi}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: pi}
+spec:
+  backoffLimit: 0
+  activeDeadlineSeconds: 5400
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: pi
+          image: nvcr.io/nvidia/pytorch:24.03-py3
+          command: ["python", "/data/pi.py"]
+          volumeMounts: [{name: data, mountPath: /data}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: fsx-pvc}}]
+"""
+
+
+def test_a_claim_the_site_maps_to_a_file_system_loses_nothing(tmp_path: Path) -> None:
+    """The PVC of the same file is the site's /fsx: mapped as a volume and as a claim, and --strict passes."""
+    jobs = [j for j in manifest(tmp_path, PVC_JOB) if j.kind == "Job"]
+    result = translate_jobs(jobs, to="slurm", config=SITE)
+    (t,) = result.translations
+    assert "/fsx:/data" in script(t)
+    assert [e.item for e in t.fidelity.entries if e.status == FidelityStatus.DROPPED] == []
+    assert entry(t, "PersistentVolumeClaim")[0] == FidelityStatus.MAPPED
+    assert not result.strict
+    unmapped = translate_jobs(jobs, to="slurm", config=None).translations[0]
+    assert entry(unmapped, "PersistentVolumeClaim")[0] == FidelityStatus.DROPPED
+
+
+def test_kubectls_copy_of_the_object_is_no_loss(tmp_path: Path) -> None:
+    """kubectl's last-applied annotation repeats the manifest: translating the manifest keeps it all."""
+    text = JOB.replace(
+        "metadata: {name: pi, namespace: demo}",
+        "metadata:\n  name: pi\n  annotations:\n"
+        '    kubectl.kubernetes.io/last-applied-configuration: \'{"kind": "Job"}\'',
+    )
+    t = translate(tmp_path, text)
+    assert entry(t, "last-applied-configuration")[0] == FidelityStatus.MAPPED
 
 
 def test_without_a_runtime_the_script_path_is_rewritten(tmp_path: Path) -> None:
@@ -387,7 +460,9 @@ def test_without_a_runtime_the_script_path_is_rewritten(tmp_path: Path) -> None:
     text = script(t)
     launch = next(line for line in text.splitlines() if line.startswith("srun "))
     assert launch == "srun /bin/bash \"$MIGRATE_FILES/scripts\"/run.sh 'arg one'"
-    assert entry(t, "volumeMount /data")[0] == APPROXIMATED  # /fsx is not at /data without a container
+    assert (
+        entry(t, "volumeMount /data")[0] == FidelityStatus.APPROXIMATED
+    )  # /fsx is not at /data without a container
 
 
 def test_apptainer_runs_the_docker_image_with_binds(tmp_path: Path) -> None:
@@ -500,7 +575,7 @@ def test_jobset_depends_on_becomes_chained_scripts(tmp_path: Path) -> None:
     assert sbatch_options(trainer)["nodes"] == "2"
     assert "--node_rank" not in trainer and "--master_addr" not in trainer and "--nproc_per_node=8" in trainer
     assert t.flavor == "sbatch-chain"
-    assert entry(t, "js-trainer dependsOn js-init")[0] == MAPPED
+    assert entry(t, "js-trainer dependsOn js-init")[0] == FidelityStatus.MAPPED
 
 
 MPIJOB = """
@@ -538,7 +613,7 @@ def test_mpijob_runs_its_ranks_with_srun_pmix(tmp_path: Path) -> None:
         "srun --mpi=pmix --container-image='registry.example#hpc:1' --container-env=OMP_NUM_THREADS "
         "lmp -in in.lj" in text
     )
-    assert entry(t, "mpirun --allow-run-as-root")[0] == APPROXIMATED
+    assert entry(t, "mpirun --allow-run-as-root")[0] == FidelityStatus.APPROXIMATED
 
 
 RAYJOB = """
@@ -572,7 +647,7 @@ def test_rayjob_starts_a_ray_cluster_inside_the_allocation(tmp_path: Path) -> No
     assert "ray start --head --port=6379 --block --num-cpus=0 &" in text
     assert '--nodes=2 --ntasks=2 --exclude="$ray_head"' in text
     assert "bash -c 'python run.py --n '\\''x y'\\'''" in text
-    assert entry(t, "Ray cluster")[0] == APPROXIMATED
+    assert entry(t, "Ray cluster")[0] == FidelityStatus.APPROXIMATED
     statically_valid(text)
 
 
@@ -596,7 +671,7 @@ def test_volcano_gang_is_one_allocation_of_its_replicas(tmp_path: Path) -> None:
     t = translate(tmp_path, VOLCANO)
     opts = sbatch_options(script(t))
     assert opts["nodes"] == "3" and "exclusive" in opts
-    assert entry(t, "spec.minAvailable")[0] == MAPPED
+    assert entry(t, "spec.minAvailable")[0] == FidelityStatus.MAPPED
 
 
 CRONJOB = """
@@ -623,8 +698,8 @@ def test_cronjob_becomes_a_scrontab_entry_and_a_script(tmp_path: Path) -> None:
     assert "#SCRON --job-name=nightly" in entry_text
     assert "30 2 * * * bash $HOME/migrate-jobs/nightly/job.sbatch" in entry_text
     assert slurmcheck.check_scrontab(entry_text).accepted
-    assert entry(t, "timeZone")[0] == APPROXIMATED
-    assert entry(t, "concurrencyPolicy Forbid")[0] == MAPPED
+    assert entry(t, "timeZone")[0] == FidelityStatus.APPROXIMATED
+    assert entry(t, "concurrencyPolicy Forbid")[0] == FidelityStatus.MAPPED
     assert t.flavor == "scrontab"
 
 
@@ -643,7 +718,7 @@ def test_serving_workloads_stay_on_kubernetes(tmp_path: Path) -> None:
     """
     t = translate(tmp_path, text)
     assert t.files == {}
-    assert entry(t, "Deployment api")[0] == DROPPED
+    assert entry(t, "Deployment api")[0] == FidelityStatus.DROPPED
     assert "TO-SLURM-SERVING" in codes(t)
 
 

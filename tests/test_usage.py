@@ -16,11 +16,9 @@ from hypothesis import strategies as st
 from ir_builders import k8s_job, slurm_job, wrapper
 
 from migrate import ir
-from migrate.plan.classify import TO_KUBERNETES
 from migrate.plan.planner import build_plan, plan_json
 from migrate.site.config import parse_site_config
 from migrate.site.usage import (
-    KUBERNETES,
     SACCT,
     AccountingError,
     AccountingFile,
@@ -29,6 +27,7 @@ from migrate.site.usage import (
 )
 from migrate.site.usage_kubectl import parse_kubectl_jobs
 from migrate.site.usage_sacct import parse_sacct
+from migrate.vocab import Direction, Format
 
 SITE = parse_site_config(
     {
@@ -231,7 +230,7 @@ def test_sacct_unusable_files(text: str, message: str) -> None:
 
 def test_format_is_told_by_content() -> None:
     assert parse_accounting(SACCT_WEEK, "anything.json").format == SACCT
-    assert parse_accounting(json.dumps(job_list([])), "anything.txt").format == KUBERNETES
+    assert parse_accounting(json.dumps(job_list([])), "anything.txt").format == Format.KUBERNETES
     with pytest.raises(AccountingError, match="neither sacct"):
         parse_accounting("ClusterName=nw1\n", "slurm.conf")
     with pytest.raises(AccountingError, match="not valid JSON at line 1"):
@@ -532,8 +531,8 @@ def test_long_dumps_are_scaled_to_the_demand_window() -> None:
 
 def test_accounted_demand_replaces_the_estimate_and_weights_capacity(week: AccountingFile) -> None:
     jobs = week_jobs()
-    estimated = build_plan(jobs, TO_KUBERNETES, SITE)
-    accounted = build_plan(jobs, TO_KUBERNETES, SITE, usage=[week])
+    estimated = build_plan(jobs, Direction.TO_KUBERNETES, SITE)
+    accounted = build_plan(jobs, Direction.TO_KUBERNETES, SITE, usage=[week])
     need = {d.job_id: d for d in accounted.demands}
     assert need["training/pretrain.sbatch"].node_hours == 2688.32
     assert need["training/pretrain.sbatch"].basis.startswith("accounted: 2 run(s), 2 allocation(s)")
@@ -556,7 +555,7 @@ def test_accounted_demand_replaces_the_estimate_and_weights_capacity(week: Accou
 
 def test_plan_json_usage_section_is_deterministic(week: AccountingFile, history: AccountingFile) -> None:
     jobs = week_jobs() + history_jobs()
-    text = plan_json(build_plan(jobs, TO_KUBERNETES, SITE, usage=[week, history]))
+    text = plan_json(build_plan(jobs, Direction.TO_KUBERNETES, SITE, usage=[week, history]))
     doc = json.loads(text)
     usage = doc["usage"]
     assert [f["path"] for f in usage["files"]] == ["sacct-week.txt", "jobs.json"]
@@ -589,11 +588,11 @@ def test_plan_json_usage_section_is_deterministic(week: AccountingFile, history:
     }
     for seed in range(3):
         random.Random(seed).shuffle(jobs)
-        assert plan_json(build_plan(jobs, TO_KUBERNETES, SITE, usage=[week, history])) == text
+        assert plan_json(build_plan(jobs, Direction.TO_KUBERNETES, SITE, usage=[week, history])) == text
 
 
 def test_a_plan_without_accounting_has_no_usage_section() -> None:
-    doc = build_plan(week_jobs(), TO_KUBERNETES, SITE).to_dict()
+    doc = build_plan(week_jobs(), Direction.TO_KUBERNETES, SITE).to_dict()
     assert "usage" not in doc and "inventory" not in doc
     assert all("accounting" not in j.get("demand", {}) for j in doc["jobs"])
 

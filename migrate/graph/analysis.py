@@ -29,7 +29,7 @@ class MigrationUnit:
     id: str
     jobs: tuple[str, ...]  # IR job ids, sorted
     order: tuple[str, ...]  # prerequisites and producers first
-    formats: tuple[str, ...]  # "slurm", "kubernetes": both means the unit already spans schedulers
+    formats: tuple[str, ...]  # Format values: both means the unit already spans schedulers
     filesystems: tuple[str, ...]  # file-system node ids the unit touches
     externals: tuple[str, ...]  # external node ids it depends on (old job ids, unscanned scripts)
     cyclic: bool = False

@@ -37,6 +37,7 @@ from migrate.graph.flow import Flows, flows_of
 from migrate.graph.perf import paused_gc
 from migrate.graph.storage import Location, StorageResolver
 from migrate.site.config import SiteConfig
+from migrate.vocab import Format
 
 _ACCESS_EDGE = {ir.READ: gm.READS, ir.WRITE: gm.WRITES, ir.READ_WRITE: gm.READWRITE, ir.UNKNOWN: gm.USES}
 
@@ -118,8 +119,9 @@ def _add_job(graph: nx.MultiDiGraph, job: ir.Job) -> None:
     attrs: dict[str, Any] = {
         "type": gm.JOB,
         "label": job.name or job.id,
-        "kind": job.kind,
-        "format": job.source.format,
+        # plain strings: GraphML writes no other string type
+        "kind": str(job.kind),
+        "format": str(job.source.format),
         "nodes": job.total_nodes(),
         "gpus": job.total_gpus(),
         "path": job.source.path,
@@ -235,7 +237,7 @@ def _add_queues(graph: nx.MultiDiGraph, job: ir.Job, config: SiteConfig) -> None
             gm.node_id(gm.QUEUE, partition),
             type=gm.QUEUE,
             label=partition,
-            scheduler="slurm",
+            scheduler=str(Format.SLURM),
             mirror=mirror.queue if mirror is not None else None,
         )
         _add_edge(graph, source, node, gm.SUBMITS_TO, type=gm.SUBMITS_TO, evidence=where)
@@ -246,7 +248,7 @@ def _add_queues(graph: nx.MultiDiGraph, job: ir.Job, config: SiteConfig) -> None
             gm.node_id(gm.QUEUE, queue),
             type=gm.QUEUE,
             label=queue,
-            scheduler="kubernetes",
+            scheduler=str(Format.KUBERNETES),
             mirror=config.partition_for_queue(queue),
         )
         _add_edge(graph, source, node, gm.SUBMITS_TO, type=gm.SUBMITS_TO, evidence=where)

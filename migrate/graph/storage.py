@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from migrate import ir
 from migrate.site.config import SiteConfig
+from migrate.vocab import Format
 
 # Prefixes that sites use for shared storage; the site config can add more.
 WELL_KNOWN_PREFIXES = (
@@ -115,7 +116,7 @@ class StorageResolver:
         """Every storage use of ``job``, deduplicated by (directory, access, origin), sorted."""
         env = _literal_environment(job)
         mounts = _mounts(job)
-        container_only = job.source.format == "kubernetes"
+        container_only = job.source.format == Format.KUBERNETES
         seen: dict[tuple[str, str, str], Location] = {}
         for raw, access, origin, line in _storage_entries(job, mounts):
             loc = self.resolve(raw, access, origin, line, env, mounts, container_only)

@@ -17,54 +17,36 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.plan.facts import (
-    CRON_KINDS,
     DATA_WORDS,
     EVAL_WORDS,
     FINETUNE_WORDS,
     HPC_CODES,
     INFERENCE_WORDS,
-    INTERACTIVE_KINDS,
     INTERACTIVE_WORDS,
     MAINTENANCE_WORDS,
     ML_LAUNCHERS,
     MPI_LAUNCHERS,
     SERVE_WORDS,
-    SERVING_KINDS,
     SWEEP_WORDS,
     TRAIN_WORDS,
-    TRAINING_KINDS,
     JobFacts,
     facts_of,
 )
-from migrate.plan.rules import (
-    ALREADY_THERE,
-    BATCH_INFERENCE,
-    DATA_PREP,
-    FINE_TUNING,
-    GENERAL,
-    HPC_MPI,
-    INTERACTIVE,
-    LONG_TRAINING,
-    MAINTENANCE,
-    MOVE,
-    MOVE_WITH_CHANGES,
-    ORCHESTRATION,
-    PATTERNS,
-    SERVING,
-    SMALL_TRAINING,
-    STAY,
-    SWEEP,
-    TO_KUBERNETES,
-    TO_SLURM,
-    Recommendation,
-    Rule,
-    recommend,
-)
+from migrate.plan.rules import Recommendation, Rule, recommend
 from migrate.site.config import SiteConfig
+from migrate.vocab import (
+    CRON_KINDS,
+    INTERACTIVE_KINDS,
+    SERVING_KINDS,
+    TRAINING_KINDS,
+    WRAPPER_KINDS,
+    JobKind,
+    Pattern,
+)
 
-_TRAINING = "training"  # before the long/small split
+_TRAINING = "training"  # a score of its own before the long/small split; not a Pattern
 # Ties go to the more specific pattern.
-_PRECEDENCE = (SWEEP, HPC_MPI, DATA_PREP, BATCH_INFERENCE, _TRAINING)
+_PRECEDENCE = (Pattern.SWEEP, Pattern.HPC_MPI, Pattern.DATA_PREP, Pattern.BATCH_INFERENCE, _TRAINING)
 _NAME_WEIGHT = 3
 _BODY_WEIGHT = 1
 _STRUCTURE_WEIGHT = 4
@@ -73,7 +55,7 @@ _STRUCTURE_WEIGHT = 4
 @dataclass(frozen=True, slots=True)
 class Classification:
     job_id: str
-    pattern: str
+    pattern: Pattern
     reasons: tuple[str, ...]
 
 
@@ -82,7 +64,7 @@ class Assessment:
     """One job's pattern and recommendation, ready for the plan and the report."""
 
     job_id: str
-    pattern: str
+    pattern: Pattern
     reasons: tuple[str, ...]
     recommendation: Recommendation
     facts: JobFacts = field(compare=False, repr=False)
@@ -118,27 +100,27 @@ def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classifi
     score, reasons = scores[best]
     finetune = _finetune_reasons(facts)
     if finetune and (score == 0 or best == _TRAINING):
-        return Classification(job.id, FINE_TUNING, tuple(finetune + reasons))
+        return Classification(job.id, Pattern.FINE_TUNING, tuple(finetune + reasons))
     if score == 0:
         what = "a GPU job" if facts.gpus else "a CPU job"
-        return Classification(job.id, GENERAL, (f"{what} with no recognisable workload signal",))
+        return Classification(job.id, Pattern.GENERAL, (f"{what} with no recognisable workload signal",))
     if best == _TRAINING:
         pattern, scale = _training_scale(facts, config)
         return Classification(job.id, pattern, tuple([*reasons, scale]))
-    return Classification(job.id, best, tuple(reasons))
+    return Classification(job.id, Pattern(best), tuple(reasons))
 
 
 # ---------------------------------------------------------------------------
 # Patterns decided by one strong fact
 
 
-def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
-    if facts.kind in ir.WRAPPER_KINDS:
-        return ORCHESTRATION, [f"wrapper script that submits {len(job.submits)} job(s)"]
+def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
+    if facts.kind in WRAPPER_KINDS:
+        return Pattern.ORCHESTRATION, [f"wrapper script that submits {len(job.submits)} job(s)"]
     return None
 
 
-def _maintenance(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
+def _maintenance(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     reasons: list[str] = []
     if job.schedule is not None:
         reasons.append(f"runs on a schedule ({job.schedule.cron})")
@@ -149,10 +131,10 @@ def _maintenance(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
         reasons.append(_mentions("name", words))
     if "maintenance" in facts.phrases:
         reasons.append("a burn-in or health check")
-    return (MAINTENANCE, reasons) if reasons else None
+    return (Pattern.MAINTENANCE, reasons) if reasons else None
 
 
-def _interactive(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
+def _interactive(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     reasons: list[str] = []
     if facts.kind in INTERACTIVE_KINDS:
         reasons.append("an interactive allocation (salloc)")
@@ -161,10 +143,10 @@ def _interactive(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
         reasons.append(_mentions("job", words))
     if "interactive" in facts.phrases:
         reasons.append("keeps a session open (sleep infinity or an editor server)")
-    return (INTERACTIVE, reasons) if reasons else None
+    return (Pattern.INTERACTIVE, reasons) if reasons else None
 
 
-def _serving(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
+def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     reasons: list[str] = []
     if facts.kind in SERVING_KINDS:
         reasons.append(f"long-running {facts.kind}")
@@ -175,7 +157,7 @@ def _serving(facts: JobFacts, job: ir.Job) -> tuple[str, list[str]] | None:
         reasons.append(_mentions("command", words))
     if "serving" in facts.phrases:
         reasons.append("starts an inference server (vllm, triton, tgi)")
-    return (SERVING, reasons) if reasons else None
+    return (Pattern.SERVING, reasons) if reasons else None
 
 
 # ---------------------------------------------------------------------------
@@ -198,13 +180,13 @@ def _scores(facts: JobFacts, job: ir.Job) -> dict[str, tuple[int, list[str]]]:
         if used:
             add(pattern, _BODY_WEIGHT, _mentions("command", used))
 
-    words(SWEEP, SWEEP_WORDS)
-    words(DATA_PREP, DATA_WORDS)
-    words(BATCH_INFERENCE, INFERENCE_WORDS)
+    words(Pattern.SWEEP, SWEEP_WORDS)
+    words(Pattern.DATA_PREP, DATA_WORDS)
+    words(Pattern.BATCH_INFERENCE, INFERENCE_WORDS)
     words(_TRAINING, TRAIN_WORDS)
-    words(HPC_MPI, HPC_CODES)
+    words(Pattern.HPC_MPI, HPC_CODES)
     if "sweep" in facts.phrases:
-        add(SWEEP, _STRUCTURE_WEIGHT, "runs a sweep agent (wandb agent, ray tune)")
+        add(Pattern.SWEEP, _STRUCTURE_WEIGHT, "runs a sweep agent (wandb agent, ray tune)")
     if facts.array_size:
         _array_evidence(facts, add)
     ml_launchers = sorted(set(facts.launchers) & ML_LAUNCHERS)
@@ -212,15 +194,15 @@ def _scores(facts: JobFacts, job: ir.Job) -> dict[str, tuple[int, list[str]]]:
         add(_TRAINING, _STRUCTURE_WEIGHT, "launcher " + ", ".join(ml_launchers))
     if facts.kind in TRAINING_KINDS:
         add(_TRAINING, _STRUCTURE_WEIGHT, f"kind {facts.kind}")
-    if facts.kind == "RayJob":
-        add(BATCH_INFERENCE, _STRUCTURE_WEIGHT - 1, "kind RayJob")
+    if facts.kind == JobKind.RAY_JOB:
+        add(Pattern.BATCH_INFERENCE, _STRUCTURE_WEIGHT - 1, "kind RayJob")
     if facts.gpus and facts.nodes > 1 and facts.ml:
         add(_TRAINING, _BODY_WEIGHT, f"{facts.nodes} GPU nodes with an ML framework")
     if facts.mpi and not facts.ml:
         mpi = sorted(set(facts.launchers) & MPI_LAUNCHERS) or ["MPI (srun --mpi, MPIJob or an MPI module)"]
-        add(HPC_MPI, _STRUCTURE_WEIGHT, "MPI without an ML framework: " + ", ".join(mpi))
-    elif job.modules and not facts.ml and scores[HPC_MPI][0]:
-        add(HPC_MPI, _BODY_WEIGHT, "module-loaded software: " + ", ".join(job.modules[:3]))
+        add(Pattern.HPC_MPI, _STRUCTURE_WEIGHT, "MPI without an ML framework: " + ", ".join(mpi))
+    elif job.modules and not facts.ml and scores[Pattern.HPC_MPI][0]:
+        add(Pattern.HPC_MPI, _BODY_WEIGHT, "module-loaded software: " + ", ".join(job.modules[:3]))
     return scores
 
 
@@ -230,13 +212,13 @@ def _array_evidence(facts: JobFacts, add: Callable[[str, int, str], None]) -> No
     words = facts.words()
     trains = words & (TRAIN_WORDS | FINETUNE_WORDS | EVAL_WORDS) or set(facts.launchers) & ML_LAUNCHERS
     if trains or facts.kind in TRAINING_KINDS:
-        add(SWEEP, _STRUCTURE_WEIGHT, f"array of {size} training or evaluation tasks")
+        add(Pattern.SWEEP, _STRUCTURE_WEIGHT, f"array of {size} training or evaluation tasks")
     elif words & INFERENCE_WORDS:
-        add(BATCH_INFERENCE, _STRUCTURE_WEIGHT, f"array of {size} inference tasks")
+        add(Pattern.BATCH_INFERENCE, _STRUCTURE_WEIGHT, f"array of {size} inference tasks")
     elif facts.gpus:
-        add(SWEEP, _BODY_WEIGHT, f"array of {size} GPU tasks")
+        add(Pattern.SWEEP, _BODY_WEIGHT, f"array of {size} GPU tasks")
     else:
-        add(DATA_PREP, _STRUCTURE_WEIGHT, f"CPU-only array of {size} tasks")
+        add(Pattern.DATA_PREP, _STRUCTURE_WEIGHT, f"CPU-only array of {size} tasks")
 
 
 def _finetune_reasons(facts: JobFacts) -> list[str]:
@@ -249,17 +231,23 @@ def _finetune_reasons(facts: JobFacts) -> list[str]:
     return reasons
 
 
-def _training_scale(facts: JobFacts, config: SiteConfig) -> tuple[str, str]:
+def _training_scale(facts: JobFacts, config: SiteConfig) -> tuple[Pattern, str]:
     limits = config.thresholds
     if facts.nodes > limits.large_training_nodes:
-        return LONG_TRAINING, f"{facts.nodes} nodes > large_training_nodes ({limits.large_training_nodes})"
+        return (
+            Pattern.LONG_TRAINING,
+            f"{facts.nodes} nodes > large_training_nodes ({limits.large_training_nodes})",
+        )
     if facts.nodes > 1 and facts.hours is not None and facts.hours >= limits.long_training_hours:
         return (
-            LONG_TRAINING,
+            Pattern.LONG_TRAINING,
             f"{facts.nodes} nodes for {facts.hours:g} h"
             f" >= long_training_hours ({limits.long_training_hours})",
         )
-    return SMALL_TRAINING, f"{facts.nodes} node(s) <= large_training_nodes ({limits.large_training_nodes})"
+    return (
+        Pattern.SMALL_TRAINING,
+        f"{facts.nodes} node(s) <= large_training_nodes ({limits.large_training_nodes})",
+    )
 
 
 def _mentions(where: str, words: list[str]) -> str:
@@ -267,25 +255,6 @@ def _mentions(where: str, words: list[str]) -> str:
 
 
 __all__ = [
-    "ALREADY_THERE",
-    "BATCH_INFERENCE",
-    "DATA_PREP",
-    "FINE_TUNING",
-    "GENERAL",
-    "HPC_MPI",
-    "INTERACTIVE",
-    "LONG_TRAINING",
-    "MAINTENANCE",
-    "MOVE",
-    "MOVE_WITH_CHANGES",
-    "ORCHESTRATION",
-    "PATTERNS",
-    "SERVING",
-    "SMALL_TRAINING",
-    "STAY",
-    "SWEEP",
-    "TO_KUBERNETES",
-    "TO_SLURM",
     "Assessment",
     "Classification",
     "Recommendation",

@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, replace
 
 from migrate import ir
-from migrate.plan.facts import SERVING_KINDS, JobFacts
+from migrate.plan.facts import JobFacts
 from migrate.site.config import SiteConfig
 from migrate.site.usage_match import JobUsage
+from migrate.vocab import SERVING_KINDS, WRAPPER_KINDS, Format
 
 UNASSIGNED = "(unassigned)"  # no partition or queue that migrate.yaml knows
 LOGIN_NODE = "(login node)"  # wrapper scripts run where users log in, not on compute nodes
@@ -45,7 +46,7 @@ class JobDemand:
 def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     limits = config.thresholds
     window = limits.demand_window_hours
-    if job.kind in ir.WRAPPER_KINDS:
+    if job.kind in WRAPPER_KINDS:
         return JobDemand(job.id, LOGIN_NODE, 0, 0, 0.0, 0.0, "a wrapper: runs on a login node")
     if job.kind in SERVING_KINDS or job.services:
         hours, runs, basis = float(window), 1.0, "always on over the window"
@@ -106,7 +107,7 @@ def partition_of(job: ir.Job, config: SiteConfig) -> str:
     for name, part in config.partitions:
         if part.node_selector and set(part.node_selector) <= selectors:
             return name
-    if job.source.format == "slurm" and not job.placement.partitions:
+    if job.source.format == Format.SLURM and not job.placement.partitions:
         # sbatch without --partition runs in the cluster's default partition
         for name, part in config.partitions:
             if part.default:

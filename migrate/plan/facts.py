@@ -15,15 +15,12 @@ from functools import lru_cache
 
 from migrate import ir
 from migrate.site.config import DEFAULT_GPUS_PER_NODE, SiteConfig
+from migrate.vocab import TRAINING_KINDS, Format, JobKind
 
 ML_LAUNCHERS = frozenset(
     ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed", "accelerate")
 )
 MPI_LAUNCHERS = frozenset(("mpirun", "mpiexec", "mpiexec.hydra", "orterun", "aprun"))
-SERVING_KINDS = frozenset(("Deployment", "StatefulSet", "ReplicaSet", "InferenceService", "RayService"))
-TRAINING_KINDS = frozenset(("PyTorchJob", "TrainJob", "TFJob", "JAXJob", "XGBoostJob", "PaddleJob"))
-CRON_KINDS = frozenset(("CronJob", "scrontab"))
-INTERACTIVE_KINDS = frozenset(("salloc",))  # a script that holds an allocation open for a person
 
 # Whole words (after splitting on anything but letters and digits) that point at a workload;
 # names with punctuation in them go to MULTIWORD below.
@@ -118,8 +115,8 @@ _COMMENT = re.compile(r"^\s*#.*$", re.MULTILINE)
 @dataclass(frozen=True, slots=True)
 class JobFacts:
     job_id: str
-    format: str
-    kind: str
+    format: Format
+    kind: JobKind
     nodes: int  # Slurm nodes, or an estimate for pods (GPUs / GPUs per node)
     gpus: int
     hours: float | None
@@ -149,7 +146,7 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
     mpi = (
         any(name in MPI_LAUNCHERS for name in launchers)
         or _srun_mpi(job)
-        or job.kind == "MPIJob"
+        or job.kind == JobKind.MPI_JOB
         or bool(frozenset(_SPLIT.split(modules)) & MPI_MODULE_WORDS)
     )
     words = frozenset(_SPLIT.split(identity)) & VOCABULARY
@@ -217,7 +214,7 @@ def _srun_mpi(job: ir.Job) -> bool:
 
 
 def _nodes(job: ir.Job, config: SiteConfig) -> int:
-    if job.source.format != "kubernetes":
+    if job.source.format != Format.KUBERNETES:
         return job.total_nodes()
     # Pods are not nodes: a pod with 1 GPU is an eighth of an 8-GPU server.
     gpus = job.total_gpus()

@@ -16,11 +16,12 @@ import networkx as nx
 
 from migrate.graph import model as gm
 from migrate.graph.analysis import FilesystemUse
+from migrate.plan.changes import IMAGE_KINDS
 from migrate.plan.classify import Assessment
 from migrate.plan.demand import UNASSIGNED, JobDemand
 from migrate.plan.facts import ML_LAUNCHERS
-from migrate.plan.rules import ORCHESTRATION, SWEEP, TO_KUBERNETES
 from migrate.site.config import SiteConfig
+from migrate.vocab import CRON_KINDS, Direction, Format, Pattern
 
 # Monitoring hook kind -> what gives the same signal on the target.
 PARITY_ON_KUBERNETES = {
@@ -70,7 +71,7 @@ def foundations(
     demands: Mapping[str, JobDemand],
     filesystems: Iterable[str],
     shared: Iterable[FilesystemUse],
-    direction: str,
+    direction: Direction,
     config: SiteConfig,
 ) -> list[Step]:
     """Phase 0: what must exist on the target before the first job moves."""
@@ -84,12 +85,12 @@ def foundations(
 
 
 def _operators(
-    graph: nx.MultiDiGraph, moving: list[str], assessments: Mapping[str, Assessment], direction: str
+    graph: nx.MultiDiGraph, moving: list[str], assessments: Mapping[str, Assessment], direction: Direction
 ) -> list[Step]:
     facts = {j: assessments[j].facts for j in moving}
     gpu = sorted(j for j, f in facts.items() if f.gpus)
     gang = sorted(
-        j for j, f in facts.items() if f.nodes > 1 or f.array_size or assessments[j].pattern == SWEEP
+        j for j, f in facts.items() if f.nodes > 1 or f.array_size or assessments[j].pattern == Pattern.SWEEP
     )
     torch = sorted(j for j, f in facts.items() if f.nodes > 1 and set(f.launchers) & ML_LAUNCHERS)
     mpi = sorted(j for j, f in facts.items() if f.mpi)
@@ -101,13 +102,13 @@ def _operators(
             for _, _, kind in graph.out_edges(n, data="type")
             if kind in (gm.DEPENDS_ON, gm.SUBMITS)
         }
-        | {j for j in moving if assessments[j].pattern == ORCHESTRATION}
+        | {j for j in moving if assessments[j].pattern == Pattern.ORCHESTRATION}
     )
     internal = sorted(j for j in moving if graph.nodes[gm.job_node(j)].get("internal_dependencies"))
-    crons = sorted(j for j in moving if assessments[j].facts.kind in ("scrontab", "CronJob"))
-    containers = sorted(j for j in moving if assessments[j].facts.format == "kubernetes")
+    crons = sorted(j for j in moving if assessments[j].facts.kind in CRON_KINDS)
+    containers = sorted(j for j in moving if assessments[j].facts.format == Format.KUBERNETES)
     wanted: list[tuple[str, str, list[str]]]
-    if direction == TO_KUBERNETES:
+    if direction == Direction.TO_KUBERNETES:
         wanted = [
             ("NVIDIA GPU Operator", "drivers, device plugin and DCGM exporter on the GPU node pools", gpu),
             (
@@ -147,7 +148,7 @@ def _storage(
     graph: nx.MultiDiGraph,
     filesystems: Iterable[str],
     shared: Iterable[FilesystemUse],
-    direction: str,
+    direction: Direction,
     config: SiteConfig,
 ) -> list[Step]:
     shared_ids = {fs.node for fs in shared}
@@ -164,9 +165,9 @@ def _storage(
         )
         if kind == "local":
             detail = f"{label} is node-local: give pods a local or ephemeral volume; nothing to share"
-        elif direction == TO_KUBERNETES and data.get("origin") == "pvc":
+        elif direction == Direction.TO_KUBERNETES and data.get("origin") == "pvc":
             continue  # already a claim on Kubernetes
-        elif direction == TO_KUBERNETES:
+        elif direction == Direction.TO_KUBERNETES:
             how = f"PV/PVC {claims}" if claims else "a PV/PVC (no claim for it in migrate.yaml yet)"
             detail = f"make {label} ({kind}) mountable in pods: CSI driver and {how}{during}"
         elif data.get("origin") == "pvc":
@@ -177,14 +178,14 @@ def _storage(
     return steps
 
 
-def _monitoring(graph: nx.MultiDiGraph, moving: list[str], direction: str) -> list[Step]:
+def _monitoring(graph: nx.MultiDiGraph, moving: list[str], direction: Direction) -> list[Step]:
     users: dict[str, list[str]] = {}
     for job in moving:
         for _, monitor, kind in graph.out_edges(gm.job_node(job), data="type"):
             if kind == gm.REPORTS_TO:
                 users.setdefault(str(graph.nodes[monitor]["label"]), []).append(job)
-    table = PARITY_ON_KUBERNETES if direction == TO_KUBERNETES else PARITY_ON_SLURM
-    target = "pods" if direction == TO_KUBERNETES else "Slurm jobs"
+    table = PARITY_ON_KUBERNETES if direction == Direction.TO_KUBERNETES else PARITY_ON_SLURM
+    target = "pods" if direction == Direction.TO_KUBERNETES else "Slurm jobs"
     fallback = "the same {} hook from " + target + " (network and credentials)"
     steps = [
         Step("monitoring", kind, table.get(kind, fallback.format(kind)), tuple(sorted(set(jobs))))
@@ -192,7 +193,7 @@ def _monitoring(graph: nx.MultiDiGraph, moving: list[str], direction: str) -> li
     ]
     if moving:
         history = ("Slurm accounting", "Kubernetes job metrics")
-        source, target = history if direction == TO_KUBERNETES else history[::-1]
+        source, target = history if direction == Direction.TO_KUBERNETES else history[::-1]
         steps.append(
             Step("monitoring", "run history", f"{target} next to {source}, to compare runs at each gate")
         )
@@ -201,11 +202,10 @@ def _monitoring(graph: nx.MultiDiGraph, moving: list[str], direction: str) -> li
 
 def _images(moving: list[str], assessments: Mapping[str, Assessment]) -> list[Step]:
     needs: dict[str, list[str]] = {}
-    prefixes = ("needs a container image", "push image", "use registry image", "runs on the host")
     for job in moving:
         for change in assessments[job].recommendation.changes:
-            if change.startswith(prefixes) or change.startswith("run image"):
-                needs.setdefault(change, []).append(job)
+            if change.kind in IMAGE_KINDS:
+                needs.setdefault(change.text, []).append(job)
     return [
         Step("image", change, "before the first run on the target", tuple(sorted(jobs)))
         for change, jobs in sorted(needs.items())
@@ -213,7 +213,7 @@ def _images(moving: list[str], assessments: Mapping[str, Assessment]) -> list[St
 
 
 def _queues(
-    moving: list[str], demands: Mapping[str, JobDemand], direction: str, config: SiteConfig
+    moving: list[str], demands: Mapping[str, JobDemand], direction: Direction, config: SiteConfig
 ) -> list[Step]:
     steps: list[Step] = []
     used: dict[str, list[str]] = {}
@@ -225,7 +225,7 @@ def _queues(
         if part is None:
             continue
         selector = ", ".join(f"{k}={v}" for k, v in part.node_selector) or "no node selector in migrate.yaml"
-        if direction == TO_KUBERNETES:
+        if direction == Direction.TO_KUBERNETES:
             queue = part.queue or f"{name} (no queue named in migrate.yaml)"
             detail = (
                 f"mirror partition {name} as Kueue queue {queue} ({selector}; {part.gpus_per_node} GPUs/node)"
@@ -237,8 +237,8 @@ def _queues(
     return steps
 
 
-def _coexistence(direction: str) -> list[Step]:
-    target = "Kubernetes" if direction == TO_KUBERNETES else "Slurm"
+def _coexistence(direction: Direction) -> list[Step]:
+    target = direction.target.display_name
     return [
         Step(
             "coexistence",
@@ -320,10 +320,10 @@ class CapacityTracker:
 
 
 def gates(
-    jobs: list[str], graph: nx.MultiDiGraph, bridges: Iterable[str], direction: str, config: SiteConfig
+    jobs: list[str], graph: nx.MultiDiGraph, bridges: Iterable[str], direction: Direction, config: SiteConfig
 ) -> list[str]:
     limits = config.thresholds
-    source, target = ("Slurm", "Kubernetes") if direction == TO_KUBERNETES else ("Kubernetes", "Slurm")
+    source, target = direction.source.display_name, direction.target.display_name
     out = [
         "each job runs on both schedulers in parallel until "
         f"{limits.pilot_consecutive_successes} consecutive successful runs on {target}",
@@ -346,8 +346,8 @@ def gates(
     return out
 
 
-def rollback(capacities: list[Capacity], previous: Mapping[str, int], direction: str) -> list[str]:
-    source, target = ("Slurm", "Kubernetes") if direction == TO_KUBERNETES else ("Kubernetes", "Slurm")
+def rollback(capacities: list[Capacity], previous: Mapping[str, int], direction: Direction) -> list[str]:
+    source, target = direction.source.display_name, direction.target.display_name
     out = [
         f"stop submitting these jobs to {target} and submit the original {source} files again "
         "(they stay unchanged until the end phase)",

@@ -21,11 +21,10 @@ import networkx as nx
 from migrate import ir, json_indented
 from migrate.graph.builder import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
 from migrate.graph.perf import paused_gc
-from migrate.plan.classify import MAINTENANCE, Assessment, assess_jobs
+from migrate.plan.classify import Assessment, assess_jobs
 from migrate.plan.demand import JobDemand, accounted_demand, job_demand, unaccounted_demand
 from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
-from migrate.plan.rules import ALREADY_THERE, DIRECTIONS, TO_KUBERNETES
-from migrate.plan.units import UNIT_BLOCKED, UnitDecision, decide_units
+from migrate.plan.units import UnitDecision, decide_units
 from migrate.site.config import SiteConfig
 from migrate.site.inventory import Inventory, inventory_section, merge_inventory
 from migrate.site.usage import (
@@ -36,6 +35,7 @@ from migrate.site.usage import (
     usage_section,
     usage_warnings,
 )
+from migrate.vocab import Action, Direction, Pattern, UnitAction
 
 PLAN_SCHEMA = "migrate-plan/1"
 
@@ -65,7 +65,7 @@ class Phase:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    direction: str
+    direction: Direction
     site: str
     source: str
     target: str
@@ -101,7 +101,7 @@ def build_plan(
     (``migrate.site.inventory.parse_inventory``) completes the partitions of
     ``config``. Both add plan warnings for what they could not place.
     """
-    _check_direction(direction)
+    direction = Direction.of(direction)
     with paused_gc():
         plan, graph, _ = _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
         release_graph(graph)
@@ -117,21 +117,16 @@ def build_plan_and_graph(
     inventory: Sequence[Inventory] = (),
 ) -> tuple[Plan, nx.MultiDiGraph]:
     """``build_plan``, and the graph it was built on (``build_graph``): the report draws it."""
-    _check_direction(direction)
+    direction = Direction.of(direction)
     with paused_gc():
         plan, graph, flows = _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
         add_flow_edges(graph, flows)
         return plan, graph
 
 
-def _check_direction(direction: str) -> None:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
-
-
 def _build_plan(
     jobs: Iterable[ir.Job],
-    direction: str,
+    direction: Direction,
     config: SiteConfig,
     fidelity: Mapping[str, tuple[int, int]] | None,
     usage: Sequence[AccountingFile],
@@ -144,7 +139,7 @@ def _build_plan(
     assessed = assess_jobs(job_list, direction, config)
     by_id = {a.job_id: a for a in assessed}
     # Cleanup and backup jobs read everyone's data; they must not weld pipelines together.
-    detached = [a.job_id for a in assessed if a.pattern == MAINTENANCE]
+    detached = [a.job_id for a in assessed if a.pattern == Pattern.MAINTENANCE]
     analysis = analyze(graph, detached, flows)
     decisions = decide_units(graph, analysis.units, by_id, direction, config, fidelity, flows)
     demands = {job.id: job_demand(job, by_id[job.id].facts, config) for job in job_list if job.id in by_id}
@@ -152,7 +147,7 @@ def _build_plan(
     if report is not None:
         demands = _weigh_by_usage(demands, report)
         input_warnings += usage_warnings(report)
-    source, target = ("Slurm", "Kubernetes") if direction == TO_KUBERNETES else ("Kubernetes", "Slurm")
+    source, target = direction.source.display_name, direction.target.display_name
 
     movable = sorted((d for d in decisions if d.moving), key=lambda d: (d.risk.score, d.unit.id))
     pilot, waves, warnings = _schedule(movable, config, {a.job_id: a.pattern for a in assessed})
@@ -173,7 +168,7 @@ def _build_plan(
         )
     ]
     previous: dict[str, int] = {}
-    in_scope = [j for j in demands if by_id[j].recommendation.action != ALREADY_THERE]
+    in_scope = [j for j in demands if by_id[j].recommendation.action != Action.ALREADY_THERE]
     tracker = CapacityTracker(in_scope, demands, config)
     for index, group in enumerate([pilot, *waves] if pilot else []):
         phase_id, name, kind = ("P1", PILOT, PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}", WAVE)
@@ -232,7 +227,7 @@ def _weigh_by_usage(demands: Mapping[str, JobDemand], report: UsageReport) -> di
 
 
 def _upkeep_only(decision: UnitDecision, patterns: Mapping[str, str]) -> bool:
-    return all(patterns[j] == MAINTENANCE for j in decision.moving)
+    return all(patterns[j] == Pattern.MAINTENANCE for j in decision.moving)
 
 
 def _schedule(
@@ -274,7 +269,7 @@ def _end(
         held = dict(decision.held)
         for job in decision.staying:
             stays.append((job, held.get(job, "stays by recommendation")))
-    blocked = [d.unit.id for d in decisions if d.action == UNIT_BLOCKED]
+    blocked = [d.unit.id for d in decisions if d.action == UnitAction.BLOCKED]
     limits = config.thresholds
     if stays or blocked:
         criteria = [
@@ -370,7 +365,7 @@ def _job_dict(a: Assessment, unit: str | None, phase: str | None, demand: JobDem
         "reason": rec.reason,
         "rule": {"id": rec.rule.id, "source": rec.rule.source, "says": rec.rule.says},
         "thresholds": dict(rec.thresholds),
-        "changes": list(rec.changes),
+        "changes": [c.text for c in rec.changes],
         "unit": unit,
         "phase": phase,
     }
@@ -399,7 +394,11 @@ def _unit_dict(d: UnitDecision) -> dict[str, Any]:
         "bridges": list(d.bridges),
         "filesystems": list(d.unit.filesystems),
         "externals": list(d.unit.externals),
-        "risk": {"score": d.risk.score, "reasons": list(d.risk.reasons)},
+        "risk": {
+            "score": d.risk.score,
+            "reasons": list(d.risk.reasons),
+            "factors": [{"points": f.points, "reason": f.reason} for f in d.risk.factors],
+        },
     }
 
 

@@ -16,50 +16,12 @@ The two articles the tables come from:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from migrate import ir
-from migrate.graph.storage import StorageResolver
-from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, SERVING_KINDS, JobFacts
+from migrate.plan.changes import Change, kubernetes_changes, slurm_changes
+from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, JobFacts
 from migrate.site.config import SiteConfig, Thresholds
-
-TO_KUBERNETES = "to_kubernetes"
-TO_SLURM = "to_slurm"
-DIRECTIONS = (TO_KUBERNETES, TO_SLURM)
-
-MOVE = "move"
-MOVE_WITH_CHANGES = "move-with-changes"
-STAY = "stay"  # hybrid: keeps running on the scheduler it is on
-ALREADY_THERE = "already-there"  # the job already runs on the target scheduler
-ACTIONS = (MOVE, MOVE_WITH_CHANGES, STAY, ALREADY_THERE)
-
-LONG_TRAINING = "long-multinode-training"
-SMALL_TRAINING = "small-training"
-FINE_TUNING = "fine-tuning"
-SWEEP = "sweep"
-DATA_PREP = "data-preprocessing"
-SERVING = "inference-serving"
-BATCH_INFERENCE = "batch-inference"
-INTERACTIVE = "interactive"
-HPC_MPI = "hpc-mpi"
-MAINTENANCE = "maintenance"
-ORCHESTRATION = "orchestration"  # a wrapper that only submits other jobs
-GENERAL = "general-batch"  # nothing recognisable: an ordinary batch job
-PATTERNS = (
-    LONG_TRAINING,
-    SMALL_TRAINING,
-    FINE_TUNING,
-    SWEEP,
-    DATA_PREP,
-    SERVING,
-    BATCH_INFERENCE,
-    INTERACTIVE,
-    HPC_MPI,
-    MAINTENANCE,
-    ORCHESTRATION,
-    GENERAL,
-)
-TRAINING_PATTERNS = frozenset((LONG_TRAINING, SMALL_TRAINING, FINE_TUNING, SWEEP))
+from migrate.vocab import SERVING_KINDS, TRAINING_PATTERNS, Action, Direction, Pattern
 
 SEED_000 = "seeds/000 (ParallelCluster vs Kubernetes) decision tree"
 SEED_004 = "seeds/004 (Slurm vs Kubernetes) decision table"
@@ -75,11 +37,11 @@ class Rule:
 @dataclass(frozen=True, slots=True)
 class Recommendation:
     job_id: str
-    direction: str
-    action: str
+    direction: Direction
+    action: Action
     reason: str
     rule: Rule
-    changes: tuple[str, ...] = ()
+    changes: tuple[Change, ...] = ()
     thresholds: tuple[tuple[str, int], ...] = ()  # the migrate.yaml values the rule read
 
 
@@ -167,40 +129,38 @@ def rule(rule_id: str, limits: Thresholds) -> Rule:
 
 
 def recommend(
-    job: ir.Job, facts: JobFacts, pattern: str, direction: str, config: SiteConfig
+    job: ir.Job, facts: JobFacts, pattern: Pattern, direction: str, config: SiteConfig
 ) -> Recommendation:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+    direction = Direction.of(direction)
     limits = config.thresholds
-    target = "kubernetes" if direction == TO_KUBERNETES else "slurm"
-    if facts.format == target:
+    if facts.format == direction.target:
         return _make(
             job,
             direction,
-            ALREADY_THERE,
-            f"already runs on {target.capitalize()}",
+            Action.ALREADY_THERE,
+            f"already runs on {direction.target.display_name}",
             "already-on-target",
             config,
         )
-    if direction == TO_KUBERNETES:
+    if direction == Direction.TO_KUBERNETES:
         action, reason, rule_id = _to_kubernetes(job, facts, pattern, limits)
-        changes = kubernetes_changes(job, facts, pattern, config) if action != STAY else ()
+        changes = kubernetes_changes(job, facts, pattern, config) if action != Action.STAY else ()
     else:
         action, reason, rule_id = _to_slurm(job, facts, pattern)
-        changes = slurm_changes(job, facts, pattern, config) if action != STAY else ()
-    if action == MOVE and changes:
-        action = MOVE_WITH_CHANGES
+        changes = slurm_changes(job, facts, pattern, config) if action != Action.STAY else ()
+    if action == Action.MOVE and changes:
+        action = Action.MOVE_WITH_CHANGES
     return _make(job, direction, action, reason, rule_id, config, changes)
 
 
 def _make(
     job: ir.Job,
-    direction: str,
-    action: str,
+    direction: Direction,
+    action: Action,
     reason: str,
     rule_id: str,
     config: SiteConfig,
-    changes: tuple[str, ...] = (),
+    changes: tuple[Change, ...] = (),
 ) -> Recommendation:
     names = RULES[rule_id][2]
     limits = config.thresholds
@@ -226,305 +186,89 @@ def _large_needs(facts: JobFacts, limits: Thresholds) -> list[str]:
     return needs
 
 
-def _to_kubernetes(job: ir.Job, facts: JobFacts, pattern: str, limits: Thresholds) -> tuple[str, str, str]:
+def _to_kubernetes(
+    job: ir.Job, facts: JobFacts, pattern: Pattern, limits: Thresholds
+) -> tuple[Action, str, str]:
     over = facts.nodes > limits.large_training_nodes
     above = f"{facts.nodes} nodes > large_training_nodes ({limits.large_training_nodes})"
     if pattern in TRAINING_PATTERNS and over:
         needs = _large_needs(facts, limits)
         if needs:
             return (
-                STAY,
+                Action.STAY,
                 f"{above}, with " + "; ".join(needs) + ": stays on Slurm (hybrid)",
                 "large-training-on-slurm",
             )
-        return MOVE, f"{above} but no gang, topology or whole-node need found", "large-training-on-slurm"
-    if pattern == HPC_MPI:
+        return (
+            Action.MOVE,
+            f"{above} but no gang, topology or whole-node need found",
+            "large-training-on-slurm",
+        )
+    if pattern == Pattern.HPC_MPI:
         if over or facts.strict_placement:
             why = "; ".join([above] if over else list(facts.strict_placement))
-            return STAY, f"MPI code with {why}: stays on Slurm (hybrid)", "hpc-on-slurm"
-        return MOVE, "small MPI job without strict placement", "small-mpi-either"
-    if pattern == MAINTENANCE and job.placement.nodelist:
+            return Action.STAY, f"MPI code with {why}: stays on Slurm (hybrid)", "hpc-on-slurm"
+        return Action.MOVE, "small MPI job without strict placement", "small-mpi-either"
+    if pattern == Pattern.MAINTENANCE and job.placement.nodelist:
         return (
-            STAY,
+            Action.STAY,
             f"tied to Slurm nodes {job.placement.nodelist}: runs there while Slurm runs",
             "maintenance-both-sides",
         )
     simple = {
-        LONG_TRAINING: ("long training within the node threshold", "mid-training-either"),
-        SMALL_TRAINING: (f"{facts.nodes} node(s), within the threshold", "mid-training-either"),
-        FINE_TUNING: ("fine-tuning fits beside serving on Kubernetes", "mixed-to-kubernetes"),
-        SWEEP: ("a sweep: trials can be queued and preempted by Kueue", "sweeps-on-kubernetes"),
-        DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
-        SERVING: ("serving belongs on Kubernetes", "serving-on-kubernetes"),
-        BATCH_INFERENCE: ("batch inference runs on either", "batch-inference-either"),
-        INTERACTIVE: ("interactive work follows its users", "interactive-either"),
-        MAINTENANCE: ("upkeep needed on the Kubernetes side too", "maintenance-both-sides"),
-        ORCHESTRATION: ("the chain it submits moves with it", "orchestration-workflow"),
-        GENERAL: ("an ordinary batch job", "general-either"),
+        Pattern.LONG_TRAINING: ("long training within the node threshold", "mid-training-either"),
+        Pattern.SMALL_TRAINING: (f"{facts.nodes} node(s), within the threshold", "mid-training-either"),
+        Pattern.FINE_TUNING: ("fine-tuning fits beside serving on Kubernetes", "mixed-to-kubernetes"),
+        Pattern.SWEEP: ("a sweep: trials can be queued and preempted by Kueue", "sweeps-on-kubernetes"),
+        Pattern.DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
+        Pattern.SERVING: ("serving belongs on Kubernetes", "serving-on-kubernetes"),
+        Pattern.BATCH_INFERENCE: ("batch inference runs on either", "batch-inference-either"),
+        Pattern.INTERACTIVE: ("interactive work follows its users", "interactive-either"),
+        Pattern.MAINTENANCE: ("upkeep needed on the Kubernetes side too", "maintenance-both-sides"),
+        Pattern.ORCHESTRATION: ("the chain it submits moves with it", "orchestration-workflow"),
+        Pattern.GENERAL: ("an ordinary batch job", "general-either"),
     }
     reason, rule_id = simple[pattern]
-    return MOVE, reason, rule_id
+    return Action.MOVE, reason, rule_id
 
 
-def _to_slurm(job: ir.Job, facts: JobFacts, pattern: str) -> tuple[str, str, str]:
-    if pattern == SERVING:
+def _to_slurm(job: ir.Job, facts: JobFacts, pattern: Pattern) -> tuple[Action, str, str]:
+    if pattern == Pattern.SERVING:
         return (
-            STAY,
+            Action.STAY,
             "serving stays on Kubernetes (hybrid): Slurm has no rolling update or autoscaling",
             ("serving-on-kubernetes"),
         )
-    if pattern == INTERACTIVE and (facts.kind in SERVING_KINDS or job.services):
+    if pattern == Pattern.INTERACTIVE and (facts.kind in SERVING_KINDS or job.services):
         return (
-            STAY,
+            Action.STAY,
             f"a long-running {facts.kind} with a service: stays on Kubernetes (hybrid)",
             ("interactive-either"),
         )
     simple = {
-        LONG_TRAINING: ("large training is at home on Slurm", "large-training-on-slurm"),
-        SMALL_TRAINING: ("small training runs on either", "mid-training-either"),
-        FINE_TUNING: ("fine-tuning is small training on Slurm", "mixed-to-kubernetes"),
-        SWEEP: ("a sweep becomes a job array", "sweeps-on-kubernetes"),
-        DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
-        BATCH_INFERENCE: ("batch inference runs on either", "batch-inference-either"),
-        INTERACTIVE: ("an interactive session becomes a batch job with a tunnel", "interactive-either"),
-        HPC_MPI: ("MPI codes are at home on Slurm", "hpc-on-slurm"),
-        MAINTENANCE: ("upkeep needed on the Slurm side", "maintenance-both-sides"),
-        ORCHESTRATION: ("the chain becomes --dependency links", "orchestration-workflow"),
-        GENERAL: ("an ordinary batch job", "general-either"),
+        Pattern.LONG_TRAINING: ("large training is at home on Slurm", "large-training-on-slurm"),
+        Pattern.SMALL_TRAINING: ("small training runs on either", "mid-training-either"),
+        Pattern.FINE_TUNING: ("fine-tuning is small training on Slurm", "mixed-to-kubernetes"),
+        Pattern.SWEEP: ("a sweep becomes a job array", "sweeps-on-kubernetes"),
+        Pattern.DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
+        Pattern.BATCH_INFERENCE: ("batch inference runs on either", "batch-inference-either"),
+        Pattern.INTERACTIVE: (
+            "an interactive session becomes a batch job with a tunnel",
+            "interactive-either",
+        ),
+        Pattern.HPC_MPI: ("MPI codes are at home on Slurm", "hpc-on-slurm"),
+        Pattern.MAINTENANCE: ("upkeep needed on the Slurm side", "maintenance-both-sides"),
+        Pattern.ORCHESTRATION: ("the chain becomes --dependency links", "orchestration-workflow"),
+        Pattern.GENERAL: ("an ordinary batch job", "general-either"),
     }
     reason, rule_id = simple[pattern]
-    return MOVE, reason, rule_id
-
-
-# ---------------------------------------------------------------------------
-# What has to change, per direction
-
-
-def kubernetes_changes(job: ir.Job, facts: JobFacts, pattern: str, config: SiteConfig) -> tuple[str, ...]:
-    if pattern == ORCHESTRATION:
-        # a wrapper runs on a login node; what moves is the chain it encodes
-        return ("the submit chain becomes a JobSet with dependsOn or a workflow (Argo Workflows, JobFlow)",)
-    out: list[str] = []
-    out += _image_changes(job, config)
-    multi = facts.nodes > 1 or any(c.replicas > 1 for c in job.components)
-    if multi:
-        out.append("gang scheduling via Kueue or Volcano (all pods start together)")
-    launchers = set(facts.launchers)
-    if multi and launchers & ML_LAUNCHERS:
-        out.append(
-            "rendezvous through a PyTorchJob or a JobSet headless Service instead of the Slurm node list"
-        )
-    if facts.mpi:
-        out.append("MPI ranks started by an MPIJob (or Volcano's mpi plugin) instead of srun/mpirun")
-    elif multi and "srun" in launchers and not launchers & ML_LAUNCHERS:
-        out.append("one pod per srun task (Indexed Job or JobSet) instead of job steps")
-    if len(job.components) > 1:
-        out.append(
-            f"heterogeneous job of {len(job.components)} components: a JobSet, one replicated job each"
-        )
-    if job.array is not None:
-        throttle = f", parallelism {job.array.max_concurrent}" if job.array.max_concurrent else ""
-        out.append(
-            f"array of {facts.array_size} becomes an Indexed Job (completions {facts.array_size}{throttle})"
-        )
-    if pattern == SWEEP and not job.failure.requeue and job.failure.signal is None:
-        out.append("trials must tolerate preemption under Kueue (checkpoint or keep them short)")
-    if job.failure.signal is not None:
-        sig = job.failure.signal
-        out.append(
-            "checkpoint on SIGTERM within terminationGracePeriodSeconds"
-            f" instead of --signal={sig.name}@{sig.seconds_before}"
-        )
-    if job.failure.requeue:
-        out.append("--requeue becomes backoffLimit and a podFailurePolicy")
-    out += _dependency_changes_k8s(job)
-    out += _placement_changes_k8s(job, facts, config)
-    out += _storage_changes_k8s(job, config)
-    if job.mail is not None:
-        out.append("mail notifications have no Kubernetes analogue: alert from monitoring instead")
-    if any(r.licenses for r in (c.resources for c in job.components)):
-        names = sorted({lic.name for c in job.components for lic in c.resources.licenses})
-        out.append("licenses " + ", ".join(names) + " become a Kueue resource quota")
-    kinds = sorted({h.kind for h in job.monitoring})
-    if set(kinds) & {"nvidia-smi", "dcgm", "dcgmi"}:
-        out.append("GPU telemetry from the DCGM exporter and Prometheus instead of per-job nvidia-smi/dcgmi")
-    if "node-exporter-textfile" in kinds:
-        out.append("node-exporter textfile metrics need a pushgateway or a metrics endpoint from the pod")
-    if job.script is not None and job.script.slurm_vars:
-        read_vars = ", ".join(sorted(job.script.slurm_vars)[:4])
-        out.append(
-            f"the script reads {read_vars}: give the pod equivalents (downward API, JOB_COMPLETION_INDEX)"
-        )
-    if pattern == SERVING:
-        out.append("a Deployment with a Service (and an autoscaler) instead of a batch job")
-    if pattern == INTERACTIVE:
-        out.append("a pod with a Service or a notebook controller instead of an allocation")
-    if pattern == MAINTENANCE:
-        if job.schedule is not None:
-            out.append(f"schedule {job.schedule.cron} becomes a CronJob")
-        out.append("keep the Slurm copy while Slurm still runs jobs (upkeep is per cluster)")
-    return tuple(dict.fromkeys(out))
-
-
-def _image_changes(job: ir.Job, config: SiteConfig) -> list[str]:
-    images = job.images()
-    if images:
-        out = []
-        for image in images:
-            if not (image.startswith(("/", "./")) or image.endswith((".sqsh", ".sif", ".simg"))):
-                continue  # already a registry reference
-            mapped_to = config.image_for(image)
-            if mapped_to:
-                out.append(f"use registry image {mapped_to} for {image} (migrate.yaml images)")
-            else:
-                out.append(f"push image {image} to a registry as an OCI image")
-        return out
-    software = list(job.modules) + [f"{kv.key} {kv.value}" for kv in job.software_envs]
-    mapped = [config.image_for_module(m) for m in job.modules]
-    mapped += [config.image_for_env(kv.key, kv.value) for kv in job.software_envs]
-    known = sorted({m for m in mapped if m})
-    if software:
-        hint = f" (migrate.yaml maps: {', '.join(known)})" if known else ""
-        return [f"needs a container image for {', '.join(software)}{hint}"]
-    if config.defaults.image:
-        return [f"runs on the host: use the default image {config.defaults.image}"]
-    return ["runs on the host with no container: needs a container image"]
-
-
-def _dependency_changes_k8s(job: ir.Job) -> list[str]:
-    out: list[str] = []
-    kinds = {d.type for d in job.dependencies}
-    if kinds - {"singleton", "dependsOn"}:
-        out.append("dependency chain needs JobSet dependsOn or a workflow engine (Argo, Volcano JobFlow)")
-    if "aftercorr" in kinds:
-        out.append(
-            "aftercorr (index-by-index) has no Kubernetes analogue: merge the two arrays or use a workflow"
-        )
-    if "singleton" in kinds:
-        out.append(
-            "singleton has no Kubernetes analogue: serialise through a one-at-a-time queue or a workflow"
-        )
-    if job.submits:
-        out.append("jobs submitted from inside the script become workflow steps")
-    return out
-
-
-def _placement_changes_k8s(job: ir.Job, facts: JobFacts, config: SiteConfig) -> list[str]:
-    out: list[str] = []
-    if any(c.resources.exclusive for c in job.components):
-        out.append("exclusive nodes: request whole nodes (all GPUs and CPUs) or a dedicated node pool")
-    if job.placement.topology or any("exclusive-topology" in kv.key for kv in job.annotations):
-        out.append("topology-aware placement via Kueue TAS or the JobSet exclusive-topology annotation")
-    constraints = sorted({c.resources.constraint for c in job.components if c.resources.constraint})
-    for constraint in constraints:
-        out.append(f"node features {constraint!r} become a node selector or affinity")
-    for partition in job.placement.partitions:
-        part = config.partition(partition)
-        if part is None or (part.queue is None and not part.node_selector):
-            out.append(f"partition {partition} has no queue or node selector in migrate.yaml")
-    if job.placement.reservation:
-        out.append(
-            f"reservation {job.placement.reservation} has no analogue: a tainted node pool or Kueue quota"
-        )
-    return out
-
-
-@lru_cache(maxsize=8)
-def _resolver(config: SiteConfig) -> StorageResolver:
-    return StorageResolver(config)
-
-
-def _storage_changes_k8s(job: ir.Job, config: SiteConfig) -> list[str]:
-    resolver = _resolver(config)
-    out: list[str] = []
-    seen: set[str] = set()
-    for loc in resolver.locations(job):
-        fs = loc.filesystem
-        if fs.name in seen or fs.origin == "pvc":
-            continue
-        seen.add(fs.name)
-        if fs.claims:
-            out.append(f"mount {fs.name} through PVC {', '.join(fs.claims)}")
-        else:
-            out.append(f"make {fs.name} mountable in pods (no PVC for it in migrate.yaml)")
-    return out
-
-
-def slurm_changes(job: ir.Job, facts: JobFacts, pattern: str, config: SiteConfig) -> tuple[str, ...]:
-    out: list[str] = []
-    for image in job.images():
-        out.append(f"run image {image} through pyxis/enroot or Apptainer")
-    claims = sorted(
-        {
-            m.source
-            for c in job.components
-            for ctr in c.containers
-            for m in ctr.mounts
-            if m.kind == "pvc" and m.source
-        }
-    )
-    for claim in claims:
-        fs = config.filesystem_for_claim(claim)
-        if fs is not None:
-            out.append(f"claim {claim} is {fs.prefix} on Slurm nodes")
-        else:
-            out.append(f"claim {claim} has no Slurm path in migrate.yaml filesystems")
-    secrets = sorted(
-        {v.secret.name for v in job.environment if v.secret}
-        | {v.secret.name for c in job.components for v in c.environment if v.secret}
-    )
-    if secrets:
-        out.append(
-            f"secrets {', '.join(secrets)} must reach the job another way (a file readable only by its user)"
-        )
-    replicas = sum(c.replicas for c in job.components)
-    if replicas > 1 and pattern != SWEEP:
-        out.append(f"{replicas} pods become one allocation of {facts.nodes} node(s), started with srun")
-    if set(facts.launchers) & ML_LAUNCHERS and replicas > 1:
-        out.append("rendezvous from the Slurm node list instead of a master Service")
-    if job.array is not None:
-        out.append(
-            f"Indexed Job of {facts.array_size} becomes a job array (--array=0-{facts.array_size - 1})"
-        )
-    if job.schedule is not None:
-        out.append(f"schedule {job.schedule.cron} becomes a scrontab entry")
-    kinds = {d.type for d in job.dependencies}
-    if "dependsOn" in kinds:
-        out.append("dependsOn becomes --dependency=afterok between sbatch jobs (or steps of one script)")
-    if job.placement.queue:
-        partition = config.partition_for_queue(job.placement.queue)
-        if partition is None:
-            out.append(f"queue {job.placement.queue} has no partition in migrate.yaml")
-    if job.placement.tolerations or job.placement.affinity:
-        out.append("tolerations and affinity become a partition or --constraint")
-    if job.failure.rules:
-        out.append("pod failure rules become --requeue and a retry wrapper")
-    if job.services and pattern != SERVING:
-        out.append("services " + ", ".join(s.name for s in job.services) + " need a port on the head node")
-    if pattern == BATCH_INFERENCE and facts.kind == "RayJob":
-        out.append("start the Ray head and workers inside the allocation")
-    if pattern == INTERACTIVE:
-        out.append("an interactive allocation (salloc or a batch job with an SSH tunnel)")
-    if pattern == MAINTENANCE:
-        out.append("keep the Kubernetes copy while Kubernetes still runs jobs (upkeep is per cluster)")
-    return tuple(dict.fromkeys(out))
+    return Action.MOVE, reason, rule_id
 
 
 __all__ = [
-    "ACTIONS",
-    "ALREADY_THERE",
-    "DIRECTIONS",
-    "MOVE",
-    "MOVE_WITH_CHANGES",
-    "PATTERNS",
     "RULES",
-    "STAY",
-    "TO_KUBERNETES",
-    "TO_SLURM",
     "Recommendation",
     "Rule",
-    "kubernetes_changes",
     "recommend",
     "rule",
-    "slurm_changes",
 ]

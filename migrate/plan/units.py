@@ -20,29 +20,34 @@ from migrate.graph import model as gm
 from migrate.graph.analysis import MigrationUnit
 from migrate.graph.flow import Flows
 from migrate.graph.order import Groups
+from migrate.plan.changes import ChangeKind
 from migrate.plan.classify import Assessment
-from migrate.plan.rules import ALREADY_THERE, MOVE, MOVE_WITH_CHANGES, STAY, TO_KUBERNETES
 from migrate.site.config import SiteConfig
+from migrate.vocab import MOVES, Action, Direction, UnitAction
 
-MOVES = frozenset((MOVE, MOVE_WITH_CHANGES))
 
-UNIT_MOVE = "move"
-UNIT_SPLIT = "split"  # part moves, part stays, bridged by shared storage
-UNIT_STAY = "stay"
-UNIT_ALREADY = "already-there"
-UNIT_BLOCKED = "blocked"  # a dependency cycle: no order can run it
+@dataclass(frozen=True, slots=True)
+class RiskFactor:
+    points: int  # what it adds to the score
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
 class Risk:
     score: int  # 0 (trivial) .. 100
-    reasons: tuple[str, ...]
+    factors: tuple[RiskFactor, ...]
+    verdict: str = ""  # said instead of the factors when there are none: nothing moves, a cycle
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The factors as plan.json words them ("+5: 2 GPUs move"), or the verdict."""
+        return tuple(f"+{f.points}: {f.reason}" for f in self.factors) or (self.verdict,)
 
 
 @dataclass(frozen=True, slots=True)
 class UnitDecision:
     unit: MigrationUnit
-    action: str
+    action: UnitAction
     moving: tuple[str, ...]  # in the unit's topological order
     staying: tuple[str, ...]  # stay on the source scheduler, held jobs included
     already: tuple[str, ...]  # already on the target scheduler
@@ -56,7 +61,7 @@ def decide_units(
     graph: nx.MultiDiGraph,
     units: tuple[MigrationUnit, ...],
     assessments: Mapping[str, Assessment],
-    direction: str,
+    direction: Direction,
     config: SiteConfig,
     fidelity: Mapping[str, tuple[int, int]] | None = None,
     flows: Flows | None = None,
@@ -88,24 +93,24 @@ def _decide(
     unit: MigrationUnit,
     groups: dict[str, int],
     assessments: Mapping[str, Assessment],
-    direction: str,
+    direction: Direction,
     config: SiteConfig,
     fidelity: Mapping[str, tuple[int, int]],
     flows: Flows | None,
 ) -> UnitDecision:
     action_of = {job: assessments[job].recommendation.action for job in unit.jobs}
-    already = tuple(j for j in unit.order if action_of[j] == ALREADY_THERE)
+    already = tuple(j for j in unit.order if action_of[j] == Action.ALREADY_THERE)
     if unit.cyclic:
         rest = tuple(j for j in unit.order if j not in already)
         cycle = tuple(
             (j, "part of a dependency cycle: fix the cycle first") for j in rest if action_of[j] in MOVES
         )
         return UnitDecision(
-            unit, UNIT_BLOCKED, (), rest, already, cycle, (), (), Risk(100, ("dependency cycle",))
+            unit, UnitAction.BLOCKED, (), rest, already, cycle, (), (), Risk(100, (), "dependency cycle")
         )
     anchors: dict[int, str] = {}
     for job in unit.order:
-        if action_of[job] == STAY:
+        if action_of[job] == Action.STAY:
             anchors.setdefault(groups[job], job)
     held: list[tuple[str, str]] = []
     moving: list[str] = []
@@ -124,16 +129,16 @@ def _decide(
                 )
             )
     held_ids = {j for j, _ in held}
-    staying = tuple(j for j in unit.order if action_of[j] == STAY or j in held_ids)
+    staying = tuple(j for j in unit.order if action_of[j] == Action.STAY or j in held_ids)
     bridges, bridge_fs = _bridges(graph, set(moving) | set(already), set(staying), flows)
     if moving and staying:
-        action = UNIT_SPLIT
+        action = UnitAction.SPLIT
     elif moving:
-        action = UNIT_MOVE
+        action = UnitAction.MOVE
     elif staying:
-        action = UNIT_STAY
+        action = UnitAction.STAY
     else:
-        action = UNIT_ALREADY
+        action = UnitAction.ALREADY_THERE
     risk = unit_risk(graph, moving, bridges, unit, assessments, direction, config, fidelity)
     return UnitDecision(unit, action, tuple(moving), staying, already, tuple(held), bridges, bridge_fs, risk)
 
@@ -180,18 +185,18 @@ def unit_risk(
     bridges: tuple[str, ...],
     unit: MigrationUnit,
     assessments: Mapping[str, Assessment],
-    direction: str,
+    direction: Direction,
     config: SiteConfig,
     fidelity: Mapping[str, tuple[int, int]],
 ) -> Risk:
     """A score out of 100 with the reasons behind it; only what moves carries risk."""
     if not moving:
-        return Risk(0, ("nothing moves",))
-    parts: list[tuple[int, str]] = []
+        return Risk(0, (), "nothing moves")
+    parts: list[RiskFactor] = []
 
     def add(points: int, cap: int, reason: str) -> None:
         if points > 0:
-            parts.append((min(points, cap), reason))
+            parts.append(RiskFactor(min(points, cap), reason))
 
     facts = [assessments[j].facts for j in moving]
     dropped = sum(fidelity.get(j, (0, 0))[0] for j in moving)
@@ -218,13 +223,13 @@ def unit_risk(
     add(3 * len(hooks), 9, "monitoring to rebuild: " + ", ".join(hooks))
     images = _images_to_build(moving, assessments, config, direction)
     add(5 * images, 15, f"{images} job(s) need a new container image")
-    changes = {c for j in moving for c in assessments[j].recommendation.changes}
+    changes = {c.text for j in moving for c in assessments[j].recommendation.changes}
     add(len(changes), 10, f"{len(changes)} distinct change(s) to make")
-    score = min(100, sum(points for points, _ in parts))
-    return Risk(score, tuple(f"+{points}: {reason}" for points, reason in parts) or ("+0: a plain move",))
+    score = min(100, sum(f.points for f in parts))
+    return Risk(score, tuple(parts) or (RiskFactor(0, "a plain move"),))
 
 
-def _unmapped_filesystems(graph: nx.MultiDiGraph, jobs: list[str], direction: str) -> list[str]:
+def _unmapped_filesystems(graph: nx.MultiDiGraph, jobs: list[str], direction: Direction) -> list[str]:
     found: set[str] = set()
     for job in jobs:
         for _, path, kind in graph.out_edges(gm.job_node(job), data="type"):
@@ -232,9 +237,14 @@ def _unmapped_filesystems(graph: nx.MultiDiGraph, jobs: list[str], direction: st
                 continue
             fs = graph.nodes[graph.nodes[path]["filesystem"]]
             origin, claims = fs.get("origin"), fs.get("claims")
-            if direction == TO_KUBERNETES and origin != "pvc" and not claims and fs.get("kind") != "local":
+            if (
+                direction == Direction.TO_KUBERNETES
+                and origin != "pvc"
+                and not claims
+                and fs.get("kind") != "local"
+            ):
                 found.add(str(fs["label"]))
-            if direction != TO_KUBERNETES and origin == "pvc":
+            if direction != Direction.TO_KUBERNETES and origin == "pvc":
                 found.add(str(fs["label"]))
     return sorted(found)
 
@@ -248,26 +258,20 @@ def _hooks(graph: nx.MultiDiGraph, job: str) -> list[str]:
 
 
 def _images_to_build(
-    jobs: list[str], assessments: Mapping[str, Assessment], config: SiteConfig, direction: str
+    jobs: list[str], assessments: Mapping[str, Assessment], config: SiteConfig, direction: Direction
 ) -> int:
-    if direction != TO_KUBERNETES:
+    if direction != Direction.TO_KUBERNETES:
         return 0  # pyxis and Apptainer run the registry images pods already use
-    count = 0
-    for job in jobs:
-        changes = assessments[job].recommendation.changes
-        building = ("needs a container image", "runs on the host with no container", "push image")
-        if any(c.startswith(building) and "maps:" not in c for c in changes):
-            count += 1
-    return count
+    return sum(
+        1
+        for job in jobs
+        if any(c.kind == ChangeKind.NEW_IMAGE for c in assessments[job].recommendation.changes)
+    )
 
 
 __all__ = [
-    "UNIT_ALREADY",
-    "UNIT_BLOCKED",
-    "UNIT_MOVE",
-    "UNIT_SPLIT",
-    "UNIT_STAY",
     "Risk",
+    "RiskFactor",
     "UnitDecision",
     "decide_units",
     "unit_risk",

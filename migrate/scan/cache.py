@@ -56,6 +56,7 @@ _FLUSH_EVERY = 512
 # The code a scan result depends on, relative to the migrate package and to migrate.translators.
 _CORE_MODULES = (
     "ir.py",
+    "vocab.py",
     "serialize.py",
     "diagnostics.py",
     "secrets.py",

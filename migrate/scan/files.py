@@ -17,15 +17,13 @@ from migrate.diagnostics import Collector
 from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.results import (
     DEFAULT_OPTIONS,
-    KUBERNETES,
-    SLURM,
-    UNKNOWN,
     FileResult,
     ScanOptions,
     cap_repeats,
 )
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
+from migrate.vocab import Format
 
 SNIFF_BYTES = 64 << 10
 BINARY_SNIFF_BYTES = 8 << 10  # a NUL this close to the start: binary, as git and grep decide
@@ -73,17 +71,17 @@ def decode(data: bytes, diags: Collector) -> str:
         return data.decode("latin-1")
 
 
-def sniff(text: str) -> str | None:
+def sniff(text: str) -> Format | None:
     """The format of a job file by its content, or None."""
     if slurm_reader.sniff(text):
-        return SLURM
+        return Format.SLURM
     if k8s_reader.sniff(text):
-        return KUBERNETES
+        return Format.KUBERNETES
     return None
 
 
 def read_text(text: str, path: str, fmt: str, diags: Collector) -> list[ir.Job]:
-    reader = slurm_reader if fmt == SLURM else k8s_reader
+    reader = slurm_reader if fmt == Format.SLURM else k8s_reader
     return reader.read(text, path, diags)
 
 
@@ -110,12 +108,12 @@ def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | Non
             rest = b"" if over else fh.read(options.max_bytes + 1 - len(head))
     except OSError as exc:
         diags.add("FILE-UNREADABLE", f"cannot read: {exc.strerror or exc}")
-        return FileResult(path, UNKNOWN, [], diags.items)
+        return FileResult(path, Format.UNKNOWN, [], diags.items)
     if b"\0" in head[:BINARY_SNIFF_BYTES]:
         if not job_like_name(path):
             return None
         diags.add("FILE-BINARY", "binary content (NUL bytes); not a job script or manifest")
-        return FileResult(path, UNKNOWN, [], diags.items)
+        return FileResult(path, Format.UNKNOWN, [], diags.items)
     data = head + rest
     if over or len(data) > options.max_bytes:
         fmt = sniff(decode(head, Collector(path)))
@@ -125,7 +123,7 @@ def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | Non
             "FILE-TOO-LARGE",
             f"{max(candidate.size, len(data))} bytes is over the limit of {options.max_bytes}; not read",
         )
-        return FileResult(path, fmt or UNKNOWN, [], diags.items)
+        return FileResult(path, fmt or Format.UNKNOWN, [], diags.items)
     return data
 
 
@@ -139,20 +137,20 @@ def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
     if b"\0" in data:
         cleaned = without_stray_nuls(data, diags)
         if cleaned is None:
-            return FileResult(path, UNKNOWN, [], diags.items) if job_like else None
+            return FileResult(path, Format.UNKNOWN, [], diags.items) if job_like else None
         data = cleaned
     if not data.strip():
         if not job_like:
             return None
         diags.add("FILE-EMPTY", "empty file")
-        return FileResult(path, UNKNOWN, [], diags.items)
+        return FileResult(path, Format.UNKNOWN, [], diags.items)
     text = decode(data, diags)
     fmt = sniff(text)
     if fmt is None:
         if not job_like:
             return None
         diags.add("FILE-NOT-A-JOB", "no #SBATCH directives, sbatch calls or Kubernetes objects found")
-        return FileResult(path, UNKNOWN, [], diags.items)
+        return FileResult(path, Format.UNKNOWN, [], diags.items)
     try:
         jobs = read_text(text, path, fmt, diags)
     except Exception as exc:  # a reader bug must not lose the file or the run
@@ -201,7 +199,7 @@ def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> F
 
 def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:
     if isinstance(item, Skipped):
-        return FileResult(item.display, UNKNOWN, [], [item.diagnostic])
+        return FileResult(item.display, Format.UNKNOWN, [], [item.diagnostic])
     return scan_file(item, options)
 
 

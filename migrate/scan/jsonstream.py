@@ -18,6 +18,7 @@ from migrate import ir
 from migrate.diagnostics import Diagnostic
 from migrate.scan.results import FileFacts, FileResult, Summary
 from migrate.serialize import job_from_dict, written_fields
+from migrate.vocab import Format
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +56,7 @@ def from_rendered(rendered: Rendered) -> FileResult:
         Diagnostic(d["code"], d["severity"], d["message"], path, d.get("line"), d.get("job"))
         for d in data["diagnostics"]
     ]
-    return FileResult(path, data["format"], [job_from_dict(j) for j in data["jobs"]], diagnostics)
+    return FileResult(path, Format(data["format"]), [job_from_dict(j) for j in data["jobs"]], diagnostics)
 
 
 def write_scan(files: Iterable[Rendered], out: TextIO) -> Summary:

@@ -15,15 +15,12 @@ from typing import Any, NamedTuple
 from migrate import ir
 from migrate.diagnostics import CODES, SEVERITIES, Diagnostic
 from migrate.serialize import job_to_dict
+from migrate.vocab import Format
 
 DEFAULT_MAX_BYTES = 1 << 20  # 1 MiB: no real job script or manifest comes close
 # A file's list keeps this many diagnostics of one code; one FILE-DIAGNOSTICS-CAPPED note
 # counts the rest (10,000 repeated #SBATCH lines are one finding, not 10,000 lines of output).
 MAX_REPEATS_PER_CODE = 20
-
-SLURM = "slurm"
-KUBERNETES = "kubernetes"
-UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
@@ -39,7 +36,7 @@ DEFAULT_OPTIONS = ScanOptions()
 @dataclass
 class FileResult:
     path: str
-    format: str
+    format: Format
     jobs: list[ir.Job] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
@@ -213,10 +210,7 @@ class ScanResult:
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_OPTIONS",
-    "KUBERNETES",
     "MAX_REPEATS_PER_CODE",
-    "SLURM",
-    "UNKNOWN",
     "FileFacts",
     "FileResult",
     "ScanOptions",

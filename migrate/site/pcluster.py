@@ -19,6 +19,7 @@ from typing import Any
 
 from migrate.diagnostics import Collector
 from migrate.site.inventory_model import PARALLELCLUSTER, Inventory, InventoryError, InventoryPartition
+from migrate.vocab import Format
 from migrate.yamlload import load_documents
 
 DEFAULT_MAX_COUNT = 10  # ParallelCluster v3's default for ComputeResources[].MaxCount
@@ -124,8 +125,8 @@ def parse_parallelcluster(text: str, path: str) -> Inventory:
     scheduling = config.get("Scheduling") if isinstance(config, dict) else None
     if not isinstance(scheduling, dict):
         raise InventoryError(f"{path}: no Scheduling section; is it a ParallelCluster v3 configuration?")
-    scheduler = str(scheduling.get("Scheduler", "slurm"))
-    if scheduler.lower() != "slurm":
+    scheduler = str(scheduling.get("Scheduler", Format.SLURM))
+    if scheduler.lower() != Format.SLURM:
         raise InventoryError(f"{path}: Scheduler is {scheduler}, not slurm: no Slurm partitions to plan with")
     queues = scheduling.get("SlurmQueues")
     if not isinstance(queues, list):

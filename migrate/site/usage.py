@@ -23,7 +23,7 @@ from typing import Any
 
 from migrate.site.usage_kubectl import looks_like_kubectl, parse_kubectl_jobs
 from migrate.site.usage_match import JobUsage, UnmatchedRuns, UsageMatch, match_usage
-from migrate.site.usage_records import KUBERNETES, SACCT, AccountingError, AccountingFile, RunRecord, Skipped
+from migrate.site.usage_records import SACCT, AccountingError, AccountingFile, RunRecord, Skipped
 from migrate.site.usage_sacct import looks_like_sacct, parse_sacct
 
 SHOWN = 5  # names listed in one warning; plan.json lists them all
@@ -167,7 +167,6 @@ def _unmatched_text(u: UnmatchedRuns) -> str:
 
 
 __all__ = [
-    "KUBERNETES",
     "SACCT",
     "AccountingError",
     "AccountingFile",

@@ -22,13 +22,13 @@ from datetime import datetime
 from typing import Any
 
 from migrate.site.usage_records import (
-    KUBERNETES,
     AccountingError,
     AccountingFile,
     RunRecord,
     Skipped,
     parse_timestamp,
 )
+from migrate.vocab import Format
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -67,7 +67,7 @@ def parse_kubectl_jobs(text: str, path: str) -> AccountingFile:
             unfinished += 1
         elif isinstance(record, RunRecord):
             records.append(record)
-    return AccountingFile(path, KUBERNETES, tuple(records), tuple(bad), 0, not_started, unfinished)
+    return AccountingFile(path, Format.KUBERNETES, tuple(records), tuple(bad), 0, not_started, unfinished)
 
 
 def _items(data: object, path: str) -> list[Any]:
@@ -114,7 +114,7 @@ def _record(item: object, path: str, number: int) -> RunRecord | str:
     # The Jobs of one JobSet (one per replicated job) are parts of a single run of it.
     run = f"{namespace or '-'}/{owner}@{owner_uid}" if owner_kind in GROUPING_OWNERS else job_id
     return RunRecord(
-        origin=KUBERNETES,
+        origin=Format.KUBERNETES,
         path=path,
         line=number,
         job_id=job_id,

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-SACCT = "sacct"  # sacct --parsable2 text
-KUBERNETES = "kubernetes"  # kubectl get jobs -A -o json
+# What an accounting file is: SACCT (sacct --parsable2 text) or Format.KUBERNETES
+# (kubectl get jobs -A -o json).
+SACCT = "sacct"
 
 
 class AccountingError(ValueError):
@@ -23,7 +24,7 @@ class AccountingError(ValueError):
 class RunRecord:
     """One allocation that held nodes: a Slurm job, array task or het component, or a Kubernetes Job."""
 
-    origin: str  # SACCT or KUBERNETES
+    origin: str  # SACCT or Format.KUBERNETES
     path: str  # the file it was read from
     line: int  # line in a sacct dump; item number (from 1) in a kubectl export
     job_id: str  # as the scheduler printed it: 4242_7, 4243+1, or namespace/name
@@ -57,7 +58,7 @@ class Skipped:
 @dataclass(frozen=True)
 class AccountingFile:
     path: str
-    format: str  # SACCT or KUBERNETES
+    format: str  # SACCT or Format.KUBERNETES
     records: tuple[RunRecord, ...]
     bad: tuple[Skipped, ...] = ()  # lines or items that could not be read
     steps: int = 0  # sacct step lines (123.batch, 123.0, 123.extern): their job's line holds the nodes
@@ -88,7 +89,6 @@ def parse_timestamp(text: str | None) -> datetime | None:
 
 
 __all__ = [
-    "KUBERNETES",
     "SACCT",
     "AccountingError",
     "AccountingFile",

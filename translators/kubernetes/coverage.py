@@ -9,20 +9,25 @@ unmentioned.
 
 from __future__ import annotations
 
+from migrate.translators.shell.raw_keys import CONDA_TOOLS, CONDA_VERBS
 from migrate.translators.slurm import options as sbatch_options
+from migrate.vocab import FidelityStatus
 
 from .translation_context import Context, option_name
 
-_STATUSES = ("mapped", "approximated", "dropped")
-
-
-def _record(ctx: Context, status: str, item: str, reason: str, line: int | None) -> None:
-    if status == "mapped":
-        ctx.fidelity.mapped(item, reason, line)
-    elif status == "approximated":
-        ctx.fidelity.approximated(item, reason, line)
-    else:
-        ctx.fidelity.dropped(item, reason, line)
+# The other items the readers kept from a job file, by key: the script runs unchanged in the
+# pod, so each runs there too, in the image's environment rather than the node's. One row per
+# key of the sbatch reader's and the shell analysis' registries (a test checks it); a key
+# with no row is reported dropped.
+BODY_ITEMS: dict[str, FidelityStatus] = {
+    "crontab-env": FidelityStatus.APPROXIMATED,
+    "module": FidelityStatus.APPROXIMATED,
+    "spack": FidelityStatus.APPROXIMATED,
+    "source": FidelityStatus.APPROXIMATED,
+    "pip-install": FidelityStatus.APPROXIMATED,
+    "ulimit": FidelityStatus.APPROXIMATED,
+    **{f"{tool}-{verb}": FidelityStatus.APPROXIMATED for tool in CONDA_TOOLS for verb in CONDA_VERBS},
+}
 
 
 def sweep(ctx: Context, settings: tuple[tuple[str, int, int, str], ...]) -> None:
@@ -45,7 +50,7 @@ def sweep(ctx: Context, settings: tuple[tuple[str, int, int, str], ...]) -> None
             _body_item(ctx, raw.key, raw.value, raw.line, raw.origin)
             continue
         raw_long = option_name(raw.key)
-        comp = int(raw.origin.partition(" het")[2] or 0) if " het" in raw.origin else 0
+        comp = raw.component
         text = f"{raw.key}={raw.value}" if raw.value else raw.key
         if raw_long is None:
             if (raw.key.lstrip("-"), comp) in seen:
@@ -64,16 +69,20 @@ def _from_table(ctx: Context, long: str, text: str, line: int | None) -> None:
     if option is None:
         ctx.fidelity.dropped(text, "not an sbatch option", line)
         return
-    status, _, reason = option.k8s.partition(":")
-    status = status.strip() if status.strip() in _STATUSES else "dropped"
-    _record(ctx, status, text, reason.strip(), line)
+    ctx.fidelity.record(option.k8s.status, text, option.k8s.reason, line)
 
 
 def _body_item(ctx: Context, key: str, value: str, line: int | None, origin: str) -> None:
     text = f"{key} {value}".strip()
-    ctx.fidelity.approximated(
-        text, f"kept in the script, which runs unchanged in the pod ({origin or 'body'})", line
+    status = BODY_ITEMS.get(key)
+    if status is None:
+        ctx.fidelity.dropped(
+            text, f"a {origin or 'body'} item no reader writes: nothing says what it was", line
+        )
+        return
+    ctx.fidelity.record(
+        status, text, f"kept in the script, which runs unchanged in the pod ({origin or 'body'})", line
     )
 
 
-__all__ = ["sweep"]
+__all__ = ["BODY_ITEMS", "sweep"]

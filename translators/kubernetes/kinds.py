@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from migrate.vocab import SERVING_KINDS, JobKind
+
 Path = tuple[str, ...]
 
 # How the replica roles of a workload are laid out.
@@ -59,7 +61,7 @@ class WorkloadKind:
 
     group: str  # apiVersion group; "" for the core group
     kind: str
-    ir_kind: str  # ir.Job.kind; differs from ``kind`` where two groups share a name
+    ir_kind: JobKind  # ir.Job.kind; differs from ``kind`` where two groups share a name
     versions: tuple[str, ...]  # known versions, the preferred one first
     roles: tuple[Roles, ...]
     time_limit: tuple[Path, ...] = ()  # seconds
@@ -78,14 +80,18 @@ class WorkloadKind:
     schedule: Path | None = None  # CronJob: schedule, timeZone, concurrencyPolicy are its siblings
     # More metadata whose labels and annotations count as the object's (a CronJob's job template).
     metadata: tuple[Path, ...] = ()
-    serving: bool = False  # long-running service (Deployment, StatefulSet) rather than a batch job
+
+    @property
+    def serving(self) -> bool:
+        """A long-running service (Deployment, StatefulSet, RayCluster) rather than a batch job."""
+        return self.ir_kind in SERVING_KINDS
 
 
 _RUN_POLICY = ("spec", "runPolicy")
 _SCHEDULING_POLICY = (*_RUN_POLICY, "schedulingPolicy")
 
 
-def _kubeflow_v1(kind: str, replica_specs: str) -> WorkloadKind:
+def _kubeflow_v1(kind: JobKind, replica_specs: str) -> WorkloadKind:
     """training-operator jobs share one shape: <x>ReplicaSpecs plus runPolicy."""
     return WorkloadKind(
         group="kubeflow.org",
@@ -123,7 +129,7 @@ _VOLCANO_TASKS = Roles(
 )
 
 
-def _volcano(group: str, kind: str, ir_kind: str) -> WorkloadKind:
+def _volcano(group: str, kind: str, ir_kind: JobKind) -> WorkloadKind:
     return WorkloadKind(
         group=group,
         kind=kind,
@@ -162,7 +168,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind(
         group="batch",
         kind="Job",
-        ir_kind="Job",
+        ir_kind=JobKind.JOB,
         versions=("v1",),
         roles=(_JOB_ROLE,),
         time_limit=(("spec", "activeDeadlineSeconds"),),
@@ -173,7 +179,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind(
         group="batch",
         kind="CronJob",
-        ir_kind="CronJob",
+        ir_kind=JobKind.CRONJOB,
         versions=("v1",),
         roles=(Roles(at=("spec", "jobTemplate", "spec"), job_spec=(), indexed_array=True),),
         time_limit=(("spec", "jobTemplate", "spec", "activeDeadlineSeconds"),),
@@ -186,7 +192,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind(
         group="jobset.x-k8s.io",
         kind="JobSet",
-        ir_kind="JobSet",
+        ir_kind=JobKind.JOBSET,
         versions=("v1alpha2",),
         roles=(
             Roles(
@@ -203,20 +209,20 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         suspend=(("spec", "suspend"),),
         ttl=(("spec", "ttlSecondsAfterFinished"),),
     ),
-    _volcano("batch.volcano.sh", "Job", "VolcanoJob"),
+    _volcano("batch.volcano.sh", "Job", JobKind.VOLCANO_JOB),
     # A JobFlow's building block: a Volcano JobSpec kept as a template.
-    _volcano("flow.volcano.sh", "JobTemplate", "VolcanoJobTemplate"),
+    _volcano("flow.volcano.sh", "JobTemplate", JobKind.VOLCANO_JOB_TEMPLATE),
     replace(
-        _kubeflow_v1("PyTorchJob", "pytorchReplicaSpecs"),
+        _kubeflow_v1(JobKind.PYTORCH_JOB, "pytorchReplicaSpecs"),
         procs_per_pod=(("spec", "nprocPerNode"), ("spec", "elasticPolicy", "nProcPerNode")),
     ),
-    _kubeflow_v1("TFJob", "tfReplicaSpecs"),
-    _kubeflow_v1("XGBoostJob", "xgbReplicaSpecs"),
-    _kubeflow_v1("PaddleJob", "paddleReplicaSpecs"),
-    _kubeflow_v1("JAXJob", "jaxReplicaSpecs"),
+    _kubeflow_v1(JobKind.TF_JOB, "tfReplicaSpecs"),
+    _kubeflow_v1(JobKind.XGBOOST_JOB, "xgbReplicaSpecs"),
+    _kubeflow_v1(JobKind.PADDLE_JOB, "paddleReplicaSpecs"),
+    _kubeflow_v1(JobKind.JAX_JOB, "jaxReplicaSpecs"),
     # kubeflow.org/v1 (training-operator) and v2beta1 (mpi-operator) share the group and the shape.
     replace(
-        _kubeflow_v1("MPIJob", "mpiReplicaSpecs"),
+        _kubeflow_v1(JobKind.MPI_JOB, "mpiReplicaSpecs"),
         versions=("v2beta1", "v1"),
         procs_per_pod=(("spec", "slotsPerWorker"),),
         procs_roles=("Worker",),
@@ -224,7 +230,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind(
         group="trainer.kubeflow.org",
         kind="TrainJob",
-        ir_kind="TrainJob",
+        ir_kind=JobKind.TRAIN_JOB,
         versions=("v1alpha1",),
         roles=(
             Roles(
@@ -243,7 +249,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind(
         group="ray.io",
         kind="RayJob",
-        ir_kind="RayJob",
+        ir_kind=JobKind.RAY_JOB,
         versions=("v1",),
         roles=_ray_roles(("spec", "rayClusterSpec")),
         time_limit=(("spec", "activeDeadlineSeconds"),),
@@ -255,33 +261,30 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind(
         group="ray.io",
         kind="RayCluster",
-        ir_kind="RayCluster",
+        ir_kind=JobKind.RAY_CLUSTER,
         versions=("v1",),
         roles=_ray_roles(("spec",)),
         suspend=(("spec", "suspend"),),
-        serving=True,
     ),
     WorkloadKind(
         group="apps",
         kind="Deployment",
-        ir_kind="Deployment",
+        ir_kind=JobKind.DEPLOYMENT,
         versions=("v1",),
         roles=(Roles(at=("spec",), replicas=("replicas",)),),
-        serving=True,
     ),
     WorkloadKind(
         group="apps",
         kind="StatefulSet",
-        ir_kind="StatefulSet",
+        ir_kind=JobKind.STATEFUL_SET,
         versions=("v1",),
         roles=(Roles(at=("spec",), replicas=("replicas",)),),
-        serving=True,
     ),
     # A bare pod: its own template.
     WorkloadKind(
         group="",
         kind="Pod",
-        ir_kind="Pod",
+        ir_kind=JobKind.POD,
         versions=("v1",),
         roles=(Roles(at=(), pod_template=()),),
     ),

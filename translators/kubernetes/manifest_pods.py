@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from migrate import ir
 from migrate.secrets import REDACTED, looks_like_secret
+from migrate.vocab import Format
 from migrate.yamlload import LineDict
 
 from ..shell.analyze import analyze
@@ -28,6 +29,7 @@ from .manifest_commands import shell_script
 from .manifest_fields import ObjectView, Path, fmt_path
 from .manifest_templates import has_placeholder
 from .quantities import format_cpu, is_integer, parse_quantity, to_mib
+from .raw_keys import RAW_KEYS
 
 # Volume sources that are shared storage worth a place in the storage graph.
 _STORAGE_KINDS = frozenset({"pvc", "hostPath", "nfs", "csi"})
@@ -205,7 +207,7 @@ def _read_container(
         ir.Container(
             image=image or "",
             name=view.string((*cpath, "name")),
-            runtime="kubernetes",
+            runtime=Format.KUBERNETES,  # a pod's container: the cluster runs it
             command=tuple(command),
             args=tuple(args),
             workdir=view.string((*cpath, "workingDir")),
@@ -546,7 +548,7 @@ def _resources(
     memory = limits.get("memory", requests.get("memory"))
     if _loses_detail(requests, limits, cpu):
         facts.raw.append(
-            ir.RawItem(
+            RAW_KEYS.item(
                 "resources",
                 _describe_usage(requests, limits),
                 view.line(spec),

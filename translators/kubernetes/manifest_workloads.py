@@ -8,11 +8,13 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.vocab import Format
 
 from . import kinds
 from .manifest_context import FileContext, K8sObject
 from .manifest_fields import ObjectView, Path, fmt_path
 from .manifest_pods import PodFacts, ShellBody, analyze_body, read_container_role, read_pod_template
+from .raw_keys import RAW_KEYS, pvc_value
 
 # Arrays up to this size keep their expanded index list.
 _MAX_EXPANDED_INDICES = 1000
@@ -76,7 +78,7 @@ def build_job(
     raw.extend(item for role in roles for item in (*role.raw, *role.facts.raw))
     job = ir.Job(
         id=job_id,
-        source=ir.SourceRef(path, "kubernetes", obj.line, obj.end_line, obj.document),
+        source=ir.SourceRef(path, Format.KUBERNETES, obj.line, obj.end_line, obj.document),
         kind=workload.ir_kind,
         name=obj.name,
         api_version=obj.api_version,
@@ -194,7 +196,7 @@ def _read_job_spec(view: ObjectView, js: Path, role: _Role, indexed_array: bool)
             if completions is not None:
                 line = view.line((*js, "completions"))
                 origin = fmt_path((*js, "completions"))
-                role.raw.append(ir.RawItem("completions", str(completions), line, origin))
+                role.raw.append(RAW_KEYS.item("completions", str(completions), line, origin))
     else:
         # A replicated Job of a JobSet: its parallel pods add to the role's pods.
         role.replicas *= parallelism if parallelism is not None else 1
@@ -231,7 +233,7 @@ def _elastic_bounds(view: ObjectView, spec: kinds.Roles, role: _Role) -> None:
     if low is not None or high is not None:
         origin = fmt_path(role.path)
         text = f"{role.name}: {low if low is not None else '?'}-{high if high is not None else '?'} replicas"
-        role.raw.append(ir.RawItem("elastic-replicas", text, role.line, origin))
+        role.raw.append(RAW_KEYS.item("elastic-replicas", text, role.line, origin))
 
 
 def _role_extras(view: ObjectView, spec: kinds.Roles, role: _Role) -> None:
@@ -243,14 +245,14 @@ def _role_extras(view: ObjectView, spec: kinds.Roles, role: _Role) -> None:
         if gang is not None:
             where = (*role.path, *spec.gang)
             role.raw.append(
-                ir.RawItem("gang-size", f"{role.name}: {gang}", view.line(where), fmt_path(where))
+                RAW_KEYS.item("gang-size", f"{role.name}: {gang}", view.line(where), fmt_path(where))
             )
     if spec.retries:
         retries = view.integer((*role.path, *spec.retries))
         if retries is not None:
             where = (*role.path, *spec.retries)
             role.raw.append(
-                ir.RawItem("max-retry", f"{role.name}: {retries}", view.line(where), fmt_path(where))
+                RAW_KEYS.item("max-retry", f"{role.name}: {retries}", view.line(where), fmt_path(where))
             )
     if spec.policies:
         role.rules.extend(_event_policies(view, (*role.path, *spec.policies)))
@@ -283,7 +285,7 @@ def _add_dependency(
     text = f"{role.name} waits for {(' or ' if any_of else ' and ').join(targets)}" + (
         f" ({status})" if status else ""
     )
-    role.raw.append(ir.RawItem("dependsOn", text, line, fmt_path(where)))
+    role.raw.append(RAW_KEYS.item("dependsOn", text, line, fmt_path(where)))
 
 
 def _event_policies(view: ObjectView, path: Path) -> Iterator[str]:
@@ -323,7 +325,7 @@ def _apply_procs(view: ObjectView, workload: kinds.WorkloadKind, roles: list[_Ro
             if not isinstance(value, str):
                 view.bad_type(path, "a number of processes", value)
             elif roles:  # 'auto', 'gpu', 'cpu': decided at run time from the node
-                roles[0].raw.append(ir.RawItem(str(path[-1]), value, view.line(path), fmt_path(path)))
+                roles[0].raw.append(RAW_KEYS.item(str(path[-1]), value, view.line(path), fmt_path(path)))
 
 
 def _entrypoint(view: ObjectView, workload: kinds.WorkloadKind, roles: list[_Role]) -> ShellBody | None:
@@ -382,7 +384,7 @@ def _annotations(view: ObjectView, metadata: Path, raw: list[ir.RawItem]) -> lis
         if key in kinds.DROPPED_ANNOTATIONS:
             where = (*metadata, "annotations", key)
             raw.append(
-                ir.RawItem(key, f"<omitted: {len(value)} characters>", view.line(where), fmt_path(where))
+                RAW_KEYS.item(key, f"<omitted: {len(value)} characters>", view.line(where), fmt_path(where))
             )
             continue
         kept.append((key, value))
@@ -424,7 +426,7 @@ def _time_limit(
     positive = {k: v for k, v in found.items() if v > 0}
     if len(set(positive.values())) > 1:
         text = ", ".join(f"{k}={v}" for k, v in positive.items())
-        raw.append(ir.RawItem("time-limits", text, view.line(("spec",)), "deadlines"))
+        raw.append(RAW_KEYS.item("time-limits", text, view.line(("spec",)), "deadlines"))
     return min(positive.values()) if positive else None
 
 
@@ -480,7 +482,9 @@ def _placement(
         if role.facts.priority_class and role.facts.priority_class != priority and role.template_path:
             where = (*role.template_path, "spec", "priorityClassName")
             raw.append(
-                ir.RawItem("priorityClassName", role.facts.priority_class, view.line(where), fmt_path(where))
+                RAW_KEYS.item(
+                    "priorityClassName", role.facts.priority_class, view.line(where), fmt_path(where)
+                )
             )
     affinities = _unique(role.facts.affinity for role in roles if role.facts.affinity)
     return ir.Placement(
@@ -543,14 +547,14 @@ def _ttl_and_gang(
     for path in workload.ttl:
         ttl = view.integer(path)
         if ttl is not None:
-            raw.append(ir.RawItem("ttlSecondsAfterFinished", str(ttl), view.line(path), fmt_path(path)))
+            raw.append(RAW_KEYS.item("ttlSecondsAfterFinished", str(ttl), view.line(path), fmt_path(path)))
     for path in workload.gang:
         gang = view.integer(path)
         if gang is not None:
-            raw.append(ir.RawItem("gang-size", str(gang), view.line(path), fmt_path(path)))
+            raw.append(RAW_KEYS.item("gang-size", str(gang), view.line(path), fmt_path(path)))
     gang_label = _keyed([*labels, *annotations, *_pod_pairs(roles)], kinds.GANG_KEYS)
     if gang_label:
-        raw.append(ir.RawItem("gang-size", gang_label, view.line(("metadata",)), kinds.GANG_KEYS[0]))
+        raw.append(RAW_KEYS.item("gang-size", gang_label, view.line(("metadata",)), kinds.GANG_KEYS[0]))
 
 
 def _storage(
@@ -566,7 +570,9 @@ def _storage(
         claim = item.path[4:] if item.path.startswith("pvc:") else None
         if claim and claim in context.claims:
             raw.append(
-                ir.RawItem("pvc", f"{claim}: {context.claims[claim]}", item.line, "PersistentVolumeClaim")
+                RAW_KEYS.item(
+                    "pvc", pvc_value(claim, context.claims[claim]), item.line, "PersistentVolumeClaim"
+                )
             )
     return paths
 

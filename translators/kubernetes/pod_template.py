@@ -19,6 +19,7 @@ from migrate.names import dns1123_label
 from migrate.translators.shell.conceal import LITERAL_SECRET, SECRET_ORIGIN
 from migrate.translators.shell.redact import export_names_only, redact
 from migrate.translators.slurm import directives
+from migrate.vocab import JobKind
 
 from . import images, pod_resources, shims, slurmenv
 from .job_policy import JobPolicy
@@ -55,7 +56,7 @@ def script_text(ctx: Context) -> str:
     job = ctx.job
     body = job.script.body if job.script is not None else ""
     body = redact(body, any_case=False)  # a no-op for a body the reader rewrote; a net for other IRs
-    if job.kind == "sbatch" and ctx.source_text is not None:
+    if job.kind == JobKind.SBATCH and ctx.source_text is not None:
         lines = directives.split_lines(ctx.source_text)
         keep = len(lines) - body.count("\n")
         if keep >= 0:

@@ -25,8 +25,7 @@ from . import manifest_templates as templates
 from .manifest_context import FileContext, K8sObject, read_context
 from .manifest_fields import describe
 from .manifest_workloads import build_job
-
-FORMAT = "kubernetes"
+from .raw_keys import RAW_KEYS
 
 _T = TypeVar("_T")
 
@@ -224,7 +223,7 @@ def _attach_flows(jobs: list[ir.Job], context: FileContext) -> list[ir.Job]:
         ]
         if extra:
             note = [
-                ir.RawItem("jobflow", flow.flow, flow.line, "JobFlow")
+                RAW_KEYS.item("jobflow", flow.flow, flow.line, "JobFlow")
                 for flow in context.flows
                 if flow.name == job.name
             ]

@@ -108,7 +108,7 @@ class Context:
         for item in job.raw:
             raw_long = option_name(item.key)
             if raw_long and item.line is not None:
-                ctx.option_lines.setdefault((raw_long, _component_of(item.origin)), item.line)
+                ctx.option_lines.setdefault((raw_long, item.component), item.line)
         return ctx
 
     def diag(self, code: str, message: str, line: int | None = None) -> None:
@@ -171,12 +171,6 @@ def option_name(key: str) -> str | None:
     text = text.split("=", 1)[0]
     opt, _ = sbatch_options.lookup_long(text)
     return opt.long if opt else None
-
-
-def _component_of(origin: str) -> int:
-    """``#SBATCH het2`` -> 2."""
-    _, _, rest = origin.partition(" het")
-    return int(rest) if (rest.isascii() and rest.isdigit()) else 0
 
 
 def _stem(path: str) -> str:

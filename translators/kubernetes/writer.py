@@ -22,10 +22,11 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.fidelity import APPROXIMATED, MAPPED, Edge, Entry, Translation, WaitTarget, wrapper_translation
+from migrate.fidelity import Edge, Entry, Translation, WaitTarget, wrapper_translation
 from migrate.site.config import SiteConfig
 from migrate.translators.shell.redact import export_names_only
 from migrate.translators.slurm import directives
+from migrate.vocab import FidelityStatus, Format, JobKind
 
 from . import (
     batchjob,
@@ -46,7 +47,7 @@ from .site import Site
 from .translation_context import NAME_MAX, Context, Needs, QueueNeed, Workload
 from .yamlemit import Manifest, dump_all
 
-TARGET = "kubernetes"
+TARGET = Format.KUBERNETES
 RESERVED = frozenset({"kueue", "storage"})
 _FILE_NAMES = {
     flavors.JOB: "job.yaml",
@@ -66,14 +67,14 @@ def _header_settings(ctx: Context) -> tuple[tuple[str, int, int, str], ...]:
     header again (cheap: directives only) gives every fidelity entry its line.
     """
     job = ctx.job
-    if job.source.format != "slurm" or job.kind not in ("sbatch", "scrontab"):
+    if job.source.format != Format.SLURM or job.kind not in (JobKind.SBATCH, JobKind.SCRONTAB):
         return ()
     text = pod_template.read_source(job.source.path)
     if text is None:
         return ()
     lines = directives.split_lines(text)
     quiet = Collector(job.source.path)
-    if job.kind == "sbatch":
+    if job.kind == JobKind.SBATCH:
         ctx.source_text = text
         header = directives.read_header(lines, quiet)
         settings, unknown = list(header.settings), list(header.unknown)
@@ -265,7 +266,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
     if choice.flavor == flavors.PYTORCHJOB and _is_torch(launcher):
         return Entry(
             item,
-            MAPPED,
+            FidelityStatus.MAPPED,
             "PyTorchJob: runs once per pod (the srun shim starts launchers once) with the "
             "operator's MASTER_ADDR/PET_* rendezvous",
             line,
@@ -273,7 +274,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
     if choice.flavor == flavors.MPIJOB and (_is_mpi(launcher) or launcher.name == "srun"):
         return Entry(
             item,
-            MAPPED,
+            FidelityStatus.MAPPED,
             "MPIJob: runs in the Launcher pod and reaches the Workers through the "
             "operator's hostfile (srun becomes mpirun there)",
             line,
@@ -282,24 +283,24 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
         if any(kv.key.lstrip("-") == "mpi" for kv in launcher.options):
             return Entry(
                 item,
-                APPROXIMATED,
+                FidelityStatus.APPROXIMATED,
                 "srun --mpi: the shim starts the tasks as separate processes "
                 "without PMI; use --flavor mpijob for MPI",
                 line,
             )
         if _is_torch(launcher) or _is_mpi(launcher):
-            return Entry(item, MAPPED, "the srun shim starts the launcher once per pod", line)
+            return Entry(item, FidelityStatus.MAPPED, "the srun shim starts the launcher once per pod", line)
         if multi:
             return Entry(
                 item,
-                APPROXIMATED,
+                FidelityStatus.APPROXIMATED,
                 "the srun shim runs the program once per local task in each pod "
                 "(SLURM_PROCID/SLURM_LOCALID set); the tasks share no MPI world",
                 line,
             )
         return Entry(
             item,
-            MAPPED,
+            FidelityStatus.MAPPED,
             "the srun shim runs the program once per task (SLURM_PROCID/SLURM_LOCALID set)",
             line,
         )
@@ -307,21 +308,21 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
         if multi:
             return Entry(
                 item,
-                APPROXIMATED,
+                FidelityStatus.APPROXIMATED,
                 "mpirun in each pod reaches only its own pod (no hostfile or ssh "
                 "between pods); use --flavor mpijob",
                 line,
             )
-        return Entry(item, MAPPED, "runs inside the single pod", line)
+        return Entry(item, FidelityStatus.MAPPED, "runs inside the single pod", line)
     if _is_torch(launcher) and multi:
         return Entry(
             item,
-            APPROXIMATED,
+            FidelityStatus.APPROXIMATED,
             "runs in every pod; rendezvous through MASTER_ADDR and the host list the "
             "entrypoint sets (the first pod's DNS name)",
             line,
         )
-    return Entry(item, MAPPED, "runs unchanged inside the pod", line)
+    return Entry(item, FidelityStatus.MAPPED, "runs unchanged inside the pod", line)
 
 
 def _submissions(ctx: Context, choice: flavors.Choice) -> None:

@@ -17,6 +17,7 @@ from migrate.secrets import looks_like_secret
 from .launchers import basename
 from .lexer import is_assignment
 from .model import Word
+from .raw_keys import CONDA_TOOLS, CONDA_VERBS, RAW_KEYS
 from .redact import is_literal, looks_like_credential, redact
 
 LITERAL_SECRET = "literal-in-script"
@@ -96,7 +97,7 @@ def module_command(words: Sequence[Word], setup: Setup) -> None:
         # Lmod's shorthand: 'ml a b' loads a and b, 'ml -c' unloads c
         unloads = [v[1:] for v in values[1:] if v.startswith("-") and len(v) > 1]
         if unloads:
-            setup.raw.append(ir.RawItem("module", "unload " + " ".join(unloads), line, "shell"))
+            setup.raw.append(RAW_KEYS.item("module", "unload " + " ".join(unloads), line, "shell"))
         setup.modules.extend(operands)
         return
     if not operands:
@@ -105,7 +106,7 @@ def module_command(words: Sequence[Word], setup: Setup) -> None:
     if verb in ("load", "add", "try-load", "try-add", "load-any"):
         setup.modules.extend(rest)
     elif verb in _MODULE_KEPT:
-        setup.raw.append(ir.RawItem("module", " ".join([verb, *rest]), line, "shell"))
+        setup.raw.append(RAW_KEYS.item("module", " ".join([verb, *rest]), line, "shell"))
 
 
 _MODULE_KEPT = frozenset(
@@ -137,7 +138,7 @@ def _spack(values: Sequence[str], line: int, setup: Setup) -> None:
         if target:
             setup.software.append(ir.KeyValue("spack", target))
     elif verb in ("unload", "env"):
-        setup.raw.append(ir.RawItem("spack", " ".join(values[1:]), line, "shell"))
+        setup.raw.append(RAW_KEYS.item("spack", " ".join(values[1:]), line, "shell"))
 
 
 def _after_flag(args: Sequence[str], flags: tuple[str, ...]) -> str:
@@ -169,24 +170,24 @@ def software_command(words: Sequence[Word], setup: Setup) -> None:
             venv = target[: -len("bin/activate")].rstrip("/") or "."
             setup.software.append(ir.KeyValue("venv", venv))
         else:
-            setup.raw.append(ir.RawItem("source", redact(" ".join(rest)), line, "shell"))
+            setup.raw.append(RAW_KEYS.item("source", redact(" ".join(rest)), line, "shell"))
         return
-    if name in ("conda", "mamba", "micromamba"):
+    if name in CONDA_TOOLS:
         if rest[:1] == ["activate"]:
             args = rest[1:]
             target = _after_flag(args, ("-p", "--prefix", "-n", "--name")) or next(
                 (a for a in args if not a.startswith("-")), "base"
             )
             setup.software.append(ir.KeyValue("conda", target))
-        elif rest[:1] in (["install"], ["create"], ["env"], ["update"]):
-            setup.raw.append(ir.RawItem(f"{name}-{rest[0]}", redact(" ".join(rest[1:])), line, "shell"))
+        elif rest[:1] and rest[0] in CONDA_VERBS:
+            setup.raw.append(RAW_KEYS.item(f"{name}-{rest[0]}", redact(" ".join(rest[1:])), line, "shell"))
         return
     install = _pip_install(values)
     if install is not None:
-        setup.raw.append(ir.RawItem("pip-install", redact(install), line, "shell"))
+        setup.raw.append(RAW_KEYS.item("pip-install", redact(install), line, "shell"))
         return
     if name == "ulimit":
-        setup.raw.append(ir.RawItem("ulimit", " ".join(rest), line, "shell"))
+        setup.raw.append(RAW_KEYS.item("ulimit", " ".join(rest), line, "shell"))
 
 
 def _pip_install(values: Sequence[str]) -> str | None:

@@ -21,13 +21,13 @@ SECRETS_DIR = '"${MIGRATE_SECRETS_DIR:-$HOME/.migrate/secrets}"'
 CONFIG_DIR = '"${MIGRATE_CONFIG_DIR:-$HOME/.migrate/configmaps}"'
 
 
-def runtime_for(flavor: str | None) -> str:
-    """The container runtime named by the ``flavor`` argument of the writer protocol."""
-    if flavor in (None, "", "auto"):
+def runtime_for(runtime: str | None) -> str:
+    """The container runtime a caller asked for (``auto``: the default one)."""
+    if runtime in (None, "", "auto"):
         return DEFAULT_RUNTIME
-    if flavor not in RUNTIMES:
-        raise ValueError(f"unknown container runtime {flavor!r}; expected one of {', '.join(RUNTIMES)}")
-    return flavor
+    if runtime not in RUNTIMES:
+        raise ValueError(f"unknown container runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
+    return runtime
 
 
 @dataclass

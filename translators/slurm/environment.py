@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from migrate import ir
 from migrate.secrets import REDACTED
 from migrate.translators.shell.conceal import LITERAL_SECRET
+from migrate.vocab import FidelityStatus
 
 from . import kubevars
 from .configmaps import ConfigMaps
@@ -280,55 +281,64 @@ def _field(ctx: Context, var: ir.EnvVar, out: EnvLines) -> None:
         return
     out.lines.append(f"export {var.name}={value}")
     out.exported.append(var.name)
-    if status == "mapped":
-        ctx.fidelity.mapped(item, reason, var.line)
-    else:
-        ctx.fidelity.approximated(item, reason, var.line)
+    ctx.fidelity.record(status, item, reason, var.line)
 
 
-def field_value(job: ir.Job, path: str) -> tuple[str | None, str, str]:
+def field_value(job: ir.Job, path: str) -> tuple[str | None, FidelityStatus, str]:
     """Shell text for a downward-API field: (value or None, fidelity status, reason)."""
     if _COMPLETION_INDEX.fullmatch(path):
         if job.array is not None:
-            return '"${SLURM_ARRAY_TASK_ID}"', "mapped", "the array task id"
-        return "0", "mapped", "a job that is not indexed has index 0"
+            return '"${SLURM_ARRAY_TASK_ID}"', FidelityStatus.MAPPED, "the array task id"
+        return "0", FidelityStatus.MAPPED, "a job that is not indexed has index 0"
     simple = {
         "metadata.namespace": (
             shell_word(job.placement.namespace or "default"),
-            "mapped",
+            FidelityStatus.MAPPED,
             "the namespace, as written",
         ),
         "metadata.name": (
             '"${SLURM_JOB_NAME}-${SLURM_JOB_ID}"',
-            "approximated",
+            FidelityStatus.APPROXIMATED,
             "job name and id stand for the pod name",
         ),
-        "metadata.uid": ('"${SLURM_JOB_ID}"', "approximated", "the Slurm job id stands for the pod uid"),
+        "metadata.uid": (
+            '"${SLURM_JOB_ID}"',
+            FidelityStatus.APPROXIMATED,
+            "the Slurm job id stands for the pod uid",
+        ),
         "spec.nodeName": (
             '"$(hostname)"',
-            "approximated",
+            FidelityStatus.APPROXIMATED,
             "the batch host's name (the first node of the job)",
         ),
         "status.hostIP": (
             '"$(hostname -I | cut -d" " -f1)"',
-            "approximated",
+            FidelityStatus.APPROXIMATED,
             "the batch host's first address",
         ),
         "status.podIP": (
             '"$(hostname -I | cut -d" " -f1)"',
-            "approximated",
+            FidelityStatus.APPROXIMATED,
             "the batch host's first address",
         ),
-        "resource:limits.cpu": ('"${SLURM_CPUS_ON_NODE}"', "approximated", "the CPUs Slurm gave the node"),
-        "resource:requests.cpu": ('"${SLURM_CPUS_ON_NODE}"', "approximated", "the CPUs Slurm gave the node"),
+        "resource:limits.cpu": (
+            '"${SLURM_CPUS_ON_NODE}"',
+            FidelityStatus.APPROXIMATED,
+            "the CPUs Slurm gave the node",
+        ),
+        "resource:requests.cpu": (
+            '"${SLURM_CPUS_ON_NODE}"',
+            FidelityStatus.APPROXIMATED,
+            "the CPUs Slurm gave the node",
+        ),
         "resource:limits.memory": (
             '"$(( ${SLURM_MEM_PER_NODE:-0} * 1048576 ))"',
-            "approximated",
+            FidelityStatus.APPROXIMATED,
             "the job's memory per node in bytes (0 when the job set no --mem)",
         ),
         "resource:requests.memory": (
             '"$(( ${SLURM_MEM_PER_NODE:-0} * 1048576 ))"',
-            "approximated",
+            FidelityStatus.APPROXIMATED,
             "the job's memory per node in bytes (0 when the job set no --mem)",
         ),
     }
@@ -339,8 +349,12 @@ def field_value(job: ir.Job, path: str) -> tuple[str | None, str, str]:
         pairs = job.labels if meta.group(1) == "labels" else job.annotations
         for kv in pairs:
             if kv.key == meta.group(2):
-                return shell_word(kv.value), "mapped", f"the {meta.group(1)[:-1]} value, as written"
-    return None, "dropped", f"the downward-API field {path} has no Slurm counterpart"
+                return (
+                    shell_word(kv.value),
+                    FidelityStatus.MAPPED,
+                    f"the {meta.group(1)[:-1]} value, as written",
+                )
+    return None, FidelityStatus.DROPPED, f"the downward-API field {path} has no Slurm counterpart"
 
 
 __all__ = [

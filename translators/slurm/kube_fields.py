@@ -1,97 +1,192 @@
-"""What happens on Slurm to the manifest fields the reader kept as raw items.
+"""What happens on Slurm to what the Kubernetes reader kept as raw items.
 
-One row per raw-item key the Kubernetes reader produces: the fidelity status
-and the reason written into ``translation.json``. Keys without a row are
-dropped with a generic reason, so a new reader field shows up in the
-fidelity log instead of vanishing.
+One row per raw-item key: the fidelity status and the reason written into
+``translation.json``. Every key of the Kubernetes reader's and the shell
+analysis' registries has a row (a test checks it); the other rows are
+manifest fields no reader looks at, which keep their own names. A field
+this table does not know is an UNREAD_FIELD: dropped, so that it shows in
+the fidelity log instead of vanishing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from migrate import ir
+from migrate.translators.kubernetes.raw_keys import pvc_claim
+from migrate.translators.shell.raw_keys import CONDA_TOOLS, CONDA_VERBS
+from migrate.vocab import FidelityStatus
+
 from .context import Context
 
-MAPPED = "mapped"
-APPROXIMATED = "approximated"
-DROPPED = "dropped"
+Fate = tuple[FidelityStatus, str]
 
-RAW_FIELDS: dict[str, tuple[str, str]] = {
-    "ttlSecondsAfterFinished": (MAPPED, "Slurm forgets finished jobs by itself (MinJobAge)"),
-    "completions": (APPROXIMATED, "each completion is an array task"),
-    "successPolicy": (DROPPED, "Slurm has no early success: every array task runs to its end"),
-    "serviceAccountName": (DROPPED, "the job runs as the submitting user; there are no service accounts"),
-    "automountServiceAccountToken": (DROPPED, "there is no API token to mount on Slurm"),
-    "subdomain": (MAPPED, "nodes find each other by host name (scontrol show hostnames)"),
-    "hostname": (DROPPED, "node host names are the cluster's"),
-    "topologySpreadConstraints": (APPROXIMATED, "Slurm spreads array tasks and nodes by its own policy"),
-    "podAntiAffinity": (APPROXIMATED, "one pod per node: each node of the job runs one task group"),
-    "podAffinity": (DROPPED, "no co-location with other jobs"),
-    "defaultMode": (MAPPED, "written files are made executable when they look like scripts"),
-    "type": (MAPPED, "the host path is used as it is"),
-    "sizeLimit": (DROPPED, "no size limit on scratch folders or /dev/shm"),
+
+def _claim(ctx: Context, item: ir.RawItem) -> Fate:
+    """A PersistentVolumeClaim is the site's file system when migrate.yaml says so (filesystems[].pvc)."""
+    claim = pvc_claim(item.value)
+    fs = ctx.config.filesystem_for_claim(claim) if ctx.config is not None else None
+    if fs is None:
+        return (
+            FidelityStatus.DROPPED,
+            f"no file system of the site config is claim {claim} (filesystems[].pvc)",
+        )
+    return FidelityStatus.MAPPED, f"claim {claim} is {fs.label} ({fs.kind}), already on the Slurm nodes"
+
+
+UNREAD_FIELD: Fate = (FidelityStatus.DROPPED, "no Slurm counterpart")
+_IN_THE_COMMAND = "kept in the command, which runs unchanged on Slurm"
+
+RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
+    # the Kubernetes reader's keys (translators/kubernetes/raw_keys.py)
+    "pvc": _claim,
+    "completions": (FidelityStatus.APPROXIMATED, "each completion is an array task"),
+    "elastic-replicas": (
+        FidelityStatus.APPROXIMATED,
+        "the replica count is used; Slurm allocations do not grow or shrink",
+    ),
+    "gang-size": (FidelityStatus.MAPPED, "a Slurm allocation starts all its nodes together"),
+    "max-retry": (
+        FidelityStatus.APPROXIMATED,
+        "--requeue re-runs the job after node failures, not after a failed program",
+    ),
+    "dependsOn": (FidelityStatus.MAPPED, "submit.sh chains the waiting part with --dependency"),
+    "time-limits": (FidelityStatus.APPROXIMATED, "the tightest deadline is the time limit"),
+    "priorityClassName": (
+        FidelityStatus.DROPPED,
+        "pod priority classes have no Slurm counterpart; use --qos",
+    ),
+    "ttlSecondsAfterFinished": (FidelityStatus.MAPPED, "Slurm forgets finished jobs by itself (MinJobAge)"),
+    "jobflow": (FidelityStatus.MAPPED, "submit.sh chains the flow's jobs with --dependency=afterok"),
     "resources": (
-        APPROXIMATED,
+        FidelityStatus.APPROXIMATED,
         "requests and limits are one number on Slurm: the CPU request and the memory limit",
     ),
-    "time-limits": (APPROXIMATED, "the tightest deadline is the time limit"),
-    "gang-size": (MAPPED, "a Slurm allocation starts all its nodes together"),
-    "max-retry": (APPROXIMATED, "--requeue re-runs the job after node failures, not after a failed program"),
-    "plugins": (MAPPED, "Slurm gives every task the node list and its rank (ssh/svc/env plugins not needed)"),
-    "jobflow": (MAPPED, "submit.sh chains the flow's jobs with --dependency=afterok"),
-    "dependsOn": (MAPPED, "submit.sh chains the waiting part with --dependency"),
-    "priorityClassName": (DROPPED, "pod priority classes have no Slurm counterpart; use --qos"),
-    "readinessProbe": (DROPPED, "no probes on Slurm"),
-    "livenessProbe": (DROPPED, "no probes on Slurm: a hung program runs until the time limit"),
-    "startupProbe": (DROPPED, "no probes on Slurm"),
-    "terminationGracePeriodSeconds": (APPROXIMATED, "Slurm's KillWait decides the grace period"),
-    "startingDeadlineSeconds": (DROPPED, "scrontab starts late runs whenever it can"),
-    "successfulJobsHistoryLimit": (DROPPED, "Slurm keeps job records by its own settings"),
-    "failedJobsHistoryLimit": (DROPPED, "Slurm keeps job records by its own settings"),
-    "cleanPodPolicy": (MAPPED, "Slurm ends every step of the job when it finishes"),
-    "mpiImplementation": (APPROXIMATED, "srun starts the ranks through PMIx, whichever MPI the image has"),
-    "launcherCreationPolicy": (MAPPED, "srun starts the ranks once every node is allocated"),
-    "sshAuthMountPath": (MAPPED, "srun needs no ssh between nodes"),
-    "runtimeRef": (APPROXIMATED, "the training runtime is replaced by srun torchrun with a c10d rendezvous"),
-    "rayVersion": (DROPPED, "the image's Ray is used"),
-    "rayStartParams": (APPROXIMATED, "passed to ray start as options"),
-    "elastic-replicas": (APPROXIMATED, "the replica count is used; Slurm allocations do not grow or shrink"),
-    "submissionMode": (MAPPED, "the entrypoint runs on the head node once the cluster is up"),
-    "shutdownAfterJobFinishes": (MAPPED, "the Ray cluster ends with the Slurm job"),
-    "runtimeEnvYAML": (DROPPED, "Ray runtime environments are not prepared; the image must hold the code"),
-    "nprocPerNode": (APPROXIMATED, "resolved when the job starts: torchrun's --nproc_per_node"),
-    "nProcPerNode": (APPROXIMATED, "resolved when the job starts: torchrun's --nproc_per_node"),
-    "hostNetwork": (MAPPED, "Slurm jobs use the node's network"),
-    "nodeName": (APPROXIMATED, "a pod pinned to a node: use --nodelist with the Slurm node name"),
-    "securityContext": (DROPPED, "jobs run as the submitting user; no privileges or capabilities"),
-    "imagePullSecrets": (APPROXIMATED, "registry credentials come from enroot/apptainer configuration"),
-    "imagePullPolicy": (DROPPED, "the container runtime caches images by its own rules"),
-    "revisionHistoryLimit": (DROPPED, "serving objects are not translated"),
-    "strategy": (DROPPED, "serving objects are not translated"),
-    "serviceName": (DROPPED, "serving objects are not translated"),
-    "podManagementPolicy": (DROPPED, "serving objects are not translated"),
-    "spec": (DROPPED, "volume claim templates are not translated"),
-    "activeDeadlineSeconds": (MAPPED, "--time"),
-    "dnsPolicy": (DROPPED, "the node's DNS is used"),
-    "lifecycle": (DROPPED, "no container lifecycle hooks on Slurm"),
-    "initContainers": (APPROXIMATED, "init containers are not run before the program"),
-    "ports": (DROPPED, "jobs reach each other through the node's network"),
-    "crontab-env": (MAPPED, "kept in the scrontab file"),
-    "optional": (MAPPED, "a missing optional value leaves the variable unset, as on Kubernetes"),
-    "containerName": (MAPPED, "the value of the job's container"),
+    "nprocPerNode": (
+        FidelityStatus.APPROXIMATED,
+        "resolved when the job starts: torchrun's --nproc_per_node",
+    ),
+    "nProcPerNode": (
+        FidelityStatus.APPROXIMATED,
+        "resolved when the job starts: torchrun's --nproc_per_node",
+    ),
+    "numProcPerNode": (
+        FidelityStatus.APPROXIMATED,
+        "resolved when the job starts: torchrun's --nproc_per_node",
+    ),
+    "slotsPerWorker": (
+        FidelityStatus.APPROXIMATED,
+        "resolved when the job starts: the tasks srun starts per node",
+    ),
+    "kubectl.kubernetes.io/last-applied-configuration": (
+        FidelityStatus.MAPPED,
+        "kubectl's copy of the object, which is what is translated",
+    ),
+    # the shell analysis' keys (translators/shell/raw_keys.py): the command runs as it did in the pod
+    "module": (FidelityStatus.APPROXIMATED, _IN_THE_COMMAND),
+    "spack": (FidelityStatus.APPROXIMATED, _IN_THE_COMMAND),
+    "source": (FidelityStatus.APPROXIMATED, _IN_THE_COMMAND),
+    "pip-install": (FidelityStatus.APPROXIMATED, _IN_THE_COMMAND),
+    "ulimit": (FidelityStatus.APPROXIMATED, _IN_THE_COMMAND),
+    **{
+        f"{tool}-{verb}": (FidelityStatus.APPROXIMATED, _IN_THE_COMMAND)
+        for tool in CONDA_TOOLS
+        for verb in CONDA_VERBS
+    },
+    # manifest fields no reader looks at, by their own names
+    "successPolicy": (FidelityStatus.DROPPED, "Slurm has no early success: every array task runs to its end"),
+    "serviceAccountName": (
+        FidelityStatus.DROPPED,
+        "the job runs as the submitting user; there are no service accounts",
+    ),
+    "automountServiceAccountToken": (FidelityStatus.DROPPED, "there is no API token to mount on Slurm"),
+    "subdomain": (FidelityStatus.MAPPED, "nodes find each other by host name (scontrol show hostnames)"),
+    "hostname": (FidelityStatus.DROPPED, "node host names are the cluster's"),
+    "topologySpreadConstraints": (
+        FidelityStatus.APPROXIMATED,
+        "Slurm spreads array tasks and nodes by its own policy",
+    ),
+    "podAntiAffinity": (
+        FidelityStatus.APPROXIMATED,
+        "one pod per node: each node of the job runs one task group",
+    ),
+    "podAffinity": (FidelityStatus.DROPPED, "no co-location with other jobs"),
+    "defaultMode": (FidelityStatus.MAPPED, "written files are made executable when they look like scripts"),
+    "type": (FidelityStatus.MAPPED, "the host path is used as it is"),
+    "sizeLimit": (FidelityStatus.DROPPED, "no size limit on scratch folders or /dev/shm"),
+    "plugins": (
+        FidelityStatus.MAPPED,
+        "Slurm gives every task the node list and its rank (ssh/svc/env plugins not needed)",
+    ),
+    "readinessProbe": (FidelityStatus.DROPPED, "no probes on Slurm"),
+    "livenessProbe": (FidelityStatus.DROPPED, "no probes on Slurm: a hung program runs until the time limit"),
+    "startupProbe": (FidelityStatus.DROPPED, "no probes on Slurm"),
+    "terminationGracePeriodSeconds": (
+        FidelityStatus.APPROXIMATED,
+        "Slurm's KillWait decides the grace period",
+    ),
+    "startingDeadlineSeconds": (FidelityStatus.DROPPED, "scrontab starts late runs whenever it can"),
+    "successfulJobsHistoryLimit": (FidelityStatus.DROPPED, "Slurm keeps job records by its own settings"),
+    "failedJobsHistoryLimit": (FidelityStatus.DROPPED, "Slurm keeps job records by its own settings"),
+    "cleanPodPolicy": (FidelityStatus.MAPPED, "Slurm ends every step of the job when it finishes"),
+    "mpiImplementation": (
+        FidelityStatus.APPROXIMATED,
+        "srun starts the ranks through PMIx, whichever MPI the image has",
+    ),
+    "launcherCreationPolicy": (FidelityStatus.MAPPED, "srun starts the ranks once every node is allocated"),
+    "sshAuthMountPath": (FidelityStatus.MAPPED, "srun needs no ssh between nodes"),
+    "runtimeRef": (
+        FidelityStatus.APPROXIMATED,
+        "the training runtime is replaced by srun torchrun with a c10d rendezvous",
+    ),
+    "rayVersion": (FidelityStatus.DROPPED, "the image's Ray is used"),
+    "rayStartParams": (FidelityStatus.APPROXIMATED, "passed to ray start as options"),
+    "submissionMode": (FidelityStatus.MAPPED, "the entrypoint runs on the head node once the cluster is up"),
+    "shutdownAfterJobFinishes": (FidelityStatus.MAPPED, "the Ray cluster ends with the Slurm job"),
+    "runtimeEnvYAML": (
+        FidelityStatus.DROPPED,
+        "Ray runtime environments are not prepared; the image must hold the code",
+    ),
+    "hostNetwork": (FidelityStatus.MAPPED, "Slurm jobs use the node's network"),
+    "nodeName": (
+        FidelityStatus.APPROXIMATED,
+        "a pod pinned to a node: use --nodelist with the Slurm node name",
+    ),
+    "securityContext": (
+        FidelityStatus.DROPPED,
+        "jobs run as the submitting user; no privileges or capabilities",
+    ),
+    "imagePullSecrets": (
+        FidelityStatus.APPROXIMATED,
+        "registry credentials come from enroot/apptainer configuration",
+    ),
+    "imagePullPolicy": (FidelityStatus.DROPPED, "the container runtime caches images by its own rules"),
+    "revisionHistoryLimit": (FidelityStatus.DROPPED, "serving objects are not translated"),
+    "strategy": (FidelityStatus.DROPPED, "serving objects are not translated"),
+    "serviceName": (FidelityStatus.DROPPED, "serving objects are not translated"),
+    "podManagementPolicy": (FidelityStatus.DROPPED, "serving objects are not translated"),
+    "spec": (FidelityStatus.DROPPED, "volume claim templates are not translated"),
+    "activeDeadlineSeconds": (FidelityStatus.MAPPED, "--time"),
+    "dnsPolicy": (FidelityStatus.DROPPED, "the node's DNS is used"),
+    "lifecycle": (FidelityStatus.DROPPED, "no container lifecycle hooks on Slurm"),
+    "initContainers": (FidelityStatus.APPROXIMATED, "init containers are not run before the program"),
+    "ports": (FidelityStatus.DROPPED, "jobs reach each other through the node's network"),
+    "optional": (
+        FidelityStatus.MAPPED,
+        "a missing optional value leaves the variable unset, as on Kubernetes",
+    ),
+    "containerName": (FidelityStatus.MAPPED, "the value of the job's container"),
 }
 
 
 def record(ctx: Context) -> None:
     """One fidelity entry per raw item of a Kubernetes job."""
     for item in ctx.job.raw:
-        status, reason = RAW_FIELDS.get(item.key, (DROPPED, "no Slurm counterpart"))
+        row = RAW_FIELDS.get(item.key, UNREAD_FIELD)
+        status, reason = row(ctx, item) if callable(row) else row
         where = item.origin or item.key
         text = f"{where}: {item.value}" if item.value and len(item.value) <= 80 else where
-        if status == MAPPED:
-            ctx.fidelity.mapped(text, reason, item.line)
-        elif status == APPROXIMATED:
-            ctx.fidelity.approximated(text, reason, item.line)
-        else:
-            ctx.fidelity.dropped(text, reason, item.line)
+        ctx.fidelity.record(status, text, reason, item.line)
 
 
-__all__ = ["RAW_FIELDS", "record"]
+__all__ = ["RAW_FIELDS", "UNREAD_FIELD", "record"]

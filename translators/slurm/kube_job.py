@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from migrate import ir
+from migrate.vocab import FidelityStatus, JobKind
 
 from . import configmaps, environment, kube_fields, kube_record, kube_steps, placement, shape, volumes
 from . import options as sbatch
@@ -23,7 +24,7 @@ from .shape import MPI, RAY, Part, Stage
 from .volumes import FILES_DIR, FILES_SETUP, SCRATCH_SETUP, Mounts
 
 KUBERNETES_DEFAULT_BACKOFF = 6  # batch/v1 Job backoffLimit when unset
-_BATCH_KINDS = frozenset({"Job", "CronJob", "Pod"})
+_BATCH_KINDS = frozenset({JobKind.JOB, JobKind.CRONJOB, JobKind.POD})
 RETRY_HELPER = r"""# migrate_retry N CMD...: run CMD, again up to N times while it fails (backoffLimit)
 migrate_retry() {
   local left=$1 rc=0
@@ -91,7 +92,9 @@ def _script(
     first.add("job-name", _printable_name(stage.name if staged else job.name, ctx.name))
     if place.partition:
         first.add(
-            "partition", place.partition, "" if place.status == "mapped" else f"approximated: {place.reason}"
+            "partition",
+            place.partition,
+            "" if place.status == FidelityStatus.MAPPED else f"approximated: {place.reason}",
         )
     account, qos = placement.account(ctx), placement.qos(ctx)
     if account:
@@ -199,7 +202,7 @@ def _retries(ctx: Context) -> tuple[int, str]:
         return failure.retries_per_index, f"backoffLimitPerIndex {failure.retries_per_index}"
     if failure.max_retries is not None:
         return failure.max_retries, f"backoff limit {failure.max_retries}"
-    if ctx.job.kind in _BATCH_KINDS and ctx.job.kind != "Pod":
+    if ctx.job.kind in _BATCH_KINDS and ctx.job.kind != JobKind.POD:
         return (
             KUBERNETES_DEFAULT_BACKOFF,
             f"backoffLimit unset (Kubernetes' default {KUBERNETES_DEFAULT_BACKOFF})",

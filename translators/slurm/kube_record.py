@@ -11,7 +11,7 @@ from .shape import Stage
 def record_placement(ctx: Context, place: placement.Placement) -> None:
     job = ctx.job
     if job.placement.queue:
-        if place.partition and "queue" in place.reason:
+        if place.basis == placement.Basis.QUEUE:
             ctx.fidelity.mapped(
                 f"queue {job.placement.queue}", f"--partition={place.partition}: {place.reason}"
             )
@@ -28,9 +28,8 @@ def record_placement(ctx: Context, place: placement.Placement) -> None:
                     else "the default partition is used"
                 ),
             )
-    if place.partition and "queue" not in place.reason:
-        entry = ctx.fidelity.mapped if place.status == "mapped" else ctx.fidelity.approximated
-        entry(f"placement: partition {place.partition}", place.reason)
+    if place.partition and place.basis != placement.Basis.QUEUE:
+        ctx.fidelity.record(place.status, f"placement: partition {place.partition}", place.reason)
     for feature in place.features:
         ctx.fidelity.mapped(f"node selector for feature {feature}", f"--constraint={feature}")
     for key, value in place.unmapped:

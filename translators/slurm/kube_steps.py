@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 
 from migrate import ir
+from migrate.vocab import Format, JobKind
 
 from . import environment, kubevars, launch, shape
 from .context import NO_RUNTIME, PYXIS, Context
@@ -31,7 +32,7 @@ def tasks_per_node(part: Part) -> int:
 
 def record_containers(ctx: Context, part: Part) -> None:
     for role in part.roles:
-        pod_containers = [c for c in role.containers if c.runtime == "kubernetes"]
+        pod_containers = [c for c in role.containers if c.runtime == Format.KUBERNETES]
         for i, container in enumerate(pod_containers):
             item = f"container {container.name or i} ({container.image})"
             if i:
@@ -212,7 +213,7 @@ def ray_lines(ctx: Context, part: Part, mounts: Mounts, names: list[str]) -> lis
             "pids+=($!)",
             f"sleep {launch.RAY_WAIT_SECONDS}",
         ]
-    entry = job.script.body if job.script is not None and job.kind == "RayJob" else ""
+    entry = job.script.body if job.script is not None and job.kind == JobKind.RAY_JOB else ""
     if entry:
         lines += [f'srun --nodes=1 --ntasks=1 -w "$ray_head" {run} bash -c {shell_word(entry)}', "rc=$?"]
         ctx.fidelity.approximated(

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.vocab import Format
 
 from . import directives, environment
 from . import options as sbatch
@@ -28,7 +29,7 @@ _NOT_RESTORED = frozenset({"dependency"})  # old job ids: submit.sh chains the n
 
 
 def _main_container(comp: ir.Component) -> ir.Container | None:
-    return next((c for c in comp.containers if c.runtime == "kubernetes"), None)
+    return next((c for c in comp.containers if c.runtime == Format.KUBERNETES), None)
 
 
 def is_migrated(job: ir.Job) -> bool:

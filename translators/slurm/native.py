@@ -199,14 +199,7 @@ def _raw_options(ctx: Context, components: list[Header]) -> None:
     for item in ctx.job.raw:
         if not item.origin.startswith("#SBATCH") or not item.key.startswith("-"):
             continue
-        index = 0
-        if " het" in item.origin:
-            digits = item.origin.rsplit("het", 1)[1]
-            index = (
-                int(digits)
-                if (digits.isascii() and digits.isdigit()) and int(digits) < len(components)
-                else 0
-            )
+        index = item.component if item.component < len(components) else 0
         spelled = f"{item.key}={item.value}" if item.value else item.key
         option, _ = sbatch.lookup_long(item.key.lstrip("-")) if item.key.startswith("--") else (None, ())
         if item.key in _NOT_IN_SCRIPTS or option is None:

@@ -11,9 +11,11 @@ diagnostic: Slurm has no node labels to select on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from migrate import ir
 from migrate.site.config import PartitionConfig
+from migrate.vocab import FidelityStatus
 
 from .context import Context
 
@@ -30,11 +32,22 @@ GPU_LABELS = frozenset(
 _HOST_LABELS = frozenset({"kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os"})
 
 
+class Basis(StrEnum):
+    """What named the partition of a placement."""
+
+    QUEUE = "queue"  # the job's queue is the partition's mirror
+    NODE_SELECTOR = "node-selector"  # the job's node selector is the partition's node pool
+    GPU_MODEL = "gpu-model"  # a partition has the GPU model the job asks for
+    GPU_COUNT = "gpu-count"  # the first partition with enough GPUs per node
+    DEFAULT = "default"  # nothing named one: the cluster's default partition
+
+
 @dataclass
 class Placement:
     partition: str | None = None
+    basis: Basis = Basis.DEFAULT
     reason: str = ""
-    status: str = "mapped"  # fidelity status of the partition choice
+    status: FidelityStatus = FidelityStatus.MAPPED  # of the partition choice
     features: list[str] = field(default_factory=list)
     unmapped: list[tuple[str, str]] = field(default_factory=list)  # node selector pairs left over
     gpu_type_dropped: str | None = None
@@ -95,25 +108,25 @@ def decide(ctx: Context, resources: list[ir.Resources]) -> Placement:
     if queue:
         mirror = ctx.config.partition_for_queue(queue) if ctx.config is not None else None
         if mirror:
-            out.partition = mirror
+            out.partition, out.basis = mirror, Basis.QUEUE
             out.reason = f"queue {queue} is partition {mirror}'s mirror in the site config"
     if out.partition is None:
         for name, config in _partitions(ctx):
             if config.node_selector and set(config.node_selector) <= set(selector):
-                out.partition = name
+                out.partition, out.basis = name, Basis.NODE_SELECTOR
                 shown = ",".join(f"{k}={v}" for k, v in config.node_selector)
                 out.reason = f"node selector {shown} is partition {name}'s node pool"
                 break
     if out.partition is None and gpu_types:
         part_name = gpu_partition(ctx, gpu_types[0])
         if part_name:
-            out.partition, out.status = part_name, "approximated"
+            out.partition, out.basis, out.status = part_name, Basis.GPU_MODEL, FidelityStatus.APPROXIMATED
             out.reason = f"GPU model {gpu_types[0]} is served by partition {part_name}"
     if out.partition is None and any(res.computed_gpus_per_node() for res in resources):
         wanted = max(res.computed_gpus_per_node() for res in resources)
         for name, config in _partitions(ctx):
             if config.gpus_per_node >= wanted:
-                out.partition, out.status = name, "approximated"
+                out.partition, out.basis, out.status = name, Basis.GPU_COUNT, FidelityStatus.APPROXIMATED
                 out.reason = f"the first partition of the site config with {wanted} GPUs per node"
                 break
     chosen = dict(_partitions(ctx)).get(out.partition or "")
@@ -133,4 +146,4 @@ def decide(ctx: Context, resources: list[ir.Resources]) -> Placement:
     return out
 
 
-__all__ = ["GPU_LABELS", "Placement", "account", "decide", "gpu_partition", "qos"]
+__all__ = ["GPU_LABELS", "Basis", "Placement", "account", "decide", "gpu_partition", "qos"]

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
+from migrate.vocab import Format, JobKind
 
 from ..shell import slurm_cli
 from ..shell.analyze import analyze
@@ -26,13 +27,7 @@ from ..shell.facts import BodyFacts
 from ..shell.redact import literal_credential, redact
 from . import directives, options
 from .directives import Header, Setting, Unknown
-
-FORMAT = "slurm"
-
-SBATCH = "sbatch"
-WRAPPER = "wrapper"
-SCRONTAB = "scrontab"
-SALLOC = "salloc"  # a helper that holds an interactive allocation open
+from .raw_keys import RAW_KEYS
 
 _SBATCH_LINE = re.compile(r"^#SBATCH", re.MULTILINE)
 _SCRON_LINE = re.compile(r"^#SCRON", re.MULTILINE)
@@ -53,7 +48,7 @@ _ENV_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # ---------------------------------------------------------------------------
 
 
-def sniff(text: str) -> str | None:
+def sniff(text: str) -> JobKind | None:
     """``sbatch``, ``wrapper``, ``scrontab`` or None for a text that is none of them.
 
     A script with ``#SBATCH`` lines is a batch script. A script without any
@@ -66,23 +61,23 @@ def sniff(text: str) -> str | None:
     shebang = text.startswith("#!")
     scron = _SCRON_LINE.search(text)
     if scron and _only_comments_or_cron_before(text, scron.start()):
-        return SCRONTAB
+        return JobKind.SCRONTAB
     sbatch = _SBATCH_LINE.search(text)
     if sbatch and (shebang or _only_comments_or_cron_before(text, sbatch.start(), cron=False)):
-        return SBATCH
+        return JobKind.SBATCH
     if shebang:
         if _DISABLED_SBATCH.search(text):  # all directives commented out: still a batch script
-            return SBATCH
+            return JobKind.SBATCH
         code = _COMMENT_LINE.sub("", text)
         if _CALLS_SBATCH.search(code):
-            return WRAPPER
+            return JobKind.WRAPPER
         if _CALLS_SALLOC.search(code):  # an interactive helper: its srun runs inside salloc
-            return SALLOC
+            return JobKind.SALLOC
         if _CALLS_SRUN.search(code) or _ARRAY_VARS.search(code):
-            return SBATCH
+            return JobKind.SBATCH
         return None
     if _looks_like_crontab(directives.split_lines(text)):
-        return SCRONTAB
+        return JobKind.SCRONTAB
     return None
 
 
@@ -133,13 +128,13 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
 def _read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     kind = sniff(text)
     lines = directives.split_lines(text)
-    if kind == SCRONTAB:
+    if kind == JobKind.SCRONTAB:
         return _read_scrontab(lines, path, diags)
-    if kind == WRAPPER:
+    if kind == JobKind.WRAPPER:
         return [_read_wrapper(lines, path, diags)]
-    if kind == SBATCH:
+    if kind == JobKind.SBATCH:
         return [_read_sbatch(lines, path, diags)]
-    if kind == SALLOC:
+    if kind == JobKind.SALLOC:
         return [_read_salloc(lines, path, diags)]
     return []
 
@@ -161,12 +156,12 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
         )
     builder.merge_facts(facts)
     script = _script_info(header.shebang, body, facts, header.first_command_line)
-    source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
-    return builder.build(source, SBATCH, script, templated=header.templated)
+    source = ir.SourceRef(path=path, format=Format.SLURM, line=1, end_line=max(len(lines), 1))
+    return builder.build(source, JobKind.SBATCH, script, templated=header.templated)
 
 
 def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
-    return _read_script_job(lines, path, diags, WRAPPER, _JobBuilder(path, diags, 1, "#SBATCH"))
+    return _read_script_job(lines, path, diags, JobKind.WRAPPER, _JobBuilder(path, diags, 1, "#SBATCH"))
 
 
 def _read_salloc(lines: list[str], path: str, diags: Collector) -> ir.Job:
@@ -179,11 +174,11 @@ def _read_salloc(lines: list[str], path: str, diags: Collector) -> ir.Job:
         settings, unknown = directives.parse_words(found[:end], diags, path)
         directives.check_settings(settings, diags, path, command_line=True)
         builder.apply_all(tuple(settings), tuple(unknown))
-    return _read_script_job(lines, path, diags, SALLOC, builder)
+    return _read_script_job(lines, path, diags, JobKind.SALLOC, builder)
 
 
 def _read_script_job(
-    lines: list[str], path: str, diags: Collector, kind: str, builder: _JobBuilder
+    lines: list[str], path: str, diags: Collector, kind: JobKind, builder: _JobBuilder
 ) -> ir.Job:
     """A job whose whole file is its body (no #SBATCH header): a wrapper or an salloc helper."""
     start = 2 if lines and lines[0].startswith("#!") else 1
@@ -192,7 +187,7 @@ def _read_script_job(
     shebang = lines[0] if start == 2 else None
     first = next((n for n, line in enumerate(lines, 1) if _is_command(line)), None)
     script = _script_info(shebang, body, facts, first)
-    source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
+    source = ir.SourceRef(path=path, format=Format.SLURM, line=1, end_line=max(len(lines), 1))
     return builder.build(source, kind, script)
 
 
@@ -239,7 +234,7 @@ def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job
                     line=number,
                     job=path,
                 )
-            pending_env.append(ir.RawItem(key="crontab-env", value=kept, line=number, origin="scrontab"))
+            pending_env.append(RAW_KEYS.item("crontab-env", kept, number, "scrontab"))
             continue
         try:
             jobs.append(_scrontab_entry(stripped, number, path, pending, pending_env, diags))
@@ -281,8 +276,10 @@ def _scrontab_entry(
     shown = body.rstrip("\n")[:80]
     diags.add("SLURM-SCRONTAB-ENTRY", f"scrontab entry '{when}' runs {shown}", line=number, job=job_id)
     script = _script_info(None, body, facts, number)
-    source = ir.SourceRef(path=path, format=FORMAT, line=words[0].line if words else number, end_line=number)
-    return builder.build(source, SCRONTAB, script, schedule=ir.Schedule(cron=when, line=number))
+    source = ir.SourceRef(
+        path=path, format=Format.SLURM, line=words[0].line if words else number, end_line=number
+    )
+    return builder.build(source, JobKind.SCRONTAB, script, schedule=ir.Schedule(cron=when, line=number))
 
 
 def _analyze(body: str, start_line: int, diags: Collector, job: str) -> tuple[str, BodyFacts]:
@@ -392,7 +389,7 @@ class _JobBuilder:
                 self._bad_value(setting, f"could not be read ({type(exc).__name__}: {exc})")
         for item in unknown:
             self.raw.append(
-                ir.RawItem(item.spelled, item.value or "", item.line, self._origin(item.component))
+                ir.RawItem(item.spelled, item.value or "", item.line, self.origin, item.component)
             )
 
     def apply(self, setting: Setting) -> None:
@@ -435,13 +432,11 @@ class _JobBuilder:
     def _comp(self, setting: Setting) -> _Component:
         return self.components[min(setting.component, len(self.components) - 1)]
 
-    def _origin(self, component: int) -> str:
-        return f"{self.origin} het{component}" if component else self.origin
-
     def keep_raw(self, setting: Setting) -> None:
-        origin = self._origin(setting.component)
         value = redact(setting.value or "")  # an --export list that could not be read may hold one
-        self.raw.append(ir.RawItem(setting.option.spelling, value, setting.line, origin))
+        self.raw.append(
+            ir.RawItem(setting.option.spelling, value, setting.line, self.origin, setting.component)
+        )
 
     def _bad_value(self, setting: Setting, reason: str) -> None:
         self.diags.add(
@@ -474,7 +469,7 @@ class _JobBuilder:
     def build(
         self,
         source: ir.SourceRef,
-        kind: str,
+        kind: JobKind,
         script: ir.ScriptInfo,
         templated: bool = False,
         schedule: ir.Schedule | None = None,
@@ -799,4 +794,4 @@ _HANDLERS: dict[str, _Handler] = {
     "container.pyxis_name": _pyxis("name"),
 }
 
-__all__ = ["FORMAT", "SBATCH", "SCRONTAB", "WRAPPER", "Header", "read", "sniff"]
+__all__ = ["Header", "read", "sniff"]

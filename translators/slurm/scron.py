@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from migrate import ir
+from migrate.vocab import FidelityStatus
 
 from .context import Context
 from .header import Header
@@ -62,13 +63,10 @@ def entry(ctx: Context, schedule: ir.Schedule, header: Header, script_name: str)
             "scrontab uses slurmctld's local time zone; adjust the hours if it differs",
         )
     if schedule.concurrency:
-        status = {"Forbid": "mapped", "Allow": "approximated", "Replace": "approximated"}.get(
-            schedule.concurrency, "approximated"
-        )
+        # only Forbid is what scrontab does; Allow and Replace differ from it
+        status = FidelityStatus.MAPPED if schedule.concurrency == "Forbid" else FidelityStatus.APPROXIMATED
         why = "scrontab never starts a run while the previous one is still running"
-        (ctx.fidelity.mapped if status == "mapped" else ctx.fidelity.approximated)(
-            f"concurrencyPolicy {schedule.concurrency}", why
-        )
+        ctx.fidelity.record(status, f"concurrencyPolicy {schedule.concurrency}", why)
     return "\n".join(lines) + "\n"
 
 

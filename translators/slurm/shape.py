@@ -21,6 +21,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from migrate import ir
+from migrate.vocab import JobKind
 
 PLAIN = "plain"
 TORCH = "torch"
@@ -30,8 +31,9 @@ RAY = "ray"
 TORCH_PROGRAMS = frozenset({"torchrun", "torch.distributed.run", "torch.distributed.launch"})
 MPI_PROGRAMS = frozenset({"mpirun", "mpiexec", "orterun"})
 # Kinds whose pods form one distributed torch job.
-TORCH_KINDS = frozenset({"PyTorchJob", "TrainJob"})
-MPI_KINDS = frozenset({"MPIJob"})
+TORCH_KINDS = frozenset({JobKind.PYTORCH_JOB, JobKind.TRAIN_JOB})
+# Kinds whose roles are an mpirun launcher and its workers.
+MPI_KINDS = frozenset({JobKind.MPI_JOB, JobKind.VOLCANO_JOB, JobKind.VOLCANO_JOB_TEMPLATE})
 _LAUNCHER_ROLES = frozenset({"launcher"})
 
 
@@ -155,9 +157,9 @@ def _mpi_launcher(job: ir.Job) -> ir.Component | None:
 def stages(job: ir.Job, name: str) -> list[Stage]:
     """The batch scripts a Kubernetes workload becomes."""
     comps = list(job.components)
-    if job.kind == "RayJob":
+    if job.kind == JobKind.RAY_JOB:
         return [Stage(name, [_group("ray", comps, RAY)])]
-    launcher = _mpi_launcher(job) if job.kind in MPI_KINDS or job.kind.startswith("Volcano") else None
+    launcher = _mpi_launcher(job) if job.kind in MPI_KINDS else None
     if launcher is not None:
         workers = [c for c in comps if c is not launcher] or [launcher]
         part = _group("workers", workers, MPI)

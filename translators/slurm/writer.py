@@ -6,12 +6,12 @@ Example::
     from migrate.translate import translate_jobs
     from migrate.translators.slurm.writer import translate_job
 
-    t = translate_job(job, load_site_config("migrate.yaml"), "pyxis")   # or "apptainer", "none"
+    t = translate_job(job, load_site_config("migrate.yaml"), "pyxis")   # the runtime: or "apptainer", "none"
     t.files            # {"job.sbatch": "#!/bin/bash\\n#SBATCH --job-name=..."}
     t.fidelity.to_list()
     t.diagnostics      # e.g. TO-SLURM-SECRET: which secret files to provision
 
-    result = translate_jobs(jobs, to="slurm", flavor="pyxis", config=config)
+    result = translate_jobs(jobs, to="slurm", runtime="pyxis", config=config)
     result.tree.commit("out/")   # one folder per job, submit.sh, translation.json
 
 Kubernetes workloads (Job, Indexed Job, CronJob, JobSet, Volcano, PyTorchJob,
@@ -19,8 +19,8 @@ MPIJob, TrainJob, RayJob, Pod) are built by :mod:`.kube_job`; manifests that
 migrate itself wrote from sbatch scripts give their original script back
 (:mod:`.migrated`); IR read from sbatch scripts is written out again
 (:mod:`.native`). Serving objects (Deployment, StatefulSet, RayCluster) stay
-on Kubernetes: no files, a ``dropped`` entry and a diagnostic. The
-``flavor`` argument of the writer protocol names the container runtime.
+on Kubernetes: no files, a ``dropped`` entry and a diagnostic. The writer's
+one choice is the container runtime the scripts start images with.
 """
 
 from __future__ import annotations
@@ -31,15 +31,15 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import Edge, Translation, wrapper_translation
 from migrate.site.config import SiteConfig
+from migrate.vocab import SERVING_KINDS, FidelityStatus, Format
 
 from . import chain, kube_job, migrated, native, scron
 from .context import Context, runtime_for
 from .script import Script
 
-TARGET = "slurm"
+TARGET = Format.SLURM
 NAME_MAX = 63
 RESERVED: frozenset[str] = frozenset()
-SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "RayCluster", "ReplicaSet", "DaemonSet"})
 SUBMIT = "submit.sh"
 SCRONTAB = "scrontab"
 
@@ -53,14 +53,16 @@ class SlurmPlan:
 
 
 def translate_job(
-    job: ir.Job, config: SiteConfig | None = None, flavor: str = "auto", *, name: str | None = None
+    job: ir.Job, config: SiteConfig | None = None, runtime: str = "auto", *, name: str | None = None
 ) -> Translation:
-    """One IR job as batch script(s), with its fidelity log and diagnostics. Never prints."""
-    runtime = runtime_for(flavor)
-    ctx = Context(job, config, runtime, name or _default_name(job), Collector(job.source.path))
-    if job.kind in SERVING_KINDS or (job.services and job.source.format != "slurm"):
+    """One IR job as batch script(s), with its fidelity log and diagnostics. Never prints.
+
+    ``runtime``: how the scripts run container images (``pyxis``, ``apptainer``, ``none``; ``auto`` is pyxis).
+    """
+    ctx = Context(job, config, runtime_for(runtime), name or _default_name(job), Collector(job.source.path))
+    if job.kind in SERVING_KINDS or (job.services and job.source.format != Format.SLURM):
         return _serving(ctx)
-    if job.source.format == "slurm":
+    if job.source.format == Format.SLURM:
         scripts, kind, reason = native.translate(ctx)
     elif migrated.is_migrated(job):
         scripts, kind, reason = migrated.translate(ctx)
@@ -87,7 +89,7 @@ def translate_job(
         line=job.source.line,
         target=TARGET,
         flavor=kind,
-        flavor_reason=reason + f" (container runtime: {runtime})",
+        flavor_reason=reason + f" (container runtime: {ctx.runtime})",
         name=ctx.name,
         files=files,
         fidelity=ctx.fidelity,
@@ -100,7 +102,7 @@ def _notes(ctx: Context) -> list[str]:
     """What a reviewer of the script should know: every approximated or dropped item, one line each."""
     out = []
     for e in sorted(ctx.fidelity.entries, key=lambda e: (e.line is None, e.line or 0)):
-        if e.status != "mapped":
+        if e.status != FidelityStatus.MAPPED:
             where = f" (line {e.line})" if e.line is not None else ""
             out.append(f"migrate: {e.status}: {e.item}{where}: {e.reason}")
     return out

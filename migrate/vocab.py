@@ -1,0 +1,172 @@
+"""The closed vocabularies every stage speaks: one definition each.
+
+Each is a ``StrEnum``: a member is the string it stands for, so it compares
+equal to that string, sorts like it, and is written to JSON, YAML comments and
+messages exactly as the plain string was. Code compares members, never
+spellings; the spellings live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Format(StrEnum):
+    """The scheduler a file or a job is written for."""
+
+    SLURM = "slurm"
+    KUBERNETES = "kubernetes"
+    UNKNOWN = "unknown"  # a scanned file no reader took
+
+    @property
+    def display_name(self) -> str:
+        """The scheduler's name in a sentence: ``Slurm``, ``Kubernetes``."""
+        return _DISPLAY_NAMES[self]
+
+
+_DISPLAY_NAMES = {Format.SLURM: "Slurm", Format.KUBERNETES: "Kubernetes", Format.UNKNOWN: "unknown"}
+
+
+class Direction(StrEnum):
+    """Which way a plan moves jobs."""
+
+    TO_KUBERNETES = "to_kubernetes"
+    TO_SLURM = "to_slurm"
+
+    @property
+    def target(self) -> Format:
+        return Format.KUBERNETES if self is Direction.TO_KUBERNETES else Format.SLURM
+
+    @property
+    def source(self) -> Format:
+        return Format.SLURM if self is Direction.TO_KUBERNETES else Format.KUBERNETES
+
+    @classmethod
+    def of(cls, value: str) -> Direction:
+        """``value`` as a direction, or a ValueError that names the choices."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"direction must be one of {', '.join(cls)}, not {value!r}") from None
+
+    @classmethod
+    def towards(cls, target: str) -> Direction:
+        """The direction whose target is ``target`` (``kubernetes`` -> ``to_kubernetes``)."""
+        return cls.TO_KUBERNETES if target == Format.KUBERNETES else cls.TO_SLURM
+
+
+class Action(StrEnum):
+    """What the plan does with one job."""
+
+    MOVE = "move"
+    MOVE_WITH_CHANGES = "move-with-changes"
+    STAY = "stay"  # hybrid: keeps running on the scheduler it is on
+    ALREADY_THERE = "already-there"  # the job already runs on the target scheduler
+
+
+MOVES = frozenset((Action.MOVE, Action.MOVE_WITH_CHANGES))
+
+
+class UnitAction(StrEnum):
+    """What the plan does with one migration unit."""
+
+    MOVE = "move"
+    SPLIT = "split"  # part moves, part stays, bridged by shared storage
+    STAY = "stay"
+    ALREADY_THERE = "already-there"
+    BLOCKED = "blocked"  # a dependency cycle: no order can run it
+
+
+class Pattern(StrEnum):
+    """The workload pattern of a job: the rows of the seeds' decision tables."""
+
+    LONG_TRAINING = "long-multinode-training"
+    SMALL_TRAINING = "small-training"
+    FINE_TUNING = "fine-tuning"
+    SWEEP = "sweep"
+    DATA_PREP = "data-preprocessing"
+    SERVING = "inference-serving"
+    BATCH_INFERENCE = "batch-inference"
+    INTERACTIVE = "interactive"
+    HPC_MPI = "hpc-mpi"
+    MAINTENANCE = "maintenance"
+    ORCHESTRATION = "orchestration"  # a wrapper that only submits other jobs
+    GENERAL = "general-batch"  # nothing recognisable: an ordinary batch job
+
+
+TRAINING_PATTERNS = frozenset(
+    (Pattern.LONG_TRAINING, Pattern.SMALL_TRAINING, Pattern.FINE_TUNING, Pattern.SWEEP)
+)
+
+
+class JobKind(StrEnum):
+    """``ir.Job.kind``: what a reader found. The Slurm reader's kinds, then one per Kubernetes workload."""
+
+    SBATCH = "sbatch"
+    SCRONTAB = "scrontab"
+    WRAPPER = "wrapper"  # a script that submits other jobs
+    SALLOC = "salloc"  # a helper that holds an interactive allocation open
+    JOB = "Job"
+    CRONJOB = "CronJob"
+    JOBSET = "JobSet"
+    VOLCANO_JOB = "VolcanoJob"
+    VOLCANO_JOB_TEMPLATE = "VolcanoJobTemplate"
+    PYTORCH_JOB = "PyTorchJob"
+    TF_JOB = "TFJob"
+    XGBOOST_JOB = "XGBoostJob"
+    PADDLE_JOB = "PaddleJob"
+    JAX_JOB = "JAXJob"
+    MPI_JOB = "MPIJob"
+    TRAIN_JOB = "TrainJob"
+    RAY_JOB = "RayJob"
+    RAY_CLUSTER = "RayCluster"
+    DEPLOYMENT = "Deployment"
+    STATEFUL_SET = "StatefulSet"
+    POD = "Pod"
+
+
+# Kinds that only submit other jobs: no work of their own.
+WRAPPER_KINDS = frozenset((JobKind.WRAPPER,))
+# Long-running services: they stay on Kubernetes, and a plan towards Slurm keeps them there.
+SERVING_KINDS = frozenset((JobKind.DEPLOYMENT, JobKind.STATEFUL_SET, JobKind.RAY_CLUSTER))
+# Training operators' jobs: training whatever their name says.
+TRAINING_KINDS = frozenset(
+    (
+        JobKind.PYTORCH_JOB,
+        JobKind.TRAIN_JOB,
+        JobKind.TF_JOB,
+        JobKind.JAX_JOB,
+        JobKind.XGBOOST_JOB,
+        JobKind.PADDLE_JOB,
+    )
+)
+# Jobs run on a schedule.
+CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.SCRONTAB))
+# A script that holds an allocation open for a person.
+INTERACTIVE_KINDS = frozenset((JobKind.SALLOC,))
+
+
+class FidelityStatus(StrEnum):
+    """What a translation did with one source item."""
+
+    MAPPED = "mapped"
+    APPROXIMATED = "approximated"
+    DROPPED = "dropped"
+
+
+__all__ = [
+    "CRON_KINDS",
+    "INTERACTIVE_KINDS",
+    "MOVES",
+    "SERVING_KINDS",
+    "TRAINING_KINDS",
+    "TRAINING_PATTERNS",
+    "WRAPPER_KINDS",
+    "Action",
+    "Direction",
+    "FidelityStatus",
+    "Format",
+    "JobKind",
+    "Pattern",
+    "UnitAction",
+]
