@@ -14,12 +14,13 @@ from pathlib import Path
 
 import networkx as nx
 
-from migrate import init_config, slurmcheck, translate
+from migrate import init_config, ir, slurmcheck, translate
 from migrate.fidelity import Translation
 from migrate.graph import export as graph_export
 from migrate.graph.builder import build_graph
 from migrate.outputs import OutputError, OutputTree
 from migrate.plan import planner as plan
+from migrate.render import plural
 from migrate.reports.model import build_model
 from migrate.reports.model_scan import fidelity_counts
 from migrate.reports.plan_types import read_plan
@@ -32,10 +33,12 @@ from migrate.site.inventory import Inventory, InventoryError, parse_inventory
 from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
-from migrate.vocab import Direction
+from migrate.vocab import Direction, FidelityStatus
 
 # The schedulers a plan or a translation can go to, with the way there.
 TARGETS: dict[str, Direction] = {d.target: d for d in Direction}
+# A folder holding one of these is a repository's root: the search for migrate.yaml stops there.
+VCS_MARKERS = (".git", ".hg", ".svn")
 
 
 def default_scan_options() -> scan_results.ScanOptions:
@@ -48,8 +51,9 @@ class UsageError(Exception):
 
 
 def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
-    """The site configuration: the given file, else ``migrate.yaml`` at a scanned root, else defaults."""
-    path = Path(config) if config else siteconfig.find_site_config(list(roots))
+    """The given site configuration, else the nearest ``migrate.yaml`` above ``roots``, else defaults."""
+    found = find_config(roots) if not config else None
+    path = Path(config) if config else (Path(found) if found else None)
     if config and not Path(config).exists():
         raise UsageError(f"no such site configuration: {config}; check the path given to --config")
     if config and not Path(config).is_file():
@@ -58,6 +62,41 @@ def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, s
         return siteconfig.load_site_config(path), (str(path) if path else None)
     except SiteConfigError as exc:
         raise UsageError(f"bad site configuration: {exc}; fix it or pass another file with --config") from exc
+
+
+def find_config(paths: Sequence[str]) -> str | None:
+    """The nearest ``migrate.yaml`` above every path, the same one for all of them, or None.
+
+    Each path looks in its own folder (a file: the folder it is in), then upwards,
+    up to a repository's root or the file system's. Two paths under two different
+    files leave the choice to ``--config``.
+    """
+    found: dict[str, str] = {}  # real path -> as shown
+    for path in paths:
+        nearest = _nearest_config(path)
+        if nearest is not None:
+            found.setdefault(os.path.realpath(nearest), nearest)
+    if len(found) > 1:
+        first, second = list(found.values())[:2]
+        raise UsageError(
+            f"the given paths are under two site configurations, {first} and {second}; "
+            "pass the one to use with --config"
+        )
+    return next(iter(found.values()), None)
+
+
+def _nearest_config(path: str) -> str | None:
+    start = os.path.abspath(path)
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
+    while True:
+        candidate = os.path.join(folder, siteconfig.CONFIG_NAME)
+        if os.path.isfile(candidate):
+            # shown the way the path was given: relative paths stay relative
+            return candidate if os.path.isabs(path) else os.path.relpath(candidate)
+        parent = os.path.dirname(folder)
+        if parent == folder or any(os.path.exists(os.path.join(folder, m)) for m in VCS_MARKERS):
+            return None
+        folder = parent
 
 
 def load_accounting(paths: Sequence[str]) -> list[AccountingFile]:
@@ -130,6 +169,7 @@ class GraphRun:
     scan: scan_results.ScanResult
     graph: nx.MultiDiGraph
     written: list[str]
+    config_path: str | None = None
 
 
 def run_graph(
@@ -139,7 +179,7 @@ def run_graph(
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
 ) -> GraphRun:
-    site, _ = load_config(config, paths)
+    site, config_path = load_config(config, paths)
     result = scanner.scan(paths, options or default_scan_options())
     graph = build_graph(result.jobs, site)
     buffer = io.BytesIO()
@@ -147,7 +187,7 @@ def run_graph(
     tree = OutputTree()
     tree.add("graph.graphml", buffer.getvalue().decode("utf-8"))
     tree.add("graph.json", graph_export.to_json(graph))
-    return GraphRun(result, graph, _commit(tree, out, force))
+    return GraphRun(result, graph, _commit(tree, out, force), config_path)
 
 
 @dataclass
@@ -219,6 +259,45 @@ class TranslateRun:
     result: translate.TranslationSet
     skipped: list[str]  # job ids already in the target format
     written: list[str]
+    config_path: str | None = None
+    out: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """What ``translate --format json`` prints; README documents the shape."""
+        translations = self.result.translations
+        fell_back = {id(t) for t in self.result.fallbacks}
+        totals: dict[str, int] = {
+            status: sum(t.fidelity.counts()[status] for t in translations) for status in FidelityStatus
+        }
+        return {
+            "ir_version": ir.IR_VERSION,
+            "target": self.result.target,
+            "out": self.out,
+            "config": self.config_path,
+            "jobs": [
+                {
+                    "source": t.source,
+                    "line": t.line,
+                    "job": t.job_id,
+                    "name": t.name,
+                    "flavor": t.flavor,
+                    "flavor_reason": t.flavor_reason,
+                    "fallback": id(t) in fell_back,
+                    "artifacts": [f"{t.name}/{rel}" for rel in sorted(t.files)],
+                    "counts": t.fidelity.counts(),
+                    "diagnostics": [d.to_dict() for d in t.diagnostics],
+                }
+                for t in translations
+            ],
+            "summary": {
+                "jobs": len(translations),
+                "translated": len(self.result.with_artifacts),
+                "without_artifacts": len(self.result.without_artifacts),
+                "fallbacks": len(fell_back),
+                "already_in_target": len(self.skipped),
+                **totals,
+            },
+        }
 
 
 def run_translate(
@@ -233,18 +312,31 @@ def run_translate(
 ) -> TranslateRun:
     """``flavor`` picks the Kubernetes object, ``runtime`` how Slurm scripts run containers."""
     direction = direction_for(target)
-    site, _ = load_config(config, paths)
+    site, config_path = load_config(config, paths)
     result = scanner.scan(paths, options or default_scan_options())
     wanted = direction.source  # jobs already in the target's format are not translated again
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]
+    if not jobs:
+        raise UsageError(_nothing_to_translate(target, len(skipped)))
     try:
         translated = translate.translate_jobs(
             jobs, to=direction.target, flavor=flavor, config=site, runtime=runtime
         )
     except ValueError as exc:  # an unknown flavor or container runtime
         raise UsageError(str(exc)) from exc
-    return TranslateRun(result, translated, skipped, _commit(translated.tree, out, force))
+    return TranslateRun(result, translated, skipped, _commit(translated.tree, out, force), config_path, out)
+
+
+def _nothing_to_translate(target: str, already: int) -> str:
+    if not already:
+        return "no jobs found in the given paths, nothing to translate; check them with migrate scan"
+    other = next(t for t in TARGETS if t != target)
+    them = "it" if already == 1 else "them"
+    return (
+        f"nothing to translate to {target}: the {plural(already, 'job')} found "
+        f"{'is' if already == 1 else 'are'} already {target}; use --to {other} to translate {them}"
+    )
 
 
 @dataclass
@@ -255,6 +347,24 @@ class ValidateRun:
     @property
     def ok(self) -> bool:
         return self.kubernetes.ok and all(r.accepted for r in self.slurm)
+
+    @property
+    def controller(self) -> bool:
+        """Whether a Slurm controller answered, so that ``sbatch --test-only`` checked the scripts."""
+        return any(r.method == slurmcheck.TEST_ONLY for r in self.slurm)
+
+    def to_dict(self) -> dict[str, object]:
+        """What ``validate --format json`` prints; README documents the shape."""
+        return {
+            "ok": self.ok,
+            "kubernetes": self.kubernetes.to_dict(),
+            "slurm": {
+                "controller": self.controller,
+                "scripts": len(self.slurm),
+                "rejected": sum(1 for r in self.slurm if not r.accepted),
+                "results": [r.to_dict() for r in self.slurm],
+            },
+        }
 
 
 def run_validate(path: str) -> ValidateRun:
@@ -273,6 +383,11 @@ class InitRun:
     scan: scan_results.ScanResult
     text: str
     written: list[str]
+
+    @property
+    def placeholders(self) -> int:
+        """The values left for the site to fill in."""
+        return init_config.placeholders(self.text)
 
 
 def run_init(

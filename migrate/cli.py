@@ -9,8 +9,12 @@ import, which ``migrate --help`` or a scan of three files should not pay.
 from __future__ import annotations
 
 import functools
+import json
 import os
+import re
 import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,6 +27,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from migrate import api
+    from migrate.fidelity import Translation
     from migrate.scan import results as scan_results
 
 app = typer.Typer(
@@ -31,15 +36,21 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: readable at 80 columns, and no rich to load for --help
 )
+# Piped output is never wrapped: one line per row or message, whatever its length, for grep and tools.
+PIPED_WIDTH = 1_000_000
+# How narrow a table's columns may get at a terminal: the one that gives way first, and the others.
+MIN_FIT_WIDTH = 24
+MIN_TEXT_WIDTH = 6
 
 
 @functools.cache
 def _out() -> Console:
     from rich.console import Console
 
-    # Piped output keeps whole paths on one line instead of wrapping at 80 columns.
-    return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 220)
+    tty = sys.stdout.isatty()
+    return Console(highlight=False, soft_wrap=not tty, width=None if tty else PIPED_WIDTH)
 
 
 @functools.cache
@@ -53,6 +64,100 @@ def _err() -> Console:
 class OutputFormat(StrEnum):
     table = "table"
     json = "json"
+
+
+def _plural(count: int, word: str, many: str | None = None) -> str:
+    from migrate.render import plural
+
+    return plural(count, word, many)
+
+
+def _print_table(
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[str]],
+    *,
+    fit: int | None = None,
+    paths: bool = True,
+    title: str | None = None,
+    caption: str | None = None,
+) -> None:
+    """A table that fits the terminal: column ``fit`` gives way first, then the other text columns.
+
+    A column of ``paths`` is shortened in the middle, keeping the file name; other
+    text is cut at its end; numbers are never cut. Piped, nothing is cut at all.
+    ``columns`` are (title, "left" or "right"): numbers are right-aligned.
+    """
+    from rich.cells import cell_len
+    from rich.table import Table
+    from rich.text import Text
+
+    widths = [
+        max([cell_len(name)] + [cell_len(row[i]) for row in rows]) for i, (name, _) in enumerate(columns)
+    ]
+    if fit is not None and _out().is_terminal:
+        room = _out().width - 3 * (len(columns) - 1)  # " │ " between columns
+        widths = _fit_widths(widths, [justify for _, justify in columns], fit, room)
+        if paths:
+            rows = [
+                [_shorten_middle(c, widths[fit]) if i == fit else c for i, c in enumerate(r)] for r in rows
+            ]
+    table = Table(
+        show_edge=False,
+        pad_edge=False,
+        title=title,
+        title_justify="left",
+        caption=caption,
+        caption_justify="left",
+    )
+    for (name, justify), width in zip(columns, widths, strict=True):
+        table.add_column(name, justify=justify, width=width, no_wrap=True, overflow="ellipsis")  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))  # a path like run[0-9] is text, not markup
+    _out().print(table)
+
+
+def _fit_widths(widths: list[int], justify: list[str], fit: int, room: int) -> list[int]:
+    """Column widths that add up to at most ``room``: ``fit`` shrinks first, down to MIN_FIT_WIDTH,
+    then the widest other text column, one character at a time; numbers keep their width."""
+    out = list(widths)
+    out[fit] = max(min(widths[fit], MIN_FIT_WIDTH), room - sum(w for i, w in enumerate(widths) if i != fit))
+    out[fit] = min(out[fit], widths[fit])
+    shrinkable = [i for i, j in enumerate(justify) if j != "right" and i != fit]
+    while sum(out) > room:
+        widest = max(shrinkable, key=lambda i: out[i], default=None)
+        if widest is None or out[widest] <= MIN_TEXT_WIDTH:
+            break  # as narrow as it reads: the terminal crops the rest
+        out[widest] -= 1
+    return out
+
+
+def _shorten_middle(path: str, width: int) -> str:
+    """``repo/experim…/train.sbatch``: the start of the path and the whole file name, cut between them."""
+    if len(path) <= width:
+        return path
+    folder, slash, name = path.rpartition("/")
+    if slash and len(name) + 2 <= width:
+        return folder[: width - len(name) - 2] + "…/" + name
+    keep = width - 1
+    return path[: keep // 2] + "…" + path[len(path) - (keep - keep // 2) :]
+
+
+def _relative_to(paths: Sequence[str]) -> tuple[Callable[[str], str], str]:
+    """How tables show a scanned file: relative to the folder the given paths share; and that folder."""
+    folders = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
+    base = os.path.commonpath(folders)
+
+    def shown(path: str) -> str:
+        rel = os.path.relpath(os.path.abspath(path), base)
+        return path if rel.startswith(os.pardir) else rel
+
+    return shown, (base if any(os.path.isabs(p) for p in paths) else os.path.relpath(base))
+
+
+def _say_config(path: str | None) -> None:
+    """Which site configuration a command read, on stderr: stdout may be a JSON document."""
+    shown = path or "defaults (no migrate.yaml above the given paths; pass one with --config)"
+    _err().print(f"site configuration: {shown}", markup=False)
 
 
 def _version(value: bool) -> None:
@@ -97,25 +202,38 @@ def _scan_with_progress(paths: list[str], options: scan_results.ScanOptions) -> 
 
 @app.command("scan")
 def scan_command(
-    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.", metavar="PATHS")],
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
     ] = OutputFormat.table,
-    strict: Annotated[bool, typer.Option(help="Exit 1 when any error diagnostic is found.")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 when any error diagnostic is found.")
+    ] = False,
     max_bytes: Annotated[
         int | None,
         # The default is the library's, named here so that --help needs no import of the readers.
-        typer.Option(help="Files larger than this are reported, not read (default: 1 MiB).", min=1),
+        typer.Option(
+            help="Files larger than this are reported, not read (default: 1 MiB).", min=1, metavar="N"
+        ),
     ] = None,
     show_diagnostics: Annotated[
         bool, typer.Option("--diagnostics/--no-diagnostics", help="List every diagnostic.")
     ] = True,
+    jobs_only: Annotated[
+        bool,
+        typer.Option(
+            "--jobs-only", help="List only files with jobs (the summary still counts all); table only."
+        ),
+    ] = False,
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", help="Worker processes (default: one per core).", min=1)
+        int | None,
+        typer.Option("--jobs", "-j", help="Worker processes (default: one per core).", min=1, metavar="N"),
     ] = None,
     cache_dir: Annotated[
         str | None,
-        typer.Option(help="Cache folder (default: $MIGRATE_CACHE_DIR, else $XDG_CACHE_HOME/migrate)."),
+        typer.Option(
+            help="Cache folder (default: $MIGRATE_CACHE_DIR, else $XDG_CACHE_HOME/migrate).", metavar="DIR"
+        ),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every file again.")] = False,
 ) -> None:
@@ -131,33 +249,35 @@ def scan_command(
         errors = jsonstream.write_scan(scanner.iter_rendered(paths, options), sys.stdout).errors
     else:
         result = _scan_with_progress(paths, options)
-        _print_scan_table(result, show_diagnostics)
+        _print_scan_table(result, paths, show_diagnostics, jobs_only)
         errors = sum(1 for d in result.diagnostics if d.severity == "error")
     if strict and errors:
         raise typer.Exit(1)
 
 
-def _print_scan_table(result: scan_results.ScanResult, show_diagnostics: bool) -> None:
-    from rich.table import Table
+SCAN_COLUMNS = (
+    ("file", "left"),
+    ("format", "left"),
+    ("kind", "left"),
+    ("nodes", "right"),
+    ("GPUs", "right"),
+    ("time", "right"),
+    ("launcher", "left"),
+    ("storage", "left"),
+    ("diag", "right"),
+)
 
+
+def _print_scan_table(
+    result: scan_results.ScanResult, paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
+) -> None:
     from migrate.render import job_row, shell_coverage
 
-    table = Table(show_edge=False, pad_edge=False)
-    for title, justify in (
-        ("file", "left"),
-        ("format", "left"),
-        ("kind", "left"),
-        ("nodes", "right"),
-        ("GPUs", "right"),
-        ("time", "right"),
-        ("launcher", "left"),
-        ("storage", "left"),
-        ("diag", "right"),
-    ):
-        table.add_column(title, justify=justify)  # type: ignore[arg-type]
+    shown, base = _relative_to(paths)
+    rows: list[list[str]] = []
     for f in result.files:
-        if not f.jobs:
-            table.add_row(f.path, f.format, "-", "", "", "", "", "", str(len(f.diagnostics)))
+        if not f.jobs and not jobs_only:
+            rows.append([shown(f.path), f.format, "-", "", "", "", "", "", str(len(f.diagnostics))])
         for i, job in enumerate(f.jobs):
             row = job_row(job)
             ndiag = (
@@ -165,30 +285,33 @@ def _print_scan_table(result: scan_results.ScanResult, show_diagnostics: bool) -
                 if i == 0
                 else sum(1 for d in f.diagnostics if d.job == job.id)
             )
-            table.add_row(
-                f.path if i == 0 else "",
-                f.format,
-                row["kind"],
-                row["nodes"],
-                row["gpus"],
-                row["time"],
-                row["launcher"],
-                row["storage"],
-                str(ndiag),
+            rows.append(
+                [
+                    shown(f.path) if i == 0 else "",
+                    f.format,
+                    row["kind"],
+                    row["nodes"],
+                    row["gpus"],
+                    row["time"],
+                    row["launcher"],
+                    row["storage"],
+                    str(ndiag),
+                ]
             )
-    _out().print(table)
+    _print_table(SCAN_COLUMNS, rows, fit=0, caption=f"paths relative to {base}")
     summary = result.summary()
     kinds = ", ".join(f"{k} {n}" for k, n in summary["by_kind"].items()) or "none"
     sev = summary["diagnostics"]
     _out().print(
-        f"\n{summary['files']} files, {summary['jobs']} jobs ({kinds}); "
-        f"{summary['nodes']} nodes and {summary['gpus']} GPUs requested; "
-        f"diagnostics: {sev['error']} errors, {sev['warning']} warnings, {sev['info']} info"
+        f"\n{_plural(summary['files'], 'file')}, {_plural(summary['jobs'], 'job')} ({kinds}); "
+        f"{_plural(summary['nodes'], 'node')} and {_plural(summary['gpus'], 'GPU')} requested; "
+        f"diagnostics: {_plural(sev['error'], 'error')}, {_plural(sev['warning'], 'warning')}, "
+        f"{sev['info']} info"
     )
     understood, statements = shell_coverage(result.jobs)
     if statements:
         _out().print(
-            f"shell bodies: {understood} of {statements} statements read by the full parser "
+            f"shell bodies: {understood} of {_plural(statements, 'statement')} read by the full parser "
             f"({100 * understood / statements:.1f}%); the rest by the tolerant reader (SHELL-UNPARSED)"
         )
     if show_diagnostics and result.diagnostics:
@@ -211,7 +334,12 @@ def _usage_error(exc: api.UsageError) -> typer.Exit:
 
 ConfigOption = Annotated[
     str | None,
-    typer.Option("--config", "-c", help="Site configuration (default: migrate.yaml at a scanned root)."),
+    typer.Option(
+        "--config",
+        "-c",
+        help="Site configuration (default: the nearest migrate.yaml above the given paths).",
+        metavar="FILE",
+    ),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace files that already exist in --out.")]
 AccountingOption = Annotated[
@@ -219,21 +347,26 @@ AccountingOption = Annotated[
     typer.Option(
         "--accounting",
         help="What ran: sacct --parsable2 output or kubectl get jobs -A -o json (repeatable).",
+        metavar="FILE",
     ),
 ]
 InventoryOption = Annotated[
     list[str] | None,
     typer.Option(
-        "--inventory", help="Nodes per partition: a slurm.conf or ParallelCluster config (repeatable)."
+        "--inventory",
+        help="Nodes per partition: a slurm.conf or ParallelCluster config (repeatable).",
+        metavar="FILE",
     ),
 ]
 
 
 @app.command("plan")
 def plan_command(
-    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.", metavar="PATHS")],
     to: Annotated[Target, typer.Option("--to", help="The scheduler to move to.")],
-    out: Annotated[str | None, typer.Option("--out", "-o", help="Write plan.json into this folder.")] = None,
+    out: Annotated[
+        str | None, typer.Option("--out", "-o", help="Write plan.json into this folder.", metavar="DIR")
+    ] = None,
     config: ConfigOption = None,
     force: ForceOption = False,
     output_format: Annotated[
@@ -259,15 +392,26 @@ def plan_command(
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
+    _say_config(run.config_path)
     if output_format is OutputFormat.json:
         sys.stdout.write(plan_json(run.plan))
         return
     _print_plan(run)
 
 
-def _print_plan(run: api.PlanRun) -> None:
-    from rich.table import Table
+PHASE_COLUMNS = (
+    ("phase", "left"),
+    ("name", "left"),
+    ("steps", "right"),
+    ("units", "right"),
+    ("jobs", "right"),
+    ("target nodes", "right"),
+    ("by partition", "left"),
+    ("gates", "right"),
+)
 
+
+def _print_plan(run: api.PlanRun) -> None:
     doc = run.plan.to_dict()
     summary = doc["summary"]
     _out().print(
@@ -276,32 +420,37 @@ def _print_plan(run: api.PlanRun) -> None:
     )
     actions = ", ".join(f"{k} {v}" for k, v in summary["by_action"].items())
     patterns = ", ".join(f"{k} {v}" for k, v in summary["by_pattern"].items())
-    _out().print(f"{summary['jobs']} jobs in {summary['units']} migration units: {actions}")
+    _out().print(
+        f"{_plural(summary['jobs'], 'job')} in {_plural(summary['units'], 'migration unit')}: {actions}"
+    )
     _out().print(f"workload patterns: {patterns}")
     if doc["shared_filesystems"]:
         _out().print(f"shared file systems (mount on both sides): {', '.join(doc['shared_filesystems'])}")
     for cycle in doc["cycles"]:
         _out().print(f"[red]dependency cycle:[/red] {' -> '.join(cycle)}", markup=True)
-    table = Table(show_edge=False, pad_edge=False, title="phases", title_justify="left")
-    for title in ("phase", "name", "steps", "units", "jobs", "target nodes", "gates"):
-        table.add_column(title)
+    rows: list[list[str]] = []
     for phase in doc["phases"]:
-        target_nodes = sum(c.get("target_nodes", 0) for c in phase.get("capacity", []))
-        table.add_row(
-            phase["id"],
-            phase["name"],
-            str(len(phase.get("steps", []))),
-            str(len(phase.get("units", []))),
-            str(len(phase.get("jobs", []))),
-            str(target_nodes) if phase.get("capacity") else "",
-            str(len(phase.get("gates", []))),
+        capacity = phase.get("capacity", [])
+        target_nodes = sum(c.get("target_nodes", 0) for c in capacity)
+        rows.append(
+            [
+                phase["id"],
+                phase["name"],
+                str(len(phase.get("steps", []))),
+                str(len(phase.get("units", []))),
+                str(len(phase.get("jobs", []))),
+                str(target_nodes) if capacity else "",
+                ", ".join(f"{c['partition']} {c['target_nodes']}" for c in capacity if c.get("target_nodes")),
+                str(len(phase.get("gates", []))),
+            ]
         )
-    _out().print(table)
+    _print_table(PHASE_COLUMNS, rows, fit=6, paths=False, title="phases")
     if "usage" in doc:
         usage = doc["usage"]
         _out().print(
-            f"demand from accounting: {usage['matched_jobs']} jobs matched, "
-            f"{len(usage['never_ran'])} did not run, {len(usage['unmatched'])} names not in the scan",
+            f"demand from accounting: {_plural(usage['matched_jobs'], 'job')} matched, "
+            f"{len(usage['never_ran'])} did not run, "
+            f"{_plural(len(usage['unmatched']), 'name')} not in the scan",
             markup=False,
         )
     for warning in doc["warnings"]:
@@ -312,9 +461,12 @@ def _print_plan(run: api.PlanRun) -> None:
 
 @app.command("report")
 def report_command(
-    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.", metavar="PATHS")],
     to: Annotated[Target, typer.Option("--to", help="The scheduler to move to.")],
-    out: Annotated[str, typer.Option("--out", "-o", help="Folder for report.md, report.html and plan.json.")],
+    out: Annotated[
+        str,
+        typer.Option("--out", "-o", help="Folder for report.md, report.html and plan.json.", metavar="DIR"),
+    ],
     config: ConfigOption = None,
     force: ForceOption = False,
     translate: Annotated[
@@ -324,7 +476,9 @@ def report_command(
             help="Also translate the jobs into OUT/translated and show every job's fidelity table.",
         ),
     ] = False,
-    flavor: Annotated[str, typer.Option(help="Kubernetes object to write with --translate.")] = "auto",
+    flavor: Annotated[
+        str, typer.Option(help="Kubernetes object to write with --translate.", metavar="NAME")
+    ] = "auto",
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
 ) -> None:
@@ -359,10 +513,11 @@ def report_command(
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
+    _say_config(run.config_path)
     summary = run.plan.to_dict()["summary"]
     _out().print(
-        f"{summary['jobs']} jobs, {summary['units']} migration units, phases {', '.join(summary['phases'])}"
-        f" (end: {summary['end_state']})"
+        f"{_plural(summary['jobs'], 'job')}, {_plural(summary['units'], 'migration unit')}, "
+        f"phases {', '.join(summary['phases'])} (end: {summary['end_state']})"
     )
     if translate:
         _out().print(f"translated jobs in {os.path.join(out, 'translated')}")
@@ -371,8 +526,10 @@ def report_command(
 
 @app.command("graph")
 def graph_command(
-    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
-    out: Annotated[str, typer.Option("--out", "-o", help="Folder for graph.graphml and graph.json.")],
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.", metavar="PATHS")],
+    out: Annotated[
+        str, typer.Option("--out", "-o", help="Folder for graph.graphml and graph.json.", metavar="DIR")
+    ],
     config: ConfigOption = None,
     force: ForceOption = False,
 ) -> None:
@@ -384,79 +541,154 @@ def graph_command(
         run = api.run_graph(paths, out, config=config, force=force)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
+    _say_config(run.config_path)
     _out().print(
-        f"{run.graph.number_of_nodes()} nodes, {run.graph.number_of_edges()} edges; "
+        f"{_plural(run.graph.number_of_nodes(), 'node')}, {_plural(run.graph.number_of_edges(), 'edge')}; "
         f"wrote {', '.join(run.written)}"
     )
 
 
 @app.command("translate")
 def translate_command(
-    paths: Annotated[list[str], typer.Argument(help="Files or folders to translate.")],
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to translate.", metavar="PATHS")],
     to: Annotated[Target, typer.Option("--to", help="The format to write.")],
-    out: Annotated[str, typer.Option("--out", "-o", help="Folder for the translated jobs.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Folder for the translated jobs.", metavar="DIR")],
     flavor: Annotated[
         str,
         typer.Option(
-            help="Kubernetes object to write: auto, job, jobset, volcano, kueue, pytorchjob, mpijob, cronjob."
+            help="Kubernetes object: auto, job, jobset, volcano, kueue, pytorchjob, mpijob, cronjob.",
+            metavar="NAME",
         ),
     ] = "auto",
     container_runtime: Annotated[
-        str, typer.Option(help="How sbatch scripts run containers: pyxis, apptainer or none (--to slurm).")
+        str,
+        typer.Option(
+            help="How sbatch scripts run containers: pyxis, apptainer or none (--to slurm).", metavar="NAME"
+        ),
     ] = "pyxis",
     config: ConfigOption = None,
     force: ForceOption = False,
-    strict: Annotated[bool, typer.Option(help="Exit 1 when anything was dropped.")] = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Exit 1 when anything was dropped or a job fell back from --flavor."),
+    ] = False,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
+    ] = OutputFormat.table,
 ) -> None:
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
-    from rich.table import Table
-
     from migrate import api
 
     _check_paths(paths)
+    # What the table and --strict call the requested writer choice: the object, or the runtime.
+    choice = container_runtime if to is Target.slurm else flavor
     try:
         run = api.run_translate(
             paths, to.value, out, flavor=flavor, config=config, force=force, runtime=container_runtime
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
-    table = Table(show_edge=False, pad_edge=False)
-    for title in ("source", "output", "flavor", "mapped", "approx.", "dropped", "diag"):
-        table.add_column(title)
-    totals = {status: 0 for status in FidelityStatus}
-    for t in run.result.translations:
+    _say_config(run.config_path)
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(run.to_dict(), indent=1, ensure_ascii=False) + "\n")
+    else:
+        _print_translation(run, paths, choice)
+    if strict:
+        problems = _strict_problems(run.result.translations, len(run.result.fallbacks), choice)
+        if problems:
+            _err().print(f"migrate: --strict: {' and '.join(problems)} (see translation.json)", markup=False)
+            raise typer.Exit(1)
+
+
+TRANSLATE_COLUMNS = (
+    ("source", "left"),
+    ("output", "left"),
+    ("flavor", "left"),
+    ("mapped", "right"),
+    ("approx.", "right"),
+    ("dropped", "right"),
+    ("diag", "right"),
+)
+# What a fallback's reason says the requested flavor could not do (see translators/kubernetes/flavors.py).
+_CANNOT = re.compile(r"cannot express this job \((.*)\); ")
+
+
+def _print_translation(run: api.TranslateRun, paths: Sequence[str], requested: str) -> None:
+    result = run.result
+    shown, base = _relative_to(paths)
+    fell_back = {id(t) for t in result.fallbacks}
+    totals: Counter[str] = Counter()
+    rows: list[list[str]] = []
+    for t in result.translations:
         counts = t.fidelity.counts()
-        for key in totals:
-            totals[key] += counts[key]
-        table.add_row(
-            f"{t.source}:{t.line}" if t.line else t.source,
-            t.name,
-            t.flavor,
-            str(counts[FidelityStatus.MAPPED]),
-            str(counts[FidelityStatus.APPROXIMATED]),
-            str(counts[FidelityStatus.DROPPED]),
-            str(len(t.diagnostics)),
+        totals.update(counts)
+        source = shown(t.source)
+        rows.append(
+            [
+                f"{source}:{t.line}" if t.line else source,
+                t.name,
+                f"{t.flavor} (fallback)" if id(t) in fell_back else t.flavor,
+                str(counts[FidelityStatus.MAPPED]),
+                str(counts[FidelityStatus.APPROXIMATED]),
+                str(counts[FidelityStatus.DROPPED]),
+                str(len(t.diagnostics)),
+            ]
         )
-    _out().print(table)
-    _out().print(
-        f"\n{len(run.result.translations)} jobs translated to {to.value} in {out}: "
-        f"{totals[FidelityStatus.MAPPED]} items mapped, {totals[FidelityStatus.APPROXIMATED]} approximated, "
-        f"{totals[FidelityStatus.DROPPED]} dropped"
-        + (f"; {len(run.skipped)} jobs already in that format were left alone" if run.skipped else "")
+    _print_table(TRANSLATE_COLUMNS, rows, fit=0, caption=f"sources relative to {base}")
+    translated = len(result.with_artifacts)
+    summary = (
+        f"\n{_plural(translated, 'job')} translated to {result.target} in {run.out}: "
+        f"{_plural(totals[FidelityStatus.MAPPED], 'item')} mapped, "
+        f"{totals[FidelityStatus.APPROXIMATED]} approximated, {totals[FidelityStatus.DROPPED]} dropped"
     )
-    _out().print("every decision and its reason: " + os.path.join(out, "translation.json"), markup=False)
-    if strict and run.result.strict:
-        _err().print("migrate: --strict: some items were dropped (see translation.json)")
-        raise typer.Exit(1)
+    if fell_back:
+        summary += f"; {len(fell_back)} of {_plural(translated, 'job')} fell back from --flavor {requested}"
+    if run.skipped:
+        left = len(run.skipped)
+        summary += (
+            f"; {_plural(left, 'job')} already in that format {'was' if left == 1 else 'were'} left alone"
+        )
+    _out().print(summary, markup=False)
+    without = Counter((t.flavor, t.flavor_reason) for t in result.without_artifacts)
+    if without:
+        groups = sorted(without.items(), key=lambda item: (-item[1], item[0]))
+        _out().print(
+            f"{_plural(without.total(), 'job')} got no files of their own: "
+            + ", ".join(f"{n} {flavor} ({reason})" for (flavor, reason), n in groups),
+            markup=False,
+        )
+    reasons = Counter(_fallback_reason(t) for t in result.fallbacks)
+    for reason, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0])):
+        _out().print(
+            f"fell back from --flavor {requested}: {_plural(n, 'job')}, {reason}; "
+            "each got the flavor auto picks (--strict fails on this)",
+            markup=False,
+        )
+    _out().print("every decision and its reason: " + os.path.join(run.out, "translation.json"), markup=False)
+
+
+def _fallback_reason(t: Translation) -> str:
+    found = _CANNOT.search(t.flavor_reason)
+    return found.group(1) if found else t.flavor_reason
+
+
+def _strict_problems(translations: Sequence[Translation], fallbacks: int, requested: str) -> list[str]:
+    dropped = sum(len(t.dropped) for t in translations)
+    problems = []
+    if dropped:
+        problems.append(f"{_plural(dropped, 'item')} {'was' if dropped == 1 else 'were'} dropped")
+    if fallbacks:
+        problems.append(f"{_plural(fallbacks, 'job')} fell back from --flavor {requested}")
+    return problems
 
 
 @app.command("init")
 def init_command(
-    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.")],
+    paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.", metavar="PATHS")],
     out: Annotated[
-        str, typer.Option("--out", "-o", help="Where to write the configuration.")
+        str, typer.Option("--out", "-o", help="Where to write the configuration.", metavar="FILE")
     ] = "migrate.yaml",
-    site: Annotated[str, typer.Option(help="The site's name.")] = "site",
+    site: Annotated[str, typer.Option(help="The site's name.", metavar="NAME")] = "site",
     force: ForceOption = False,
 ) -> None:
     """Write a starter migrate.yaml from a scan, with REPLACE-ME where only the site knows the answer."""
@@ -467,13 +699,17 @@ def init_command(
         run = api.run_init(paths, out, site=site, force=force)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
-    placeholders = run.text.count("REPLACE-ME")
-    _out().print(f"wrote {', '.join(run.written)}: {placeholders} values to fill in (REPLACE-ME)")
+    _out().print(
+        f"wrote {', '.join(run.written)}: {_plural(run.placeholders, 'value')} to fill in (REPLACE-ME)"
+    )
 
 
 @app.command("validate")
 def validate_command(
-    path: Annotated[str, typer.Argument(help="A translated output folder or one file.")],
+    path: Annotated[str, typer.Argument(help="A translated output folder or one file.", metavar="PATH")],
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
+    ] = OutputFormat.table,
 ) -> None:
     """Check generated manifests (strict OpenAPI and CRD schemas) and sbatch scripts (sbatch --test-only)."""
     from migrate import api
@@ -482,27 +718,47 @@ def validate_command(
         run = api.run_validate(path)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps(run.to_dict(), indent=1, ensure_ascii=False) + "\n")
+    else:
+        _print_validation(run)
+    if not run.ok:
+        raise typer.Exit(1)
+
+
+def _print_validation(run: api.ValidateRun) -> None:
     report = run.kubernetes
     for problem in report.problems:
         _out().print(problem.render(), markup=False)
     if report.files:
         kinds = ", ".join(f"{k} {n}" for k, n in report.kinds.items()) or "none"
         _out().print(
-            f"kubernetes: {report.objects} objects in {len(report.files)} files checked in strict mode "
-            f"against Kubernetes {report.k8s_version} and the CRD schemas ({kinds}): "
-            f"{len(report.problems)} problems"
+            f"kubernetes: {_plural(report.objects, 'object')} in {_plural(len(report.files), 'file')} "
+            f"checked in strict mode against Kubernetes {report.k8s_version} and the CRD schemas ({kinds}): "
+            f"{_plural(len(report.problems), 'problem')}",
+            markup=False,
         )
     for result in run.slurm:
         if not result.accepted:
             _out().print(f"{result.path}: rejected ({result.method}): {result.message}", markup=False)
-    if run.slurm:
-        methods = sorted({r.method for r in run.slurm})
-        rejected = sum(1 for r in run.slurm if not r.accepted)
+    if not run.slurm:
+        return
+    rejected = sum(1 for r in run.slurm if not r.accepted)
+    how = (
+        "by sbatch --test-only"
+        if run.controller
+        else "statically (the #! line, every #SBATCH option, bash -n)"
+    )
+    _out().print(
+        f"slurm: {_plural(len(run.slurm), 'script')} checked {how}: {rejected} rejected", markup=False
+    )
+    if not run.controller:
         _out().print(
-            f"slurm: {len(run.slurm)} scripts checked by {' and '.join(methods)}: {rejected} rejected"
+            "no Slurm controller answered (SLURM_CONF is not set, or scontrol ping found no slurmctld), "
+            "so sbatch --test-only did not run; for a private one on this machine run "
+            'scripts/slurm-sandbox.sh start, then eval "$(scripts/slurm-sandbox.sh env)" and validate again',
+            markup=False,
         )
-    if not run.ok:
-        raise typer.Exit(1)
 
 
 def main() -> None:

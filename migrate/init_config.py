@@ -5,12 +5,19 @@ modules, environments, container images, queues) gets an entry; what only the
 site knows (node counts, PVC names, registry images) is a ``REPLACE-ME``
 placeholder, so that plan and translate say so instead of guessing. The result
 parses with ``migrate.site.config.parse_site_config_text`` once written.
+
+Only literal partitions, accounts, QOS and GPU types become entries
+(``--partition=$part`` names no partition; with none named, a default partition
+waits for its name), and only host paths become file systems: a path inside a
+container that no mount brings from the host is in the image.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TypeGuard
 
 import yaml
 
@@ -20,6 +27,30 @@ from migrate.names import dns1123_label
 from migrate.site.config import SiteConfig
 
 PLACEHOLDER = "REPLACE-ME"
+# A value still to be expanded by the shell or a template engine: $part, ${ACCOUNT}, `cmd`, {{ x }}.
+_DYNAMIC = re.compile(r"[$`{}<>%*?]")
+
+
+def _literal(value: str | None) -> TypeGuard[str]:
+    return bool(value) and not _DYNAMIC.search(value or "")
+
+
+def _top(path: str) -> str:
+    return "/" + path.strip("/").split("/", 1)[0] if path.startswith("/") else ""
+
+
+def _image_tops(job: ir.Job) -> set[str]:
+    """Top folders that are the container's own: mount targets and working folders not from the host."""
+    inside: set[str] = set()
+    host: set[str] = set()
+    for comp in job.components:
+        for container in comp.containers:
+            for mount in container.mounts:
+                inside.add(_top(mount.target))
+                host.add(_top(mount.source or ""))
+            if container.workdir:
+                inside.add(_top(container.workdir))
+    return inside - host - {"", "/"}
 
 
 def _partition_entry(name: str, jobs: list[ir.Job]) -> dict[str, object]:
@@ -40,9 +71,10 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str
     resolver = StorageResolver(SiteConfig())
     filesystems: dict[str, str] = {}
     for job in job_list:
+        in_image = _image_tops(job)
         for loc in resolver.locations(job):
             fs = loc.filesystem
-            if fs.prefix.startswith("/"):
+            if fs.prefix.startswith("/") and _top(fs.prefix) not in in_image:
                 filesystems.setdefault(fs.prefix, fs.kind)
     claims = sorted(
         {
@@ -57,9 +89,10 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str
     by_partition: dict[str, list[ir.Job]] = {}
     for job in job_list:
         for part in job.placement.partitions:
-            by_partition.setdefault(part, []).append(job)
+            if _literal(part):
+                by_partition.setdefault(part, []).append(job)
     images: dict[str, str] = {}
-    for job in job_list:
+    for job in job_list:  # keys as the scripts write them, dynamic or not: that is how they are looked up
         for module in job.modules:
             images.setdefault(f"module:{module}", PLACEHOLDER)
         for env in job.software_envs:
@@ -67,16 +100,23 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str
         for image in job.images():
             if image.startswith("/") or image.endswith((".sif", ".sqsh")):
                 images.setdefault(image, PLACEHOLDER)  # a file on disk: Kubernetes needs a registry image
-    accounts = sorted({j.placement.account for j in job_list if j.placement.account})
-    qos = sorted({j.placement.qos for j in job_list if j.placement.qos})
-    gpu_types = sorted({c.resources.gpu_type for j in job_list for c in j.components if c.resources.gpu_type})
+    accounts = sorted({j.placement.account for j in job_list if _literal(j.placement.account)})
+    qos = sorted({j.placement.qos for j in job_list if _literal(j.placement.qos)})
+    gpu_types = sorted(
+        {c.resources.gpu_type for j in job_list for c in j.components if _literal(c.resources.gpu_type)}
+    )
+    partitions = {name: _partition_entry(name, by_partition[name]) for name in sorted(by_partition)}
+    if not partitions:
+        # Jobs without --partition run in the cluster's default one: the site names it.
+        entry = _partition_entry(PLACEHOLDER, job_list)
+        partitions[PLACEHOLDER] = {**entry, "queue": "default-queue", "default": True}
     data: dict[str, object] = {
         "site": site,
         "filesystems": [
             {"prefix": prefix, "kind": kind, "pvc": f"{dns1123_label(prefix.strip('/'))}-pvc"}
             for prefix, kind in sorted(filesystems.items())
         ],
-        "partitions": {name: _partition_entry(name, by_partition[name]) for name in sorted(by_partition)},
+        "partitions": partitions,
         "images": dict(sorted(images.items())),
         "accounts": {a: dns1123_label(a) for a in accounts},
         "qos": {q: f"batch-{dns1123_label(q)}" for q in qos},
@@ -93,6 +133,19 @@ _HEADER = """\
 # partitions.*.nodes and gpus_per_node are the largest request seen in the
 # scanned jobs, a lower bound: set them to the partition's real size.
 """
+
+
+def placeholders(text: str) -> int:
+    """How many values of a starter configuration are still ``REPLACE-ME`` (comments do not count)."""
+    return _count(yaml.safe_load(text))
+
+
+def _count(node: object) -> int:
+    if isinstance(node, dict):
+        return sum((key == PLACEHOLDER) + _count(value) for key, value in node.items())
+    if isinstance(node, list):
+        return sum(_count(value) for value in node)
+    return int(node == PLACEHOLDER)
 
 
 def render_starter(jobs: Iterable[ir.Job], site: str = "site") -> str:

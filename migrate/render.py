@@ -5,6 +5,11 @@ from __future__ import annotations
 from migrate import ir
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 job``, ``2 jobs``: the count and the word in the number it takes (``many`` when not word + s)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
 def describe_time(seconds: int | None) -> str:
     """1-12:00:00 style, as Slurm prints time limits; empty when unset."""
     if seconds is None:

@@ -39,6 +39,7 @@ WRITERS: dict[str, str] = {
     Format.KUBERNETES: "migrate.translators.kubernetes.writer",
     Format.SLURM: "migrate.translators.slurm.writer",
 }
+FLAVOR_FALLBACK = "TRANSLATE-FLAVOR-FALLBACK"
 
 
 @dataclass
@@ -54,6 +55,20 @@ class TranslationSet:
         return any(t.dropped for t in self.translations)
 
     any_dropped = strict
+
+    @property
+    def with_artifacts(self) -> list[Translation]:
+        """The jobs that got files of their own; wrappers and interactive helpers get none."""
+        return [t for t in self.translations if t.files]
+
+    @property
+    def without_artifacts(self) -> list[Translation]:
+        return [t for t in self.translations if not t.files]
+
+    @property
+    def fallbacks(self) -> list[Translation]:
+        """The jobs the requested flavor could not express: they got what ``auto`` picks."""
+        return [t for t in self.translations if any(d.code == FLAVOR_FALLBACK for d in t.diagnostics)]
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

@@ -48,8 +48,12 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# Commands that read a site configuration name it on stderr before they end.
+CONFIG_NOTE = "site configuration: "
+
+
 def one_line(stderr: str, *what: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
+    lines = [line for line in stderr.splitlines() if line.strip() and not line.startswith(CONFIG_NOTE)]
     assert len(lines) == 1, f"expected one line, got {stderr!r}"
     (line,) = lines
     assert line.startswith("migrate: "), line
@@ -124,7 +128,7 @@ def test_bad_option_values_and_missing_arguments(probe: Probe, tree: Path) -> No
     cli_error(probe, "scan", "--max-bytes", "lots", jobs, what=("--max-bytes",))
     cli_error(probe, "scan", "--format", "xml", jobs, what=("--format",))
     cli_error(probe, "translate", jobs, "--out", str(tree / "o"), what=("--to",))
-    cli_error(probe, "scan", what=("paths",))
+    cli_error(probe, "scan", what=("PATHS",))
     cli_error(probe, "frobnicate", what=("frobnicate",))
     cli_error(probe, "scan", "--frob", jobs, what=("--frob",))
 

@@ -20,6 +20,7 @@ from migrate.plan.changes import IMAGE_KINDS
 from migrate.plan.classify import Assessment
 from migrate.plan.demand import UNASSIGNED, JobDemand
 from migrate.plan.facts import ML_LAUNCHERS
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.vocab import CRON_KINDS, Direction, Format, Pattern
 
@@ -303,11 +304,9 @@ class CapacityTracker:
                 )
                 target = max(share, self._moved_gang[name])
                 if target > total - keep:
-                    warnings.append(
-                        f"partition {name}: the moved jobs need {target} node(s) and the largest job left on "
-                        f"the source needs {keep}, but the partition has {total}"
-                    )
-                    target = max(0, total - keep)
+                    given = max(0, total - keep)
+                    warnings.append(_short_of_nodes(name, total, target, keep, given))
+                    target = given
                 if final and keep == 0 and not left_hours:
                     target = total  # nothing left on the source: the whole partition can go
             out.append(
@@ -317,6 +316,28 @@ class CapacityTracker:
             shown = ", ".join(sorted(self._unplanned)[:3]) + (" ..." if len(self._unplanned) > 3 else "")
             warnings.append(f"no partition or queue in migrate.yaml, capacity not planned for: {shown}")
         return out, warnings
+
+
+def _short_of_nodes(name: str, total: int, need: int, keep: int, given: int) -> str:
+    """What a partition too small for a phase means, in the figures of the phase's capacity, and the fix."""
+    fix = f"set partitions.{name}.nodes in migrate.yaml (or pass --inventory) to the partition's real size"
+    if keep > total:
+        return (
+            f"partition {name}: a job left on the source asks for {keep} nodes, more than the "
+            f"{plural(total, 'node')} the partition has, so the target gets none of it in this phase and "
+            f"the moved jobs (needing {plural(need, 'node')}) wait; {fix}, or check that job's --nodes"
+        )
+    if keep == 0:
+        return (
+            f"partition {name}: the moved jobs need {plural(need, 'node')}, more than the {total} the "
+            f"partition has: the target gets all {total} in this phase and the largest moved job cannot "
+            f"start; {fix}, or check that job's --nodes"
+        )
+    return (
+        f"partition {name} has {plural(total, 'node')}, fewer than the {need} the moved jobs need plus the "
+        f"{keep} the largest job left on the source needs: the target gets {plural(given, 'node')} in this "
+        f"phase and the source keeps {keep}; {fix}, or move the {keep}-node jobs in the same wave"
+    )
 
 
 def gates(
