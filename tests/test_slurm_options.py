@@ -90,6 +90,8 @@ _IR_FIELDS = {
 def test_target_is_an_ir_field_or_a_handler(option: Option) -> None:
     if option.target == "raw" or option.target in reader._HANDLERS:
         return
+    # a target filled by one assignment: the reader's typed table has it, and it names an IR field
+    assert option.target in {**reader._RESOURCE_FIELDS, **reader._JOB_FIELDS}, option.target
     section, _, name = option.target.partition(".")
     assert name in _IR_FIELDS[section], option.target
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
@@ -23,7 +23,7 @@ from ..shell import slurm_cli
 from ..shell.analyze import analyze
 from ..shell.conceal import LITERAL_SECRET, analyzed
 from ..shell.facts import BodyFacts
-from ..shell.redact import literal_credential, redact
+from ..shell.redact import export_names_only, literal_credential, redact
 from . import directives, options
 from .directives import Header, Setting, Unknown
 
@@ -148,9 +148,12 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
     header = directives.read_header(lines, diags, job=path)
     builder = _JobBuilder(path, diags, header.components, "#SBATCH")
     builder.apply_all(header.settings, header.unknown)
+    builder.keep_directives(header.settings, header.unknown)
     body_start = (
         header.last_directive_line + 1 if header.last_directive_line else (2 if header.shebang else 1)
     )
+    names = builder.exported_credentials()
+    written = "".join(export_names_only(line, names) + "\n" for line in lines[: body_start - 1])
     body, facts = _analyze(_join(lines[body_start - 1 :]), body_start, diags, path)
     if facts.self_resubmit:
         diags.add(
@@ -160,7 +163,7 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
             job=path,
         )
     builder.merge_facts(facts)
-    script = _script_info(header.shebang, body, facts, header.first_command_line)
+    script = _script_info(header.shebang, body, facts, header.first_command_line, written)
     source = ir.SourceRef(path=path, format=FORMAT, line=1, end_line=max(len(lines), 1))
     return builder.build(source, SBATCH, script, templated=header.templated)
 
@@ -275,6 +278,7 @@ def _scrontab_entry(
     directives.check_settings(settings, diags, job_id)
     builder = _JobBuilder(job_id, diags, 1, "#SCRON")
     builder.apply_all(tuple(settings), tuple(unknown))
+    builder.keep_directives(tuple(settings), tuple(unknown))
     builder.raw.extend(env)
     body, facts = _analyze(command + "\n", number, diags, job_id)
     builder.merge_facts(facts)
@@ -316,7 +320,7 @@ def _shell_of(shebang: str | None) -> str | None:
 
 
 def _script_info(
-    shebang: str | None, body: str, facts: BodyFacts, first_command: int | None
+    shebang: str | None, body: str, facts: BodyFacts, first_command: int | None, header: str = ""
 ) -> ir.ScriptInfo:
     return ir.ScriptInfo(
         shell=_shell_of(shebang),
@@ -326,6 +330,7 @@ def _script_info(
         slurm_vars=facts.slurm_vars,
         first_command_line=first_command,
         body=body,
+        header=header,
     )
 
 
@@ -348,7 +353,7 @@ class _Pyxis:
 
 @dataclass
 class _Component:
-    resources: dict[str, Any] = field(default_factory=dict)  # Resources fields
+    resources: ir.Resources = field(default_factory=ir.Resources)
     gres_generic: tuple[ir.GenericResource, ...] = ()
     task_generic: tuple[ir.GenericResource, ...] = ()
     containers: list[ir.Container] = field(default_factory=list)
@@ -358,8 +363,27 @@ class _Component:
     line: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _JobWide:
+    """The fields options set once per job (a hetjob too): updated by ``replace``, which mypy checks."""
+
+    name: str | None = None
+    time_limit_s: int | None = None
+    time_min_s: int | None = None
+    begin: str | None = None
+    deadline: str | None = None
+    hold: bool = False
+    array: ir.ArraySpec | None = None
+    dependencies: tuple[ir.Dependency, ...] = ()
+    export: str | None = None
+    placement: ir.Placement = field(default_factory=ir.Placement)
+    failure: ir.FailurePolicy = field(default_factory=ir.FailurePolicy)
+    io: ir.IOSpec = field(default_factory=ir.IOSpec)
+    mail: ir.Mail | None = None
+
+
 _Handler = Callable[["_JobBuilder", Setting, object], None]
-_SECTIONS = ("job", "placement", "failure", "io", "mail")
+_Update = Callable[[_JobWide], _JobWide]
 
 
 class _JobBuilder:
@@ -370,11 +394,13 @@ class _JobBuilder:
         self.job_id = job_id
         self.origin = origin
         self.components = [_Component() for _ in range(max(components, 1))]
-        self.sections: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}  # IR fields by section
+        self.job = _JobWide()
+        self.given: set[str] = set()  # the job-wide fields an option has set
         self.topology: dict[str, str] = {}
         self.environment: list[ir.EnvVar] = []
         self.storage: list[ir.StoragePath] = []
         self.raw: list[ir.RawItem] = []
+        self.written: list[Setting | Unknown] = []  # the directives, for ir.Job.directives
         self.facts = BodyFacts()
 
     # -- applying settings -------------------------------------------------
@@ -395,6 +421,11 @@ class _JobBuilder:
                 ir.RawItem(item.spelled, item.value or "", item.line, self._origin(item.component))
             )
 
+    def keep_directives(self, settings: tuple[Setting, ...], unknown: tuple[Unknown, ...]) -> None:
+        """Remember the options as written: writers name them in the user's words, at their line."""
+        self.written += settings
+        self.written += unknown
+
     def apply(self, setting: Setting) -> None:
         option = setting.option
         if option.target == "raw":
@@ -414,23 +445,32 @@ class _JobBuilder:
             self._set(setting, value)
 
     def _set(self, setting: Setting, value: object) -> None:
-        """Put a value at its dotted target: resources per component, the rest per job."""
-        section, _, name = setting.option.target.partition(".")
-        if section == "resources":
-            self._comp(setting).resources[name] = value
+        """Put a value in the field its target names: resources per component, the rest per job."""
+        target = setting.option.target
+        resource = _RESOURCE_FIELDS.get(target)
+        if resource is not None:
+            comp = self._comp(setting)
+            comp.resources = resource(comp.resources, value)
             return
-        if section not in self.sections:
+        job_wide = _JOB_FIELDS.get(target)
+        if job_wide is None:
             self.keep_raw(setting)
             return
-        self._set_job_level(setting, section, name, value)
+        self.set_job_wide(setting, target, lambda job: job_wide(job, value))
 
-    def _set_job_level(self, setting: Setting, section: str, name: str, value: object) -> None:
-        fields = self.sections[section]
-        if setting.component > 0 and name in fields and fields[name] != value:
+    def set_job_wide(self, setting: Setting, key: str, update: _Update) -> None:
+        """Apply ``update`` to the job-wide fields; ``key`` names the field it sets."""
+        new = update(self.job)
+        if setting.component > 0 and key in self.given and new != self.job:
             # the IR holds one value per job: a different one in a later hetjob component stays raw
             self.keep_raw(setting)
             return
-        fields[name] = value
+        self.given.add(key)
+        self.job = new
+
+    def unset_job_wide(self, key: str, update: _Update) -> None:
+        self.given.discard(key)
+        self.job = update(self.job)
 
     def _comp(self, setting: Setting) -> _Component:
         return self.components[min(setting.component, len(self.components) - 1)]
@@ -471,6 +511,20 @@ class _JobBuilder:
 
     # -- build ---------------------------------------------------------------
 
+    def exported_credentials(self) -> list[str]:
+        """The variables an --export list set to a literal credential: as written, only their names."""
+        return [e.name for e in self.environment if e.secret is not None and e.origin == "sbatch-export"]
+
+    def _directives(self) -> tuple[ir.Directive, ...]:
+        names = self.exported_credentials()
+        out = []
+        for item in self.written:
+            long = item.option.long if isinstance(item, Setting) else item.spelled.lstrip("-")
+            text = export_names_only(_as_written(item.spelled, item.value), names)
+            out.append(ir.Directive(long, text, item.line, item.component))
+        # in line order; on one line the options sbatch knows come first, as the writers read them
+        return tuple(sorted(out, key=lambda d: d.line))
+
     def build(
         self,
         source: ir.SourceRef,
@@ -479,32 +533,33 @@ class _JobBuilder:
         templated: bool = False,
         schedule: ir.Schedule | None = None,
     ) -> ir.Job:
-        job = self.sections["job"]
-        mail = self.sections["mail"]
+        job = self.job
         facts = self.facts
         many = len(self.components) > 1
-        placement = dict(self.sections["placement"])
+        placement = job.placement
         if self.topology:
-            placement["topology"] = tuple(ir.KeyValue(k, v) for k, v in self.topology.items())
+            placement = replace(
+                placement, topology=tuple(ir.KeyValue(k, v) for k, v in self.topology.items())
+            )
         return ir.Job(
             id=self.job_id,
             source=source,
             kind=kind,
-            name=_opt_str(job.get("name")),
+            name=job.name,
             components=tuple(self._component(i, c, many) for i, c in enumerate(self.components)),
-            time_limit_s=_opt_int(job.get("time_limit_s")),
-            time_min_s=_opt_int(job.get("time_min_s")),
-            begin=_opt_str(job.get("begin")),
-            deadline=_opt_str(job.get("deadline")),
-            hold=bool(job.get("hold", False)),
-            array=job.get("array"),
-            dependencies=_tuple(job.get("dependencies")),
-            placement=ir.Placement(**placement),
-            failure=ir.FailurePolicy(**self.sections["failure"]),
-            io=ir.IOSpec(**self.sections["io"]),
-            mail=ir.Mail(types=_tuple(mail.get("types")), user=_opt_str(mail.get("user"))) if mail else None,
+            time_limit_s=job.time_limit_s,
+            time_min_s=job.time_min_s,
+            begin=job.begin,
+            deadline=job.deadline,
+            hold=job.hold,
+            array=job.array,
+            dependencies=job.dependencies,
+            placement=placement,
+            failure=job.failure,
+            io=job.io,
+            mail=job.mail,
             environment=tuple(self.environment),
-            export=_opt_str(job.get("export")),
+            export=job.export,
             modules=facts.modules,
             software_envs=facts.software_envs,
             storage=tuple(self.storage),
@@ -514,13 +569,14 @@ class _JobBuilder:
             script=script,
             templated=templated,
             raw=tuple(self.raw),
+            directives=self._directives(),
         )
 
     def _component(self, index: int, comp: _Component, many: bool) -> ir.Component:
-        resources = dict(comp.resources)
+        resources = comp.resources
         generic = comp.gres_generic + comp.task_generic
         if generic:
-            resources["generic"] = generic
+            resources = replace(resources, generic=generic)
         containers = list(comp.containers)
         pyxis = comp.pyxis
         if pyxis.image is not None:
@@ -530,13 +586,13 @@ class _JobBuilder:
                     name=pyxis.name,
                     runtime="pyxis",
                     workdir=pyxis.workdir,
-                    mounts=_pyxis_mounts(pyxis.mounts or "", pyxis.mounts_line),
+                    mounts=_mounts(pyxis.mounts or "", pyxis.mounts_line),
                     line=pyxis.line,
                 )
             )
         return ir.Component(
             name=f"het{index}" if many else "main",
-            resources=ir.Resources(**resources),
+            resources=resources,
             containers=tuple(containers),
             launchers=tuple(comp.launchers),
             environment=tuple(comp.environment),
@@ -544,16 +600,97 @@ class _JobBuilder:
         )
 
 
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+def _as_written(spelled: str, value: str | None) -> str:
+    if value is None:
+        return spelled
+    return f"{spelled}={value}" if spelled.startswith("--") else f"{spelled} {value}"
 
 
-def _opt_int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+# Typed values: the option table's parsers return ``object``; each field says what it holds.
+# A value of another type is a bug in the table, reported like a bad value.
 
 
-def _tuple(value: object) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, tuple | list) else ()
+def _int(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"expected a number, got {value!r}")
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"expected text, got {value!r}")
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+        return value
+    raise TypeError(f"expected a list of text, got {value!r}")
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise TypeError(f"expected yes or no, got {value!r}")
+
+
+_T = TypeVar("_T")
+
+
+def _of(cls: type[_T], value: object) -> _T:
+    if isinstance(value, cls):
+        return value
+    raise TypeError(f"expected {cls.__name__}, got {value!r}")
+
+
+# Targets filled by one assignment: per component ...
+_RESOURCE_FIELDS: dict[str, Callable[[ir.Resources, object], ir.Resources]] = {
+    "resources.tasks": lambda r, v: replace(r, tasks=_int(v)),
+    "resources.tasks_per_node": lambda r, v: replace(r, tasks_per_node=_int(v)),
+    "resources.cpus_per_task": lambda r, v: replace(r, cpus_per_task=_int(v)),
+    "resources.cpus_per_node": lambda r, v: replace(r, cpus_per_node=_int(v)),
+    "resources.cpus_per_gpu": lambda r, v: replace(r, cpus_per_gpu=_int(v)),
+    "resources.mem_per_node_mb": lambda r, v: replace(r, mem_per_node_mb=_int(v)),
+    "resources.mem_per_cpu_mb": lambda r, v: replace(r, mem_per_cpu_mb=_int(v)),
+    "resources.mem_per_gpu_mb": lambda r, v: replace(r, mem_per_gpu_mb=_int(v)),
+    "resources.tmp_disk_mb": lambda r, v: replace(r, tmp_disk_mb=_int(v)),
+    "resources.constraint": lambda r, v: replace(r, constraint=_text(v)),
+}
+
+
+def _placement(
+    update: Callable[[ir.Placement, object], ir.Placement],
+) -> Callable[[_JobWide, object], _JobWide]:
+    return lambda j, v: replace(j, placement=update(j.placement, v))
+
+
+def _failure(
+    update: Callable[[ir.FailurePolicy, object], ir.FailurePolicy],
+) -> Callable[[_JobWide, object], _JobWide]:
+    return lambda j, v: replace(j, failure=update(j.failure, v))
+
+
+# ... and per job.
+_JOB_FIELDS: dict[str, Callable[[_JobWide, object], _JobWide]] = {
+    "job.name": lambda j, v: replace(j, name=_text(v)),
+    "job.begin": lambda j, v: replace(j, begin=_text(v)),
+    "job.deadline": lambda j, v: replace(j, deadline=_text(v)),
+    "job.hold": lambda j, v: replace(j, hold=_flag(v)),
+    "job.array": lambda j, v: replace(j, array=_of(ir.ArraySpec, v)),
+    "placement.partitions": _placement(lambda p, v: replace(p, partitions=_texts(v))),
+    "placement.qos": _placement(lambda p, v: replace(p, qos=_text(v))),
+    "placement.priority": _placement(lambda p, v: replace(p, priority=_text(v))),
+    "placement.nice": _placement(lambda p, v: replace(p, nice=_int(v))),
+    "placement.account": _placement(lambda p, v: replace(p, account=_text(v))),
+    "placement.reservation": _placement(lambda p, v: replace(p, reservation=_text(v))),
+    "placement.nodelist": _placement(lambda p, v: replace(p, nodelist=_text(v))),
+    "placement.exclude": _placement(lambda p, v: replace(p, exclude=_text(v))),
+    "placement.clusters": _placement(lambda p, v: replace(p, clusters=_text(v))),
+    "failure.signal": _failure(lambda f, v: replace(f, signal=_of(ir.Signal, v))),
+    "failure.no_kill": _failure(lambda f, v: replace(f, no_kill=_flag(v))),
+    "io.open_mode": lambda j, v: replace(j, io=replace(j.io, open_mode=_text(v))),
+    "mail.user": lambda j, v: replace(j, mail=replace(j.mail or ir.Mail(), user=_text(v))),
+}
 
 
 def _het_group(launcher: ir.Launcher, components: int) -> int:
@@ -568,7 +705,7 @@ def _het_group(launcher: ir.Launcher, components: int) -> int:
     return 0
 
 
-def _pyxis_mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
+def _mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
     mounts: list[ir.Mount] = []
     for item in spec.split(","):
         if not item:
@@ -585,56 +722,66 @@ def _pyxis_mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
 # Handlers for targets that need more than one assignment
 # ---------------------------------------------------------------------------
 
+_Count = Callable[[ir.Resources, int], ir.Resources]
+
 
 def _nodes(b: _JobBuilder, s: Setting, value: object) -> None:
-    low, high = cast(tuple[int, int | None], value)
-    res = b._comp(s).resources
-    res["nodes_min"], res["nodes_max"] = low, high
+    low, high = _of(tuple, value)
+    comp = b._comp(s)
+    comp.resources = replace(
+        comp.resources, nodes_min=_int(low), nodes_max=None if high is None else _int(high)
+    )
     if s.value and ("," in s.value or ":" in s.value):
         b.keep_raw(s)  # the allowed sizes between min and max have no IR field
 
 
-def _gpu_fields(b: _JobBuilder, s: Setting, items: tuple[ir.GenericResource, ...], count_field: str) -> None:
-    res = b._comp(s).resources
-    res[count_field] = sum(g.count for g in items)
+def _generic(value: object) -> tuple[ir.GenericResource, ...]:
+    items = _of(tuple, value)
+    if all(isinstance(g, ir.GenericResource) for g in items):
+        return items
+    raise TypeError(f"expected resources, got {value!r}")
+
+
+def _gpu_fields(b: _JobBuilder, s: Setting, items: tuple[ir.GenericResource, ...], count: _Count) -> None:
+    comp = b._comp(s)
+    comp.resources = count(comp.resources, sum(g.count for g in items))
     types = {g.type for g in items}
     if len(types) == 1:
         gpu_type = types.pop()
         if gpu_type is not None:
-            res["gpu_type"] = gpu_type
+            comp.resources = replace(comp.resources, gpu_type=gpu_type)
     else:
         b.keep_raw(s)  # several GPU types in one request: only the total is typed
 
 
-def _gpus(field_name: str) -> _Handler:
+def _gpus(count: _Count) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
-        _gpu_fields(b, s, cast(tuple[ir.GenericResource, ...], value), field_name)
+        _gpu_fields(b, s, _generic(value), count)
 
     return handle
 
 
 def _gres(b: _JobBuilder, s: Setting, value: object) -> None:
-    items = cast(tuple[ir.GenericResource, ...], value)
+    items = _generic(value)
     gpus = tuple(g for g in items if g.name == "gpu")
     if gpus:
-        _gpu_fields(b, s, gpus, "gpus_per_node")
+        _gpu_fields(b, s, gpus, lambda r, n: replace(r, gpus_per_node=n))
     b._comp(s).gres_generic = tuple(g for g in items if g.name != "gpu")
 
 
 def _tres_per_task(b: _JobBuilder, s: Setting, value: object) -> None:
-    items = cast(tuple[ir.GenericResource, ...], value)
     comp = b._comp(s)
     rest: list[ir.GenericResource] = []
     gpus: list[ir.GenericResource] = []
-    for item in items:
+    for item in _generic(value):
         if item.name == "cpu":
-            comp.resources["cpus_per_task"] = item.count
+            comp.resources = replace(comp.resources, cpus_per_task=item.count)
         elif item.name == "gpu":
             gpus.append(item)
         else:
             rest.append(item)
     if gpus:
-        _gpu_fields(b, s, tuple(gpus), "gpus_per_task")
+        _gpu_fields(b, s, tuple(gpus), lambda r, n: replace(r, gpus_per_task=n))
     comp.task_generic = tuple(rest)
 
 
@@ -642,35 +789,39 @@ def _exclusive(b: _JobBuilder, s: Setting, value: object) -> None:
     if value == "oversubscribe":
         b.keep_raw(s)
     else:
-        b._comp(s).resources["exclusive"] = value
+        comp = b._comp(s)
+        comp.resources = replace(comp.resources, exclusive=_text(value))
 
 
 def _licenses(b: _JobBuilder, s: Setting, value: object) -> None:
-    b._comp(s).resources["licenses"] = value
+    comp = b._comp(s)
+    comp.resources = replace(comp.resources, licenses=_generic(value))
     if s.value and "|" in s.value:
         b.keep_raw(s)  # "any one of" license alternatives: the typed list reads as "all of"
 
 
-def _time(field_name: str) -> _Handler:
+def _time(key: str, update: Callable[[_JobWide, int | None], _JobWide]) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
         if value is None or value == 0:  # UNLIMITED, INFINITE and 0 all mean no limit
-            b.sections["job"].pop(field_name, None)
+            b.unset_job_wide(key, lambda j: update(j, None))
             b.keep_raw(s)
             return
-        b._set_job_level(s, "job", field_name, value)
+        seconds = _int(value)
+        b.set_job_wide(s, key, lambda j: update(j, seconds))
 
     return handle
 
 
 def _dependencies(b: _JobBuilder, s: Setting, value: object) -> None:
-    deps = tuple(ir.replace(d, line=s.line) for d in cast(tuple[ir.Dependency, ...], value))
-    b._set_job_level(s, "job", "dependencies", deps)
+    deps = tuple(ir.replace(_of(ir.Dependency, d), line=s.line) for d in _of(tuple, value))
+    b.set_job_wide(s, "job.dependencies", lambda j: replace(j, dependencies=deps))
 
 
 def _export(b: _JobBuilder, s: Setting, value: object) -> None:
-    spec = cast(options.ExportSpec, value)
+    spec = _of(options.ExportSpec, value)
     names = ",".join(name for name, _ in spec.variables)
-    b._set_job_level(s, "job", "export", spec.policy if spec.policy != "LIST" else names)
+    export = spec.policy if spec.policy != "LIST" else names
+    b.set_job_wide(s, "job.export", lambda j: replace(j, export=export))
     b.environment = [e for e in b.environment if e.origin != "sbatch-export"]
     for name, literal in spec.variables:
         if literal and literal_credential(name, literal):
@@ -704,30 +855,24 @@ def _topology(b: _JobBuilder, s: Setting, value: object) -> None:
 
 
 def _requeue(b: _JobBuilder, s: Setting, value: object) -> None:
-    b._set_job_level(s, "failure", "requeue", True)
+    b.set_job_wide(s, "failure.requeue", lambda j: replace(j, failure=replace(j.failure, requeue=True)))
     if value == "expedite":
         b.keep_raw(s)  # expedited requeue (25.11) has no typed field
 
 
 def _no_requeue(b: _JobBuilder, s: Setting, value: object) -> None:
-    b._set_job_level(s, "failure", "requeue", False)
+    b.set_job_wide(s, "failure.requeue", lambda j: replace(j, failure=replace(j.failure, requeue=False)))
 
 
 _DEV_NULL = "/dev/null"
-_IO_ACCESS = {
-    "workdir": ("chdir", ir.READ_WRITE),
-    "stdout": ("output", ir.WRITE),
-    "stderr": ("error", ir.WRITE),
-}
 
 
-def _io(field_name: str) -> _Handler:
-    via, access = _IO_ACCESS.get(field_name, ("input", ir.READ))
-
+def _io(field_name: str, via: str, access: str, update: Callable[[ir.IOSpec, str], ir.IOSpec]) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
-        path = _DEV_NULL if isinstance(value, str) and value.lower() == "none" and via != "chdir" else value
-        b._set_job_level(s, "io", field_name, path)
-        if isinstance(path, str) and path != _DEV_NULL:
+        text = _text(value)
+        path = _DEV_NULL if text.lower() == "none" and via != "chdir" else text
+        b.set_job_wide(s, f"io.{field_name}", lambda j: replace(j, io=update(j.io, path)))
+        if path != _DEV_NULL:
             b.storage = [p for p in b.storage if p.via != via]
             b.storage.append(ir.StoragePath(path=path, access=access, via=via, line=s.line))
 
@@ -744,59 +889,78 @@ def _mail_types(b: _JobBuilder, s: Setting, value: object) -> None:
             job=b.job_id,
             severity=WARNING,
         )
-    mail = b.sections["mail"]
-    known = _tuple(mail.get("types"))
-    mail["types"] = known + tuple(t for t in cast(tuple[str, ...], value) if t not in known)
+    mail = b.job.mail or ir.Mail()
+    added = tuple(t for t in _texts(value) if t not in mail.types)
+    b.job = replace(b.job, mail=replace(mail, types=mail.types + added))  # repeats add up
 
 
 def _oci_bundle(b: _JobBuilder, s: Setting, value: object) -> None:
     comp = b._comp(s)
+    bundle = _text(value)
     comp.containers = [c for c in comp.containers if c.runtime != "oci-bundle"]
-    comp.containers.append(ir.Container(image=str(value), runtime="oci-bundle", line=s.line))
-    b.storage.append(ir.StoragePath(path=str(value), access=ir.READ, via="container-mount", line=s.line))
+    comp.containers.append(ir.Container(image=bundle, runtime="oci-bundle", line=s.line))
+    b.storage.append(ir.StoragePath(path=bundle, access=ir.READ, via="container-mount", line=s.line))
 
 
-def _pyxis(attribute: str) -> _Handler:
+def _pyxis(update: Callable[[_Pyxis, str], None], image: bool = False) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
         pyxis = b._comp(s).pyxis
-        setattr(pyxis, attribute, value)
-        if attribute == "image" or pyxis.line is None:
+        update(pyxis, _text(value))
+        if image or pyxis.line is None:
             pyxis.line = s.line
-        if attribute == "mounts":
-            pyxis.mounts_line = s.line
-            for mount in _pyxis_mounts(str(value), s.line):
-                where = mount.source or mount.target
-                b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
 
     return handle
 
 
+def _pyxis_image(pyxis: _Pyxis, value: str) -> None:
+    pyxis.image = value
+
+
+def _pyxis_workdir(pyxis: _Pyxis, value: str) -> None:
+    pyxis.workdir = value
+
+
+def _pyxis_name(pyxis: _Pyxis, value: str) -> None:
+    pyxis.name = value
+
+
+def _pyxis_mounts(b: _JobBuilder, s: Setting, value: object) -> None:
+    pyxis = b._comp(s).pyxis
+    pyxis.mounts = _text(value)
+    if pyxis.line is None:
+        pyxis.line = s.line
+    pyxis.mounts_line = s.line
+    for mount in _mounts(pyxis.mounts, s.line):
+        where = mount.source or mount.target
+        b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
+
+
 _HANDLERS: dict[str, _Handler] = {
     "resources.nodes": _nodes,
-    "resources.gpus": _gpus("gpus"),
-    "resources.gpus_per_node": _gpus("gpus_per_node"),
-    "resources.gpus_per_task": _gpus("gpus_per_task"),
+    "resources.gpus": _gpus(lambda r, n: replace(r, gpus=n)),
+    "resources.gpus_per_node": _gpus(lambda r, n: replace(r, gpus_per_node=n)),
+    "resources.gpus_per_task": _gpus(lambda r, n: replace(r, gpus_per_task=n)),
     "resources.gres": _gres,
     "resources.tres_per_task": _tres_per_task,
     "resources.exclusive": _exclusive,
     "resources.licenses": _licenses,
-    "job.time_limit_s": _time("time_limit_s"),
-    "job.time_min_s": _time("time_min_s"),
+    "job.time_limit_s": _time("job.time_limit_s", lambda j, t: replace(j, time_limit_s=t)),
+    "job.time_min_s": _time("job.time_min_s", lambda j, t: replace(j, time_min_s=t)),
     "job.dependencies": _dependencies,
     "job.export": _export,
     "placement.topology": _topology,
     "failure.requeue": _requeue,
     "failure.no_requeue": _no_requeue,
-    "io.workdir": _io("workdir"),
-    "io.stdout": _io("stdout"),
-    "io.stderr": _io("stderr"),
-    "io.stdin": _io("stdin"),
+    "io.workdir": _io("workdir", "chdir", ir.READ_WRITE, lambda io, p: replace(io, workdir=p)),
+    "io.stdout": _io("stdout", "output", ir.WRITE, lambda io, p: replace(io, stdout=p)),
+    "io.stderr": _io("stderr", "error", ir.WRITE, lambda io, p: replace(io, stderr=p)),
+    "io.stdin": _io("stdin", "input", ir.READ, lambda io, p: replace(io, stdin=p)),
     "mail.types": _mail_types,
     "container.oci_bundle": _oci_bundle,
-    "container.pyxis_image": _pyxis("image"),
-    "container.pyxis_mounts": _pyxis("mounts"),
-    "container.pyxis_workdir": _pyxis("workdir"),
-    "container.pyxis_name": _pyxis("name"),
+    "container.pyxis_image": _pyxis(_pyxis_image, image=True),
+    "container.pyxis_mounts": _pyxis_mounts,
+    "container.pyxis_workdir": _pyxis(_pyxis_workdir),
+    "container.pyxis_name": _pyxis(_pyxis_name),
 }
 
 __all__ = ["FORMAT", "SBATCH", "SCRONTAB", "WRAPPER", "Header", "read", "sniff"]
