@@ -351,9 +351,56 @@ class _Pyxis:
     mounts_line: int | None = None
 
 
+@dataclass(slots=True)
+class _Resources:
+    """The resource fields of one component while its options are read (see ``ir.Resources``)."""
+
+    nodes_min: int | None = None
+    nodes_max: int | None = None
+    tasks: int | None = None
+    tasks_per_node: int | None = None
+    cpus_per_task: int | None = None
+    cpus_per_node: int | None = None
+    mem_per_node_mb: int | None = None
+    mem_per_cpu_mb: int | None = None
+    mem_per_gpu_mb: int | None = None
+    gpus: int | None = None
+    gpus_per_node: int | None = None
+    gpus_per_task: int | None = None
+    gpu_type: str | None = None
+    cpus_per_gpu: int | None = None
+    tmp_disk_mb: int | None = None
+    exclusive: str | None = None
+    constraint: str | None = None
+    licenses: tuple[ir.GenericResource, ...] = ()
+
+    def build(self, generic: tuple[ir.GenericResource, ...]) -> ir.Resources:
+        return ir.Resources(
+            nodes_min=self.nodes_min,
+            nodes_max=self.nodes_max,
+            tasks=self.tasks,
+            tasks_per_node=self.tasks_per_node,
+            cpus_per_task=self.cpus_per_task,
+            cpus_per_node=self.cpus_per_node,
+            mem_per_node_mb=self.mem_per_node_mb,
+            mem_per_cpu_mb=self.mem_per_cpu_mb,
+            mem_per_gpu_mb=self.mem_per_gpu_mb,
+            gpus=self.gpus,
+            gpus_per_node=self.gpus_per_node,
+            gpus_per_task=self.gpus_per_task,
+            gpu_type=self.gpu_type,
+            cpus_per_gpu=self.cpus_per_gpu,
+            generic=generic,
+            tmp_disk_mb=self.tmp_disk_mb,
+            exclusive=self.exclusive,
+            constraint=self.constraint,
+            licenses=self.licenses,
+        )
+
+
 @dataclass
 class _Component:
-    resources: ir.Resources = field(default_factory=ir.Resources)
+    resources: _Resources = field(default_factory=_Resources)
     gres_generic: tuple[ir.GenericResource, ...] = ()
     task_generic: tuple[ir.GenericResource, ...] = ()
     containers: list[ir.Container] = field(default_factory=list)
@@ -363,9 +410,9 @@ class _Component:
     line: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _JobWide:
-    """The fields options set once per job (a hetjob too): updated by ``replace``, which mypy checks."""
+    """The fields options set once per job, a hetjob too (see ``ir.Job`` and its sections)."""
 
     name: str | None = None
     time_limit_s: int | None = None
@@ -376,14 +423,56 @@ class _JobWide:
     array: ir.ArraySpec | None = None
     dependencies: tuple[ir.Dependency, ...] = ()
     export: str | None = None
-    placement: ir.Placement = field(default_factory=ir.Placement)
-    failure: ir.FailurePolicy = field(default_factory=ir.FailurePolicy)
-    io: ir.IOSpec = field(default_factory=ir.IOSpec)
-    mail: ir.Mail | None = None
+    partitions: tuple[str, ...] = ()
+    qos: str | None = None
+    priority: str | None = None
+    nice: int | None = None
+    account: str | None = None
+    reservation: str | None = None
+    nodelist: str | None = None
+    exclude: str | None = None
+    clusters: str | None = None
+    topology: dict[str, str] = field(default_factory=dict)
+    requeue: bool | None = None
+    signal: ir.Signal | None = None
+    no_kill: bool = False
+    workdir: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    stdin: str | None = None
+    open_mode: str | None = None
+    mail: bool = False  # a mail option was given
+    mail_types: tuple[str, ...] = ()
+    mail_user: str | None = None
+
+    def placement(self) -> ir.Placement:
+        return ir.Placement(
+            partitions=self.partitions,
+            qos=self.qos,
+            priority=self.priority,
+            nice=self.nice,
+            account=self.account,
+            reservation=self.reservation,
+            nodelist=self.nodelist,
+            exclude=self.exclude,
+            clusters=self.clusters,
+            topology=tuple(ir.KeyValue(k, v) for k, v in self.topology.items()),
+        )
+
+    def failure(self) -> ir.FailurePolicy:
+        return ir.FailurePolicy(requeue=self.requeue, signal=self.signal, no_kill=self.no_kill)
+
+    def io(self) -> ir.IOSpec:
+        return ir.IOSpec(
+            workdir=self.workdir,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            stdin=self.stdin,
+            open_mode=self.open_mode,
+        )
 
 
 _Handler = Callable[["_JobBuilder", Setting, object], None]
-_Update = Callable[[_JobWide], _JobWide]
 
 
 class _JobBuilder:
@@ -395,8 +484,7 @@ class _JobBuilder:
         self.origin = origin
         self.components = [_Component() for _ in range(max(components, 1))]
         self.job = _JobWide()
-        self.given: set[str] = set()  # the job-wide fields an option has set
-        self.topology: dict[str, str] = {}
+        self.given: dict[str, object] = {}  # job-wide field -> the value an option gave it
         self.environment: list[ir.EnvVar] = []
         self.storage: list[ir.StoragePath] = []
         self.raw: list[ir.RawItem] = []
@@ -447,30 +535,20 @@ class _JobBuilder:
     def _set(self, setting: Setting, value: object) -> None:
         """Put a value in the field its target names: resources per component, the rest per job."""
         target = setting.option.target
-        resource = _RESOURCE_FIELDS.get(target)
-        if resource is not None:
-            comp = self._comp(setting)
-            comp.resources = resource(comp.resources, value)
-            return
-        job_wide = _JOB_FIELDS.get(target)
-        if job_wide is None:
+        if target.startswith("resources."):
+            if not _assign_resource(self._comp(setting).resources, target, value):
+                self.keep_raw(setting)  # a target the IR has no field for
+        elif self.job_wide(setting, target, value) and not _assign_job(self.job, target, value):
             self.keep_raw(setting)
-            return
-        self.set_job_wide(setting, target, lambda job: job_wide(job, value))
 
-    def set_job_wide(self, setting: Setting, key: str, update: _Update) -> None:
-        """Apply ``update`` to the job-wide fields; ``key`` names the field it sets."""
-        new = update(self.job)
-        if setting.component > 0 and key in self.given and new != self.job:
-            # the IR holds one value per job: a different one in a later hetjob component stays raw
+    def job_wide(self, setting: Setting, key: str, value: object) -> bool:
+        """Whether ``value`` may go into the job-wide field ``key``: the IR holds one value per job,
+        so a different one in a later hetjob component stays raw."""
+        if setting.component > 0 and key in self.given and self.given[key] != value:
             self.keep_raw(setting)
-            return
-        self.given.add(key)
-        self.job = new
-
-    def unset_job_wide(self, key: str, update: _Update) -> None:
-        self.given.discard(key)
-        self.job = update(self.job)
+            return False
+        self.given[key] = value
+        return True
 
     def _comp(self, setting: Setting) -> _Component:
         return self.components[min(setting.component, len(self.components) - 1)]
@@ -536,11 +614,6 @@ class _JobBuilder:
         job = self.job
         facts = self.facts
         many = len(self.components) > 1
-        placement = job.placement
-        if self.topology:
-            placement = replace(
-                placement, topology=tuple(ir.KeyValue(k, v) for k, v in self.topology.items())
-            )
         return ir.Job(
             id=self.job_id,
             source=source,
@@ -554,10 +627,10 @@ class _JobBuilder:
             hold=job.hold,
             array=job.array,
             dependencies=job.dependencies,
-            placement=placement,
-            failure=job.failure,
-            io=job.io,
-            mail=job.mail,
+            placement=job.placement(),
+            failure=job.failure(),
+            io=job.io(),
+            mail=ir.Mail(types=job.mail_types, user=job.mail_user) if job.mail else None,
             environment=tuple(self.environment),
             export=job.export,
             modules=facts.modules,
@@ -573,10 +646,6 @@ class _JobBuilder:
         )
 
     def _component(self, index: int, comp: _Component, many: bool) -> ir.Component:
-        resources = comp.resources
-        generic = comp.gres_generic + comp.task_generic
-        if generic:
-            resources = replace(resources, generic=generic)
         containers = list(comp.containers)
         pyxis = comp.pyxis
         if pyxis.image is not None:
@@ -592,7 +661,7 @@ class _JobBuilder:
             )
         return ir.Component(
             name=f"het{index}" if many else "main",
-            resources=resources,
+            resources=comp.resources.build(comp.gres_generic + comp.task_generic),
             containers=tuple(containers),
             launchers=tuple(comp.launchers),
             environment=tuple(comp.environment),
@@ -643,54 +712,76 @@ def _of(cls: type[_T], value: object) -> _T:
     raise TypeError(f"expected {cls.__name__}, got {value!r}")
 
 
-# Targets filled by one assignment: per component ...
-_RESOURCE_FIELDS: dict[str, Callable[[ir.Resources, object], ir.Resources]] = {
-    "resources.tasks": lambda r, v: replace(r, tasks=_int(v)),
-    "resources.tasks_per_node": lambda r, v: replace(r, tasks_per_node=_int(v)),
-    "resources.cpus_per_task": lambda r, v: replace(r, cpus_per_task=_int(v)),
-    "resources.cpus_per_node": lambda r, v: replace(r, cpus_per_node=_int(v)),
-    "resources.cpus_per_gpu": lambda r, v: replace(r, cpus_per_gpu=_int(v)),
-    "resources.mem_per_node_mb": lambda r, v: replace(r, mem_per_node_mb=_int(v)),
-    "resources.mem_per_cpu_mb": lambda r, v: replace(r, mem_per_cpu_mb=_int(v)),
-    "resources.mem_per_gpu_mb": lambda r, v: replace(r, mem_per_gpu_mb=_int(v)),
-    "resources.tmp_disk_mb": lambda r, v: replace(r, tmp_disk_mb=_int(v)),
-    "resources.constraint": lambda r, v: replace(r, constraint=_text(v)),
-}
+def _assign_resource(r: _Resources, target: str, value: object) -> bool:
+    """Targets filled by one assignment, per component; False for a target with no field."""
+    match target:
+        case "resources.tasks":
+            r.tasks = _int(value)
+        case "resources.tasks_per_node":
+            r.tasks_per_node = _int(value)
+        case "resources.cpus_per_task":
+            r.cpus_per_task = _int(value)
+        case "resources.cpus_per_node":
+            r.cpus_per_node = _int(value)
+        case "resources.cpus_per_gpu":
+            r.cpus_per_gpu = _int(value)
+        case "resources.mem_per_node_mb":
+            r.mem_per_node_mb = _int(value)
+        case "resources.mem_per_cpu_mb":
+            r.mem_per_cpu_mb = _int(value)
+        case "resources.mem_per_gpu_mb":
+            r.mem_per_gpu_mb = _int(value)
+        case "resources.tmp_disk_mb":
+            r.tmp_disk_mb = _int(value)
+        case "resources.constraint":
+            r.constraint = _text(value)
+        case _:
+            return False
+    return True
 
 
-def _placement(
-    update: Callable[[ir.Placement, object], ir.Placement],
-) -> Callable[[_JobWide, object], _JobWide]:
-    return lambda j, v: replace(j, placement=update(j.placement, v))
-
-
-def _failure(
-    update: Callable[[ir.FailurePolicy, object], ir.FailurePolicy],
-) -> Callable[[_JobWide, object], _JobWide]:
-    return lambda j, v: replace(j, failure=update(j.failure, v))
-
-
-# ... and per job.
-_JOB_FIELDS: dict[str, Callable[[_JobWide, object], _JobWide]] = {
-    "job.name": lambda j, v: replace(j, name=_text(v)),
-    "job.begin": lambda j, v: replace(j, begin=_text(v)),
-    "job.deadline": lambda j, v: replace(j, deadline=_text(v)),
-    "job.hold": lambda j, v: replace(j, hold=_flag(v)),
-    "job.array": lambda j, v: replace(j, array=_of(ir.ArraySpec, v)),
-    "placement.partitions": _placement(lambda p, v: replace(p, partitions=_texts(v))),
-    "placement.qos": _placement(lambda p, v: replace(p, qos=_text(v))),
-    "placement.priority": _placement(lambda p, v: replace(p, priority=_text(v))),
-    "placement.nice": _placement(lambda p, v: replace(p, nice=_int(v))),
-    "placement.account": _placement(lambda p, v: replace(p, account=_text(v))),
-    "placement.reservation": _placement(lambda p, v: replace(p, reservation=_text(v))),
-    "placement.nodelist": _placement(lambda p, v: replace(p, nodelist=_text(v))),
-    "placement.exclude": _placement(lambda p, v: replace(p, exclude=_text(v))),
-    "placement.clusters": _placement(lambda p, v: replace(p, clusters=_text(v))),
-    "failure.signal": _failure(lambda f, v: replace(f, signal=_of(ir.Signal, v))),
-    "failure.no_kill": _failure(lambda f, v: replace(f, no_kill=_flag(v))),
-    "io.open_mode": lambda j, v: replace(j, io=replace(j.io, open_mode=_text(v))),
-    "mail.user": lambda j, v: replace(j, mail=replace(j.mail or ir.Mail(), user=_text(v))),
-}
+def _assign_job(j: _JobWide, target: str, value: object) -> bool:
+    """Targets filled by one assignment, per job; False for a target with no field."""
+    match target:
+        case "job.name":
+            j.name = _text(value)
+        case "job.begin":
+            j.begin = _text(value)
+        case "job.deadline":
+            j.deadline = _text(value)
+        case "job.hold":
+            j.hold = _flag(value)
+        case "job.array":
+            j.array = _of(ir.ArraySpec, value)
+        case "placement.partitions":
+            j.partitions = _texts(value)
+        case "placement.qos":
+            j.qos = _text(value)
+        case "placement.priority":
+            j.priority = _text(value)
+        case "placement.nice":
+            j.nice = _int(value)
+        case "placement.account":
+            j.account = _text(value)
+        case "placement.reservation":
+            j.reservation = _text(value)
+        case "placement.nodelist":
+            j.nodelist = _text(value)
+        case "placement.exclude":
+            j.exclude = _text(value)
+        case "placement.clusters":
+            j.clusters = _text(value)
+        case "failure.signal":
+            j.signal = _of(ir.Signal, value)
+        case "failure.no_kill":
+            j.no_kill = _flag(value)
+        case "io.open_mode":
+            j.open_mode = _text(value)
+        case "mail.user":
+            j.mail, j.mail_user = True, _text(value)
+        case _:
+            return False
+    return True
 
 
 def _het_group(launcher: ir.Launcher, components: int) -> int:
@@ -722,15 +813,11 @@ def _mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
 # Handlers for targets that need more than one assignment
 # ---------------------------------------------------------------------------
 
-_Count = Callable[[ir.Resources, int], ir.Resources]
-
 
 def _nodes(b: _JobBuilder, s: Setting, value: object) -> None:
     low, high = _of(tuple, value)
-    comp = b._comp(s)
-    comp.resources = replace(
-        comp.resources, nodes_min=_int(low), nodes_max=None if high is None else _int(high)
-    )
+    res = b._comp(s).resources
+    res.nodes_min, res.nodes_max = _int(low), None if high is None else _int(high)
     if s.value and ("," in s.value or ":" in s.value):
         b.keep_raw(s)  # the allowed sizes between min and max have no IR field
 
@@ -742,14 +829,29 @@ def _generic(value: object) -> tuple[ir.GenericResource, ...]:
     raise TypeError(f"expected resources, got {value!r}")
 
 
+_Count = Callable[[_Resources, int], None]
+
+
+def _gpus_total(r: _Resources, count: int) -> None:
+    r.gpus = count
+
+
+def _gpus_per_node(r: _Resources, count: int) -> None:
+    r.gpus_per_node = count
+
+
+def _gpus_per_task(r: _Resources, count: int) -> None:
+    r.gpus_per_task = count
+
+
 def _gpu_fields(b: _JobBuilder, s: Setting, items: tuple[ir.GenericResource, ...], count: _Count) -> None:
-    comp = b._comp(s)
-    comp.resources = count(comp.resources, sum(g.count for g in items))
+    res = b._comp(s).resources
+    count(res, sum(g.count for g in items))
     types = {g.type for g in items}
     if len(types) == 1:
         gpu_type = types.pop()
         if gpu_type is not None:
-            comp.resources = replace(comp.resources, gpu_type=gpu_type)
+            res.gpu_type = gpu_type
     else:
         b.keep_raw(s)  # several GPU types in one request: only the total is typed
 
@@ -765,7 +867,7 @@ def _gres(b: _JobBuilder, s: Setting, value: object) -> None:
     items = _generic(value)
     gpus = tuple(g for g in items if g.name == "gpu")
     if gpus:
-        _gpu_fields(b, s, gpus, lambda r, n: replace(r, gpus_per_node=n))
+        _gpu_fields(b, s, gpus, _gpus_per_node)
     b._comp(s).gres_generic = tuple(g for g in items if g.name != "gpu")
 
 
@@ -775,13 +877,13 @@ def _tres_per_task(b: _JobBuilder, s: Setting, value: object) -> None:
     gpus: list[ir.GenericResource] = []
     for item in _generic(value):
         if item.name == "cpu":
-            comp.resources = replace(comp.resources, cpus_per_task=item.count)
+            comp.resources.cpus_per_task = item.count
         elif item.name == "gpu":
             gpus.append(item)
         else:
             rest.append(item)
     if gpus:
-        _gpu_fields(b, s, tuple(gpus), lambda r, n: replace(r, gpus_per_task=n))
+        _gpu_fields(b, s, tuple(gpus), _gpus_per_task)
     comp.task_generic = tuple(rest)
 
 
@@ -789,39 +891,45 @@ def _exclusive(b: _JobBuilder, s: Setting, value: object) -> None:
     if value == "oversubscribe":
         b.keep_raw(s)
     else:
-        comp = b._comp(s)
-        comp.resources = replace(comp.resources, exclusive=_text(value))
+        b._comp(s).resources.exclusive = _text(value)
 
 
 def _licenses(b: _JobBuilder, s: Setting, value: object) -> None:
-    comp = b._comp(s)
-    comp.resources = replace(comp.resources, licenses=_generic(value))
+    b._comp(s).resources.licenses = _generic(value)
     if s.value and "|" in s.value:
         b.keep_raw(s)  # "any one of" license alternatives: the typed list reads as "all of"
 
 
-def _time(key: str, update: Callable[[_JobWide, int | None], _JobWide]) -> _Handler:
-    def handle(b: _JobBuilder, s: Setting, value: object) -> None:
-        if value is None or value == 0:  # UNLIMITED, INFINITE and 0 all mean no limit
-            b.unset_job_wide(key, lambda j: update(j, None))
-            b.keep_raw(s)
-            return
-        seconds = _int(value)
-        b.set_job_wide(s, key, lambda j: update(j, seconds))
+def _time_limit(b: _JobBuilder, s: Setting, value: object) -> None:
+    if value is None or value == 0:  # UNLIMITED, INFINITE and 0 all mean no limit
+        b.given.pop("job.time_limit_s", None)
+        b.job.time_limit_s = None
+        b.keep_raw(s)
+    elif b.job_wide(s, "job.time_limit_s", value):
+        b.job.time_limit_s = _int(value)
 
-    return handle
+
+def _time_min(b: _JobBuilder, s: Setting, value: object) -> None:
+    if value is None or value == 0:
+        b.given.pop("job.time_min_s", None)
+        b.job.time_min_s = None
+        b.keep_raw(s)
+    elif b.job_wide(s, "job.time_min_s", value):
+        b.job.time_min_s = _int(value)
 
 
 def _dependencies(b: _JobBuilder, s: Setting, value: object) -> None:
-    deps = tuple(ir.replace(_of(ir.Dependency, d), line=s.line) for d in _of(tuple, value))
-    b.set_job_wide(s, "job.dependencies", lambda j: replace(j, dependencies=deps))
+    deps = tuple(replace(_of(ir.Dependency, d), line=s.line) for d in _of(tuple, value))
+    if b.job_wide(s, "job.dependencies", deps):
+        b.job.dependencies = deps
 
 
 def _export(b: _JobBuilder, s: Setting, value: object) -> None:
     spec = _of(options.ExportSpec, value)
     names = ",".join(name for name, _ in spec.variables)
     export = spec.policy if spec.policy != "LIST" else names
-    b.set_job_wide(s, "job.export", lambda j: replace(j, export=export))
+    if b.job_wide(s, "job.export", export):
+        b.job.export = export
     b.environment = [e for e in b.environment if e.origin != "sbatch-export"]
     for name, literal in spec.variables:
         if literal and literal_credential(name, literal):
@@ -851,27 +959,46 @@ def _literal_export(setting: Setting) -> bool:
 
 
 def _topology(b: _JobBuilder, s: Setting, value: object) -> None:
-    b.topology[s.option.long] = s.value if s.value is not None else "true"
+    b.job.topology[s.option.long] = s.value if s.value is not None else "true"
 
 
 def _requeue(b: _JobBuilder, s: Setting, value: object) -> None:
-    b.set_job_wide(s, "failure.requeue", lambda j: replace(j, failure=replace(j.failure, requeue=True)))
+    if b.job_wide(s, "failure.requeue", True):
+        b.job.requeue = True
     if value == "expedite":
         b.keep_raw(s)  # expedited requeue (25.11) has no typed field
 
 
 def _no_requeue(b: _JobBuilder, s: Setting, value: object) -> None:
-    b.set_job_wide(s, "failure.requeue", lambda j: replace(j, failure=replace(j.failure, requeue=False)))
+    if b.job_wide(s, "failure.requeue", False):
+        b.job.requeue = False
 
 
 _DEV_NULL = "/dev/null"
 
 
-def _io(field_name: str, via: str, access: str, update: Callable[[ir.IOSpec, str], ir.IOSpec]) -> _Handler:
+def _set_workdir(j: _JobWide, path: str) -> None:
+    j.workdir = path
+
+
+def _set_stdout(j: _JobWide, path: str) -> None:
+    j.stdout = path
+
+
+def _set_stderr(j: _JobWide, path: str) -> None:
+    j.stderr = path
+
+
+def _set_stdin(j: _JobWide, path: str) -> None:
+    j.stdin = path
+
+
+def _io(key: str, via: str, access: str, assign: Callable[[_JobWide, str], None]) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
         text = _text(value)
         path = _DEV_NULL if text.lower() == "none" and via != "chdir" else text
-        b.set_job_wide(s, f"io.{field_name}", lambda j: replace(j, io=update(j.io, path)))
+        if b.job_wide(s, key, path):
+            assign(b.job, path)
         if path != _DEV_NULL:
             b.storage = [p for p in b.storage if p.via != via]
             b.storage.append(ir.StoragePath(path=path, access=access, via=via, line=s.line))
@@ -889,9 +1016,9 @@ def _mail_types(b: _JobBuilder, s: Setting, value: object) -> None:
             job=b.job_id,
             severity=WARNING,
         )
-    mail = b.job.mail or ir.Mail()
-    added = tuple(t for t in _texts(value) if t not in mail.types)
-    b.job = replace(b.job, mail=replace(mail, types=mail.types + added))  # repeats add up
+    job = b.job
+    job.mail = True
+    job.mail_types += tuple(t for t in _texts(value) if t not in job.mail_types)  # repeats add up
 
 
 def _oci_bundle(b: _JobBuilder, s: Setting, value: object) -> None:
@@ -937,24 +1064,24 @@ def _pyxis_mounts(b: _JobBuilder, s: Setting, value: object) -> None:
 
 _HANDLERS: dict[str, _Handler] = {
     "resources.nodes": _nodes,
-    "resources.gpus": _gpus(lambda r, n: replace(r, gpus=n)),
-    "resources.gpus_per_node": _gpus(lambda r, n: replace(r, gpus_per_node=n)),
-    "resources.gpus_per_task": _gpus(lambda r, n: replace(r, gpus_per_task=n)),
+    "resources.gpus": _gpus(_gpus_total),
+    "resources.gpus_per_node": _gpus(_gpus_per_node),
+    "resources.gpus_per_task": _gpus(_gpus_per_task),
     "resources.gres": _gres,
     "resources.tres_per_task": _tres_per_task,
     "resources.exclusive": _exclusive,
     "resources.licenses": _licenses,
-    "job.time_limit_s": _time("job.time_limit_s", lambda j, t: replace(j, time_limit_s=t)),
-    "job.time_min_s": _time("job.time_min_s", lambda j, t: replace(j, time_min_s=t)),
+    "job.time_limit_s": _time_limit,
+    "job.time_min_s": _time_min,
     "job.dependencies": _dependencies,
     "job.export": _export,
     "placement.topology": _topology,
     "failure.requeue": _requeue,
     "failure.no_requeue": _no_requeue,
-    "io.workdir": _io("workdir", "chdir", ir.READ_WRITE, lambda io, p: replace(io, workdir=p)),
-    "io.stdout": _io("stdout", "output", ir.WRITE, lambda io, p: replace(io, stdout=p)),
-    "io.stderr": _io("stderr", "error", ir.WRITE, lambda io, p: replace(io, stderr=p)),
-    "io.stdin": _io("stdin", "input", ir.READ, lambda io, p: replace(io, stdin=p)),
+    "io.workdir": _io("io.workdir", "chdir", ir.READ_WRITE, _set_workdir),
+    "io.stdout": _io("io.stdout", "output", ir.WRITE, _set_stdout),
+    "io.stderr": _io("io.stderr", "error", ir.WRITE, _set_stderr),
+    "io.stdin": _io("io.stdin", "input", ir.READ, _set_stdin),
     "mail.types": _mail_types,
     "container.oci_bundle": _oci_bundle,
     "container.pyxis_image": _pyxis(_pyxis_image, image=True),
