@@ -331,7 +331,9 @@ class Directive:
     """
 
     option: str  # the long name (``nodes``); for an option sbatch does not know, as written without dashes
-    text: str  # as written: ``-N 2``, ``--time=1:00:00``; credentials in --export keep only their names
+    # The spelling used (-N, --nodes, an abbreviation) and the value: ``-N 2``, ``--time=1:00:00``
+    # (a long option's value after '=' however it was separated); an --export list names credentials only.
+    text: str
     line: int
     component: int = 0  # the hetjob component (0 for the first and for jobs of one component)
 
