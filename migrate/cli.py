@@ -332,6 +332,46 @@ def _usage_error(exc: api.UsageError) -> typer.Exit:
     return typer.Exit(2)
 
 
+DEFAULT_FLAVOR = "auto"
+DEFAULT_CONTAINER_RUNTIME = "pyxis"
+FlavorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--flavor",
+        help="Kubernetes object to write (--to kubernetes): auto, job, jobset, volcano, kueue, pytorchjob, "
+        "mpijob, cronjob. Default: auto.",
+    ),
+]
+ContainerRuntimeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--container-runtime",
+        help="How sbatch scripts run containers (--to slurm): pyxis, apptainer or none. Default: pyxis.",
+    ),
+]
+
+
+def _writer_choice(to: Target, flavor: str | None, container_runtime: str | None) -> str:
+    """The one choice the writer of ``to`` takes; the option of the other direction is a usage error."""
+    wrong = None
+    if to is Target.slurm and flavor is not None:
+        wrong = (
+            "--flavor picks the Kubernetes object and does not apply to --to slurm; use "
+            "--container-runtime pyxis|apptainer|none to choose how the sbatch scripts run containers"
+        )
+    elif to is Target.kubernetes and container_runtime is not None:
+        wrong = (
+            "--container-runtime chooses how sbatch scripts run containers and does not apply to "
+            "--to kubernetes; use --flavor to choose the Kubernetes object"
+        )
+    if wrong is not None:
+        _err().print(f"migrate: {wrong}", markup=False)
+        raise typer.Exit(2)
+    if to is Target.slurm:
+        return container_runtime or DEFAULT_CONTAINER_RUNTIME
+    return flavor or DEFAULT_FLAVOR
+
+
 ConfigOption = Annotated[
     str | None,
     typer.Option(
@@ -476,28 +516,27 @@ def report_command(
             help="Also translate the jobs into OUT/translated and show every job's fidelity table.",
         ),
     ] = False,
-    flavor: Annotated[
-        str, typer.Option(help="Kubernetes object to write with --translate.", metavar="NAME")
-    ] = "auto",
+    flavor: FlavorOption = None,
+    container_runtime: ContainerRuntimeOption = None,
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
 ) -> None:
     """Write the migration report: Markdown and a self-contained HTML page with pictures."""
     from migrate import api
 
+    choice = _writer_choice(to, flavor, container_runtime)
     _check_paths(paths)
     try:
         translations = None
         if translate:
-            # --flavor is the writer's one choice either way: towards Slurm, the container runtime
             translated = api.run_translate(
                 paths,
                 to.value,
                 os.path.join(out, "translated"),
-                flavor=flavor,
+                flavor=choice if to is Target.kubernetes else DEFAULT_FLAVOR,
                 config=config,
                 force=force,
-                runtime=flavor if to is Target.slurm else "auto",
+                runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
             )
             translations = translated.result
         run = api.run_report(
@@ -553,19 +592,8 @@ def translate_command(
     paths: Annotated[list[str], typer.Argument(help="Files or folders to translate.", metavar="PATHS")],
     to: Annotated[Target, typer.Option("--to", help="The format to write.")],
     out: Annotated[str, typer.Option("--out", "-o", help="Folder for the translated jobs.", metavar="DIR")],
-    flavor: Annotated[
-        str,
-        typer.Option(
-            help="Kubernetes object: auto, job, jobset, volcano, kueue, pytorchjob, mpijob, cronjob.",
-            metavar="NAME",
-        ),
-    ] = "auto",
-    container_runtime: Annotated[
-        str,
-        typer.Option(
-            help="How sbatch scripts run containers: pyxis, apptainer or none (--to slurm).", metavar="NAME"
-        ),
-    ] = "pyxis",
+    flavor: FlavorOption = None,
+    container_runtime: ContainerRuntimeOption = None,
     config: ConfigOption = None,
     force: ForceOption = False,
     strict: Annotated[
@@ -579,12 +607,18 @@ def translate_command(
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
     from migrate import api
 
+    # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
+    choice = _writer_choice(to, flavor, container_runtime)
     _check_paths(paths)
-    # What the table and --strict call the requested writer choice: the object, or the runtime.
-    choice = container_runtime if to is Target.slurm else flavor
     try:
         run = api.run_translate(
-            paths, to.value, out, flavor=flavor, config=config, force=force, runtime=container_runtime
+            paths,
+            to.value,
+            out,
+            flavor=choice if to is Target.kubernetes else DEFAULT_FLAVOR,
+            config=config,
+            force=force,
+            runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None

@@ -306,6 +306,9 @@ class ScriptInfo:
     slurm_vars: tuple[str, ...] = ()
     first_command_line: int | None = None
     body: str = ""  # the script text after the directives, for translation
+    # The lines before the body as written (shebang, #SBATCH lines, the comments between them),
+    # each with its newline; credentials in an --export list keep only their names. sbatch jobs only.
+    header: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +341,44 @@ class RawKeys:
         if key not in self.meanings:
             raise UnregisteredRawKeyError(key)
         return RawItem(key, value, line, origin)
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """One option of a job file's ``#SBATCH`` (or ``#SCRON``) lines, as the user wrote it.
+
+    The typed fields say what an option means; this says how it was written, so that
+    a writer can name it in the user's own words (``-N 2``) and at its line.
+    """
+
+    option: str  # the long name (``nodes``); for an option sbatch does not know, as written without dashes
+    # The spelling used (-N, --nodes, an abbreviation) and the value: ``-N 2``, ``--time=1:00:00``
+    # (a long option's value after '=' however it was separated); an --export list names credentials only.
+    text: str
+    line: int
+    component: int = 0  # the hetjob component (0 for the first and for jobs of one component)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigCredential:
+    """A literal credential a reader took out of a ConfigMap: the variable that now stands for it."""
+
+    variable: str
+    key: str  # the ConfigMap key that held it
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigMapData:
+    """A ConfigMap of the job's own manifest file that the job mounts or reads variables from.
+
+    ``data`` holds its keys without literal credentials: a script is rewritten to
+    read each one from a variable, a credential-like key is left out; either way
+    ``credentials`` names the variable.
+    """
+
+    name: str
+    data: tuple[KeyValue, ...] = ()
+    credentials: tuple[ConfigCredential, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +427,9 @@ class Job:
     script: ScriptInfo | None = None
     templated: bool = False
     raw: tuple[RawItem, ...] = ()
+    # What writers need from the job file beyond the typed fields, so that they never read it again:
+    directives: tuple[Directive, ...] = ()  # sbatch and scrontab jobs: each option, in line order
+    config_maps: tuple[ConfigMapData, ...] = ()  # Kubernetes jobs: the ConfigMaps of their file they use
 
     # Convenience views used by the graph, the plan and the writers.
     def total_nodes(self) -> int:
@@ -413,8 +457,11 @@ __all__ = [
     "IR_VERSION",
     "ArraySpec",
     "Component",
+    "ConfigCredential",
+    "ConfigMapData",
     "Container",
     "Dependency",
+    "Directive",
     "EnvVar",
     "FailurePolicy",
     "GenericResource",

@@ -9,8 +9,6 @@ a flavor forgets to account for shows as a gap.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -54,13 +52,8 @@ def _directive(option: Option) -> str:
 def status_of(option: Option, flavor: str) -> str:
     """The status the translation records for ``option`` in ``flavor`` (the worst, if several)."""
     text = f"#!/bin/bash\n#SBATCH {_directive(option)}\n{FLAVOR_BODIES[flavor]}\n"
-    # A real file: the writer reads the header again for the directives as written.
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, f"{option.long}.sbatch")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        jobs = slurm_reader.read(text, path, Collector())
-        result = translate_jobs(jobs, to=Format.KUBERNETES, flavor=flavor)
+    jobs = slurm_reader.read(text, f"{option.long}.sbatch", Collector())
+    result = translate_jobs(jobs, to=Format.KUBERNETES, flavor=flavor)
     # Recorded under its own spelling, or (raw items) with its source line, the directive's line 2.
     prefix = f"--{option.long}"
     found = {

@@ -184,3 +184,13 @@ def test_scan_help_names_the_library_default_size_limit() -> None:
     res = run("scan", "--help")
     assert res.returncode == 0, res.stderr
     assert f"{DEFAULT_MAX_BYTES >> 20} MiB" in " ".join(res.stdout.split())
+
+
+def test_each_direction_takes_its_own_writer_option() -> None:
+    from migrate import cli
+
+    kubernetes, slurm = cli.Target.kubernetes, cli.Target.slurm
+    assert cli._writer_choice(kubernetes, None, None) == "auto"
+    assert cli._writer_choice(kubernetes, "jobset", None) == "jobset"
+    assert cli._writer_choice(slurm, None, None) == "pyxis"
+    assert cli._writer_choice(slurm, None, "apptainer") == "apptainer"

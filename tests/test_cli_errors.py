@@ -122,6 +122,22 @@ def test_unknown_flavor_and_target(probe: Probe, tree: Path) -> None:
     assert not (tree / "out").exists()
 
 
+def test_options_of_the_other_direction(probe: Probe, tree: Path) -> None:
+    """--flavor picks the Kubernetes object, --container-runtime how sbatch scripts run containers."""
+    jobs, out = str(tree / "jobs"), str(tree / "out")
+    towards_slurm = ("--flavor", "--to slurm", "--container-runtime")
+    towards_kubernetes = ("--container-runtime", "--to kubernetes", "--flavor")
+    cli_error(probe, "translate", jobs, "--to", "slurm", "--out", out, "--flavor", "none", what=towards_slurm)
+    cli_error(probe, "translate", jobs, "--to", "slurm", "--out", out, "--flavor", "auto", what=towards_slurm)
+    argv = ("translate", jobs, "--to", "kubernetes", "--out", out, "--container-runtime", "pyxis")
+    cli_error(probe, *argv, what=towards_kubernetes)
+    argv = ("report", jobs, "--to", "slurm", "--translate", "--out", out, "--flavor", "jobset")
+    cli_error(probe, *argv, what=towards_slurm)
+    argv = ("report", jobs, "--to", "kubernetes", "--out", out, "--container-runtime", "none")
+    cli_error(probe, *argv, what=towards_kubernetes)
+    assert not (tree / "out").exists()
+
+
 def test_bad_option_values_and_missing_arguments(probe: Probe, tree: Path) -> None:
     jobs = str(tree / "jobs")
     cli_error(probe, "scan", "--max-bytes", "0", jobs, what=("--max-bytes",))

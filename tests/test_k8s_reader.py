@@ -1359,3 +1359,67 @@ def test_corpus_manifests_read_without_internal_errors() -> None:
         if not reader.sniff(text):
             continue
         read(text, str(path.relative_to(REPO)))
+
+
+# ---------------------------------------------------------------------------
+# ConfigMaps the jobs use, for the writers
+
+
+CONFIG_MAPS = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: runner}
+data:
+  run.sh: |
+    #!/bin/bash
+    export OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz012345
+    python serve.py
+  DB_PASSWORD: hunter2hunter2
+  MODE: fast
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: runner, namespace: other}
+data: {MODE: slow}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: unused}
+data: {A: b}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: cm, namespace: team}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: python:3.11
+          command: ["bash", "/scripts/run.sh"]
+          envFrom: [{configMapRef: {name: runner}}]
+          volumeMounts: [{name: s, mountPath: /scripts}]
+      volumes: [{name: s, configMap: {name: runner}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: plain}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, command: ["true"]}]
+"""
+
+
+def test_config_maps_a_job_uses_are_kept_without_credentials() -> None:
+    jobs, _ = read(CONFIG_MAPS)
+    cm_job, plain = jobs
+    assert plain.config_maps == ()
+    (runner,) = cm_job.config_maps  # the one its namespace sees; the unused one is left out
+    data = dict((kv.key, kv.value) for kv in runner.data)
+    assert runner.name == "runner" and set(data) == {"run.sh", "MODE"} and data["MODE"] == "fast"
+    assert "sk-abcdefghij" not in data["run.sh"] and "python serve.py" in data["run.sh"]
+    assert [c.key for c in runner.credentials] == ["run.sh", "DB_PASSWORD"]
+    assert runner.credentials[1] == ir.ConfigCredential("DB_PASSWORD", "DB_PASSWORD")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
+import tempfile
+
 import pytest
 from conftest import REPO
 
@@ -35,3 +38,15 @@ def test_status_is_read_from_the_translation() -> None:
     assert matrix.status_of(BY_LONG["time"], "job") == "mapped"
     assert matrix.status_of(BY_LONG["mail-type"], "job") == "dropped"
     assert matrix.status_of(BY_LONG["signal"], "kueue") == "approximated"
+
+
+def test_the_matrix_writes_no_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each option's job is read from text: the writers need nothing but the IR."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"the matrix touched the file system: {args}")
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    assert matrix.status_of(BY_LONG["time"], "jobset") == "mapped"
+    assert matrix.status_of(BY_LONG["exclusive"], "job") == "approximated"

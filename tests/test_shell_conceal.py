@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.translators.shell import redact as redact_module
 from migrate.translators.shell.conceal import LITERAL_SECRET, conceal, conceal_argv
 from migrate.translators.shell.redact import export_names_only
 
@@ -172,3 +174,55 @@ def test_the_rewritten_script_means_the_same_given_the_variables(key: str, optio
 )
 def test_export_items_that_hold_a_credential_keep_only_their_name(text: str, expected: str) -> None:
     assert export_names_only(text) == expected
+
+
+# One text per word the quick check looks for, each one the rules change; and letters that a
+# case-insensitive match reads as ASCII ones.
+_CHANGED = [
+    *("export MY_KEY=abc", "DB_PASS=abc", "X_PWD=abc", "AWS_SECRET=abc", "GH_TOKEN=abc", "CREDENTIALS=abc"),
+    *("X_AUTH=abc", "run --password hunter2", "run --Api-Key abc", "wandb login " + "a1" * 10),
+    *("https://hooks.slack.com/services/T0/B0/xyz", "hf_" + "A" * 20, "ghp_" + "b" * 20),
+    *("github_pat_" + "c" * 20, "sk-" + "d" * 20, "AKIA" + "E" * 16, "xoxb-" + "f" * 10, "glpat-" + "g" * 20),
+    *("run --pa\u017fsword hunter2", "run --to\u212aen abcdef", "run --secret-\u212aey abcdef"),
+]
+
+
+def _both_ways(text: str, names: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def all_three() -> tuple[str, ...]:
+        return (
+            redact_module.redact(text),
+            redact_module.redact(text, any_case=False),
+            export_names_only(text, names),
+        )
+
+    quick = all_three()
+    with mock.patch.object(redact_module, "_may_hold", lambda text: True):  # no shortcut
+        return quick, all_three()
+
+
+@pytest.mark.parametrize("text", _CHANGED)
+def test_the_quick_check_lets_every_credential_through(text: str) -> None:
+    quick, full = _both_ways(text, [])
+    assert full[0] != text and quick == full
+    listed = "--export=ALL,FOO=bar"  # a name the caller lists: no rule needed
+    assert _both_ways(listed, ["FOO"]) == ((listed, listed, "--export=ALL,FOO"),) * 2
+
+
+_PIECES = st.sampled_from(
+    [
+        *_CHANGED,
+        *("HF_TOKEN", "db_pass", "Secret", "=", "'", '"', " ", ",", "--", "-", "--export=ALL,", "--token"),
+        *("abcdefghijklmnopqrstuvwxyz0123", "ABCDEFGHIJKLMNOP", "$X", "x", "1", "\n", ";", "|", "/p"),
+        *("\u017f", "\u212a", "\u0130", "\u0131"),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_PIECES, max_size=10).map("".join), st.lists(st.sampled_from(["FOO", "HF_TOKEN"]), max_size=2)
+)
+def test_the_quick_check_never_changes_what_is_redacted(text: str, names: list[str]) -> None:
+    """A text without a word any rule needs is returned at once: running every rule gives the same."""
+    quick, full = _both_ways(text, names)
+    assert quick == full

@@ -93,6 +93,11 @@ def test_target_is_an_ir_field_or_a_handler(option: Option) -> None:
         return
     section, _, name = option.target.partition(".")
     assert name in _IR_FIELDS[section], option.target
+    # filled by one assignment: the reader has a typed field for it, so the example is not kept raw
+    given = f"--{option.long}" if option.arg != "required" else f"--{option.long}={option.example}"
+    diags = Collector("t.sbatch")
+    (job,) = reader.read(f"#!/bin/bash\n#SBATCH {given}\nhostname\n", "t.sbatch", diags)
+    assert [item.key for item in job.raw] == [] and "SLURM-BAD-VALUE" not in [d.code for d in diags.items]
 
 
 def test_names_are_unique() -> None:

@@ -494,7 +494,35 @@ def test_body_facts_are_merged(monkeypatch: pytest.MonkeyPatch) -> None:
         slurm_vars=("SLURM_JOB_ID",),
         first_command_line=5,
         body="export NCCL_DEBUG=WARN\nsrun a : b\nsrun c\n",
+        header="#!/bin/bash\n#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 2\n",
     )
+
+
+def test_directives_and_header_as_written() -> None:
+    text = (
+        "#!/bin/bash\n# train on two nodes\n#SBATCH -N 2 --frobnicate=1\n"
+        "#SBATCH --export=ALL,HF_TOKEN=hf_abcdefghijklmnopqrstuvwx\n#SBATCH hetjob\n#SBATCH --time 10\n"
+        "\nsrun hostname\n"
+    )
+    job, _ = one(text)
+    assert job.directives == (
+        ir.Directive("nodes", "-N 2", 3),
+        ir.Directive("frobnicate", "--frobnicate=1", 3),
+        ir.Directive("export", "--export=ALL,HF_TOKEN", 4),
+        ir.Directive("time", "--time=10", 6, component=1),
+    )
+    assert job.script is not None and job.script.header == (
+        "#!/bin/bash\n# train on two nodes\n#SBATCH -N 2 --frobnicate=1\n"
+        "#SBATCH --export=ALL,HF_TOKEN\n#SBATCH hetjob\n#SBATCH --time 10\n"
+    )
+    assert job.script.header + job.script.body == text.replace("=hf_abcdefghijklmnopqrstuvwx", "")
+
+
+def test_wrappers_and_salloc_helpers_have_no_directives() -> None:
+    wrapper, _ = one(SHEBANG + "jid=$(sbatch --parsable -N 2 a.sbatch)\n")
+    helper, _ = one(SHEBANG + "salloc -N 2 --time=1:00:00\n")
+    assert wrapper.directives == () and helper.directives == ()
+    assert helper.components[0].resources.nodes_min == 2  # its options still count
 
 
 def test_analysis_failure_does_not_lose_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -574,6 +602,18 @@ def test_scrontab_entries() -> None:
         ("SLURM-SCRONTAB-ENTRY", 7),
         ("SLURM-SCRONTAB-ENTRY", 8),
     ]
+
+
+def test_scrontab_entries_keep_their_directives() -> None:
+    jobs, _ = read(SCRONTAB, "ops.cron")
+    first = jobs[0]
+    assert [(d.option, d.text, d.line) for d in first.directives] == [
+        ("partition", "-p cpu", 2),
+        ("time", "-t 00:10:00", 2),
+        ("qos", "--qos=maint", 3),
+        ("job-name", "-J purge", 3),
+    ]
+    assert first.script is not None and first.script.header == ""  # the entry is its command only
 
 
 def test_scrontab_problems() -> None:

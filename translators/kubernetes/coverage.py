@@ -30,10 +30,11 @@ BODY_ITEMS: dict[str, FidelityStatus] = {
 }
 
 
-def sweep(ctx: Context, settings: tuple[tuple[str, int, int, str], ...]) -> None:
-    """``settings``: (long name, component, line, text as written) of every directive in the header."""
+def sweep(ctx: Context) -> None:
+    """An entry for every directive of the job file and every raw item not covered yet."""
     seen: set[tuple[str, int]] = set()
-    for long, comp, line, text in settings:
+    for directive in ctx.job.directives:
+        long, comp, line, text = directive.option, directive.component, directive.line, directive.text
         key = (long, comp)
         if key in ctx.covered or key in seen:
             continue

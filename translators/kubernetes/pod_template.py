@@ -9,7 +9,6 @@ its size never matters for the pod spec.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,9 +16,7 @@ from typing import Any
 from migrate import ir
 from migrate.names import dns1123_label
 from migrate.translators.shell.conceal import LITERAL_SECRET, SECRET_ORIGIN
-from migrate.translators.shell.redact import export_names_only, redact
-from migrate.translators.slurm import directives
-from migrate.vocab import JobKind
+from migrate.translators.shell.redact import redact
 
 from . import images, pod_resources, shims, slurmenv
 from .job_policy import JobPolicy
@@ -30,7 +27,6 @@ from .yamlemit import Manifest, Path
 COMMAND = ["/bin/bash", f"{slurmenv.MOUNT_DIR}/entrypoint.sh"]
 SCRIPT_VOLUME = "migrate-script"
 LABEL_COMPONENT = "migrate.io/component"
-_MAX_SOURCE_BYTES = 1 << 20
 
 
 @dataclass
@@ -53,33 +49,12 @@ def configmap_name(ctx: Context) -> str:
 
 def script_text(ctx: Context) -> str:
     """The job script: its header as written, the body as the IR holds it (credentials read from the env)."""
-    job = ctx.job
-    body = job.script.body if job.script is not None else ""
+    script = ctx.job.script
+    body = script.body if script is not None else ""
     body = redact(body, any_case=False)  # a no-op for a body the reader rewrote; a net for other IRs
-    if job.kind == JobKind.SBATCH and ctx.source_text is not None:
-        lines = directives.split_lines(ctx.source_text)
-        keep = len(lines) - body.count("\n")
-        if keep >= 0:
-            names = [e.name for e in job.environment if e.secret is not None and e.origin == "sbatch-export"]
-            header = [export_names_only(line, names) for line in lines[:keep]]
-            return "".join(line + "\n" for line in header) + body
+    if script is not None and script.header:
+        return script.header + body
     return body if body.startswith("#!") else "#!/bin/bash\n" + body
-
-
-def read_source(path: str) -> str | None:
-    """The job file again, to keep its header comments in the ConfigMap; None when unreadable."""
-    try:
-        if os.path.getsize(path) > _MAX_SOURCE_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            text = fh.read()
-    except OSError:
-        return None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return text.replace("\r\n", "\n")
 
 
 def script_configmap(ctx: Context) -> Manifest:
@@ -332,7 +307,6 @@ __all__ = [
     "PodParts",
     "build",
     "configmap_name",
-    "read_source",
     "script_configmap",
     "script_text",
     "user_environment",

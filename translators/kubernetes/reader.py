@@ -21,6 +21,7 @@ from migrate.diagnostics import Collector
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
 from . import kinds
+from . import manifest_configmaps as configmaps
 from . import manifest_templates as templates
 from .manifest_context import FileContext, K8sObject, read_context
 from .manifest_fields import describe
@@ -88,7 +89,7 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
         if any(start <= line <= end for line in template_lines):
             job = replace(job, templated=True)
         jobs.append(job)
-    return _attach_flows(jobs, context)
+    return _attach_config_maps(_attach_flows(jobs, context), documents)
 
 
 def _guarded(work: Callable[[], _T], obj: K8sObject, job_id: str | None, diags: Collector) -> _T | None:
@@ -205,6 +206,18 @@ def _unique_id(candidate: str, taken: set[str]) -> str:
         job_id = f"{candidate}~{n}"
     taken.add(job_id)
     return job_id
+
+
+def _attach_config_maps(jobs: list[ir.Job], documents: list[Document]) -> list[ir.Job]:
+    """The data of the ConfigMaps each job uses, so that writers need not read the file again."""
+    if not any(configmaps.used_by(job) for job in jobs):
+        return jobs
+    found = configmaps.in_file(documents)
+    out = []
+    for job in jobs:
+        data = configmaps.for_job(job, found)
+        out.append(replace(job, config_maps=data) if data else job)
+    return out
 
 
 def _attach_flows(jobs: list[ir.Job], context: FileContext) -> list[ir.Job]:

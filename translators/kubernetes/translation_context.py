@@ -85,7 +85,6 @@ class Context:
     option_lines: dict[tuple[str, int], int] = field(default_factory=dict)
     covered: set[tuple[str, int]] = field(default_factory=set)  # options that have an entry
     option_texts: dict[tuple[str, int], str] = field(default_factory=dict)  # as written in the file
-    source_text: str | None = None  # the job file, when it could be read again
     # job Secret -> (key, line) of each credential the job file wrote out literally
     secret_keys: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
 
@@ -97,18 +96,17 @@ class Context:
         name: str | None,
         flavor: str,
         diags: Collector,
-        settings: tuple[tuple[str, int, int], ...] = (),
     ) -> Context:
-        """``settings``: (long name, component, line) of each directive, when the header was re-read."""
         ctx = cls(
             job, site, name or dns1123_label(job.name or _stem(job.source.path), NAME_MAX), flavor, diags
         )
-        for long, comp, line in settings:
-            ctx.option_lines[(long, comp)] = line  # the last one wins, as in sbatch
         for item in job.raw:
             raw_long = option_name(item.key)
             if raw_long and item.line is not None:
                 ctx.option_lines.setdefault((raw_long, item.component), item.line)
+        for directive in job.directives:  # the last one wins, as in sbatch
+            ctx.option_lines[(directive.option, directive.component)] = directive.line
+            ctx.option_texts[(directive.option, directive.component)] = directive.text
         return ctx
 
     def diag(self, code: str, message: str, line: int | None = None) -> None:

@@ -24,9 +24,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import Edge, Entry, Translation, WaitTarget, wrapper_translation
 from migrate.site.config import SiteConfig
-from migrate.translators.shell.redact import export_names_only
-from migrate.translators.slurm import directives
-from migrate.vocab import FidelityStatus, Format, JobKind
+from migrate.vocab import FidelityStatus, Format
 
 from . import (
     batchjob,
@@ -60,55 +58,6 @@ _FILE_NAMES = {
 DEFAULT_QUEUE = "default"
 
 
-def _header_settings(ctx: Context) -> tuple[tuple[str, int, int, str], ...]:
-    """(long, component, line, as written) of each directive, read again from the job file.
-
-    The IR keeps typed values, not where each option was written; reading the
-    header again (cheap: directives only) gives every fidelity entry its line.
-    """
-    job = ctx.job
-    if job.source.format != Format.SLURM or job.kind not in (JobKind.SBATCH, JobKind.SCRONTAB):
-        return ()
-    text = pod_template.read_source(job.source.path)
-    if text is None:
-        return ()
-    lines = directives.split_lines(text)
-    quiet = Collector(job.source.path)
-    if job.kind == JobKind.SBATCH:
-        ctx.source_text = text
-        header = directives.read_header(lines, quiet)
-        settings, unknown = list(header.settings), list(header.unknown)
-    else:  # the #SCRON lines just above this entry's cron line
-        end = job.schedule.line if job.schedule and job.schedule.line else job.source.line
-        words: list[directives.Word] = []
-        for number in range(job.source.line, end):
-            if 0 < number <= len(lines) and lines[number - 1].startswith("#SCRON"):
-                words += directives.tokenize(lines[number - 1][len("#SCRON") :], number)[0]
-        settings, unknown = directives.parse_words(words, quiet)
-    # credentials listed in an --export keep only their name, as in the ConfigMap's copy of the header
-    names = [e.name for e in job.environment if e.secret is not None and e.origin == "sbatch-export"]
-    out = [
-        (st.option.long, st.component, st.line, export_names_only(_as_written(st.spelled, st.value), names))
-        for st in settings
-    ]
-    out += [
-        (
-            u.spelled.lstrip("-"),
-            u.component,
-            u.line,
-            export_names_only(_as_written(u.spelled, u.value), names),
-        )
-        for u in unknown
-    ]
-    return tuple(out)
-
-
-def _as_written(spelled: str, value: str | None) -> str:
-    if value is None:
-        return spelled
-    return f"{spelled}={value}" if spelled.startswith("--") else f"{spelled} {value}"
-
-
 def translate_job(
     job: ir.Job, config: SiteConfig | None = None, flavor: str = "auto", *, name: str | None = None
 ) -> Translation:
@@ -117,10 +66,6 @@ def translate_job(
     choice = flavors.choose(job, flavor)
     diags = Collector(job.source.path)
     ctx = Context.create(job, site, name, choice.name, diags)
-    settings = _header_settings(ctx)
-    for long, comp, line, text in settings:
-        ctx.option_lines[(long, comp)] = line
-        ctx.option_texts[(long, comp)] = text
     if choice.fell_back:
         ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
         ctx.fidelity.approximated(f"--flavor {choice.requested}", choice.reason)
@@ -136,7 +81,7 @@ def translate_job(
     _monitoring(ctx)
     pod_template.report_credentials(ctx)
     slurmenv.record_script_variables(ctx, _env_names(manifests))
-    coverage.sweep(ctx, settings)
+    coverage.sweep(ctx)
     # in file order, as a reviewer reads the script; entries without a line keep their order at the end
     ctx.fidelity.entries.sort(key=lambda e: (e.line is None, e.line or 0))
     header = [

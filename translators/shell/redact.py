@@ -39,6 +39,19 @@ _OPTION_VALUE = re.compile(
     re.IGNORECASE,
 )
 WANDB_LOGIN = re.compile(r"(wandb\s+login(?:\s+--?[A-Za-z-]+)*\s+)([A-Za-z0-9]{20,})")
+# A word one of the rules above needs before it can change a text: a credential-like name
+# (migrate.secrets), an option taking a credential, ``wandb``, a Slack hook or a token's prefix.
+# Most lines have none, and one search is far cheaper than every rule; keep it in step with them.
+_MAY_HOLD = re.compile(
+    r"token|key|secret|pass|pwd|credential|auth|wandb|slack|hf_|gh[opsru]_|github_pat_|sk-|akia|xox|glpat-"
+)
+
+
+def _may_hold(text: str) -> bool:
+    """False when no rule can change ``text``. Searched in lower case, which for ASCII text is
+    what the case-insensitive rules see (and much faster than an IGNORECASE search); other
+    text always goes through every rule."""
+    return not text.isascii() or _MAY_HOLD.search(text.lower()) is not None
 
 
 def is_literal(value: str) -> bool:
@@ -77,7 +90,7 @@ def redact(text: str, any_case: bool = True) -> str:
     ``any_case=False`` takes only upper-case names for variables, as in text that may be
     another language's code (a here-document of Python: ``key=scores.get``).
     """
-    if not text:
+    if not text or not _may_hold(text):
         return text
 
     def assignment(m: re.Match[str]) -> str:
@@ -109,6 +122,8 @@ def export_names_only(text: str, names: Iterable[str] = ()) -> str:
     is redacted as usual.
     """
     listed = set(names)
+    if not _may_hold(text) and not any(name in text for name in listed):
+        return text
 
     def item(m: re.Match[str]) -> str:
         name, value = m.group(1), _unquoted(m.group(2))

@@ -47,7 +47,7 @@ WAIT_ALL = [
 def translate(ctx: Context) -> list[Script]:
     job = ctx.job
     stages = shape.stages(job, ctx.name)
-    config_maps = _config_maps(job)
+    config_maps = configmaps.for_job(job)
     parts = [p for s in stages for p in s.parts]
     place = placement.decide(ctx, [p.resources for p in parts])
     kube_record.record_placement(ctx, place)
@@ -55,23 +55,6 @@ def translate(ctx: Context) -> list[Script]:
     kube_record.record_job_fields(ctx, stages)
     kube_fields.record(ctx)
     return scripts
-
-
-def _config_maps(job: ir.Job) -> ConfigMaps:
-    used = {
-        m.source for c in job.components for k in c.containers for m in k.mounts if m.kind == "configMap"
-    } | {
-        v.secret.name
-        for c in job.components
-        for v in c.environment
-        if v.secret is not None and v.secret.kind == "configMap"
-    }
-    if not used:
-        return ConfigMaps()
-    found = configmaps.for_job(job.source.path, job.placement.namespace)
-    # Only the credentials of ConfigMaps this job uses must be provisioned for it.
-    found.credentials = tuple(c for c in found.credentials if c.config_map in used)
-    return found
 
 
 # ---------------------------------------------------------------------------

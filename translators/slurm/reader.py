@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
@@ -24,7 +24,7 @@ from ..shell import slurm_cli
 from ..shell.analyze import analyze
 from ..shell.conceal import LITERAL_SECRET, analyzed
 from ..shell.facts import BodyFacts
-from ..shell.redact import literal_credential, redact
+from ..shell.redact import export_names_only, literal_credential, redact
 from . import directives, options
 from .directives import Header, Setting, Unknown
 from .raw_keys import RAW_KEYS
@@ -143,9 +143,12 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
     header = directives.read_header(lines, diags, job=path)
     builder = _JobBuilder(path, diags, header.components, "#SBATCH")
     builder.apply_all(header.settings, header.unknown)
+    builder.keep_directives(header.settings, header.unknown)
     body_start = (
         header.last_directive_line + 1 if header.last_directive_line else (2 if header.shebang else 1)
     )
+    names = builder.exported_credentials()
+    written = "".join(export_names_only(line, names) + "\n" for line in lines[: body_start - 1])
     body, facts = _analyze(_join(lines[body_start - 1 :]), body_start, diags, path)
     if facts.self_resubmit:
         diags.add(
@@ -155,7 +158,7 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
             job=path,
         )
     builder.merge_facts(facts)
-    script = _script_info(header.shebang, body, facts, header.first_command_line)
+    script = _script_info(header.shebang, body, facts, header.first_command_line, written)
     source = ir.SourceRef(path=path, format=Format.SLURM, line=1, end_line=max(len(lines), 1))
     return builder.build(source, JobKind.SBATCH, script, templated=header.templated)
 
@@ -270,6 +273,7 @@ def _scrontab_entry(
     directives.check_settings(settings, diags, job_id)
     builder = _JobBuilder(job_id, diags, 1, "#SCRON")
     builder.apply_all(tuple(settings), tuple(unknown))
+    builder.keep_directives(tuple(settings), tuple(unknown))
     builder.raw.extend(env)
     body, facts = _analyze(command + "\n", number, diags, job_id)
     builder.merge_facts(facts)
@@ -313,7 +317,7 @@ def _shell_of(shebang: str | None) -> str | None:
 
 
 def _script_info(
-    shebang: str | None, body: str, facts: BodyFacts, first_command: int | None
+    shebang: str | None, body: str, facts: BodyFacts, first_command: int | None, header: str = ""
 ) -> ir.ScriptInfo:
     return ir.ScriptInfo(
         shell=_shell_of(shebang),
@@ -323,6 +327,7 @@ def _script_info(
         slurm_vars=facts.slurm_vars,
         first_command_line=first_command,
         body=body,
+        header=header,
     )
 
 
@@ -343,9 +348,56 @@ class _Pyxis:
     mounts_line: int | None = None
 
 
+@dataclass(slots=True)
+class _Resources:
+    """The resource fields of one component while its options are read (see ``ir.Resources``)."""
+
+    nodes_min: int | None = None
+    nodes_max: int | None = None
+    tasks: int | None = None
+    tasks_per_node: int | None = None
+    cpus_per_task: int | None = None
+    cpus_per_node: int | None = None
+    mem_per_node_mb: int | None = None
+    mem_per_cpu_mb: int | None = None
+    mem_per_gpu_mb: int | None = None
+    gpus: int | None = None
+    gpus_per_node: int | None = None
+    gpus_per_task: int | None = None
+    gpu_type: str | None = None
+    cpus_per_gpu: int | None = None
+    tmp_disk_mb: int | None = None
+    exclusive: str | None = None
+    constraint: str | None = None
+    licenses: tuple[ir.GenericResource, ...] = ()
+
+    def build(self, generic: tuple[ir.GenericResource, ...]) -> ir.Resources:
+        return ir.Resources(
+            nodes_min=self.nodes_min,
+            nodes_max=self.nodes_max,
+            tasks=self.tasks,
+            tasks_per_node=self.tasks_per_node,
+            cpus_per_task=self.cpus_per_task,
+            cpus_per_node=self.cpus_per_node,
+            mem_per_node_mb=self.mem_per_node_mb,
+            mem_per_cpu_mb=self.mem_per_cpu_mb,
+            mem_per_gpu_mb=self.mem_per_gpu_mb,
+            gpus=self.gpus,
+            gpus_per_node=self.gpus_per_node,
+            gpus_per_task=self.gpus_per_task,
+            gpu_type=self.gpu_type,
+            cpus_per_gpu=self.cpus_per_gpu,
+            generic=generic,
+            tmp_disk_mb=self.tmp_disk_mb,
+            exclusive=self.exclusive,
+            constraint=self.constraint,
+            licenses=self.licenses,
+        )
+
+
 @dataclass
 class _Component:
-    resources: dict[str, Any] = field(default_factory=dict)  # Resources fields
+    resources: _Resources = field(default_factory=_Resources)
     gres_generic: tuple[ir.GenericResource, ...] = ()
     task_generic: tuple[ir.GenericResource, ...] = ()
     containers: list[ir.Container] = field(default_factory=list)
@@ -355,8 +407,69 @@ class _Component:
     line: int | None = None
 
 
+@dataclass(slots=True)
+class _JobWide:
+    """The fields options set once per job, a hetjob too (see ``ir.Job`` and its sections)."""
+
+    name: str | None = None
+    time_limit_s: int | None = None
+    time_min_s: int | None = None
+    begin: str | None = None
+    deadline: str | None = None
+    hold: bool = False
+    array: ir.ArraySpec | None = None
+    dependencies: tuple[ir.Dependency, ...] = ()
+    export: str | None = None
+    partitions: tuple[str, ...] = ()
+    qos: str | None = None
+    priority: str | None = None
+    nice: int | None = None
+    account: str | None = None
+    reservation: str | None = None
+    nodelist: str | None = None
+    exclude: str | None = None
+    clusters: str | None = None
+    topology: dict[str, str] = field(default_factory=dict)
+    requeue: bool | None = None
+    signal: ir.Signal | None = None
+    no_kill: bool = False
+    workdir: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    stdin: str | None = None
+    open_mode: str | None = None
+    mail: bool = False  # a mail option was given
+    mail_types: tuple[str, ...] = ()
+    mail_user: str | None = None
+
+    def placement(self) -> ir.Placement:
+        return ir.Placement(
+            partitions=self.partitions,
+            qos=self.qos,
+            priority=self.priority,
+            nice=self.nice,
+            account=self.account,
+            reservation=self.reservation,
+            nodelist=self.nodelist,
+            exclude=self.exclude,
+            clusters=self.clusters,
+            topology=tuple(ir.KeyValue(k, v) for k, v in self.topology.items()),
+        )
+
+    def failure(self) -> ir.FailurePolicy:
+        return ir.FailurePolicy(requeue=self.requeue, signal=self.signal, no_kill=self.no_kill)
+
+    def io(self) -> ir.IOSpec:
+        return ir.IOSpec(
+            workdir=self.workdir,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            stdin=self.stdin,
+            open_mode=self.open_mode,
+        )
+
+
 _Handler = Callable[["_JobBuilder", Setting, object], None]
-_SECTIONS = ("job", "placement", "failure", "io", "mail")
 
 
 class _JobBuilder:
@@ -367,11 +480,12 @@ class _JobBuilder:
         self.job_id = job_id
         self.origin = origin
         self.components = [_Component() for _ in range(max(components, 1))]
-        self.sections: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}  # IR fields by section
-        self.topology: dict[str, str] = {}
+        self.job = _JobWide()
+        self.given: dict[str, object] = {}  # job-wide field -> the value an option gave it
         self.environment: list[ir.EnvVar] = []
         self.storage: list[ir.StoragePath] = []
         self.raw: list[ir.RawItem] = []
+        self.written: list[Setting | Unknown] = []  # the directives, for ir.Job.directives
         self.facts = BodyFacts()
 
     # -- applying settings -------------------------------------------------
@@ -392,6 +506,11 @@ class _JobBuilder:
                 ir.RawItem(item.spelled, item.value or "", item.line, self.origin, item.component)
             )
 
+    def keep_directives(self, settings: tuple[Setting, ...], unknown: tuple[Unknown, ...]) -> None:
+        """Remember the options as written: writers name them in the user's words, at their line."""
+        self.written += settings
+        self.written += unknown
+
     def apply(self, setting: Setting) -> None:
         option = setting.option
         if option.target == "raw":
@@ -411,23 +530,22 @@ class _JobBuilder:
             self._set(setting, value)
 
     def _set(self, setting: Setting, value: object) -> None:
-        """Put a value at its dotted target: resources per component, the rest per job."""
-        section, _, name = setting.option.target.partition(".")
-        if section == "resources":
-            self._comp(setting).resources[name] = value
-            return
-        if section not in self.sections:
+        """Put a value in the field its target names: resources per component, the rest per job."""
+        target = setting.option.target
+        if target.startswith("resources."):
+            if not _assign_resource(self._comp(setting).resources, target, value):
+                self.keep_raw(setting)  # a target the IR has no field for
+        elif self.job_wide(setting, target, value) and not _assign_job(self.job, target, value):
             self.keep_raw(setting)
-            return
-        self._set_job_level(setting, section, name, value)
 
-    def _set_job_level(self, setting: Setting, section: str, name: str, value: object) -> None:
-        fields = self.sections[section]
-        if setting.component > 0 and name in fields and fields[name] != value:
-            # the IR holds one value per job: a different one in a later hetjob component stays raw
+    def job_wide(self, setting: Setting, key: str, value: object) -> bool:
+        """Whether ``value`` may go into the job-wide field ``key``: the IR holds one value per job,
+        so a different one in a later hetjob component stays raw."""
+        if setting.component > 0 and key in self.given and self.given[key] != value:
             self.keep_raw(setting)
-            return
-        fields[name] = value
+            return False
+        self.given[key] = value
+        return True
 
     def _comp(self, setting: Setting) -> _Component:
         return self.components[min(setting.component, len(self.components) - 1)]
@@ -466,6 +584,20 @@ class _JobBuilder:
 
     # -- build ---------------------------------------------------------------
 
+    def exported_credentials(self) -> list[str]:
+        """The variables an --export list set to a literal credential: as written, only their names."""
+        return [e.name for e in self.environment if e.secret is not None and e.origin == "sbatch-export"]
+
+    def _directives(self) -> tuple[ir.Directive, ...]:
+        names = self.exported_credentials()
+        out = []
+        for item in self.written:
+            long = item.option.long if isinstance(item, Setting) else item.spelled.lstrip("-")
+            text = export_names_only(_as_written(item.spelled, item.value), names)
+            out.append(ir.Directive(long, text, item.line, item.component))
+        # in line order; on one line the options sbatch knows come first, as the writers read them
+        return tuple(sorted(out, key=lambda d: d.line))
+
     def build(
         self,
         source: ir.SourceRef,
@@ -474,32 +606,28 @@ class _JobBuilder:
         templated: bool = False,
         schedule: ir.Schedule | None = None,
     ) -> ir.Job:
-        job = self.sections["job"]
-        mail = self.sections["mail"]
+        job = self.job
         facts = self.facts
         many = len(self.components) > 1
-        placement = dict(self.sections["placement"])
-        if self.topology:
-            placement["topology"] = tuple(ir.KeyValue(k, v) for k, v in self.topology.items())
         return ir.Job(
             id=self.job_id,
             source=source,
             kind=kind,
-            name=_opt_str(job.get("name")),
+            name=job.name,
             components=tuple(self._component(i, c, many) for i, c in enumerate(self.components)),
-            time_limit_s=_opt_int(job.get("time_limit_s")),
-            time_min_s=_opt_int(job.get("time_min_s")),
-            begin=_opt_str(job.get("begin")),
-            deadline=_opt_str(job.get("deadline")),
-            hold=bool(job.get("hold", False)),
-            array=job.get("array"),
-            dependencies=_tuple(job.get("dependencies")),
-            placement=ir.Placement(**placement),
-            failure=ir.FailurePolicy(**self.sections["failure"]),
-            io=ir.IOSpec(**self.sections["io"]),
-            mail=ir.Mail(types=_tuple(mail.get("types")), user=_opt_str(mail.get("user"))) if mail else None,
+            time_limit_s=job.time_limit_s,
+            time_min_s=job.time_min_s,
+            begin=job.begin,
+            deadline=job.deadline,
+            hold=job.hold,
+            array=job.array,
+            dependencies=job.dependencies,
+            placement=job.placement(),
+            failure=job.failure(),
+            io=job.io(),
+            mail=ir.Mail(types=job.mail_types, user=job.mail_user) if job.mail else None,
             environment=tuple(self.environment),
-            export=_opt_str(job.get("export")),
+            export=job.export,
             modules=facts.modules,
             software_envs=facts.software_envs,
             storage=tuple(self.storage),
@@ -509,13 +637,10 @@ class _JobBuilder:
             script=script,
             templated=templated,
             raw=tuple(self.raw),
+            directives=self._directives(),
         )
 
     def _component(self, index: int, comp: _Component, many: bool) -> ir.Component:
-        resources = dict(comp.resources)
-        generic = comp.gres_generic + comp.task_generic
-        if generic:
-            resources["generic"] = generic
         containers = list(comp.containers)
         pyxis = comp.pyxis
         if pyxis.image is not None:
@@ -525,13 +650,13 @@ class _JobBuilder:
                     name=pyxis.name,
                     runtime="pyxis",
                     workdir=pyxis.workdir,
-                    mounts=_pyxis_mounts(pyxis.mounts or "", pyxis.mounts_line),
+                    mounts=_mounts(pyxis.mounts or "", pyxis.mounts_line),
                     line=pyxis.line,
                 )
             )
         return ir.Component(
             name=f"het{index}" if many else "main",
-            resources=ir.Resources(**resources),
+            resources=comp.resources.build(comp.gres_generic + comp.task_generic),
             containers=tuple(containers),
             launchers=tuple(comp.launchers),
             environment=tuple(comp.environment),
@@ -539,16 +664,119 @@ class _JobBuilder:
         )
 
 
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+def _as_written(spelled: str, value: str | None) -> str:
+    if value is None:
+        return spelled
+    return f"{spelled}={value}" if spelled.startswith("--") else f"{spelled} {value}"
 
 
-def _opt_int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+# Typed values: the option table's parsers return ``object``; each field says what it holds.
+# A value of another type is a bug in the table, reported like a bad value.
 
 
-def _tuple(value: object) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, tuple | list) else ()
+def _int(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"expected a number, got {value!r}")
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"expected text, got {value!r}")
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+        return value
+    raise TypeError(f"expected a list of text, got {value!r}")
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise TypeError(f"expected yes or no, got {value!r}")
+
+
+_T = TypeVar("_T")
+
+
+def _of(cls: type[_T], value: object) -> _T:
+    if isinstance(value, cls):
+        return value
+    raise TypeError(f"expected {cls.__name__}, got {value!r}")
+
+
+def _assign_resource(r: _Resources, target: str, value: object) -> bool:
+    """Targets filled by one assignment, per component; False for a target with no field."""
+    match target:
+        case "resources.tasks":
+            r.tasks = _int(value)
+        case "resources.tasks_per_node":
+            r.tasks_per_node = _int(value)
+        case "resources.cpus_per_task":
+            r.cpus_per_task = _int(value)
+        case "resources.cpus_per_node":
+            r.cpus_per_node = _int(value)
+        case "resources.cpus_per_gpu":
+            r.cpus_per_gpu = _int(value)
+        case "resources.mem_per_node_mb":
+            r.mem_per_node_mb = _int(value)
+        case "resources.mem_per_cpu_mb":
+            r.mem_per_cpu_mb = _int(value)
+        case "resources.mem_per_gpu_mb":
+            r.mem_per_gpu_mb = _int(value)
+        case "resources.tmp_disk_mb":
+            r.tmp_disk_mb = _int(value)
+        case "resources.constraint":
+            r.constraint = _text(value)
+        case _:
+            return False
+    return True
+
+
+def _assign_job(j: _JobWide, target: str, value: object) -> bool:
+    """Targets filled by one assignment, per job; False for a target with no field."""
+    match target:
+        case "job.name":
+            j.name = _text(value)
+        case "job.begin":
+            j.begin = _text(value)
+        case "job.deadline":
+            j.deadline = _text(value)
+        case "job.hold":
+            j.hold = _flag(value)
+        case "job.array":
+            j.array = _of(ir.ArraySpec, value)
+        case "placement.partitions":
+            j.partitions = _texts(value)
+        case "placement.qos":
+            j.qos = _text(value)
+        case "placement.priority":
+            j.priority = _text(value)
+        case "placement.nice":
+            j.nice = _int(value)
+        case "placement.account":
+            j.account = _text(value)
+        case "placement.reservation":
+            j.reservation = _text(value)
+        case "placement.nodelist":
+            j.nodelist = _text(value)
+        case "placement.exclude":
+            j.exclude = _text(value)
+        case "placement.clusters":
+            j.clusters = _text(value)
+        case "failure.signal":
+            j.signal = _of(ir.Signal, value)
+        case "failure.no_kill":
+            j.no_kill = _flag(value)
+        case "io.open_mode":
+            j.open_mode = _text(value)
+        case "mail.user":
+            j.mail, j.mail_user = True, _text(value)
+        case _:
+            return False
+    return True
 
 
 def _het_group(launcher: ir.Launcher, components: int) -> int:
@@ -563,7 +791,7 @@ def _het_group(launcher: ir.Launcher, components: int) -> int:
     return 0
 
 
-def _pyxis_mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
+def _mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
     mounts: list[ir.Mount] = []
     for item in spec.split(","):
         if not item:
@@ -582,54 +810,75 @@ def _pyxis_mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
 
 
 def _nodes(b: _JobBuilder, s: Setting, value: object) -> None:
-    low, high = cast(tuple[int, int | None], value)
+    low, high = _of(tuple, value)
     res = b._comp(s).resources
-    res["nodes_min"], res["nodes_max"] = low, high
+    res.nodes_min, res.nodes_max = _int(low), None if high is None else _int(high)
     if s.value and ("," in s.value or ":" in s.value):
         b.keep_raw(s)  # the allowed sizes between min and max have no IR field
 
 
-def _gpu_fields(b: _JobBuilder, s: Setting, items: tuple[ir.GenericResource, ...], count_field: str) -> None:
+def _generic(value: object) -> tuple[ir.GenericResource, ...]:
+    items = _of(tuple, value)
+    if all(isinstance(g, ir.GenericResource) for g in items):
+        return items
+    raise TypeError(f"expected resources, got {value!r}")
+
+
+_Count = Callable[[_Resources, int], None]
+
+
+def _gpus_total(r: _Resources, count: int) -> None:
+    r.gpus = count
+
+
+def _gpus_per_node(r: _Resources, count: int) -> None:
+    r.gpus_per_node = count
+
+
+def _gpus_per_task(r: _Resources, count: int) -> None:
+    r.gpus_per_task = count
+
+
+def _gpu_fields(b: _JobBuilder, s: Setting, items: tuple[ir.GenericResource, ...], count: _Count) -> None:
     res = b._comp(s).resources
-    res[count_field] = sum(g.count for g in items)
+    count(res, sum(g.count for g in items))
     types = {g.type for g in items}
     if len(types) == 1:
         gpu_type = types.pop()
         if gpu_type is not None:
-            res["gpu_type"] = gpu_type
+            res.gpu_type = gpu_type
     else:
         b.keep_raw(s)  # several GPU types in one request: only the total is typed
 
 
-def _gpus(field_name: str) -> _Handler:
+def _gpus(count: _Count) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
-        _gpu_fields(b, s, cast(tuple[ir.GenericResource, ...], value), field_name)
+        _gpu_fields(b, s, _generic(value), count)
 
     return handle
 
 
 def _gres(b: _JobBuilder, s: Setting, value: object) -> None:
-    items = cast(tuple[ir.GenericResource, ...], value)
+    items = _generic(value)
     gpus = tuple(g for g in items if g.name == "gpu")
     if gpus:
-        _gpu_fields(b, s, gpus, "gpus_per_node")
+        _gpu_fields(b, s, gpus, _gpus_per_node)
     b._comp(s).gres_generic = tuple(g for g in items if g.name != "gpu")
 
 
 def _tres_per_task(b: _JobBuilder, s: Setting, value: object) -> None:
-    items = cast(tuple[ir.GenericResource, ...], value)
     comp = b._comp(s)
     rest: list[ir.GenericResource] = []
     gpus: list[ir.GenericResource] = []
-    for item in items:
+    for item in _generic(value):
         if item.name == "cpu":
-            comp.resources["cpus_per_task"] = item.count
+            comp.resources.cpus_per_task = item.count
         elif item.name == "gpu":
             gpus.append(item)
         else:
             rest.append(item)
     if gpus:
-        _gpu_fields(b, s, tuple(gpus), "gpus_per_task")
+        _gpu_fields(b, s, tuple(gpus), _gpus_per_task)
     comp.task_generic = tuple(rest)
 
 
@@ -637,35 +886,45 @@ def _exclusive(b: _JobBuilder, s: Setting, value: object) -> None:
     if value == "oversubscribe":
         b.keep_raw(s)
     else:
-        b._comp(s).resources["exclusive"] = value
+        b._comp(s).resources.exclusive = _text(value)
 
 
 def _licenses(b: _JobBuilder, s: Setting, value: object) -> None:
-    b._comp(s).resources["licenses"] = value
+    b._comp(s).resources.licenses = _generic(value)
     if s.value and "|" in s.value:
         b.keep_raw(s)  # "any one of" license alternatives: the typed list reads as "all of"
 
 
-def _time(field_name: str) -> _Handler:
-    def handle(b: _JobBuilder, s: Setting, value: object) -> None:
-        if value is None or value == 0:  # UNLIMITED, INFINITE and 0 all mean no limit
-            b.sections["job"].pop(field_name, None)
-            b.keep_raw(s)
-            return
-        b._set_job_level(s, "job", field_name, value)
+def _time_limit(b: _JobBuilder, s: Setting, value: object) -> None:
+    if value is None or value == 0:  # UNLIMITED, INFINITE and 0 all mean no limit
+        b.given.pop("job.time_limit_s", None)
+        b.job.time_limit_s = None
+        b.keep_raw(s)
+    elif b.job_wide(s, "job.time_limit_s", value):
+        b.job.time_limit_s = _int(value)
 
-    return handle
+
+def _time_min(b: _JobBuilder, s: Setting, value: object) -> None:
+    if value is None or value == 0:
+        b.given.pop("job.time_min_s", None)
+        b.job.time_min_s = None
+        b.keep_raw(s)
+    elif b.job_wide(s, "job.time_min_s", value):
+        b.job.time_min_s = _int(value)
 
 
 def _dependencies(b: _JobBuilder, s: Setting, value: object) -> None:
-    deps = tuple(ir.replace(d, line=s.line) for d in cast(tuple[ir.Dependency, ...], value))
-    b._set_job_level(s, "job", "dependencies", deps)
+    deps = tuple(replace(_of(ir.Dependency, d), line=s.line) for d in _of(tuple, value))
+    if b.job_wide(s, "job.dependencies", deps):
+        b.job.dependencies = deps
 
 
 def _export(b: _JobBuilder, s: Setting, value: object) -> None:
-    spec = cast(options.ExportSpec, value)
+    spec = _of(options.ExportSpec, value)
     names = ",".join(name for name, _ in spec.variables)
-    b._set_job_level(s, "job", "export", spec.policy if spec.policy != "LIST" else names)
+    export = spec.policy if spec.policy != "LIST" else names
+    if b.job_wide(s, "job.export", export):
+        b.job.export = export
     b.environment = [e for e in b.environment if e.origin != "sbatch-export"]
     for name, literal in spec.variables:
         if literal and literal_credential(name, literal):
@@ -695,34 +954,47 @@ def _literal_export(setting: Setting) -> bool:
 
 
 def _topology(b: _JobBuilder, s: Setting, value: object) -> None:
-    b.topology[s.option.long] = s.value if s.value is not None else "true"
+    b.job.topology[s.option.long] = s.value if s.value is not None else "true"
 
 
 def _requeue(b: _JobBuilder, s: Setting, value: object) -> None:
-    b._set_job_level(s, "failure", "requeue", True)
+    if b.job_wide(s, "failure.requeue", True):
+        b.job.requeue = True
     if value == "expedite":
         b.keep_raw(s)  # expedited requeue (25.11) has no typed field
 
 
 def _no_requeue(b: _JobBuilder, s: Setting, value: object) -> None:
-    b._set_job_level(s, "failure", "requeue", False)
+    if b.job_wide(s, "failure.requeue", False):
+        b.job.requeue = False
 
 
 _DEV_NULL = "/dev/null"
-_IO_ACCESS = {
-    "workdir": ("chdir", ir.READ_WRITE),
-    "stdout": ("output", ir.WRITE),
-    "stderr": ("error", ir.WRITE),
-}
 
 
-def _io(field_name: str) -> _Handler:
-    via, access = _IO_ACCESS.get(field_name, ("input", ir.READ))
+def _set_workdir(j: _JobWide, path: str) -> None:
+    j.workdir = path
 
+
+def _set_stdout(j: _JobWide, path: str) -> None:
+    j.stdout = path
+
+
+def _set_stderr(j: _JobWide, path: str) -> None:
+    j.stderr = path
+
+
+def _set_stdin(j: _JobWide, path: str) -> None:
+    j.stdin = path
+
+
+def _io(key: str, via: str, access: str, assign: Callable[[_JobWide, str], None]) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
-        path = _DEV_NULL if isinstance(value, str) and value.lower() == "none" and via != "chdir" else value
-        b._set_job_level(s, "io", field_name, path)
-        if isinstance(path, str) and path != _DEV_NULL:
+        text = _text(value)
+        path = _DEV_NULL if text.lower() == "none" and via != "chdir" else text
+        if b.job_wide(s, key, path):
+            assign(b.job, path)
+        if path != _DEV_NULL:
             b.storage = [p for p in b.storage if p.via != via]
             b.storage.append(ir.StoragePath(path=path, access=access, via=via, line=s.line))
 
@@ -739,59 +1011,78 @@ def _mail_types(b: _JobBuilder, s: Setting, value: object) -> None:
             job=b.job_id,
             severity=WARNING,
         )
-    mail = b.sections["mail"]
-    known = _tuple(mail.get("types"))
-    mail["types"] = known + tuple(t for t in cast(tuple[str, ...], value) if t not in known)
+    job = b.job
+    job.mail = True
+    job.mail_types += tuple(t for t in _texts(value) if t not in job.mail_types)  # repeats add up
 
 
 def _oci_bundle(b: _JobBuilder, s: Setting, value: object) -> None:
     comp = b._comp(s)
+    bundle = _text(value)
     comp.containers = [c for c in comp.containers if c.runtime != "oci-bundle"]
-    comp.containers.append(ir.Container(image=str(value), runtime="oci-bundle", line=s.line))
-    b.storage.append(ir.StoragePath(path=str(value), access=ir.READ, via="container-mount", line=s.line))
+    comp.containers.append(ir.Container(image=bundle, runtime="oci-bundle", line=s.line))
+    b.storage.append(ir.StoragePath(path=bundle, access=ir.READ, via="container-mount", line=s.line))
 
 
-def _pyxis(attribute: str) -> _Handler:
+def _pyxis(update: Callable[[_Pyxis, str], None], image: bool = False) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
         pyxis = b._comp(s).pyxis
-        setattr(pyxis, attribute, value)
-        if attribute == "image" or pyxis.line is None:
+        update(pyxis, _text(value))
+        if image or pyxis.line is None:
             pyxis.line = s.line
-        if attribute == "mounts":
-            pyxis.mounts_line = s.line
-            for mount in _pyxis_mounts(str(value), s.line):
-                where = mount.source or mount.target
-                b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
 
     return handle
 
 
+def _pyxis_image(pyxis: _Pyxis, value: str) -> None:
+    pyxis.image = value
+
+
+def _pyxis_workdir(pyxis: _Pyxis, value: str) -> None:
+    pyxis.workdir = value
+
+
+def _pyxis_name(pyxis: _Pyxis, value: str) -> None:
+    pyxis.name = value
+
+
+def _pyxis_mounts(b: _JobBuilder, s: Setting, value: object) -> None:
+    pyxis = b._comp(s).pyxis
+    pyxis.mounts = _text(value)
+    if pyxis.line is None:
+        pyxis.line = s.line
+    pyxis.mounts_line = s.line
+    for mount in _mounts(pyxis.mounts, s.line):
+        where = mount.source or mount.target
+        b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
+
+
 _HANDLERS: dict[str, _Handler] = {
     "resources.nodes": _nodes,
-    "resources.gpus": _gpus("gpus"),
-    "resources.gpus_per_node": _gpus("gpus_per_node"),
-    "resources.gpus_per_task": _gpus("gpus_per_task"),
+    "resources.gpus": _gpus(_gpus_total),
+    "resources.gpus_per_node": _gpus(_gpus_per_node),
+    "resources.gpus_per_task": _gpus(_gpus_per_task),
     "resources.gres": _gres,
     "resources.tres_per_task": _tres_per_task,
     "resources.exclusive": _exclusive,
     "resources.licenses": _licenses,
-    "job.time_limit_s": _time("time_limit_s"),
-    "job.time_min_s": _time("time_min_s"),
+    "job.time_limit_s": _time_limit,
+    "job.time_min_s": _time_min,
     "job.dependencies": _dependencies,
     "job.export": _export,
     "placement.topology": _topology,
     "failure.requeue": _requeue,
     "failure.no_requeue": _no_requeue,
-    "io.workdir": _io("workdir"),
-    "io.stdout": _io("stdout"),
-    "io.stderr": _io("stderr"),
-    "io.stdin": _io("stdin"),
+    "io.workdir": _io("io.workdir", "chdir", ir.READ_WRITE, _set_workdir),
+    "io.stdout": _io("io.stdout", "output", ir.WRITE, _set_stdout),
+    "io.stderr": _io("io.stderr", "error", ir.WRITE, _set_stderr),
+    "io.stdin": _io("io.stdin", "input", ir.READ, _set_stdin),
     "mail.types": _mail_types,
     "container.oci_bundle": _oci_bundle,
-    "container.pyxis_image": _pyxis("image"),
-    "container.pyxis_mounts": _pyxis("mounts"),
-    "container.pyxis_workdir": _pyxis("workdir"),
-    "container.pyxis_name": _pyxis("name"),
+    "container.pyxis_image": _pyxis(_pyxis_image, image=True),
+    "container.pyxis_mounts": _pyxis_mounts,
+    "container.pyxis_workdir": _pyxis(_pyxis_workdir),
+    "container.pyxis_name": _pyxis(_pyxis_name),
 }
 
 __all__ = ["Header", "read", "sniff"]
