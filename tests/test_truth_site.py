@@ -1,0 +1,78 @@
+"""The truth site in corpus/cases/truth-site: names, helpers, non-jobs, through the real readers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, GOLDEN, REPO
+from golden import check_text
+
+from migrate import ir
+from migrate.plan.planner import Plan, build_plan, plan_json
+from migrate.site.config import load_site_config
+from migrate.translate import translate_jobs
+from migrate.vocab import Direction, Format
+
+SITE = CORPUS / "cases" / "truth-site"
+
+
+@pytest.fixture(scope="module")
+def jobs() -> list[ir.Job]:
+    from migrate.scan import scanner
+
+    here = Path.cwd()
+    import os
+
+    os.chdir(REPO)
+    try:
+        return scanner.scan([str(SITE.relative_to(REPO))]).jobs
+    finally:
+        os.chdir(here)
+
+
+@pytest.fixture(scope="module")
+def plan(jobs: list[ir.Job]) -> Plan:
+    return build_plan(jobs, Direction.TO_KUBERNETES, load_site_config(SITE / "migrate.yaml"))
+
+
+@pytest.fixture(scope="module")
+def plan_data(plan: Plan) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(plan_json(plan))
+    return data
+
+
+def _job(data: dict[str, Any], file_name: str) -> dict[str, Any]:
+    found = [j for j in data["jobs"] if j["id"].split("#")[0].endswith("/" + file_name)]
+    assert len(found) == 1, file_name
+    return found[0]
+
+
+def test_plan_golden(plan: Plan, update_golden: bool) -> None:
+    check_text(GOLDEN / "plan" / "truth-site.to-kubernetes.json", plan_json(plan), update_golden)
+
+
+def test_dotted_job_file_names_keep_their_whole_name(jobs: list[ir.Job]) -> None:
+    config = load_site_config(SITE / "migrate.yaml")
+    dotted = [j for j in jobs if j.source.path.endswith(("my.jax.v2.sbatch", "1.data-preprocessing.sbatch"))]
+    result = translate_jobs(dotted, Format.KUBERNETES, config=config)
+    names = {Path(t.job_id).name: t.name for t in result.translations}
+    assert names == {
+        "my.jax.v2.sbatch": "my-jax-v2",
+        "1.data-preprocessing.sbatch": "job-1-data-preprocessing",
+    }
+    jax = next(t for t in result.translations if t.name == "my-jax-v2")
+    text = "\n".join(jax.files.values())
+    assert "name: SLURM_JOB_NAME\n" in text
+    assert "value: my.jax.v2.sbatch" in text
+
+
+def test_a_job_file_loses_only_a_known_extension() -> None:
+    from migrate.names import job_file_name, job_file_stem
+
+    assert job_file_stem("a/b/my.jax.v2.sbatch") == "my.jax.v2"
+    assert job_file_stem("x/train.sbatch.j2") == "train"
+    assert job_file_stem("x/run.v1") == "run.v1"
+    assert job_file_name("a/b/my.jax.v2.sbatch") == "my.jax.v2.sbatch"
