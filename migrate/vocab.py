@@ -91,6 +91,7 @@ class Pattern(StrEnum):
     HPC_MPI = "hpc-mpi"
     MAINTENANCE = "maintenance"
     ORCHESTRATION = "orchestration"  # a wrapper that only submits other jobs
+    HELPER = "job-helper"  # a long-running object only jobs use: rendezvous store, Ray cluster
     GENERAL = "general-batch"  # nothing recognisable: an ordinary batch job
 
 

@@ -49,6 +49,7 @@ PATTERN_LABELS = {
     "hpc-mpi": "HPC / MPI code",
     "maintenance": "Cluster upkeep",
     "orchestration": "Submit wrapper",
+    "job-helper": "Helper of jobs (rendezvous store, Ray cluster)",
     "general-batch": "General batch",
 }
 ACTION_LABELS = {

@@ -241,7 +241,7 @@ def test_pods_are_not_nodes() -> None:
 
 
 def test_every_pattern_is_known() -> None:
-    assert len(set(Pattern)) == len(Pattern) == 12
+    assert len(set(Pattern)) == len(Pattern) == 13
 
 
 # ---------------------------------------------------------------------------

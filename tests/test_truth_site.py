@@ -14,7 +14,7 @@ from migrate import ir
 from migrate.plan.planner import Plan, build_plan, plan_json
 from migrate.site.config import load_site_config
 from migrate.translate import translate_jobs
-from migrate.vocab import Direction, Format
+from migrate.vocab import Direction, Format, Pattern
 
 SITE = CORPUS / "cases" / "truth-site"
 
@@ -76,3 +76,17 @@ def test_a_job_file_loses_only_a_known_extension() -> None:
     assert job_file_stem("x/train.sbatch.j2") == "train"
     assert job_file_stem("x/run.v1") == "run.v1"
     assert job_file_name("a/b/my.jax.v2.sbatch") == "my.jax.v2.sbatch"
+
+
+def test_helpers_belong_to_the_jobs_that_use_them(plan_data: dict[str, Any]) -> None:
+    etcd = _job(plan_data, "etcd.yaml")
+    ray = _job(plan_data, "raycluster.yaml")
+    for helper, user in ((etcd, "elastic-pytorchjob.yaml"), (ray, "rayjob-tune.yaml")):
+        assert helper["pattern"] == Pattern.HELPER, helper["reasons"]
+        assert helper["unit"] == _job(plan_data, user)["unit"]
+        assert helper["demand"]["node_hours"] < plan_data["thresholds"]["demand_window_hours"]
+    assert "elastic-imagenet" in " ".join(etcd["reasons"])
+    assert _job(plan_data, "ray_submit.sbatch")["unit"] == ray["unit"]
+    serving = _job(plan_data, "vllm.yaml")
+    assert serving["pattern"] == Pattern.SERVING
+    assert serving["reasons"]

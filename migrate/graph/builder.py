@@ -34,6 +34,7 @@ from migrate.graph.analysis import (
 from migrate.graph.deps import ResolvedDependencies, resolve_dependencies
 from migrate.graph.export import to_graphml, to_json, to_node_link
 from migrate.graph.flow import Flows, flows_of
+from migrate.graph.helpers import HelperLink, helper_links
 from migrate.graph.perf import paused_gc
 from migrate.graph.storage import Location, StorageResolver
 from migrate.site.config import SiteConfig
@@ -80,6 +81,7 @@ def _build(jobs: Iterable[ir.Job], config: SiteConfig) -> tuple[nx.MultiDiGraph,
         _add_software(graph, job)
         _add_queues(graph, job, config)
     _add_dependencies(graph, resolve_dependencies(ordered))
+    _add_helpers(graph, helper_links(ordered))
     return graph, flows_of(locations)
 
 
@@ -252,6 +254,20 @@ def _add_queues(graph: nx.MultiDiGraph, job: ir.Job, config: SiteConfig) -> None
             mirror=config.partition_for_queue(queue),
         )
         _add_edge(graph, source, node, gm.SUBMITS_TO, type=gm.SUBMITS_TO, evidence=where)
+
+
+def _add_helpers(graph: nx.MultiDiGraph, links: list[HelperLink]) -> None:
+    for link in links:
+        _add_edge(
+            graph,
+            gm.job_node(link.user),
+            gm.job_node(link.helper),
+            gm.USES_HELPER,
+            type=gm.USES_HELPER,
+            role=link.role,
+            note=link.evidence,
+            evidence=gm.evidence(link.path, link.line),
+        )
 
 
 def _add_dependencies(graph: nx.MultiDiGraph, resolved: ResolvedDependencies) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from migrate import ir
+from migrate.graph.helpers import HelperLink, helper_links
+from migrate.names import job_file_name
 from migrate.plan.facts import (
     DATA_WORDS,
     EVAL_WORDS,
@@ -73,14 +75,27 @@ class Assessment:
 def assess_jobs(jobs: Iterable[ir.Job], direction: str, config: SiteConfig | None = None) -> list[Assessment]:
     """Classify and recommend for every job, sorted by job id."""
     config = config or SiteConfig()
-    out = [assess_job(job, direction, config) for job in jobs]
+    jobs = list(jobs)
+    uses: dict[str, list[HelperLink]] = {}
+    for link in helper_links(jobs):
+        uses.setdefault(link.helper, []).append(link)
+    names = {job.id: job.name or job_file_name(job.source.path) for job in jobs}
+    out = [assess_job(job, direction, config, uses.get(job.id, ()), names) for job in jobs]
     return sorted(out, key=lambda a: a.job_id)
 
 
-def assess_job(job: ir.Job, direction: str, config: SiteConfig | None = None) -> Assessment:
+def assess_job(
+    job: ir.Job,
+    direction: str,
+    config: SiteConfig | None = None,
+    used_by: Iterable[HelperLink] = (),
+    names: dict[str, str] | None = None,
+) -> Assessment:
+    """``used_by``: the jobs that use this one as their helper (``helper_links``)."""
     config = config or SiteConfig()
     facts = facts_of(job, config)
-    found = classify_facts(facts, job, config)
+    helper = _helper(facts, job, list(used_by), names or {})
+    found = helper or classify_facts(facts, job, config)
     rec = recommend(job, facts, found.pattern, direction, config)
     return Assessment(job.id, found.pattern, found.reasons, rec, facts)
 
@@ -112,6 +127,20 @@ def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classifi
 
 # ---------------------------------------------------------------------------
 # Patterns decided by one strong fact
+
+
+def _helper(
+    facts: JobFacts, job: ir.Job, used_by: list[HelperLink], names: dict[str, str]
+) -> Classification | None:
+    """A rendezvous store or Ray cluster that jobs use is part of those jobs, unless it serves a model."""
+    if not used_by or "serving" in facts.phrases:
+        return None
+    reasons = [
+        f"the {link.role} of {names.get(link.user, link.user)} ({link.evidence})"
+        for link in sorted(used_by, key=lambda link: (names.get(link.user, link.user), link.evidence))
+    ]
+    reasons.append("up while those jobs run; no model server or client traffic of its own")
+    return Classification(job.id, Pattern.HELPER, tuple(reasons))
 
 
 def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:

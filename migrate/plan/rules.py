@@ -110,6 +110,11 @@ RULES: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "and a --dependency chain on Slurm",
         (),
     ),
+    "helper-with-its-jobs": (
+        "migrate default",
+        "a rendezvous store or Ray cluster that only jobs use moves, and runs, with those jobs",
+        (),
+    ),
     "general-either": (
         "no seed row (migrate default)",
         "an ordinary batch job moves with the listed changes",
@@ -226,6 +231,7 @@ def _to_kubernetes(
         Pattern.INTERACTIVE: ("interactive work follows its users", "interactive-either"),
         Pattern.MAINTENANCE: ("upkeep needed on the Kubernetes side too", "maintenance-both-sides"),
         Pattern.ORCHESTRATION: ("the chain it submits moves with it", "orchestration-workflow"),
+        Pattern.HELPER: ("moves with the jobs that use it", "helper-with-its-jobs"),
         Pattern.GENERAL: ("an ordinary batch job", "general-either"),
     }
     reason, rule_id = simple[pattern]
@@ -259,6 +265,7 @@ def _to_slurm(job: ir.Job, facts: JobFacts, pattern: Pattern) -> tuple[Action, s
         Pattern.HPC_MPI: ("MPI codes are at home on Slurm", "hpc-on-slurm"),
         Pattern.MAINTENANCE: ("upkeep needed on the Slurm side", "maintenance-both-sides"),
         Pattern.ORCHESTRATION: ("the chain becomes --dependency links", "orchestration-workflow"),
+        Pattern.HELPER: ("moves with the jobs that use it", "helper-with-its-jobs"),
         Pattern.GENERAL: ("an ordinary batch job", "general-either"),
     }
     reason, rule_id = simple[pattern]
