@@ -90,3 +90,24 @@ def test_helpers_belong_to_the_jobs_that_use_them(plan_data: dict[str, Any]) -> 
     serving = _job(plan_data, "vllm.yaml")
     assert serving["pattern"] == Pattern.SERVING
     assert serving["reasons"]
+
+
+@pytest.mark.parametrize(
+    ("file_name", "why"),
+    [
+        ("node-setup.sh", 'node setup: its only Slurm use is sbatch --wrap "sleep 10"'),
+        ("build_image.sbatch", "an image build"),
+        ("run_unit_tests.sbatch", "a test harness: runs pytest"),
+    ],
+)
+def test_setup_builds_and_test_harnesses_are_upkeep_not_pilot(
+    plan_data: dict[str, Any], file_name: str, why: str
+) -> None:
+    job = _job(plan_data, file_name)
+    assert job["pattern"] == Pattern.MAINTENANCE
+    assert any(r.startswith(why) for r in job["reasons"]), job["reasons"]
+    assert job["phase"] != "P1"
+    pilot = next(p for p in plan_data["phases"] if p["id"] == "P1")
+    patterns = {j["id"]: j["pattern"] for j in plan_data["jobs"]}
+    assert all(patterns[j] != Pattern.MAINTENANCE for j in pilot["jobs"])
+    assert _job(plan_data, "my.jax.v2.sbatch")["phase"] == "P1"

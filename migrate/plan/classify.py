@@ -23,13 +23,16 @@ from migrate.plan.facts import (
     EVAL_WORDS,
     FINETUNE_WORDS,
     HPC_CODES,
+    IMAGE_BUILD,
     INFERENCE_WORDS,
     INTERACTIVE_WORDS,
     MAINTENANCE_WORDS,
     ML_LAUNCHERS,
     MPI_LAUNCHERS,
+    PROBE_COMMANDS,
     SERVE_WORDS,
     SWEEP_WORDS,
+    TEST_HARNESS_WORDS,
     TRAIN_WORDS,
     JobFacts,
     facts_of,
@@ -106,7 +109,7 @@ def classify_job(job: ir.Job, config: SiteConfig | None = None) -> Classificatio
 
 
 def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classification:
-    for decide in (_orchestration, _maintenance, _interactive, _serving):
+    for decide in (_preparation, _orchestration, _maintenance, _interactive, _serving):
         decided = decide(facts, job)
         if decided is not None:
             return Classification(job.id, decided[0], tuple(decided[1]))
@@ -141,6 +144,29 @@ def _helper(
     ]
     reasons.append("up while those jobs run; no model server or client traffic of its own")
     return Classification(job.id, Pattern.HELPER, tuple(reasons))
+
+
+def _preparation(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
+    """Node setup, image builds and test harnesses sit beside the workload: upkeep, never a pilot."""
+    if job.submits and all(_probe(sub) for sub in job.submits):
+        wraps = sorted({kv.value for sub in job.submits for kv in sub.options if kv.key == "wrap"})
+        return Pattern.MAINTENANCE, [
+            "node setup: its only Slurm use is " + ", ".join(f'sbatch --wrap "{w}"' for w in wraps)
+        ]
+    if IMAGE_BUILD in facts.phrases and not facts.ml:
+        return Pattern.MAINTENANCE, ["an image build (docker build, enroot import or apptainer build)"]
+    runners = sorted(facts.command_words & TEST_HARNESS_WORDS)
+    if runners:
+        return Pattern.MAINTENANCE, ["a test harness: runs " + ", ".join(runners)]
+    return None
+
+
+def _probe(sub: ir.Submission) -> bool:
+    """``sbatch --wrap "sleep 10"``: a submission that only checks that the scheduler answers."""
+    wrapped = [kv.value for kv in sub.options if kv.key == "wrap"]
+    if sub.script is not None or not wrapped:
+        return False
+    return all(text.split()[:1] and text.split()[0] in PROBE_COMMANDS for text in wrapped)
 
 
 def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:

@@ -269,7 +269,8 @@ def _schedule(
     ]
     pilot = candidates[: limits.pilot_max_units]
     if not pilot:
-        pilot = movable[:1]
+        workload = [d for d in movable if not _upkeep_only(d, patterns)]
+        pilot = (workload or movable)[:1]
         warnings.append(
             f"no workload unit scores at or below pilot_max_risk ({limits.pilot_max_risk}); "
             f"the pilot takes the lowest-risk unit ({pilot[0].unit.id}, risk {pilot[0].risk.score})"
