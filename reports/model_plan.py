@@ -179,9 +179,10 @@ def overview(plan: PlanDoc, phases: tuple[PhaseView, ...]) -> Overview:
 def mix(plan: PlanDoc, rel: fmt.Relative) -> tuple[MixRow, ...]:
     """The decision table rows that the scanned jobs fall in, with their demand."""
     total_n = sum(demand(j)[0] for j in plan["jobs"])
+    where = dispositions(plan)  # the same outcome as every other count: held jobs stay
     groups: dict[tuple[str, str, str], list[Job]] = defaultdict(list)
     for job in plan["jobs"]:
-        groups[(job["pattern"], job["rule"]["id"], outcome_of(job["action"]))].append(job)
+        groups[(job["pattern"], job["rule"]["id"], where[job["id"]])].append(job)
     order = {p: i for i, p in enumerate(PATTERN_LABELS)}
     rows: list[MixRow] = []
     for (pattern, rule_id, outcome), members in groups.items():

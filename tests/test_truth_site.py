@@ -111,3 +111,38 @@ def test_setup_builds_and_test_harnesses_are_upkeep_not_pilot(
     patterns = {j["id"]: j["pattern"] for j in plan_data["jobs"]}
     assert all(patterns[j] != Pattern.MAINTENANCE for j in pilot["jobs"])
     assert _job(plan_data, "my.jax.v2.sbatch")["phase"] == "P1"
+
+
+def test_each_diagnostic_is_counted_once_with_its_own_severity() -> None:
+    from migrate.reports.model_scan import diagnostics_table, severity_counts
+    from migrate.reports.view import DiagnosticGroup, DiagnosticItem
+
+    items = (
+        DiagnosticItem("a.sbatch:1", "error", "m"),
+        DiagnosticItem("b.sbatch:2", "warning", "m"),
+        DiagnosticItem("c.sbatch:3", "warning", "m"),
+    )
+    groups = (DiagnosticGroup("SLURM-UNKNOWN-OPTION", "error", "meaning", items),)
+    assert severity_counts(groups) == (("error", 1), ("warning", 2), ("info", 0))
+    rows = [row[:3] for row in diagnostics_table(groups).rows]
+    assert rows == [("SLURM-UNKNOWN-OPTION", "error", "1"), ("SLURM-UNKNOWN-OPTION", "warning", "2")]
+
+
+def test_the_workload_mix_counts_a_held_job_where_the_tables_do() -> None:
+    from migrate.reports import fmt
+    from migrate.reports.model_plan import dispositions, mix
+
+    rule = {"id": "orchestration-workflow", "says": "s", "source": "s"}
+    job = {
+        "id": "w.sh",
+        "pattern": "orchestration",
+        "action": "move-with-changes",
+        "rule": rule,
+        "reason": "r",
+        "thresholds": {},
+        "demand": {"node_hours": 0.0, "gpu_hours": 0.0},
+    }
+    unit = {"id": "U001", "moving": [], "staying": ["w.sh"], "already_there": []}
+    plan: Any = {"jobs": [job], "units": [unit], "source": "Slurm", "target": "Kubernetes"}
+    assert dispositions(plan)["w.sh"] == "stay"
+    assert [(row.outcome, row.jobs) for row in mix(plan, fmt.Relative.common(["w.sh"]))] == [("stay", 1)]
