@@ -78,7 +78,7 @@ class UnitAction(StrEnum):
 
 
 class Pattern(StrEnum):
-    """The workload pattern of a job: the rows of the seeds' decision tables."""
+    """The workload pattern of a job: the rows of the articles' decision tables."""
 
     LONG_TRAINING = "long-multinode-training"
     SMALL_TRAINING = "small-training"

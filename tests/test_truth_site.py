@@ -146,3 +146,16 @@ def test_the_workload_mix_counts_a_held_job_where_the_tables_do() -> None:
     plan: Any = {"jobs": [job], "units": [unit], "source": "Slurm", "target": "Kubernetes"}
     assert dispositions(plan)["w.sh"] == "stay"
     assert [(row.outcome, row.jobs) for row in mix(plan, fmt.Relative.common(["w.sh"]))] == [("stay", 1)]
+
+
+def test_outputs_cite_the_articles_and_say_what_is_dropped(plan_data: dict[str, Any]) -> None:
+    text = json.dumps(plan_data, ensure_ascii=False)
+    for internal in ("seeds/", "DESIGN.md", "seeds'", "capacity below"):
+        assert internal not in text
+    assert "AWS ParallelCluster vs Kubernetes: What Actually Works for Production AI" in text
+    for unit in plan_data["units"]:
+        for factor in unit["risk"]["factors"]:
+            assert "drops 0" not in factor["reason"]
+    images = [s for s in plan_data["phases"][0]["steps"] if s["kind"] == "image"]
+    assert images and all(s["name"] in s["detail"] and s["detail"] != s["name"] for s in images)
+    assert "registry.example.internal/base/cuda:12.4" in [s["name"] for s in images]

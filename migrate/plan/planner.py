@@ -300,7 +300,7 @@ def _end(
     if stays or blocked:
         criteria = [
             "every wave passed its gates",
-            f"{source} keeps the nodes its remaining jobs need (capacity below)",
+            f"{source} keeps the nodes its remaining jobs need (this phase's capacity table)",
             "shared file systems stay mounted on both schedulers for as long as both run",
         ]
         if blocked:
