@@ -77,3 +77,12 @@ def job_file_stem(path: str) -> str:
                 base, lowered = base[: -len(ext)], lowered[: -len(ext)]
                 break
     return base or "job"
+
+
+# A name left for a template or a deploy script to fill in: $VAR, ${VAR}, __NAME__, {{ name }}, <NAME>.
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]\w*\}?|__[A-Z0-9_]+__|\{\{.*?\}\}|<[A-Z][A-Z0-9_]*>")
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether a reference (a claim name, a job id) is a placeholder rather than a real name."""
+    return bool(_PLACEHOLDER.search(text))

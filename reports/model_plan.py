@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
+from migrate.names import is_placeholder
 from migrate.reports import fmt
 from migrate.reports.plan_types import Job, Phase, PlanDoc, RiskFactor
 from migrate.reports.scan_facts import JobFacts
@@ -273,6 +274,14 @@ def top_reason(factors: Iterable[RiskFactor]) -> str:
     return best
 
 
+def storage_names(filesystems: Iterable[str]) -> str:
+    """The unit's file systems, and its placeholder claims as one group of unresolved references."""
+    names = [fs.split(":", 1)[-1] for fs in filesystems]
+    real = [n for n in names if not is_placeholder(n)]
+    refs = [n.removeprefix("pvc:") for n in names if is_placeholder(n)]
+    return ", ".join(real + ([f"unresolved references: {', '.join(refs)}"] if refs else []))
+
+
 def units_table(plan: PlanDoc) -> Table:
     phase_of = {j["id"]: phase for j in plan["jobs"] if (phase := j["phase"])}
     rows = []
@@ -288,7 +297,7 @@ def units_table(plan: PlanDoc) -> Table:
                 fmt.num(len(unit["staying"])),
                 fmt.num(len(unit["already_there"])),
                 ", ".join(moving_phases),
-                ", ".join(fs.split(":", 1)[-1] for fs in unit["filesystems"]),
+                storage_names(unit["filesystems"]),
                 top_reason(unit["risk"]["factors"]) if unit["moving"] else "",
             )
         )

@@ -159,3 +159,31 @@ def test_outputs_cite_the_articles_and_say_what_is_dropped(plan_data: dict[str, 
     images = [s for s in plan_data["phases"][0]["steps"] if s["kind"] == "image"]
     assert images and all(s["name"] in s["detail"] and s["detail"] != s["name"] for s in images)
     assert "registry.example.internal/base/cuda:12.4" in [s["name"] for s in images]
+
+
+def test_placeholders_are_one_group_of_unresolved_references(
+    jobs: list[ir.Job], plan_data: dict[str, Any]
+) -> None:
+    from migrate.graph.builder import build_graph
+    from migrate.reports.model_graph import UNRESOLVED, UNRESOLVED_LABEL, graph_view
+    from migrate.reports.model_plan import units_table
+
+    graph = build_graph(jobs, load_site_config(SITE / "migrate.yaml"))
+    view = graph_view(plan_data, graph)
+    stores = {s.id: s for s in view.filesystems}
+    assert set(stores) == {"fs:/fsx", UNRESOLVED}
+    group = stores[UNRESOLVED]
+    assert group.label == UNRESOLVED_LABEL
+    assert group.kind == "$dep, ${FSX_CLAIM}, __PVC_NAME__"
+    boxes = [j.label for u in view.units for j in u.jobs]
+    assert not any("$dep" in label for label in boxes)
+    cells = [row[8] for row in units_table(plan_data).rows]
+    assert "unresolved references: ${FSX_CLAIM}, __PVC_NAME__" in cells
+    assert not any(cell.startswith("pvc:") for cell in cells)
+
+
+def test_a_label_is_cut_after_a_whole_word() -> None:
+    from migrate.reports.svg_canvas import fit
+
+    assert fit("1.data-preprocessing.sbatch", 17 * 11.5 * 0.6, 11.5).endswith(("-…", ".…"))
+    assert fit("short", 200) == "short"
