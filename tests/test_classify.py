@@ -132,7 +132,7 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
         (
             k8s_job("k/svc.yaml", name="api", services=[ir.Service("api", ports=(80,))]),
             Pattern.SERVING,
-            "exposes a service",
+            "listens on port 80",
         ),
         (
             slurm_job(

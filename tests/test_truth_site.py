@@ -89,7 +89,7 @@ def test_helpers_belong_to_the_jobs_that_use_them(plan_data: dict[str, Any]) -> 
     assert _job(plan_data, "ray_submit.sbatch")["unit"] == ray["unit"]
     serving = _job(plan_data, "vllm.yaml")
     assert serving["pattern"] == Pattern.SERVING
-    assert serving["reasons"]
+    assert "serves clients through Service vllm-chat" in serving["reasons"]
 
 
 @pytest.mark.parametrize(

@@ -205,8 +205,13 @@ def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     reasons: list[str] = []
     if facts.kind in SERVING_KINDS:
         reasons.append(f"long-running {facts.kind}")
-    if job.services:
-        reasons.append("exposes a service: " + ", ".join(s.name for s in job.services))
+    # every long-running object has a service entry; only a Service or a port is there for clients
+    addresses = sorted({a for s in job.services for a in s.addresses})
+    ports = sorted({p for s in job.services for p in s.ports})
+    if addresses:
+        reasons.append("serves clients through Service " + ", ".join(addresses))
+    elif ports:
+        reasons.append("listens on port " + ", ".join(map(str, ports)))
     words = sorted(facts.command_words & SERVE_WORDS)
     if words:
         reasons.append(_mentions("command", words))
