@@ -187,3 +187,13 @@ def test_a_label_is_cut_after_a_whole_word() -> None:
 
     assert fit("1.data-preprocessing.sbatch", 17 * 11.5 * 0.6, 11.5).endswith(("-…", ".…"))
     assert fit("short", 200) == "short"
+
+
+def test_report_golden(tmp_path: Path, update_golden: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from migrate import __version__, api
+
+    monkeypatch.chdir(REPO)
+    rel = str(SITE.relative_to(REPO))
+    api.run_report([rel], "kubernetes", str(tmp_path / "out"), config=f"{rel}/migrate.yaml")
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8").replace(__version__, "VERSION")
+    check_text(GOLDEN / "report" / "truth-site.report.md", text, update_golden)
