@@ -275,6 +275,9 @@ class Service:
     replicas: int | None = None
     ports: tuple[int, ...] = ()
     autoscaling: str | None = None  # e.g. "hpa 2-10 cpu 70%"
+    addresses: tuple[
+        str, ...
+    ] = ()  # the Kubernetes Services that select its pods: the host names clients use
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,3 +43,46 @@ class NameAllocator:
             name = base[: self.max_len - len(suffix)].rstrip("-") + suffix
         self.taken.add(name)
         return name
+
+
+# Extensions a job file is known by; only these are dropped from a file name to name its object
+# (`my.jax.v2.sbatch` is `my-jax-v2`, not `my`). Template suffixes come off first (`x.sbatch.j2`).
+JOB_FILE_EXTENSIONS = (
+    ".sbatch",
+    ".slurm",
+    ".sh",
+    ".bash",
+    ".job",
+    ".batch",
+    ".txt",
+    ".yaml",
+    ".yml",
+    ".json",
+)
+TEMPLATE_EXTENSIONS = (".j2", ".jinja", ".jinja2", ".in", ".tpl", ".tmpl", ".template")
+
+
+def job_file_name(path: str) -> str:
+    """The file name of a job's path: Slurm's default job name for a batch script."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def job_file_stem(path: str) -> str:
+    """The file name without a known job-file extension; other dots are part of the name."""
+    base = job_file_name(path)
+    lowered = base.lower()
+    for group in (TEMPLATE_EXTENSIONS, JOB_FILE_EXTENSIONS):
+        for ext in group:
+            if lowered.endswith(ext) and len(base) > len(ext):
+                base, lowered = base[: -len(ext)], lowered[: -len(ext)]
+                break
+    return base or "job"
+
+
+# A name left for a template or a deploy script to fill in: $VAR, ${VAR}, __NAME__, {{ name }}, <NAME>.
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]\w*\}?|__[A-Z0-9_]+__|\{\{.*?\}\}|<[A-Z][A-Z0-9_]*>")
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether a reference (a claim name, a job id) is a placeholder rather than a real name."""
+    return bool(_PLACEHOLDER.search(text))

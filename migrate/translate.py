@@ -30,7 +30,7 @@ from migrate import ir
 from migrate.diagnostics import Diagnostic
 from migrate.fidelity import Edge, Entry, Translation, interactive_translation
 from migrate.graph.deps import resolve_dependencies
-from migrate.names import NameAllocator
+from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
 from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, FidelityStatus, Format
@@ -118,7 +118,7 @@ def translate_jobs(
     names.taken |= set(writer.RESERVED)  # shared folders keep their names
     translations: list[Translation] = []
     for job in jobs:
-        name = names.allocate(job.name or _stem(job.source.path))
+        name = names.allocate(job.name or job_file_stem(job.source.path))
         if job.kind in WRAPPER_KINDS:
             translations.append(writer.translate_wrapper(job, name))
         elif job.kind in INTERACTIVE_KINDS:
@@ -196,11 +196,6 @@ def _mark_unresolved(t: Translation, dep_type: str, target: str, note: str, line
             t.fidelity.entries[i] = Entry(entry.item, FidelityStatus.DROPPED, reason, entry.line)
             return
     t.fidelity.dropped(f"{dep_type} on {target}", reason, line)
-
-
-def _stem(path: str) -> str:
-    base = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return base.split(".", 1)[0] or "job"
 
 
 __all__ = ["TranslationSet", "Writer", "translate_jobs", "writer_for"]

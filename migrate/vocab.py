@@ -78,7 +78,7 @@ class UnitAction(StrEnum):
 
 
 class Pattern(StrEnum):
-    """The workload pattern of a job: the rows of the seeds' decision tables."""
+    """The workload pattern of a job: the rows of the articles' decision tables."""
 
     LONG_TRAINING = "long-multinode-training"
     SMALL_TRAINING = "small-training"
@@ -91,6 +91,7 @@ class Pattern(StrEnum):
     HPC_MPI = "hpc-mpi"
     MAINTENANCE = "maintenance"
     ORCHESTRATION = "orchestration"  # a wrapper that only submits other jobs
+    HELPER = "job-helper"  # a long-running object only jobs use: rendezvous store, Ray cluster
     GENERAL = "general-batch"  # nothing recognisable: an ordinary batch job
 
 

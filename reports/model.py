@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import networkx as nx
 
 from migrate import __version__
+from migrate.diagnostics import ERROR
 from migrate.fidelity import Translation
 from migrate.reports import fmt, model_plan, model_scan
 from migrate.reports.model_graph import graph_view
@@ -48,7 +49,8 @@ def build_model(
     phases = model_plan.phases(plan, names, rel)
     translated = model_scan.job_translations(translations, rel, artifact_root)
     diagnostics = model_scan.diagnostic_groups(found, rel)
-    errors = sum(len(g.items) for g in diagnostics if g.severity == "error")
+    counts = model_scan.severity_counts(diagnostics)
+    errors = dict(counts).get(ERROR, 0)
     dropped = (sum(t.dropped for t in translated), sum(1 for t in translated if t.dropped))
     totals = {status: sum(getattr(t, status) for t in translated) for status in FidelityStatus}
     site, source, target = plan["site"], plan["source"], plan["target"]
@@ -59,7 +61,7 @@ def build_model(
         source=source,
         target=target,
         direction=plan["direction"],
-        scanned=model_scan.scanned(result, paths, config_path, rel),
+        scanned=model_scan.scanned(result, paths, config_path, rel, counts),
         verdict=model_plan.verdict(plan),
         overview=model_plan.overview(plan, phases),
         risks=model_plan.risks(plan, errors, dropped, rel),

@@ -28,6 +28,9 @@ SUBMITS = "submits"
 DATA = "data"
 
 _STORAGE_EDGES = frozenset((gm.READS, gm.WRITES, gm.READWRITE, gm.USES))
+# Claims and job ids left as placeholders (${FSX_CLAIM}, $dep) are drawn as one group, not as things.
+UNRESOLVED = "unresolved"
+UNRESOLVED_LABEL = "unresolved references"
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,11 @@ class GraphView:
     links: int  # dependency, submit and data links between jobs
 
     @property
+    def stores(self) -> int:
+        """File systems drawn, without the group of unresolved references."""
+        return sum(1 for s in self.filesystems if s.id != UNRESOLVED)
+
+    @property
     def job_boxes(self) -> int:
         return sum(len(u.jobs) for u in self.units)
 
@@ -105,6 +113,13 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
     mon_units: dict[str, set[str]] = defaultdict(set)
     units: list[GraphUnit] = []
     links = 0
+    unresolved_refs: set[str] = set()  # the placeholders, as written
+    unresolved_jobs: set[str] = set()
+    unresolved_units: set[str] = set()
+
+    def unresolved(node: str) -> bool:
+        return node in graph and bool(graph.nodes[node].get("unresolved"))
+
     for unit in plan["units"]:
         status = _statuses(unit)
         members = set(unit["jobs"])
@@ -123,8 +138,15 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
                     mon_jobs[other].add(job)
                 elif kind in _STORAGE_EDGES:
                     fs = graph.nodes[other].get("filesystem")
-                    if fs:
+                    if fs and unresolved(str(fs)):
+                        unresolved_refs.add(gm.split_node(str(fs))[1])
+                        unresolved_jobs.add(job)
+                    elif fs:
                         fs_jobs[str(fs)].add(job)
+                elif kind in (gm.DEPENDS_ON, gm.SUBMITS, gm.PRODUCES_FOR) and unresolved(other):
+                    unresolved_refs.add(other_id.removeprefix("unresolved:"))
+                    unresolved_jobs.add(job)
+                    unresolved_units.add(unit["id"])
                 elif kind in (gm.DEPENDS_ON, gm.SUBMITS, gm.PRODUCES_FOR):
                     edge = _edge(job, other_kind, other_id, kind, members)
                     if edge is None:
@@ -135,8 +157,15 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
                         externals.setdefault(other_id, GraphJob(other_id, label, EXTERNAL, None))
         unique = sorted(set(edges), key=lambda e: (e.before, e.after, e.kind))
         links += sum(1 for e in unique if e.before in members and e.after in members)
+        unit_stores = [fs for fs in unit["filesystems"] if not unresolved(fs)]
         for fs in unit["filesystems"]:
+            if unresolved(fs):
+                unresolved_refs.add(gm.split_node(fs)[1])
+                unresolved_units.add(unit["id"])
+        for fs in unit_stores:
             fs_units[fs].add(unit["id"])
+        if unit["id"] in unresolved_units:
+            unit_stores.append(UNRESOLVED)
         for monitor in monitors:
             mon_units[monitor].add(unit["id"])
         moving_phases = sorted({phase_of[j] for j in unit["moving"] if j in phase_of})
@@ -148,7 +177,7 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
                 phase=moving_phases[0] if moving_phases else None,
                 jobs=tuple(sorted(externals.values(), key=lambda j: j.id)) + tuple(jobs),
                 edges=tuple(unique),
-                filesystems=tuple(unit["filesystems"]),
+                filesystems=tuple(unit_stores),
                 monitors=tuple(sorted(monitors)),
             )
         )
@@ -164,6 +193,11 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
         )
         for fs in fs_units
     ]
+    if unresolved_units:
+        refs = ", ".join(sorted(ref.removeprefix("pvc:") for ref in unresolved_refs))
+        stores.append(
+            GraphStore(UNRESOLVED, UNRESOLVED_LABEL, refs, len(unresolved_jobs), len(unresolved_units), False)
+        )
     monitors_out = [
         GraphMonitor(m, str(graph.nodes[m].get("label", m)), len(mon_jobs[m]), len(mon_units[m]))
         for m in mon_units

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
+from migrate.names import is_placeholder
 from migrate.reports import fmt
 from migrate.reports.plan_types import Job, Phase, PlanDoc, RiskFactor
 from migrate.reports.scan_facts import JobFacts
@@ -49,6 +50,7 @@ PATTERN_LABELS = {
     "hpc-mpi": "HPC / MPI code",
     "maintenance": "Cluster upkeep",
     "orchestration": "Submit wrapper",
+    "job-helper": "Helper of jobs (rendezvous store, Ray cluster)",
     "general-batch": "General batch",
 }
 ACTION_LABELS = {
@@ -178,9 +180,10 @@ def overview(plan: PlanDoc, phases: tuple[PhaseView, ...]) -> Overview:
 def mix(plan: PlanDoc, rel: fmt.Relative) -> tuple[MixRow, ...]:
     """The decision table rows that the scanned jobs fall in, with their demand."""
     total_n = sum(demand(j)[0] for j in plan["jobs"])
+    where = dispositions(plan)  # the same outcome as every other count: held jobs stay
     groups: dict[tuple[str, str, str], list[Job]] = defaultdict(list)
     for job in plan["jobs"]:
-        groups[(job["pattern"], job["rule"]["id"], outcome_of(job["action"]))].append(job)
+        groups[(job["pattern"], job["rule"]["id"], where[job["id"]])].append(job)
     order = {p: i for i, p in enumerate(PATTERN_LABELS)}
     rows: list[MixRow] = []
     for (pattern, rule_id, outcome), members in groups.items():
@@ -271,6 +274,14 @@ def top_reason(factors: Iterable[RiskFactor]) -> str:
     return best
 
 
+def storage_names(filesystems: Iterable[str]) -> str:
+    """The unit's file systems, and its placeholder claims as one group of unresolved references."""
+    names = [fs.split(":", 1)[-1] for fs in filesystems]
+    real = [n for n in names if not is_placeholder(n)]
+    refs = [n.removeprefix("pvc:") for n in names if is_placeholder(n)]
+    return ", ".join(real + ([f"unresolved references: {', '.join(refs)}"] if refs else []))
+
+
 def units_table(plan: PlanDoc) -> Table:
     phase_of = {j["id"]: phase for j in plan["jobs"] if (phase := j["phase"])}
     rows = []
@@ -286,7 +297,7 @@ def units_table(plan: PlanDoc) -> Table:
                 fmt.num(len(unit["staying"])),
                 fmt.num(len(unit["already_there"])),
                 ", ".join(moving_phases),
-                ", ".join(fs.split(":", 1)[-1] for fs in unit["filesystems"]),
+                storage_names(unit["filesystems"]),
                 top_reason(unit["risk"]["factors"]) if unit["moving"] else "",
             )
         )

@@ -34,7 +34,14 @@ GPU_BUCKETS = (0, 1, 8, 64, 512)
 FIDELITY_ORDER = {FidelityStatus.DROPPED: 0, FidelityStatus.APPROXIMATED: 1, FidelityStatus.MAPPED: 2}
 
 
-def scanned(result: ScanResult, paths: Sequence[str], config_path: str | None, rel: fmt.Relative) -> Scanned:
+def scanned(
+    result: ScanResult,
+    paths: Sequence[str],
+    config_path: str | None,
+    rel: fmt.Relative,
+    diagnostics: tuple[tuple[str, int], ...],
+) -> Scanned:
+    """``diagnostics``: ``severity_counts`` of what the report lists, so that every figure agrees."""
     summary = result.summary()
     return Scanned(
         paths=tuple(paths),
@@ -46,8 +53,14 @@ def scanned(result: ScanResult, paths: Sequence[str], config_path: str | None, r
         nodes=summary["nodes"],
         gpus=summary["gpus"],
         files_by_format=tuple(summary["by_format"].items()),
-        diagnostics=tuple((s, summary["diagnostics"][s]) for s in SEVERITIES),
+        diagnostics=diagnostics,
     )
+
+
+def severity_counts(groups: tuple[DiagnosticGroup, ...]) -> tuple[tuple[str, int], ...]:
+    """Severity -> how many diagnostics of it the report lists (errors first): the one count."""
+    counts = Counter(item.severity for group in groups for item in group.items)
+    return tuple((s, counts[s]) for s in SEVERITIES)
 
 
 def inventory(result: ScanResult, plan: PlanDoc, facts: Mapping[str, JobFacts]) -> tuple[Table, ...]:
@@ -243,7 +256,13 @@ def _severity(code: str, items: list[tuple[Diagnostic, str]]) -> str:
 
 
 def diagnostics_table(groups: tuple[DiagnosticGroup, ...]) -> Table:
-    rows = tuple((g.code, g.severity, fmt.num(len(g.items)), g.meaning) for g in groups)
+    """One row per code and severity: a code raised as a warning is not counted as an error."""
+    rows = tuple(
+        (g.code, severity, fmt.num(count), g.meaning)
+        for g in groups
+        for severity in SEVERITIES
+        if (count := sum(1 for item in g.items if item.severity == severity))
+    )
     columns = (Column("Code", CODE), Column("Severity"), Column("Count", NUMBER), Column("Meaning"))
     return Table("diagnostics-summary", "Diagnostics by code", columns, rows)
 

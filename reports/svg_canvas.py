@@ -69,12 +69,22 @@ def text_width(text: str, size: float = 12.0, bold: bool = False) -> float:
     return len(text) * size * CHAR_EM * (BOLD if bold else 1.0)
 
 
+_WORD_ENDS = (" ", "-", "_", ".", "/", ",", ":")
+
+
 def fit(text: str, width: float, size: float = 12.0, bold: bool = False) -> str:
-    """The text, cut with an ellipsis so that it fits ``width`` pixels."""
+    """The text, cut with an ellipsis so that it fits ``width`` pixels: after a whole word when
+    one fits (``1.data-…``, not ``1.data-preproces…``); the hover title keeps the whole text."""
     room = int(width / (size * CHAR_EM * (BOLD if bold else 1.0)))
     if len(text) <= room:
         return text
-    return text[: max(1, room - 1)] + "…" if room > 1 else ""
+    if room <= 1:
+        return ""
+    keep = text[: room - 1]
+    boundary = max(keep.rfind(c) for c in _WORD_ENDS)
+    if boundary > 0:
+        keep = keep[: boundary + 1]
+    return keep.rstrip() + "…"
 
 
 def _n(value: float) -> str:

@@ -146,7 +146,7 @@ def _summary(view: GraphView, mode: str) -> str:
     }[mode]
     return (
         f"{fmt.plural(len(view.units), 'migration unit')}, {fmt.plural(view.jobs, 'job')}, "
-        f"{fmt.plural(view.links, 'link')} between jobs, {fmt.plural(len(view.filesystems), 'file system')}, "
+        f"{fmt.plural(view.links, 'link')} between jobs, {fmt.plural(view.stores, 'file system')}, "
         f"{fmt.plural(len(view.monitors), 'monitoring hook')}; {how}."
     )
 

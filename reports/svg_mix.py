@@ -109,7 +109,10 @@ def _legend(svg: Svg, source: str, target: str) -> None:
         svg.text(x + 20, 25, label)
         x += 40 + len(label) * 7.2
     svg.text(
-        LEFT, 48, "Bars are split by what the seeds' decision table recommends for each job.", "small muted"
+        LEFT,
+        48,
+        "Bars are split by what the articles' decision tables recommend for each job.",
+        "small muted",
     )
 
 

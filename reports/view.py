@@ -99,7 +99,7 @@ class RiskItem:
 
 @dataclass(frozen=True)
 class MixRow:
-    """One row of the seeds' decision table as it applies to the scanned jobs."""
+    """One row of the articles' decision tables as it applies to the scanned jobs."""
 
     pattern: str
     pattern_label: str

@@ -132,7 +132,7 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
         (
             k8s_job("k/svc.yaml", name="api", services=[ir.Service("api", ports=(80,))]),
             Pattern.SERVING,
-            "exposes a service",
+            "listens on port 80",
         ),
         (
             slurm_job(
@@ -241,7 +241,7 @@ def test_pods_are_not_nodes() -> None:
 
 
 def test_every_pattern_is_known() -> None:
-    assert len(set(Pattern)) == len(Pattern) == 12
+    assert len(set(Pattern)) == len(Pattern) == 13
 
 
 # ---------------------------------------------------------------------------
@@ -252,7 +252,7 @@ def test_large_training_with_strict_needs_stays_on_slurm() -> None:
     rec = assess(pretrain()).recommendation
     assert rec.action == Action.STAY
     assert rec.rule.id == "large-training-on-slurm"
-    assert "seeds/000" in rec.rule.source and "seeds/004" in rec.rule.source
+    assert "ParallelCluster vs Kubernetes" in rec.rule.source and "Nanobase" in rec.rule.source
     assert "training above 4 nodes" in rec.rule.says
     assert rec.thresholds == (("large_training_nodes", 4),)
     assert "exclusive nodes (node)" in rec.reason and "FI_EFA_USE_DEVICE_RDMA" in rec.reason
@@ -295,7 +295,8 @@ def test_small_training_moves_with_changes() -> None:
     assert (rec.action, rec.rule.id) == (Action.MOVE_WITH_CHANGES, "mid-training-either")
     assert (
         rec.rule.source
-        == "seeds/000 (ParallelCluster vs Kubernetes) decision tree, row 'training on 1-4 nodes'"
+        == "“AWS ParallelCluster vs Kubernetes: What Actually Works for Production AI”, decision tree, "
+        "row 'training on 1-4 nodes'"
     )
     assert list(texts(rec)) == [
         "needs a container image for conda vision (migrate.yaml maps: registry/vision:1)",
@@ -569,7 +570,7 @@ def test_every_rule_cites_a_source() -> None:
         assert source and says, rule_id
         for name in names:
             assert hasattr(SiteConfig().thresholds, name)
-    seeded = [rid for rid, (source, _, _) in RULES.items() if "seeds/" in source]
+    seeded = [rid for rid, (source, _, _) in RULES.items() if "article on" in source or "”" in source]
     assert len(seeded) >= 9
 
 

@@ -241,7 +241,16 @@ def test_every_edge_type_with_evidence() -> None:
         submit("train.sbatch", None, [dep("afterok", "$p")], line=4),
     )
     pod = k8s_job("k8s/job.yaml", name="embed", queue="gpu-queue", mounts=[pvc("fsx-pvc", "/fsx")])
-    graph = build_graph([train, resume, prep, chain, pod], SITE)
+    etcd = k8s_job(
+        "k8s/etcd.yaml",
+        kind="Deployment",
+        name="etcd",
+        services=[ir.Service("etcd", 1, (2379,), addresses=("etcd-svc",))],
+    )
+    elastic = k8s_job(
+        "k8s/elastic.yaml", name="elastic", command=["torchrun", "--rdzv_endpoint=etcd-svc:2379", "t.py"]
+    )
+    graph = build_graph([train, resume, prep, chain, pod, etcd, elastic], SITE)
 
     def edge(u: str, v: str, key: str) -> dict[str, object]:
         return dict(graph.get_edge_data(u, v, key))
@@ -273,6 +282,9 @@ def test_every_edge_type_with_evidence() -> None:
     external = edge("job:jobs/resume.sbatch", "external:slurm-job:123", "depends_on:afterok")
     assert external["evidence"] == "jobs/resume.sbatch:4"
     assert "not scannable" in str(graph.nodes["external:slurm-job:123"]["note"])
+    helper = edge("job:k8s/elastic.yaml#0", "job:k8s/etcd.yaml#0", "uses_helper")
+    assert (helper["role"], helper["note"]) == ("rendezvous store", "--rdzv_endpoint etcd-svc:2379")
+    assert helper["evidence"] == "k8s/elastic.yaml:1"
     # every edge has a type from the documented list; every node a type matching its id prefix
     assert {d["type"] for _, _, d in graph.edges(data=True)} == set(gm.EDGE_TYPES)
     for node, data in graph.nodes(data=True):

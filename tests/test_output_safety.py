@@ -422,7 +422,8 @@ def test_hostile_names_give_valid_unique_names_and_no_extra_structure(names: lis
             for value in (doc["metadata"].get("labels") or {}).values():
                 assert len(value) <= 63 and re.fullmatch(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]?", value)
         (container,) = pod_specs(docs[1])[0]["containers"]
-        assert literal_env(container)["SLURM_JOB_NAME"] == (original or t.name)  # no name: the folder's
+        # no --job-name: the script's file name, as Slurm gives it
+        assert literal_env(container)["SLURM_JOB_NAME"] == (original or "x.sbatch")
         assert literal_env(container)["NOTE"] == original
     for kind, taken in by_kind.items():
         assert len(set(taken)) == len(taken), kind

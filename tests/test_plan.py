@@ -326,7 +326,8 @@ def test_risk_has_reasons_and_fidelity_counts() -> None:
     quiet = build_plan(jobs, Direction.TO_KUBERNETES).units[0].risk
     noisy = build_plan(jobs, Direction.TO_KUBERNETES, fidelity={"x.sbatch": (2, 3)}).units[0].risk
     assert 0 < quiet.score < noisy.score <= 100
-    assert "+16: translation drops 2 and approximates 3 item(s)" in noisy.reasons
+    assert "+10: translation drops 2 items" in noisy.reasons
+    assert "+3: translation approximates 3 items (none lost)" in noisy.reasons
     assert any("gang scheduling" in r for r in quiet.reasons)
 
 
@@ -342,8 +343,8 @@ def test_an_image_to_push_is_a_new_image_whatever_its_file_is_called() -> None:
         in result.assessments[0].recommendation.changes[0].text
     )
     assert "+5: 1 job(s) need a new container image" in result.units[0].risk.reasons
-    assert [s.name for s in result.phases[0].steps if s.kind == "image"] == [
-        f"push image {image} to a registry as an OCI image"
+    assert [(s.name, s.detail) for s in result.phases[0].steps if s.kind == "image"] == [
+        (image, f"push image {image} to a registry as an OCI image, before the first run on the target")
     ]
 
 

@@ -34,8 +34,10 @@ from migrate.graph.analysis import (
 from migrate.graph.deps import ResolvedDependencies, resolve_dependencies
 from migrate.graph.export import to_graphml, to_json, to_node_link
 from migrate.graph.flow import Flows, flows_of
+from migrate.graph.helpers import HelperLink, helper_links
 from migrate.graph.perf import paused_gc
 from migrate.graph.storage import Location, StorageResolver
+from migrate.names import is_placeholder
 from migrate.site.config import SiteConfig
 from migrate.vocab import Format
 
@@ -80,6 +82,8 @@ def _build(jobs: Iterable[ir.Job], config: SiteConfig) -> tuple[nx.MultiDiGraph,
         _add_software(graph, job)
         _add_queues(graph, job, config)
     _add_dependencies(graph, resolve_dependencies(ordered))
+    _add_helpers(graph, helper_links(ordered))
+    _mark_unresolved(graph)
     return graph, flows_of(locations)
 
 
@@ -252,6 +256,33 @@ def _add_queues(graph: nx.MultiDiGraph, job: ir.Job, config: SiteConfig) -> None
             mirror=config.partition_for_queue(queue),
         )
         _add_edge(graph, source, node, gm.SUBMITS_TO, type=gm.SUBMITS_TO, evidence=where)
+
+
+def _mark_unresolved(graph: nx.MultiDiGraph) -> None:
+    """Claims and job ids still to be filled in (``${FSX_CLAIM}``, ``$dep``) are references, not things."""
+    # a path under a real file system with a variable in it (/fsx/$USER) is still that file system
+    for node, data in graph.nodes(data=True):
+        kind, name = gm.split_node(node)
+        if kind in (gm.FILESYSTEM, gm.EXTERNAL) and is_placeholder(name):
+            data["unresolved"] = True
+    for _node, data in graph.nodes(data=True):
+        fs = data.get("filesystem")
+        if data.get("type") == gm.PATH and fs in graph and graph.nodes[fs].get("unresolved"):
+            data["unresolved"] = True
+
+
+def _add_helpers(graph: nx.MultiDiGraph, links: list[HelperLink]) -> None:
+    for link in links:
+        _add_edge(
+            graph,
+            gm.job_node(link.user),
+            gm.job_node(link.helper),
+            gm.USES_HELPER,
+            type=gm.USES_HELPER,
+            role=link.role,
+            note=link.evidence,
+            evidence=gm.evidence(link.path, link.line),
+        )
 
 
 def _add_dependencies(graph: nx.MultiDiGraph, resolved: ResolvedDependencies) -> None:

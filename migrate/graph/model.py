@@ -34,6 +34,7 @@ REPORTS_TO = "reports_to"
 USES_IMAGE = "uses_image"
 USES_MODULE = "uses_module"
 SUBMITS_TO = "submits_to"
+USES_HELPER = "uses_helper"  # job -> the long-running object it needs (rendezvous store, Ray cluster)
 
 EDGE_TYPES = (
     READS,
@@ -48,10 +49,11 @@ EDGE_TYPES = (
     USES_IMAGE,
     USES_MODULE,
     SUBMITS_TO,
+    USES_HELPER,
 )
 
 # Edges that tie jobs into one migration unit: they must move together.
-UNIT_EDGE_TYPES = (DEPENDS_ON, PRODUCES_FOR, SUBMITS)
+UNIT_EDGE_TYPES = (DEPENDS_ON, PRODUCES_FOR, SUBMITS, USES_HELPER)
 
 STORAGE_NODE_TYPES = (FILESYSTEM, PATH)
 
@@ -100,6 +102,7 @@ __all__ = [
     "SUBMITS_TO",
     "UNIT_EDGE_TYPES",
     "USES",
+    "USES_HELPER",
     "USES_IMAGE",
     "USES_MODULE",
     "WRITES",

@@ -42,11 +42,12 @@ IMAGE_KINDS = frozenset((ChangeKind.NEW_IMAGE, ChangeKind.IMAGE))
 class Change:
     kind: ChangeKind
     text: str
+    subject: str = ""  # what the change is about (an image), when the text says more
 
 
 class _Changes(list[Change]):
-    def add(self, kind: ChangeKind, text: str) -> None:
-        self.append(Change(kind, text))
+    def add(self, kind: ChangeKind, text: str, subject: str = "") -> None:
+        self.append(Change(kind, text, subject))
 
 
 def kubernetes_changes(
@@ -148,9 +149,13 @@ def _image_changes(job: ir.Job, config: SiteConfig) -> list[Change]:
                 continue  # already a registry reference
             mapped_to = config.image_for(image)
             if mapped_to:
-                out.add(ChangeKind.IMAGE, f"use registry image {mapped_to} for {image} (migrate.yaml images)")
+                out.add(
+                    ChangeKind.IMAGE,
+                    f"use registry image {mapped_to} for {image} (migrate.yaml images)",
+                    image,
+                )
             else:
-                out.add(ChangeKind.NEW_IMAGE, f"push image {image} to a registry as an OCI image")
+                out.add(ChangeKind.NEW_IMAGE, f"push image {image} to a registry as an OCI image", image)
         return out
     software = list(job.modules) + [f"{kv.key} {kv.value}" for kv in job.software_envs]
     mapped = [config.image_for_module(m) for m in job.modules]
@@ -160,10 +165,18 @@ def _image_changes(job: ir.Job, config: SiteConfig) -> list[Change]:
         hint = f" (migrate.yaml maps: {', '.join(known)})" if known else ""
         # with an image migrate.yaml maps, nothing needs building
         kind = ChangeKind.IMAGE if known else ChangeKind.NEW_IMAGE
-        return [Change(kind, f"needs a container image for {', '.join(software)}{hint}")]
+        return [Change(kind, f"needs a container image for {', '.join(software)}{hint}", ", ".join(software))]
     if config.defaults.image:
-        return [Change(ChangeKind.IMAGE, f"runs on the host: use the default image {config.defaults.image}")]
-    return [Change(ChangeKind.NEW_IMAGE, "runs on the host with no container: needs a container image")]
+        return [
+            Change(
+                ChangeKind.IMAGE,
+                f"runs on the host: use the default image {config.defaults.image}",
+                config.defaults.image,
+            )
+        ]
+    return [
+        Change(ChangeKind.NEW_IMAGE, "runs on the host with no container: needs a container image", "(host)")
+    ]
 
 
 def _dependency_changes_k8s(job: ir.Job) -> list[Change]:

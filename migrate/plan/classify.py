@@ -16,18 +16,23 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from migrate import ir
+from migrate.graph.helpers import HelperLink, helper_links
+from migrate.names import job_file_name
 from migrate.plan.facts import (
     DATA_WORDS,
     EVAL_WORDS,
     FINETUNE_WORDS,
     HPC_CODES,
+    IMAGE_BUILD,
     INFERENCE_WORDS,
     INTERACTIVE_WORDS,
     MAINTENANCE_WORDS,
     ML_LAUNCHERS,
     MPI_LAUNCHERS,
+    PROBE_COMMANDS,
     SERVE_WORDS,
     SWEEP_WORDS,
+    TEST_HARNESS_WORDS,
     TRAIN_WORDS,
     JobFacts,
     facts_of,
@@ -73,14 +78,27 @@ class Assessment:
 def assess_jobs(jobs: Iterable[ir.Job], direction: str, config: SiteConfig | None = None) -> list[Assessment]:
     """Classify and recommend for every job, sorted by job id."""
     config = config or SiteConfig()
-    out = [assess_job(job, direction, config) for job in jobs]
+    jobs = list(jobs)
+    uses: dict[str, list[HelperLink]] = {}
+    for link in helper_links(jobs):
+        uses.setdefault(link.helper, []).append(link)
+    names = {job.id: job.name or job_file_name(job.source.path) for job in jobs}
+    out = [assess_job(job, direction, config, uses.get(job.id, ()), names) for job in jobs]
     return sorted(out, key=lambda a: a.job_id)
 
 
-def assess_job(job: ir.Job, direction: str, config: SiteConfig | None = None) -> Assessment:
+def assess_job(
+    job: ir.Job,
+    direction: str,
+    config: SiteConfig | None = None,
+    used_by: Iterable[HelperLink] = (),
+    names: dict[str, str] | None = None,
+) -> Assessment:
+    """``used_by``: the jobs that use this one as their helper (``helper_links``)."""
     config = config or SiteConfig()
     facts = facts_of(job, config)
-    found = classify_facts(facts, job, config)
+    helper = _helper(facts, job, list(used_by), names or {})
+    found = helper or classify_facts(facts, job, config)
     rec = recommend(job, facts, found.pattern, direction, config)
     return Assessment(job.id, found.pattern, found.reasons, rec, facts)
 
@@ -91,7 +109,7 @@ def classify_job(job: ir.Job, config: SiteConfig | None = None) -> Classificatio
 
 
 def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classification:
-    for decide in (_orchestration, _maintenance, _interactive, _serving):
+    for decide in (_preparation, _orchestration, _maintenance, _interactive, _serving):
         decided = decide(facts, job)
         if decided is not None:
             return Classification(job.id, decided[0], tuple(decided[1]))
@@ -112,6 +130,43 @@ def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classifi
 
 # ---------------------------------------------------------------------------
 # Patterns decided by one strong fact
+
+
+def _helper(
+    facts: JobFacts, job: ir.Job, used_by: list[HelperLink], names: dict[str, str]
+) -> Classification | None:
+    """A rendezvous store or Ray cluster that jobs use is part of those jobs, unless it serves a model."""
+    if not used_by or "serving" in facts.phrases:
+        return None
+    reasons = [
+        f"the {link.role} of {names.get(link.user, link.user)} ({link.evidence})"
+        for link in sorted(used_by, key=lambda link: (names.get(link.user, link.user), link.evidence))
+    ]
+    reasons.append("up while those jobs run; no model server or client traffic of its own")
+    return Classification(job.id, Pattern.HELPER, tuple(reasons))
+
+
+def _preparation(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
+    """Node setup, image builds and test harnesses sit beside the workload: upkeep, never a pilot."""
+    if job.submits and all(_probe(sub) for sub in job.submits):
+        wraps = sorted({kv.value for sub in job.submits for kv in sub.options if kv.key == "wrap"})
+        return Pattern.MAINTENANCE, [
+            "node setup: its only Slurm use is " + ", ".join(f'sbatch --wrap "{w}"' for w in wraps)
+        ]
+    if IMAGE_BUILD in facts.phrases and not facts.ml:
+        return Pattern.MAINTENANCE, ["an image build (docker build, enroot import or apptainer build)"]
+    runners = sorted(facts.command_words & TEST_HARNESS_WORDS)
+    if runners:
+        return Pattern.MAINTENANCE, ["a test harness: runs " + ", ".join(runners)]
+    return None
+
+
+def _probe(sub: ir.Submission) -> bool:
+    """``sbatch --wrap "sleep 10"``: a submission that only checks that the scheduler answers."""
+    wrapped = [kv.value for kv in sub.options if kv.key == "wrap"]
+    if sub.script is not None or not wrapped:
+        return False
+    return all(text.split()[:1] and text.split()[0] in PROBE_COMMANDS for text in wrapped)
 
 
 def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
@@ -150,8 +205,13 @@ def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     reasons: list[str] = []
     if facts.kind in SERVING_KINDS:
         reasons.append(f"long-running {facts.kind}")
-    if job.services:
-        reasons.append("exposes a service: " + ", ".join(s.name for s in job.services))
+    # every long-running object has a service entry; only a Service or a port is there for clients
+    addresses = sorted({a for s in job.services for a in s.addresses})
+    ports = sorted({p for s in job.services for p in s.ports})
+    if addresses:
+        reasons.append("serves clients through Service " + ", ".join(addresses))
+    elif ports:
+        reasons.append("listens on port " + ", ".join(map(str, ports)))
     words = sorted(facts.command_words & SERVE_WORDS)
     if words:
         reasons.append(_mentions("command", words))

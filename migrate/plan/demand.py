@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from migrate import ir
 from migrate.plan.facts import JobFacts
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.site.usage_match import JobUsage
 from migrate.vocab import SERVING_KINDS, WRAPPER_KINDS, Format
@@ -64,6 +65,19 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     gpu_hours = round(facts.gpus * hours * runs, 2)
     per_node = max(1, math.ceil(facts.gpus / facts.nodes)) if facts.gpus else 0
     return JobDemand(job.id, partition_of(job, config), facts.nodes, per_node, node_hours, gpu_hours, basis)
+
+
+def helper_demand(helper: JobDemand, users: list[JobDemand], window_hours: float) -> JobDemand:
+    """A helper is up while the jobs that use it run, not all week: their hours, at most the window."""
+    hours = min(float(window_hours), sum(u.node_hours / u.nodes for u in users if u.nodes))
+    always = helper.node_hours / helper.nodes if helper.nodes else float(window_hours)
+    scale = hours / always if always else 0.0
+    return replace(
+        helper,
+        node_hours=round(helper.node_hours * scale, 2),
+        gpu_hours=round(helper.gpu_hours * scale, 2),
+        basis=f"up while the {plural(len(users), 'job')} that use it run: {hours:g} h",
+    )
 
 
 def accounted_demand(script: JobDemand, usage: JobUsage) -> JobDemand:
@@ -153,6 +167,7 @@ __all__ = [
     "JobDemand",
     "accounted_demand",
     "cron_runs_per_day",
+    "helper_demand",
     "job_demand",
     "partition_of",
     "unaccounted_demand",

@@ -70,6 +70,11 @@ HPC_CODES = frozenset(
     )
 )  # fmt: skip
 MPI_MODULE_WORDS = frozenset(("openmpi", "mpich", "mvapich", "mvapich2", "impi", "hpcx", "cray", "mpi"))
+IMAGE_BUILD = "image-build"
+# Test runners: a script that runs them checks code, it is not a job that moves.
+TEST_HARNESS_WORDS = frozenset(("pytest", "unittest", "ctest", "tox", "bats", "nosetests"))
+# What a probe submission runs: it checks that Slurm takes a job, it does no work.
+PROBE_COMMANDS = frozenset(("sleep", "hostname", "true", "echo", "date", "nvidia-smi"))
 MULTIWORD = {
     "sleep infinity": "interactive",
     "wandb agent": "sweep",
@@ -89,6 +94,13 @@ MULTIWORD = {
     "all_reduce_perf": "maintenance",
     "nccl-tests": "maintenance",
     "health-check": "maintenance",
+    # building a container image is preparation, not a workload
+    "docker build": IMAGE_BUILD,
+    "podman build": IMAGE_BUILD,
+    "buildah bud": IMAGE_BUILD,
+    "enroot import": IMAGE_BUILD,
+    "apptainer build": IMAGE_BUILD,
+    "singularity build": IMAGE_BUILD,
 }
 STRICT_ENV_PREFIXES = ("NCCL_IB", "NCCL_SOCKET", "NCCL_NET", "FI_EFA", "FI_PROVIDER", "UCX_", "NCCL_TOPO")
 FAST_NETWORK_RESOURCES = ("efa", "rdma", "infiniband", "ib", "hca", "mellanox")
@@ -105,6 +117,7 @@ VOCABULARY = (
     | INFERENCE_WORDS
     | INTERACTIVE_WORDS
     | MAINTENANCE_WORDS
+    | TEST_HARNESS_WORDS
     | HPC_CODES
 )
 

@@ -202,14 +202,15 @@ def _monitoring(graph: nx.MultiDiGraph, moving: list[str], direction: Direction)
 
 
 def _images(moving: list[str], assessments: Mapping[str, Assessment]) -> list[Step]:
-    needs: dict[str, list[str]] = {}
+    """One step per image: the image in the name column, what to do with it in the detail."""
+    needs: dict[tuple[str, str], list[str]] = {}
     for job in moving:
         for change in assessments[job].recommendation.changes:
             if change.kind in IMAGE_KINDS:
-                needs.setdefault(change.text, []).append(job)
+                needs.setdefault((change.subject or change.text, change.text), []).append(job)
     return [
-        Step("image", change, "before the first run on the target", tuple(sorted(jobs)))
-        for change, jobs in sorted(needs.items())
+        Step("image", subject, f"{text}, before the first run on the target", tuple(sorted(jobs)))
+        for (subject, text), jobs in sorted(needs.items())
     ]
 
 
@@ -244,7 +245,8 @@ def _coexistence(direction: Direction) -> list[Step]:
         Step(
             "coexistence",
             "static node partitioning",
-            f"carve nodes out of each partition for {target} phase by phase (capacity below): simple to run, "
+            f"carve nodes out of each partition for {target} phase by phase (each phase's capacity table): "
+            "simple to run, "
             "but each scheduler's capacity is fixed between phases",
         ),
         Step(

@@ -19,10 +19,11 @@ from typing import Any
 import networkx as nx
 
 from migrate import ir, json_indented
+from migrate.graph import model as gm
 from migrate.graph.builder import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
 from migrate.graph.perf import paused_gc
 from migrate.plan.classify import Assessment, assess_jobs
-from migrate.plan.demand import JobDemand, accounted_demand, job_demand, unaccounted_demand
+from migrate.plan.demand import JobDemand, accounted_demand, helper_demand, job_demand, unaccounted_demand
 from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
 from migrate.plan.units import UnitDecision, decide_units
 from migrate.site.config import SiteConfig
@@ -124,6 +125,29 @@ def build_plan_and_graph(
         return plan, graph
 
 
+def _helpers_run_with_their_jobs(
+    demands: dict[str, JobDemand], graph: nx.MultiDiGraph, by_id: Mapping[str, Assessment], config: SiteConfig
+) -> dict[str, JobDemand]:
+    out = dict(demands)
+    for job_id, assessment in by_id.items():
+        if assessment.pattern != Pattern.HELPER or job_id not in demands:
+            continue
+        node = gm.job_node(job_id)
+        users = sorted(
+            {
+                gm.split_node(u)[1]
+                for u, _, kind in graph.in_edges(node, data="type")
+                if kind == gm.USES_HELPER
+            }
+        )
+        out[job_id] = helper_demand(
+            demands[job_id],
+            [demands[u] for u in users if u in demands],
+            config.thresholds.demand_window_hours,
+        )
+    return out
+
+
 def _build_plan(
     jobs: Iterable[ir.Job],
     direction: Direction,
@@ -147,6 +171,7 @@ def _build_plan(
     if report is not None:
         demands = _weigh_by_usage(demands, report)
         input_warnings += usage_warnings(report)
+    demands = _helpers_run_with_their_jobs(demands, graph, by_id, config)
     source, target = direction.source.display_name, direction.target.display_name
 
     movable = sorted((d for d in decisions if d.moving), key=lambda d: (d.risk.score, d.unit.id))
@@ -244,7 +269,8 @@ def _schedule(
     ]
     pilot = candidates[: limits.pilot_max_units]
     if not pilot:
-        pilot = movable[:1]
+        workload = [d for d in movable if not _upkeep_only(d, patterns)]
+        pilot = (workload or movable)[:1]
         warnings.append(
             f"no workload unit scores at or below pilot_max_risk ({limits.pilot_max_risk}); "
             f"the pilot takes the lowest-risk unit ({pilot[0].unit.id}, risk {pilot[0].risk.score})"
@@ -274,7 +300,7 @@ def _end(
     if stays or blocked:
         criteria = [
             "every wave passed its gates",
-            f"{source} keeps the nodes its remaining jobs need (capacity below)",
+            f"{source} keeps the nodes its remaining jobs need (this phase's capacity table)",
             "shared file systems stay mounted on both schedulers for as long as both run",
         ]
         if blocked:

@@ -1,4 +1,4 @@
-"""The seeds' decision tables as code: what to do with each workload pattern, per direction.
+"""The two articles' decision tables as code: what to do with each workload pattern, per direction.
 
 Every recommendation carries the ``Rule`` it followed: an id, the seed row it
 comes from, and the rule in one line with the site's thresholds filled in, so
@@ -23,8 +23,11 @@ from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, JobFacts
 from migrate.site.config import SiteConfig, Thresholds
 from migrate.vocab import SERVING_KINDS, TRAINING_PATTERNS, Action, Direction, Pattern
 
-SEED_000 = "seeds/000 (ParallelCluster vs Kubernetes) decision tree"
-SEED_004 = "seeds/004 (Slurm vs Kubernetes) decision table"
+# The two articles the rules come from, cited by their titles so that a reader can find them.
+PARALLELCLUSTER_ARTICLE = "“AWS ParallelCluster vs Kubernetes: What Actually Works for Production AI”"
+SLURM_KUBERNETES_ARTICLE = "Nanobase AI’s article on Slurm and Kubernetes GPU clusters"
+SEED_000 = f"{PARALLELCLUSTER_ARTICLE}, decision tree"
+SEED_004 = f"{SLURM_KUBERNETES_ARTICLE}, “A decision table by workload pattern”"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,28 +93,34 @@ RULES: dict[str, tuple[str, str, tuple[str, ...]]] = {
         ("large_training_nodes",),
     ),
     "small-mpi-either": (
-        f"no seed row; by analogy with {SEED_000}, row 'training on 1-4 nodes'",
+        f"no article row; by analogy with {SEED_000}, row 'training on 1-4 nodes'",
         "MPI jobs up to {large_training_nodes} nodes without strict placement can run as an MPIJob",
         ("large_training_nodes",),
     ),
     "interactive-either": (
-        "no seed row (migrate default)",
+        "no article row (migrate default)",
         "interactive sessions follow their users; long-lived ones are services",
         (),
     ),
     "maintenance-both-sides": (
-        "seeds/004, section on migrating in phases beside the old scheduler",
+        f"{SLURM_KUBERNETES_ARTICLE}, section “If you picked the wrong one” "
+        "(phases beside the old scheduler)",
         "while both schedulers run, upkeep that belongs to one cluster runs on that cluster",
         (),
     ),
     "orchestration-workflow": (
-        "DESIGN.md domain facts: dependencies have no native Kubernetes equivalent",
+        "migrate default: Kubernetes has no native job dependencies",
         "a submit chain becomes a JobSet dependsOn or a workflow engine on Kubernetes, "
         "and a --dependency chain on Slurm",
         (),
     ),
+    "helper-with-its-jobs": (
+        "migrate default",
+        "a rendezvous store or Ray cluster that only jobs use moves, and runs, with those jobs",
+        (),
+    ),
     "general-either": (
-        "no seed row (migrate default)",
+        "no article row (migrate default)",
         "an ordinary batch job moves with the listed changes",
         (),
     ),
@@ -226,6 +235,7 @@ def _to_kubernetes(
         Pattern.INTERACTIVE: ("interactive work follows its users", "interactive-either"),
         Pattern.MAINTENANCE: ("upkeep needed on the Kubernetes side too", "maintenance-both-sides"),
         Pattern.ORCHESTRATION: ("the chain it submits moves with it", "orchestration-workflow"),
+        Pattern.HELPER: ("moves with the jobs that use it", "helper-with-its-jobs"),
         Pattern.GENERAL: ("an ordinary batch job", "general-either"),
     }
     reason, rule_id = simple[pattern]
@@ -259,6 +269,7 @@ def _to_slurm(job: ir.Job, facts: JobFacts, pattern: Pattern) -> tuple[Action, s
         Pattern.HPC_MPI: ("MPI codes are at home on Slurm", "hpc-on-slurm"),
         Pattern.MAINTENANCE: ("upkeep needed on the Slurm side", "maintenance-both-sides"),
         Pattern.ORCHESTRATION: ("the chain becomes --dependency links", "orchestration-workflow"),
+        Pattern.HELPER: ("moves with the jobs that use it", "helper-with-its-jobs"),
         Pattern.GENERAL: ("an ordinary batch job", "general-either"),
     }
     reason, rule_id = simple[pattern]

@@ -22,6 +22,7 @@ from migrate.graph.flow import Flows
 from migrate.graph.order import Groups
 from migrate.plan.changes import ChangeKind
 from migrate.plan.classify import Assessment
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.vocab import MOVES, Action, Direction, UnitAction
 
@@ -201,11 +202,9 @@ def unit_risk(
     facts = [assessments[j].facts for j in moving]
     dropped = sum(fidelity.get(j, (0, 0))[0] for j in moving)
     approximated = sum(fidelity.get(j, (0, 0))[1] for j in moving)
-    add(
-        dropped * 5 + approximated * 2,
-        25,
-        f"translation drops {dropped} and approximates {approximated} item(s)",
-    )
+    # a dropped item is lost on the target; an approximated one is kept, close to the original
+    add(dropped * 5, 25, f"translation drops {plural(dropped, 'item')}")
+    add(approximated, 10, f"translation approximates {plural(approximated, 'item')} (none lost)")
     widest = max(f.nodes for f in facts)
     add(2 * (widest - 1), 15, f"jobs of up to {widest} nodes")
     gpus = sum(f.gpus for f in facts)

@@ -614,15 +614,18 @@ def _services(
     view.touch(("spec", "selector"))  # repeats the pod labels; required boilerplate
     pod_labels = {k: v for role in roles for k, v in role.facts.labels.items()}
     ports = [port for role in roles for port in role.facts.ports]
+    addresses: list[str] = []
     for service in context.services:
         if service.selector and all(pod_labels.get(k) == v for k, v in service.selector):
             ports.extend(service.ports)
+            addresses.append(service.name)
     return (
         ir.Service(
             name=obj.name or "",
             replicas=sum(role.replicas for role in roles) if roles else None,
             ports=_unique(ports),
             autoscaling=context.autoscalers.get((obj.kind, obj.name or "")),
+            addresses=tuple(sorted(set(addresses) - {""})),
         ),
     )
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrate import ir
+from migrate.names import job_file_name
+from migrate.vocab import JobKind
 
 from .translation_context import Context
 
@@ -111,6 +113,15 @@ def tasks_per_node_text(res: ir.Resources) -> str:
     return f"{tpn}(x{nodes})" if nodes > 1 else str(tpn)
 
 
+def slurm_job_name(job: ir.Job, fallback: str) -> str:
+    """The name Slurm gives the job: ``--job-name``, else a batch script's file name."""
+    if job.name:
+        return job.name
+    if job.kind == JobKind.SBATCH and job.source.path:
+        return job_file_name(job.source.path)
+    return fallback
+
+
 def environment(
     ctx: Context,
     comp: ir.Component,
@@ -125,7 +136,7 @@ def environment(
     res = comp.resources
     nodes = res.computed_nodes()
     env: list[dict[str, Any]] = [
-        _lit("SLURM_JOB_NAME", job.name or ctx.name),
+        _lit("SLURM_JOB_NAME", slurm_job_name(job, ctx.name)),
         _lit("SLURM_JOB_NUM_NODES", nodes),
         _lit("SLURM_NNODES", nodes),
         _lit("SLURM_NTASKS", res.computed_tasks()),

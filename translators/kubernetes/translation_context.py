@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import FidelityLog
-from migrate.names import dns1123_label
+from migrate.names import dns1123_label, job_file_stem
 from migrate.translators.slurm import options as sbatch_options
 
 from .site import Site
@@ -98,7 +98,11 @@ class Context:
         diags: Collector,
     ) -> Context:
         ctx = cls(
-            job, site, name or dns1123_label(job.name or _stem(job.source.path), NAME_MAX), flavor, diags
+            job,
+            site,
+            name or dns1123_label(job.name or job_file_stem(job.source.path), NAME_MAX),
+            flavor,
+            diags,
         )
         for item in job.raw:
             raw_long = option_name(item.key)
@@ -169,11 +173,6 @@ def option_name(key: str) -> str | None:
     text = text.split("=", 1)[0]
     opt, _ = sbatch_options.lookup_long(text)
     return opt.long if opt else None
-
-
-def _stem(path: str) -> str:
-    base = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return base.split(".", 1)[0] or base or "job"
 
 
 __all__ = [

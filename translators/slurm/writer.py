@@ -109,9 +109,9 @@ def _notes(ctx: Context) -> list[str]:
 
 
 def _default_name(job: ir.Job) -> str:
-    from migrate.names import dns1123_label
+    from migrate.names import dns1123_label, job_file_stem
 
-    return dns1123_label(job.name or job.source.path.rsplit("/", 1)[-1].split(".", 1)[0], NAME_MAX)
+    return dns1123_label(job.name or job_file_stem(job.source.path), NAME_MAX)
 
 
 def _describe(ctx: Context, scripts: list[Script]) -> tuple[str, str]:
