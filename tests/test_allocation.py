@@ -238,6 +238,7 @@ def test_a_hint_never_outranks_an_option_or_the_node_type() -> None:
         ("#SBATCH -p bare\nsrun --gpus-per-node=4 python x.py\n", 4),
         ("#SBATCH -p bare\nexport CUDA_VISIBLE_DEVICES=0,1\npython x.py\n", 2),
         ("#SBATCH -p bare\ntorchrun --nproc_per_node=${NGPU:-4} x.py\n", 4),
+        ('#SBATCH -p bare\nN=2\nARGS=(--nproc_per_node=$N)\nsrun torchrun "${ARGS[@]}" x.py\n', 2),
     ],
 )
 def test_other_gpu_hints(body: str, gpus: int) -> None:
