@@ -28,7 +28,7 @@ from migrate.scan import cache, scanner
 from migrate.scan import results as scan_results
 from migrate.site import config as siteconfig
 from migrate.site.config import SiteConfig, SiteConfigError
-from migrate.site.inventory import Inventory, InventoryError, parse_inventory
+from migrate.site.inventory import Inventory, InventoryError, merge_inventory, parse_inventory
 from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
@@ -231,9 +231,15 @@ def run_translate(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    inventory: Sequence[str] = (),
 ) -> TranslateRun:
+    """Scan and translate; ``inventory`` (slurm.conf or ParallelCluster files) completes the partitions
+    the jobs are sized by, as for ``run_plan``."""
     direction_for(target)
     site, _ = load_config(config, paths)
+    clusters = load_inventory(inventory)
+    if clusters:
+        site, _ = merge_inventory(site, clusters)
     result = scanner.scan(paths, options or default_scan_options())
     wanted = _SOURCE_FORMAT[target]
     jobs = [j for j in result.jobs if j.source.format == wanted]

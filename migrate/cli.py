@@ -396,7 +396,10 @@ def translate_command(
     ] = "pyxis",
     config: ConfigOption = None,
     force: ForceOption = False,
-    strict: Annotated[bool, typer.Option(help="Exit 1 when anything was dropped.")] = False,
+    strict: Annotated[
+        bool, typer.Option(help="Exit 1 when anything was dropped or a job gets less than Slurm gave it.")
+    ] = False,
+    inventory: InventoryOption = None,
 ) -> None:
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
     from rich.table import Table
@@ -407,7 +410,9 @@ def translate_command(
     # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
     choice = container_runtime if to is Target.slurm else flavor
     try:
-        run = api.run_translate(paths, to.value, out, flavor=choice, config=config, force=force)
+        run = api.run_translate(
+            paths, to.value, out, flavor=choice, config=config, force=force, inventory=inventory or []
+        )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     table = Table(show_edge=False, pad_edge=False)
@@ -435,7 +440,12 @@ def translate_command(
     )
     _out().print("every decision and its reason: " + os.path.join(out, "translation.json"), markup=False)
     if strict and run.result.strict:
-        _err().print("migrate: --strict: some items were dropped (see translation.json)")
+        lost = sum(len(t.losses) for t in run.result.translations)
+        _err().print(
+            "migrate: --strict: some items were dropped"
+            + (f", and {lost} item(s) give jobs less than Slurm allocated them" if lost else "")
+            + " (see translation.json)"
+        )
         raise typer.Exit(1)
 
 

@@ -3,7 +3,9 @@
 A writer turns one IR job into a ``Translation``; each carries a ``FidelityLog``; every option or field of the
 source gets one entry: mapped, approximated (with the reason) or dropped (with
 the reason). The same reasons are written beside the output as comments or
-annotations, and ``--strict`` fails when anything was dropped.
+annotations. An entry whose translation gives the job less than Slurm's
+allocation (fewer GPUs or CPUs, less memory, another node pool) says what it
+``loses``; ``--strict`` fails when anything was dropped or lost.
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ class Entry:
     status: str
     reason: str = ""
     line: int | None = None
+    loses: str | None = None  # what the job gets less of than its allocation: "2 CPUs per node"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"item": self.item, "status": self.status, "reason": self.reason}
         if self.line is not None:
             out["line"] = self.line
+        if self.loses is not None:
+            out["loses"] = self.loses
         return out
 
 
@@ -41,11 +46,11 @@ class FidelityLog:
     def mapped(self, item: str, reason: str = "", line: int | None = None) -> None:
         self.entries.append(Entry(item, MAPPED, reason, line))
 
-    def approximated(self, item: str, reason: str, line: int | None = None) -> None:
-        self.entries.append(Entry(item, APPROXIMATED, reason, line))
+    def approximated(self, item: str, reason: str, line: int | None = None, loses: str | None = None) -> None:
+        self.entries.append(Entry(item, APPROXIMATED, reason, line, loses))
 
-    def dropped(self, item: str, reason: str, line: int | None = None) -> None:
-        self.entries.append(Entry(item, DROPPED, reason, line))
+    def dropped(self, item: str, reason: str, line: int | None = None, loses: str | None = None) -> None:
+        self.entries.append(Entry(item, DROPPED, reason, line, loses))
 
     def counts(self) -> dict[str, int]:
         counts = {s: 0 for s in STATUSES}
@@ -56,6 +61,11 @@ class FidelityLog:
     @property
     def any_dropped(self) -> bool:
         return any(e.status == DROPPED for e in self.entries)
+
+    @property
+    def losses(self) -> list[Entry]:
+        """Entries where the job gets less than its allocation."""
+        return [e for e in self.entries if e.loses is not None]
 
     def to_list(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self.entries]
@@ -105,6 +115,11 @@ class Translation:
     @property
     def dropped(self) -> list[Entry]:
         return [e for e in self.fidelity.entries if e.status == DROPPED]
+
+    @property
+    def losses(self) -> list[Entry]:
+        """What the job gets less of than Slurm allocated it (GPUs, CPUs, memory, the node pool)."""
+        return self.fidelity.losses
 
     def to_dict(self, outputs: list[str]) -> dict[str, Any]:
         return {

@@ -35,6 +35,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import fields
 
@@ -86,7 +87,8 @@ class _Site:
 
     def __init__(self, config: SiteConfig) -> None:
         self.config = config
-        self.source = config.source or "migrate.yaml"
+        # the file's name only: details read "partition gpu in migrate.yaml" wherever the file lives
+        self.source = os.path.basename(config.source) if config.source else "migrate.yaml"
         self.known = {name for name, _ in config.partitions}
         self.default = config.default_partition()
         self.nodes: dict[str, NodeType | None] = {
@@ -254,6 +256,14 @@ def _node_type(name: str, part: PartitionConfig, source: str) -> NodeType | None
 # One component
 
 
+class _Findings:
+    """What the reader of a component's allocation should know, gathered while it is worked out."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.exceeds: list[str] = []  # what the job asks beyond what a node of its partition has
+
+
 def _component(
     job: ir.Job,
     comp: ir.Component,
@@ -264,7 +274,7 @@ def _component(
     say: _Say,
 ) -> ComponentAllocation:
     res = comp.resources
-    notes: list[str] = []
+    found = _Findings()
     whole = res.exclusive in WHOLE_NODE_MODES
     label = f"partition {name}" if name else "the partition"
     nodes = _nodes(res, index, node, label, say)
@@ -274,14 +284,14 @@ def _component(
         if res.tasks
         else Sourced(nodes.value * tpn.value, tpn.provenance)
     )
-    gpus, gpu_type = _gpus(job, comp, index, whole, node, label, tpn.value, nodes.value, say, notes)
+    gpus, gpu_type = _gpus(job, comp, index, whole, node, label, tpn.value, nodes.value, say, found)
     cpt = (
         Sourced(res.cpus_per_task, say.option("cpus-per-task", index, res.cpus_per_task))
         if res.cpus_per_task
         else Sourced(1, _ONE_CPU)
     )
-    cpus = _cpus(res, index, whole, part, node, label, tpn.value, gpus.value, say, notes)
-    memory, whole_memory = _memory(res, index, whole, part, node, label, cpus.value, gpus.value, say, notes)
+    cpus = _cpus(res, index, whole, part, node, label, tpn.value, gpus.value, say, found)
+    memory, whole_memory = _memory(res, index, whole, part, node, label, cpus.value, gpus.value, say, found)
     fabric = fabric_uses(job, comp)
     devices = _devices(node, whole, fabric, gpus.value, cpus.value, label)
     return ComponentAllocation(
@@ -301,7 +311,8 @@ def _component(
         whole_node_memory=whole_memory,
         node=node,
         fabric=fabric,
-        notes=tuple(notes),
+        exceeds=tuple(found.exceeds),
+        notes=tuple(found.notes),
     )
 
 
@@ -383,7 +394,7 @@ def _gpus(
     tpn: int,
     nodes: int,
     say: _Say,
-    notes: list[str],
+    found: _Findings,
 ) -> tuple[Sourced[int], Sourced[str | None]]:
     res = comp.resources
     asked = _asked_gpus(res, index, tpn, nodes, say)
@@ -395,9 +406,9 @@ def _gpus(
     elif asked is not None:
         count = Sourced(asked[0], say.option(asked[1], index, asked[2]))
         if node_gpus is not None and asked[0] > node_gpus:
-            notes.append(f"asks for {asked[0]} GPUs per node; the nodes of {label} have {node_gpus}")
+            found.exceeds.append(f"{asked[0]} GPUs per node; the nodes of {label} have {node_gpus}")
     else:
-        count = _gpu_hint(job, comp, node, label, notes) or Sourced(0, _NO_GPUS)
+        count = _gpu_hint(job, comp, node, label, found) or Sourced(0, _NO_GPUS)
     asked_type = res.gpu_type or next((g.type for g in res.generic if g.name == "gpu" and g.type), None)
     if asked_type and asked is not None:
         gpu_type: Sourced[str | None] = Sourced(asked_type, say.option(asked[1], index, asked[2]))
@@ -409,7 +420,7 @@ def _gpus(
 
 
 def _gpu_hint(
-    job: ir.Job, comp: ir.Component, node: NodeType | None, label: str, notes: list[str]
+    job: ir.Job, comp: ir.Component, node: NodeType | None, label: str, found: _Findings
 ) -> Sourced[int] | None:
     """GPUs the script expects when nothing else tells; capped at what a node has."""
     hints = gpu_hints(job, comp)
@@ -417,7 +428,7 @@ def _gpu_hint(
         return None
     counted = [h for h in hints if h.gpus]
     if not counted:
-        notes.append(
+        found.notes.append(
             f"the script uses GPUs but no option, site value or hint says how many: {hints[0].detail}"
         )
         return None
@@ -425,12 +436,14 @@ def _gpu_hint(
     count = best.gpus or 0
     node_gpus = node.gpus.value if node is not None else None
     if node_gpus is not None and count > node_gpus:
-        notes.append(f"{best.detail}, but the nodes of {label} have {node_gpus} GPUs")
+        found.notes.append(f"{best.detail}, but the nodes of {label} have {node_gpus} GPUs")
         count = node_gpus
         if not count:
             return None
     if not comp.resources.exclusive:
-        notes.append("no GPU option: Slurm itself would give no GPUs; the count is the script's expectation")
+        found.notes.append(
+            "no GPU option: Slurm itself would give no GPUs; the count is the script's expectation"
+        )
     return Sourced(count, Provenance(Source.INFERRED, best.detail))
 
 
@@ -444,7 +457,7 @@ def _cpus(
     tpn: int,
     gpus: int,
     say: _Say,
-    notes: list[str],
+    found: _Findings,
 ) -> Sourced[int]:
     if res.cpus_per_task:
         asked = Sourced(res.cpus_per_task * tpn, say.option("cpus-per-task", index, res.cpus_per_task))
@@ -472,7 +485,7 @@ def _cpus(
             ),
         )
     if node_cpus and asked.value > node_cpus:
-        notes.append(f"asks for {asked.value} CPUs per node; the nodes of {label} have {node_cpus}")
+        found.exceeds.append(f"{asked.value} CPUs per node; the nodes of {label} have {node_cpus}")
     return asked
 
 
@@ -486,15 +499,18 @@ def _memory(
     cpus: int,
     gpus: int,
     say: _Say,
-    notes: list[str],
+    found: _Findings,
 ) -> tuple[Sourced[int | None], bool]:
     """MiB per node, and whether that is all of the node's memory."""
     node_mem = node.mem_mb if node is not None and node.mem_mb.value else None
+    asked = res.mem_per_node_mb or (res.mem_per_cpu_mb or 0) * cpus or (res.mem_per_gpu_mb or 0) * gpus
+    if node_mem is not None and asked > (node_mem.value or 0):
+        found.exceeds.append(f"{asked} MiB of memory per node; the nodes of {label} have {node_mem.value}")
     if res.mem_per_node_mb:
         return Sourced(res.mem_per_node_mb, say.option("mem", index, f"{res.mem_per_node_mb}M")), False
     if res.mem_per_node_mb == 0:
         if node_mem is None:
-            notes.append(
+            found.notes.append(
                 f"--mem=0 asks for all of a node's memory; the size of the nodes of {label} is unknown"
             )
             return Sourced(None, say.option("mem", index, "0")), True
@@ -525,7 +541,7 @@ def _memory(
             )
             source = Source.SITE_DEFAULT
         if node_mem is None:
-            notes.append(f"{why}, and the size of the nodes of {label} is unknown")
+            found.notes.append(f"{why}, and the size of the nodes of {label} is unknown")
             return Sourced(None, Provenance(source, why)), True
         return Sourced(node_mem.value, Provenance(source, f"{why} ({node_mem.detail})")), True
     if scheduled is False:

@@ -102,6 +102,7 @@ class ComponentAllocation(NamedTuple):
     whole_node_memory: bool  # --mem=0, or no memory default: all of each node's memory
     node: NodeType | None  # the node type of the partition, when the site describes it
     fabric: tuple[FabricUse, ...]  # fast-network variables the script sets
+    exceeds: tuple[str, ...]  # what the job asks beyond a node of its partition: Slurm would refuse it
     notes: tuple[str, ...]  # what the reader of the allocation should know (GPU count unknown ...)
 
     @property
@@ -131,6 +132,8 @@ class ComponentAllocation(NamedTuple):
             out["devices"] = [d.to_dict() for d in self.devices]
         if self.fabric:
             out["fabric"] = [f._asdict() for f in self.fabric]
+        if self.exceeds:
+            out["exceeds"] = list(self.exceeds)
         if self.notes:
             out["notes"] = list(self.notes)
         return out

@@ -18,11 +18,14 @@ of them into one output tree.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import APPROXIMATED, MAPPED, Edge, Entry, Translation, WaitTarget, wrapper_translation
+from migrate.site.allocation import allocate
+from migrate.site.allocation_model import JobAllocation
 from migrate.site.config import SiteConfig
 from migrate.translators.shell.redact import export_names_only
 from migrate.translators.slurm import directives
@@ -120,6 +123,12 @@ def translate_job(
     for long, comp, line, text in settings:
         ctx.option_lines[(long, comp)] = line
         ctx.option_texts[(long, comp)] = text
+    ctx.allocation = allocate(job, config, ctx.option_lines, ctx.option_texts)
+    spread = _spread(job, ctx.allocation)
+    if spread is not job:  # Slurm puts on more nodes what one node cannot hold: so do the pods
+        ctx.job = spread
+        choice = flavors.choose(spread, flavor)
+        ctx.flavor = choice.name
     if choice.fell_back:
         ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
         ctx.fidelity.approximated(f"--flavor {choice.requested}", choice.reason)
@@ -182,6 +191,18 @@ def _build(
     if kind == flavors.CRONJOB:
         return cron.build(ctx, policy, volumes, kueue=choice.kueue)
     return batchjob.build(ctx, policy, volumes, kueue=choice.kueue)
+
+
+def _spread(job: ir.Job, allocation: JobAllocation) -> ir.Job:
+    """The job with the node count Slurm would use where the script leaves it to Slurm (``-n 384``)."""
+    components = list(job.components)
+    for index, (comp, alloc) in enumerate(zip(job.components, allocation.components, strict=True)):
+        res = comp.resources
+        if res.nodes_min is None and alloc.nodes.value > res.computed_nodes():
+            components[index] = replace(comp, resources=replace(res, nodes_min=alloc.nodes.value))
+    if components == list(job.components):
+        return job
+    return replace(job, components=tuple(components))
 
 
 def _kueue_labels(ctx: Context, policy: job_policy.JobPolicy) -> None:
