@@ -313,6 +313,7 @@ def _component(
         fabric=fabric,
         exceeds=tuple(found.exceeds),
         notes=tuple(found.notes),
+        replicas=max(1, comp.replicas),
     )
 
 

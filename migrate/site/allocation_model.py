@@ -104,13 +104,16 @@ class ComponentAllocation(NamedTuple):
     fabric: tuple[FabricUse, ...]  # fast-network variables the script sets
     exceeds: tuple[str, ...]  # what the job asks beyond a node of its partition: Slurm would refuse it
     notes: tuple[str, ...]  # what the reader of the allocation should know (GPU count unknown ...)
+    replicas: int = 1  # copies of the component (the replicas of a Kubernetes role)
 
     @property
     def gpus(self) -> int:
-        return self.gpus_per_node.value * self.nodes.value
+        return self.gpus_per_node.value * self.nodes.value * self.replicas
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
+        if self.replicas != 1:
+            out["replicas"] = self.replicas
         for key in (
             "nodes",
             "tasks",
@@ -147,7 +150,7 @@ class JobAllocation(NamedTuple):
     notes: tuple[str, ...] = ()
 
     def total_nodes(self) -> int:
-        return sum(c.nodes.value for c in self.components)
+        return sum(c.nodes.value * c.replicas for c in self.components)
 
     def total_gpus(self) -> int:
         return sum(c.gpus for c in self.components)
