@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from migrate.names import dns1123_label
+from migrate.site.allocation_model import Source
 from migrate.translators.slurm import options as sbatch_options
 
 from .storage import Volume
@@ -90,14 +91,21 @@ def decide(ctx: Context, volumes: list[Volume]) -> JobPolicy:
 def _time(ctx: Context, policy: JobPolicy) -> None:
     job = ctx.job
     line = ctx.line_of("time")
+    limit = ctx.allocation.time_limit_s if ctx.allocation is not None else None
     if job.time_limit_s:
         item = ctx.option("time", sbatch_options.format_time(job.time_limit_s))
+        why = ""
+        if limit is not None and limit.source == Source.SITE_DEFAULT:  # the partition's, not the script's
+            item = item if ctx.given("time") else "(no --time)"
+            why = f" ({limit.detail})"
         if ctx.flavor == KUEUE:
             policy.labels["kueue.x-k8s.io/max-exec-time-seconds"] = str(job.time_limit_s)
-            ctx.fidelity.mapped(item, "Kueue maximum execution time (label max-exec-time-seconds)", line)
+            ctx.fidelity.mapped(
+                item, f"Kueue maximum execution time (label max-exec-time-seconds){why}", line
+            )
         else:
             policy.active_deadline = job.time_limit_s
-            ctx.fidelity.mapped(item, f"activeDeadlineSeconds: {job.time_limit_s}", line)
+            ctx.fidelity.mapped(item, f"activeDeadlineSeconds: {job.time_limit_s}{why}", line)
     elif line is not None:
         ctx.fidelity.mapped(ctx.option("time", "UNLIMITED"), "no deadline", line)
     if job.time_min_s:

@@ -25,7 +25,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import APPROXIMATED, MAPPED, Edge, Entry, Translation, WaitTarget, wrapper_translation
 from migrate.site.allocation import allocate
-from migrate.site.allocation_model import JobAllocation
+from migrate.site.allocation_model import JobAllocation, Source
 from migrate.site.config import SiteConfig
 from migrate.translators.shell.redact import export_names_only
 from migrate.translators.slurm import directives
@@ -124,10 +124,10 @@ def translate_job(
         ctx.option_lines[(long, comp)] = line
         ctx.option_texts[(long, comp)] = text
     ctx.allocation = allocate(job, config, ctx.option_lines, ctx.option_texts)
-    spread = _spread(job, ctx.allocation)
-    if spread is not job:  # Slurm puts on more nodes what one node cannot hold: so do the pods
-        ctx.job = spread
-        choice = flavors.choose(spread, flavor)
+    allocated = _as_allocated(job, ctx.allocation)
+    if allocated is not job:  # the nodes and the time limit Slurm gives where the script leaves them to it
+        ctx.job = allocated
+        choice = flavors.choose(allocated, flavor)
         ctx.flavor = choice.name
     if choice.fell_back:
         ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
@@ -193,16 +193,21 @@ def _build(
     return batchjob.build(ctx, policy, volumes, kueue=choice.kueue)
 
 
-def _spread(job: ir.Job, allocation: JobAllocation) -> ir.Job:
-    """The job with the node count Slurm would use where the script leaves it to Slurm (``-n 384``)."""
+def _as_allocated(job: ir.Job, allocation: JobAllocation) -> ir.Job:
+    """The job with what Slurm decides where the script leaves it to Slurm: the node count a task or
+    GPU count needs (``-n 384`` on 192-CPU nodes), and the partition's DefaultTime or MaxTime."""
     components = list(job.components)
     for index, (comp, alloc) in enumerate(zip(job.components, allocation.components, strict=True)):
         res = comp.resources
         if res.nodes_min is None and alloc.nodes.value > res.computed_nodes():
             components[index] = replace(comp, resources=replace(res, nodes_min=alloc.nodes.value))
-    if components == list(job.components):
+    limit = allocation.time_limit_s
+    time_limit = (
+        limit.value if not job.time_limit_s and limit.source == Source.SITE_DEFAULT else job.time_limit_s
+    )
+    if components == list(job.components) and time_limit == job.time_limit_s:
         return job
-    return replace(job, components=tuple(components))
+    return replace(job, components=tuple(components), time_limit_s=time_limit)
 
 
 def _kueue_labels(ctx: Context, policy: job_policy.JobPolicy) -> None:
