@@ -358,7 +358,7 @@ def _tasks_per_node(res: ir.Resources, index: int, nodes: Sourced[int], say: _Sa
     if res.tasks:
         count = max(1, -(-res.tasks // nodes.value))
         source = nodes.source if nodes.source != Source.SITE_DEFAULT else Source.OPTION
-        return Sourced(count, Provenance(source, f"{res.tasks} tasks over {nodes.value} node(s)"))
+        return Sourced(count, Provenance(source, f"{res.tasks} task(s) over {nodes.value} node(s)"))
     return Sourced(1, _ONE_TASK)
 
 
