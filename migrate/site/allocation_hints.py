@@ -44,15 +44,24 @@ class GpuHint(NamedTuple):
 
 def gpu_hints(job: ir.Job, comp: ir.Component) -> list[GpuHint]:
     """What the script says about the GPUs per node it expects, strongest first."""
-    env = _literals((*job.environment, *comp.environment))
+    variables = (*job.environment, *comp.environment)
+    if (
+        not comp.launchers
+        and not job.monitoring
+        and not any(v.name == "CUDA_VISIBLE_DEVICES" for v in variables)
+    ):
+        return []  # most jobs: nothing to read a hint from
+    env = _literals(variables)
     where = job.source.path
     out: list[GpuHint] = []
     for launcher in comp.launchers:
         out += _launcher_hints(launcher, env, where)
-    for name, (value, line) in env.items():
-        if name == "CUDA_VISIBLE_DEVICES" and _DEVICE_LIST.match(value):
-            count = value.count(",") + 1
-            out.append(GpuHint(count, f"inferred from CUDA_VISIBLE_DEVICES={value} at {where}:{line}"))
+    visible = env.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and _DEVICE_LIST.match(visible[0]):
+        value, line = visible
+        out.append(
+            GpuHint(value.count(",") + 1, f"inferred from CUDA_VISIBLE_DEVICES={value} at {where}:{line}")
+        )
     for hook in job.monitoring:
         if hook.kind in _GPU_TOOLS:
             at = f"{where}:{hook.line}" if hook.line is not None else where
@@ -118,14 +127,20 @@ def _literals(variables: Iterable[ir.EnvVar]) -> dict[str, tuple[str, int | None
 def fabric_uses(job: ir.Job, comp: ir.Component) -> tuple[FabricUse, ...]:
     """The fast-network variables the script sets, one per variable."""
     found: dict[str, FabricUse] = {}
-    variables = (*job.environment, *comp.environment)
-    disabled = any(v.name == "NCCL_IB_DISABLE" and v.value == "1" for v in variables)
-    for var in variables:
-        name, value = var.name, var.value or ""
-        if (name == "FI_PROVIDER" and "efa" in value.lower()) or name.startswith("FI_EFA_"):
+    ib_disabled = False
+    for var in (*job.environment, *comp.environment):
+        name = var.name
+        if not name.startswith(("FI_", "NCCL_IB_")):
+            continue
+        value = var.value or ""
+        if name == "NCCL_IB_DISABLE":
+            ib_disabled = value == "1"
+        elif (name == "FI_PROVIDER" and "efa" in value.lower()) or name.startswith("FI_EFA_"):
             found.setdefault(name, FabricUse("efa", f"{name}={value}", var.line))
-        elif name.startswith("NCCL_IB_") and not disabled and name != "NCCL_IB_DISABLE":
+        elif name.startswith("NCCL_IB_"):
             found.setdefault(name, FabricUse("infiniband", f"{name}={value}", var.line))
+    if ib_disabled:  # NCCL_IB_DISABLE=1: the other NCCL_IB_* settings are not used
+        return tuple(f for f in found.values() if f.kind != "infiniband")
     return tuple(found.values())
 
 

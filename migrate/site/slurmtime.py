@@ -9,6 +9,7 @@ and the slurm.conf reader both use these, so a duration means one thing.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _TIME = re.compile(
     r"(?:(?P<days>[0-9]+)-(?P<dh>[0-9]*)(?::(?P<dm>[0-9]+)(?::(?P<ds>[0-9]+))?)?"
@@ -43,6 +44,7 @@ def parse_slurm_time(text: str) -> int | None:
     return int(a) * 60
 
 
+@lru_cache(maxsize=4096)
 def format_slurm_time(seconds: int | None) -> str:
     """The inverse of :func:`parse_slurm_time`: ``D-HH:MM:SS`` (``HH:MM:SS`` under a day)."""
     if seconds is None:
