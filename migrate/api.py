@@ -29,7 +29,7 @@ from migrate.scan import cache, scanner
 from migrate.scan import results as scan_results
 from migrate.site import config as siteconfig
 from migrate.site.config import SiteConfig, SiteConfigError
-from migrate.site.inventory import Inventory, InventoryError, parse_inventory
+from migrate.site.inventory import Inventory, InventoryError, merge_inventory, parse_inventory
 from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
@@ -309,10 +309,16 @@ def run_translate(
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
     runtime: str = "auto",
+    inventory: Sequence[str] = (),
 ) -> TranslateRun:
-    """``flavor`` picks the Kubernetes object, ``runtime`` how Slurm scripts run containers."""
+    """``flavor`` picks the Kubernetes object, ``runtime`` how Slurm scripts run containers;
+    ``inventory`` (slurm.conf or ParallelCluster files) completes the partitions the jobs are
+    sized by, as for ``run_plan``."""
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
+    clusters = load_inventory(inventory)
+    if clusters:
+        site, _ = merge_inventory(site, clusters)
     result = scanner.scan(paths, options or default_scan_options())
     wanted = direction.source  # jobs already in the target's format are not translated again
     jobs = [j for j in result.jobs if j.source.format == wanted]

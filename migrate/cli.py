@@ -598,11 +598,15 @@ def translate_command(
     force: ForceOption = False,
     strict: Annotated[
         bool,
-        typer.Option("--strict", help="Exit 1 when anything was dropped or a job fell back from --flavor."),
+        typer.Option(
+            "--strict",
+            help="Exit 1 when anything was dropped, a job gets less than Slurm gave it, or one fell back.",
+        ),
     ] = False,
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
     ] = OutputFormat.table,
+    inventory: InventoryOption = None,
 ) -> None:
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
     from migrate import api
@@ -619,6 +623,7 @@ def translate_command(
             config=config,
             force=force,
             runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
+            inventory=inventory or [],
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -711,6 +716,9 @@ def _strict_problems(translations: Sequence[Translation], fallbacks: int, reques
     problems = []
     if dropped:
         problems.append(f"{_plural(dropped, 'item')} {'was' if dropped == 1 else 'were'} dropped")
+    lost = sum(len(t.losses) for t in translations)
+    if lost:
+        problems.append(f"{_plural(lost, 'item')} give jobs less than Slurm allocated them")
     if fallbacks:
         problems.append(f"{_plural(fallbacks, 'job')} fell back from --flavor {requested}")
     return problems

@@ -85,6 +85,14 @@ CODES: dict[str, tuple[str, str]] = {
         WARNING,
         "--mem=0 asks for a whole node whose size the site config lacks",
     ),
+    "TRANSLATE-FABRIC-DEVICE": (
+        WARNING,
+        "the script tunes EFA or InfiniBand, but its partition names no such device in the site config",
+    ),
+    "TRANSLATE-EXCEEDS-NODE": (
+        WARNING,
+        "the job asks for more GPUs, CPUs or memory per node than a node of its partition has",
+    ),
     "TRANSLATE-CONSTRAINT": (
         WARNING,
         "node features without node labels in the site config; placeholders written",

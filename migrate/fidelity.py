@@ -3,7 +3,9 @@
 A writer turns one IR job into a ``Translation``; each carries a ``FidelityLog``; every option or field of the
 source gets one entry: mapped, approximated (with the reason) or dropped (with
 the reason). The same reasons are written beside the output as comments or
-annotations, and ``--strict`` fails when anything was dropped.
+annotations. An entry whose translation gives the job less than Slurm's
+allocation (fewer GPUs or CPUs, less memory, another node pool) says what it
+``loses``; ``--strict`` fails when anything was dropped or lost.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ class Entry:
     status: FidelityStatus
     reason: str = ""
     line: int | None = None
+    loses: str | None = None  # what the job gets less of than its allocation: "2 CPUs per node"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"item": self.item, "status": self.status, "reason": self.reason}
         if self.line is not None:
             out["line"] = self.line
+        if self.loses is not None:
+            out["loses"] = self.loses
         return out
 
 
@@ -37,14 +42,21 @@ class FidelityLog:
     def mapped(self, item: str, reason: str = "", line: int | None = None) -> None:
         self.entries.append(Entry(item, FidelityStatus.MAPPED, reason, line))
 
-    def approximated(self, item: str, reason: str, line: int | None = None) -> None:
-        self.entries.append(Entry(item, FidelityStatus.APPROXIMATED, reason, line))
+    def approximated(self, item: str, reason: str, line: int | None = None, loses: str | None = None) -> None:
+        self.entries.append(Entry(item, FidelityStatus.APPROXIMATED, reason, line, loses))
 
-    def dropped(self, item: str, reason: str, line: int | None = None) -> None:
-        self.entries.append(Entry(item, FidelityStatus.DROPPED, reason, line))
+    def dropped(self, item: str, reason: str, line: int | None = None, loses: str | None = None) -> None:
+        self.entries.append(Entry(item, FidelityStatus.DROPPED, reason, line, loses))
 
-    def record(self, status: FidelityStatus, item: str, reason: str, line: int | None = None) -> None:
-        self.entries.append(Entry(item, status, reason, line))
+    def record(
+        self,
+        status: FidelityStatus,
+        item: str,
+        reason: str,
+        line: int | None = None,
+        loses: str | None = None,
+    ) -> None:
+        self.entries.append(Entry(item, status, reason, line, loses))
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {s: 0 for s in FidelityStatus}
@@ -55,6 +67,11 @@ class FidelityLog:
     @property
     def any_dropped(self) -> bool:
         return any(e.status == FidelityStatus.DROPPED for e in self.entries)
+
+    @property
+    def losses(self) -> list[Entry]:
+        """Entries where the job gets less than its allocation."""
+        return [e for e in self.entries if e.loses is not None]
 
     def to_list(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self.entries]
@@ -104,6 +121,11 @@ class Translation:
     @property
     def dropped(self) -> list[Entry]:
         return [e for e in self.fidelity.entries if e.status == FidelityStatus.DROPPED]
+
+    @property
+    def losses(self) -> list[Entry]:
+        """What the job gets less of than Slurm allocated it (GPUs, CPUs, memory, the node pool)."""
+        return self.fidelity.losses
 
     def to_dict(self, outputs: list[str]) -> dict[str, Any]:
         return {

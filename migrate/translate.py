@@ -15,7 +15,7 @@ Example::
 
     result = translate_jobs(jobs, to="kubernetes", flavor="auto", config=load_site_config("migrate.yaml"))
     result.tree.commit("out/")          # raises OutputExistsError unless force=True
-    if result.strict:                   # something was dropped: `--strict` fails
+    if result.strict:                   # something dropped, or less than the allocation: `--strict` fails
         ...
 """
 
@@ -51,8 +51,8 @@ class TranslationSet:
 
     @property
     def strict(self) -> bool:
-        """True when something was dropped, so that ``--strict`` must fail."""
-        return any(t.dropped for t in self.translations)
+        """True when something was dropped or a job gets less than its allocation: ``--strict`` fails."""
+        return any(t.dropped or t.losses for t in self.translations)
 
     any_dropped = strict
 

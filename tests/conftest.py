@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from migrate.site.config import SiteConfig, load_site_config
+from migrate.site.inventory import merge_inventory, parse_inventory
 
 # Tests (and the CLI runs they start) never touch the user's scan cache.
 os.environ["MIGRATE_CACHE_DIR"] = tempfile.mkdtemp(prefix="migrate-test-cache-")
@@ -42,6 +46,30 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run with the repository as the working folder, so paths in outputs are stable."""
     monkeypatch.chdir(REPO)
     return REPO
+
+
+ALLOCATION_CASES = CORPUS / "cases" / "allocation"
+SAMPLE_CONFIG = CORPUS / "sample-site" / "migrate.yaml"
+
+
+@functools.lru_cache(maxsize=2)
+def site_of_cases(folder: str) -> SiteConfig:
+    """The site configuration a corpus folder is translated and planned with: the sample site's, or,
+    for ``cases/allocation``, its own ``migrate.yaml`` completed by its ``cluster/`` inventory files."""
+    if folder != "allocation":
+        return load_site_config(SAMPLE_CONFIG)
+    config = load_site_config(ALLOCATION_CASES / "migrate.yaml")
+    inventories = [
+        parse_inventory(path.read_text(encoding="utf-8"), f"cluster/{path.name}")
+        for path in sorted((ALLOCATION_CASES / "cluster").iterdir())
+    ]
+    merged, _ = merge_inventory(config, inventories)
+    return merged
+
+
+def site_for(rel: str) -> SiteConfig:
+    """The site configuration of a corpus input (a path relative to the repository)."""
+    return site_of_cases("allocation" if rel.startswith("corpus/cases/allocation/") else "sample-site")
 
 
 def corpus_inputs() -> list[str]:

@@ -194,3 +194,47 @@ def test_each_direction_takes_its_own_writer_option() -> None:
     assert cli._writer_choice(kubernetes, "jobset", None) == "jobset"
     assert cli._writer_choice(slurm, None, None) == "pyxis"
     assert cli._writer_choice(slurm, None, "apptainer") == "apptainer"
+
+
+def test_translate_reads_the_inventory_and_strict_fails_on_what_a_job_loses(tmp_path: Path) -> None:
+    (tmp_path / "migrate.yaml").write_text(
+        "partitions:\n  gpu: {queue: gpu-queue, node_selector: {pool: gpu}}\n", encoding="utf-8"
+    )
+    (tmp_path / "train.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH -N 2 --exclusive\nsrun python train.py\n", encoding="utf-8"
+    )
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(
+        "NodeName=g[1-4] CPUs=96 RealMemory=500000 Gres=gpu:8\nPartitionName=gpu Nodes=g[1-4] Default=YES\n"
+    )
+    out = tmp_path / "k8s"
+    res = run(
+        "translate",
+        str(tmp_path / "train.sbatch"),
+        "--to",
+        "kubernetes",
+        "--out",
+        str(out),
+        "--config",
+        str(tmp_path / "migrate.yaml"),
+        "--inventory",
+        str(conf),
+        "--strict",
+    )
+    assert res.returncode == 1, res.stderr
+    assert "give jobs less than Slurm allocated them" in res.stderr  # the node keeps CPUs for the kubelet
+    (job,) = json.loads((out / "translation.json").read_text())["jobs"]
+    assert any(e.get("loses") for e in job["fidelity"])
+    manifest = next(p for p in out.rglob("*.yaml") if "train" in str(p))
+    assert "nvidia.com/gpu: '8'" in manifest.read_text()  # the default partition's GPUs, from slurm.conf
+    missing = run(
+        "translate",
+        str(tmp_path),
+        "--to",
+        "kubernetes",
+        "--out",
+        str(tmp_path / "x"),
+        "--inventory",
+        str(tmp_path / "nope.conf"),
+    )
+    assert missing.returncode == 2 and "--inventory" in missing.stderr

@@ -220,6 +220,76 @@ def test_parallelcluster_queues(pcluster: Inventory) -> None:
     assert (mixed.nodes, mixed.gpus_per_node, mixed.cpus_per_node) == (3, None, None)
 
 
+def test_parallelcluster_first_queue_is_the_default_partition(pcluster: Inventory) -> None:
+    parts = {p.name: p for p in pcluster.partitions}
+    assert [name for name, p in parts.items() if p.default] == ["gpu-h100"]
+    assert dict(parts["gpu-h100"].origins)["default"] == (
+        "the first queue of cluster.yaml (ParallelCluster's default partition)"
+    )
+    # memory is not a Slurm resource unless SlurmSettings.EnableMemoryBasedScheduling says so
+    assert parts["gpu-h100"].memory_scheduled is False
+
+
+def test_parallelcluster_efa_devices_only_where_efa_is_enabled() -> None:
+    text = PCLUSTER_TEXT.replace(
+        "          MinCount: 0\n          MaxCount: 128\n",
+        "          MinCount: 0\n          MaxCount: 128\n          Efa:\n            Enabled: true\n",
+    ).replace(
+        "  Scheduler: slurm\n",
+        "  Scheduler: slurm\n  SlurmSettings:\n    EnableMemoryBasedScheduling: true\n",
+    )
+    parts = {p.name: p for p in parse_parallelcluster(text, "cluster.yaml").partitions}
+    h100 = parts["gpu-h100"]
+    assert h100.devices == (("vpc.amazonaws.com/efa", 32),)
+    assert dict(h100.origins)["devices"].startswith("p5.48xlarge (32 EFA interfaces) with Efa.Enabled")
+    assert h100.memory_scheduled is True
+    assert parts["cpu"].devices == ()  # c6i.32xlarge has an EFA interface, but the queue does not enable it
+
+
+SLURM_CONF_DEFAULTS = """\
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=2048
+NodeName=g[1-4] CPUs=96 RealMemory=1000000 Gres=gpu:a100:8,nvme:2
+NodeName=c[1-8] CPUs=64 RealMemory=256000
+PartitionName=DEFAULT MaxTime=2-00:00:00
+PartitionName=gpu Nodes=g[1-4] DefMemPerGPU=120000 DefCpuPerGPU=12 DefaultTime=04:00:00
+PartitionName=cpu Nodes=c[1-8] Default=YES MaxTime=UNLIMITED
+"""
+
+
+def test_slurm_conf_defaults_per_partition_and_for_the_cluster() -> None:
+    parts = {p.name: p for p in parse_slurm_conf(SLURM_CONF_DEFAULTS, "slurm.conf").partitions}
+    gpu, cpu = parts["gpu"], parts["cpu"]
+    assert (gpu.def_mem_per_gpu_mb, gpu.def_cpu_per_gpu, gpu.def_mem_per_cpu_mb) == (120000, 12, 2048)
+    assert (gpu.default_time_s, gpu.max_time_s) == (4 * 3600, 2 * 86400)  # MaxTime from the DEFAULT line
+    assert (cpu.def_mem_per_cpu_mb, cpu.default_time_s, cpu.max_time_s) == (2048, None, None)
+    assert gpu.memory_scheduled is True and gpu.devices == (("nvme", 2),)
+    where = dict(gpu.origins)
+    assert where["def_mem_per_gpu_mb"] == "DefMemPerGPU=120000 in slurm.conf line 7"
+    assert where["def_mem_per_cpu_mb"] == "DefMemPerCPU=2048 in slurm.conf line 3"  # the cluster's
+    assert where["max_time_s"] == "MaxTime=2-00:00:00 in slurm.conf line 6"
+    assert where["gpus_per_node"] == "NodeName=g[1-4] in slurm.conf line 4"
+    assert where["memory_scheduled"] == "SelectTypeParameters=CR_Core_Memory in slurm.conf line 2"
+    assert dict(cpu.origins)["default"] == "Default=YES in slurm.conf line 8"
+
+
+def test_slurm_conf_without_memory_in_select_type_parameters_schedules_no_memory() -> None:
+    text = "SelectTypeParameters=CR_Core\nNodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n"
+    (part,) = parse_slurm_conf(text, "slurm.conf").partitions
+    assert part.memory_scheduled is False
+
+
+def test_merged_partition_says_where_each_filled_value_came_from() -> None:
+    site = parse_site_config({"partitions": {"gpu": {"queue": "gpu-queue", "def_mem_per_gpu_mb": 100000}}})
+    merged, _ = merge_inventory(site, [parse_slurm_conf(SLURM_CONF_DEFAULTS, "slurm.conf")])
+    gpu = merged.partition("gpu")
+    assert gpu is not None and gpu.def_mem_per_gpu_mb == 100000  # migrate.yaml's value wins
+    assert gpu.origin("def_mem_per_gpu_mb") is None  # so it has no inventory origin
+    assert gpu.origin("default_time_s") == "DefaultTime=04:00:00 in slurm.conf line 7"
+    assert gpu.origin("cpus_per_node") == "NodeName=g[1-4] in slurm.conf line 4"
+
+
 def test_parallelcluster_notes(pcluster: Inventory) -> None:
     assert pcluster.notes == (
         "queue inference mixes instance types with different GPU counts; planned as 8",
@@ -232,7 +302,9 @@ def test_parallelcluster_notes(pcluster: Inventory) -> None:
 def test_instance_table_covers_the_named_families() -> None:
     assert INSTANCE_TYPES["p4d.24xlarge"].gpus == INSTANCE_TYPES["p4de.24xlarge"].gpus == 8
     assert INSTANCE_TYPES["p5e.48xlarge"].gpu_type == "h200"
-    assert INSTANCE_TYPES["g5.12xlarge"] == INSTANCE_TYPES["g5.12xlarge"].__class__(4, "a10g", 48, 192)
+    assert INSTANCE_TYPES["g5.12xlarge"] == INSTANCE_TYPES["g5.12xlarge"].__class__(4, "a10g", 48, 192, 1)
+    assert (INSTANCE_TYPES["p5.48xlarge"].efa, INSTANCE_TYPES["p4d.24xlarge"].efa) == (32, 4)
+    assert INSTANCE_TYPES["c6i.large"].efa == 0
     assert INSTANCE_TYPES["hpc7a.96xlarge"].vcpus == 192 and INSTANCE_TYPES["c6i.large"].mem_gib == 4
     assert INSTANCE_TYPES["trn1.32xlarge"].gpus == 0  # Trainium chips are not GPUs
 
@@ -322,7 +394,13 @@ def test_config_built_in_code_keeps_what_it_sets() -> None:
     site = SiteConfig(partitions=(("gpu", PartitionConfig(nodes=10, queue="q")),))
     inventory = Inventory("s.conf", SLURM_CONF, (InventoryPartition("gpu", 12, 8, "h100"),))
     merged, warnings = merge_inventory(site, [inventory])
-    assert merged.partition("gpu") == PartitionConfig(nodes=10, gpus_per_node=8, gpu_type="h100", queue="q")
+    assert merged.partition("gpu") == PartitionConfig(
+        nodes=10,
+        gpus_per_node=8,
+        gpu_type="h100",
+        queue="q",
+        origins=(("gpu_type", "s.conf"), ("gpus_per_node", "s.conf")),  # where each filled value came from
+    )
     assert warnings == ["partition gpu: migrate.yaml says nodes 10, s.conf says 12; keeping migrate.yaml's"]
 
 
@@ -406,7 +484,10 @@ def test_sample_cluster_files_match_migrate_yaml(name: str) -> None:
     merged, warnings = merge_inventory(config, [inventory])
     assert not [w for w in warnings if w.startswith("partition ")]  # nothing contradicts migrate.yaml
     for part_name, part in config.partitions:
-        assert merged.partition(part_name) == part
+        filled = merged.partition(part_name)
+        assert filled is not None
+        # what migrate.yaml wrote stays; the inventory adds only what it left out (time limits, defaults)
+        assert {k: getattr(filled, k) for k in part.explicit} == {k: getattr(part, k) for k in part.explicit}
     if name == "pcluster-config.yaml":
         bigmem = merged.partition("bigmem")  # the queue added since migrate.yaml was written
         assert bigmem is not None and bigmem.nodes == 2

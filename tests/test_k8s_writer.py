@@ -13,6 +13,7 @@ import re
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from migrate import ir
 from migrate.diagnostics import CODES, Collector
 from migrate.fidelity import Translation
 from migrate.site.config import parse_site_config
+from migrate.translate import translate_jobs
 from migrate.translators.kubernetes import validate, yamlemit
 from migrate.translators.kubernetes.writer import translate_job
 from migrate.translators.slurm import reader
@@ -386,8 +388,10 @@ def test_memory_per_node_per_cpu_per_gpu(options: str, memory: str) -> None:
 
 def test_mem_zero_requests_the_node_memory_from_the_inventory() -> None:
     t = translate("#!/bin/bash\n#SBATCH -p gpu\n#SBATCH --mem=0\npython x.py\n")
-    assert container(t)["resources"]["limits"]["memory"] == "1024Gi"
+    # the node's 1024Gi less the 5% the node keeps for the kubelet: what a pod can be given
+    assert container(t)["resources"]["limits"]["memory"] == "972Gi"
     assert entry(t, "--mem=0").status == FidelityStatus.APPROXIMATED
+    assert entry(t, "--mem=0").loses == "52Gi of memory per node"
     unknown = translate("#!/bin/bash\n#SBATCH --mem=0\npython x.py\n", config=None)
     assert "memory" not in container(unknown)["resources"]["limits"]
     assert "TRANSLATE-WHOLE-NODE-UNKNOWN" in codes(unknown)
@@ -835,3 +839,101 @@ def test_any_job_translates_to_loadable_valid_yaml(
     for rel, text in t.files.items():
         assert documents(text)
         assert validate.validate_documents(text, rel) == []
+
+
+# ---------------------------------------------------------------------------
+# What Slurm gives the job: the allocation sizes the pods
+
+CLOUD = parse_site_config(
+    {
+        "partitions": {
+            "p5": {
+                "nodes": 16,
+                "gpus_per_node": 8,
+                "gpu_type": "h100",
+                "cpus_per_node": 192,
+                "mem_gb": 2048,
+                "default": True,
+                "queue": "p5-queue",
+                "node_selector": {"node.kubernetes.io/instance-type": "p5.48xlarge"},
+                "tolerations": [{"key": "aws.amazon.com/efa", "operator": "Exists", "effect": "NoSchedule"}],
+                "devices": {"vpc.amazonaws.com/efa": 32},
+            },
+            "cpu": {
+                "nodes": 8,
+                "gpus_per_node": 0,
+                "cpus_per_node": 192,
+                "mem_gb": 768,
+                "queue": "cpu-queue",
+            },
+        },
+        "defaults": {"image": "registry.example/base:1"},
+    }
+)
+WHOLE_NODES = """#!/bin/bash
+#SBATCH --nodes=4
+#SBATCH --exclusive
+GPUS_PER_NODE=8
+export FI_PROVIDER=efa
+srun torchrun --nnodes 4 --nproc_per_node $GPUS_PER_NODE train.py
+"""
+
+
+def test_whole_node_job_on_the_default_partition_gets_the_nodes_gpus_cpus_memory_and_devices() -> None:
+    t = translate(WHOLE_NODES, "jobset", CLOUD)
+    resources = container(t)["resources"]
+    assert resources["requests"] == {
+        "cpu": "190",  # 192 less the 2 the node keeps for the kubelet
+        "memory": "1945Gi",  # the whole node's memory (no default), less 5%
+        "nvidia.com/gpu": "8",
+        "vpc.amazonaws.com/efa": "32",
+    }
+    assert "cpu" not in resources["limits"]  # a whole-node pod has no CPU limit by default
+    spec = pod(t)
+    assert spec["nodeSelector"] == {"node.kubernetes.io/instance-type": "p5.48xlarge"}
+    assert {"key": "aws.amazon.com/efa", "operator": "Exists", "effect": "NoSchedule"} in spec["tolerations"]
+    assert entry(t, "allocation: 192 CPUs per node").loses == "2 CPU(s) per node"
+    assert "TRANSLATE-FABRIC-DEVICE" not in codes(t)
+
+
+def test_cpu_limits_always_keeps_the_limit_of_whole_node_pods() -> None:
+    config = replace(CLOUD, kubernetes=replace(CLOUD.kubernetes, cpu_limits="always"))
+    assert container(translate(WHOLE_NODES, "jobset", config))["resources"]["limits"]["cpu"] == "190"
+
+
+def test_tasks_that_do_not_fit_one_node_spread_over_pods() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -p cpu -n 384\nsrun ./mpi_app\n", "jobset", CLOUD)
+    rjob = workload(t)["spec"]["replicatedJobs"][0]
+    assert rjob["replicas"] == 2  # one pod per node, as Slurm would use two 192-CPU nodes
+    assert container(t)["resources"]["requests"]["cpu"] == "190"
+    env = {e["name"]: e.get("value") for e in container(t)["env"]}
+    assert (env["SLURM_JOB_NUM_NODES"], env["SLURM_NTASKS_PER_NODE"]) == ("2", "192")
+
+
+def test_fabric_variables_without_a_device_name_the_key_to_add() -> None:
+    t = translate(WHOLE_NODES.replace("#SBATCH --exclusive", "#SBATCH -p cpu --exclusive"), "jobset", CLOUD)
+    (diag,) = [d for d in t.diagnostics if d.code == "TRANSLATE-FABRIC-DEVICE"]
+    assert "add partitions.cpu.devices: {vpc.amazonaws.com/efa: N}" in diag.message
+    assert entry(t, "efa tuning: FI_PROVIDER=efa").loses == "the node's efa devices"
+
+
+def test_kueue_quota_of_the_default_partition_comes_from_its_nodes() -> None:
+    result = translate_jobs([read(WHOLE_NODES)], flavor="kueue", config=CLOUD)
+    (queue,) = [text for rel, text in result.tree.files.items() if rel.startswith("kueue/")]
+    cluster_queue = next(d for d in documents(queue) if d["kind"] == "ClusterQueue")
+    quota = {
+        r["name"]: r["nominalQuota"]
+        for r in cluster_queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    }
+    assert quota == {
+        "cpu": str(16 * 190),
+        "memory": f"{16 * 1945}Gi",
+        "nvidia.com/gpu": "128",
+        "vpc.amazonaws.com/efa": str(16 * 32),
+    }
+
+
+def test_a_job_given_less_than_its_allocation_fails_strict() -> None:
+    assert translate_jobs([read(WHOLE_NODES)], flavor="jobset", config=CLOUD).strict is True
+    small = "#!/bin/bash\n#SBATCH -p p5 -c 4 --mem=8G --gpus-per-node=1\nsrun ./a\n"
+    assert translate_jobs([read(small)], flavor="jobset", config=CLOUD).strict is False

@@ -235,8 +235,9 @@ def test_capacity_arithmetic(plan: Plan) -> None:
             assert 0 <= cap.target_nodes <= cap.total_nodes
     end = {c.partition: c for c in plan.phases[-1].capacity}
     gpu = end["gpu"]
-    # moved gpu node-hours: train 2 nodes x 12 h + eval 1 x 1 h = 25; pretrain keeps 32 x 48 = 1536
-    assert (gpu.moved_node_hours, gpu.remaining_node_hours) == (25.0, 1536.0)
+    # moved gpu node-hours: train 2 nodes x 12 h + eval 1 GPU of an 8-GPU node x 1 h (0.125, rounded to
+    # 0.12) = 24.12; pretrain keeps 32 x 48 = 1536
+    assert (gpu.moved_node_hours, gpu.remaining_node_hours) == (24.12, 1536.0)
     # share round(40 x 25 / 1561) = 1, raised to the largest moved gang (2 nodes)
     assert (gpu.target_nodes, gpu.source_nodes) == (2, 38)
     assert gpu.source_nodes >= 32  # the pretraining gang still fits on Slurm
@@ -491,3 +492,55 @@ def test_a_slurm_job_without_partition_runs_in_the_default_partition() -> None:
     assert partition_of(k8s_job("c.yaml", name="c"), config) == UNASSIGNED
     without_default = parse_site_config_text("partitions:\n  cpu: {nodes: 4}\n")
     assert partition_of(slurm_job("a.sbatch"), without_default) == UNASSIGNED
+
+
+# ---------------------------------------------------------------------------
+# Demand weighted by what Slurm allocates
+
+CLOUD = parse_site_config(
+    {
+        "partitions": {
+            "gpu": {
+                "nodes": 16,
+                "gpus_per_node": 8,
+                "cpus_per_node": 192,
+                "mem_gb": 2048,
+                "default": True,
+                "max_time": "2-00:00:00",
+                "queue": "gpu-queue",
+            },
+            "cpu": {"nodes": 8, "gpus_per_node": 0, "cpus_per_node": 96, "queue": "cpu-queue"},
+        },
+    }
+)
+
+
+def _demand(jobs: list[ir.Job], config: SiteConfig = CLOUD) -> dict[str, dict[str, object]]:
+    doc = json.loads(plan_json(build_plan(jobs, Direction.TO_KUBERNETES, config)))
+    return {j["id"]: j["demand"] for j in doc["jobs"]}
+
+
+def test_whole_node_job_without_gpu_option_or_time_counts_all_gpus_for_the_partition_max_time() -> None:
+    job = slurm_job("llm/train.sbatch", nodes=4, exclusive="node")  # no -p, no GPU option, no --time
+    demand = _demand([job])["llm/train.sbatch"]
+    assert demand["partition"] == "gpu"  # the default partition
+    assert demand["gpu_hours"] == 4 * 8 * 48  # 32 GPUs for MaxTime 2 days
+    assert demand["node_hours"] == 4 * 48
+    assert "MaxTime=2-00:00:00" in str(demand["basis"])
+    assert "assumed" not in demand
+
+
+def test_array_tasks_of_one_gpu_pack_onto_one_node() -> None:
+    job = slurm_job("sweep/hp.sbatch", gpus_per_node=1, hours=2, partition="gpu", array=48, array_throttle=8)
+    demand = _demand([job])["sweep/hp.sbatch"]
+    assert demand["nodes"] == 1  # 8 tasks at a time of 1 GPU each: one 8-GPU node, not 8 nodes
+    assert demand["node_load"] == 0.125
+    assert demand["node_hours"] == 48 * 2 / 8
+    assert demand["gpu_hours"] == 48 * 2
+
+
+def test_an_assumed_basis_is_said_in_plan_json() -> None:
+    site = parse_site_config({"partitions": {"cpu": {"nodes": 4, "default": True}}})
+    demand = _demand([slurm_job("misc/x.sbatch")], site)["misc/x.sbatch"]
+    assert demand["basis"] == "no time limit: 1 h assumed"
+    assert demand["assumed"] == ["time_limit", "node_share"]  # no time limit, and no node size known

@@ -254,3 +254,28 @@ def test_launcher_text_has_no_literal_credentials() -> None:
     ).launchers
     assert "hf_abc" not in srun.text and "sk-abc" not in srun.text
     assert "sk-abc" not in " ".join(srun.program)
+
+
+def test_launcher_options_kept_in_an_array_or_a_variable_after_srun() -> None:
+    facts = read(
+        """
+        GPUS_PER_NODE=8
+        declare -a TORCHRUN_ARGS=(
+            --nproc_per_node=$GPUS_PER_NODE
+            --nnodes=4
+        )
+        LAUNCHER="python -m torch.distributed.run --nproc_per_node $GPUS_PER_NODE"
+        srun -l torchrun "${TORCHRUN_ARGS[@]}" train.py
+        srun $LAUNCHER eval.py
+        srun torchrun "$LAUNCHER" quoted.py
+        """,
+        10,
+    )
+    torch = [(x.name, opts(x), x.line) for x in facts.launchers if x.name != "srun"]
+    assert torch == [
+        ("torchrun", {"nproc_per_node": "$GPUS_PER_NODE", "nnodes": "4"}, 16),
+        ("torch.distributed.run", {"nproc_per_node": "$GPUS_PER_NODE"}, 17),
+        ("torchrun", {}, 18),  # a quoted "$X" is one word, as bash passes it
+    ]
+    # the value the option names stays in the environment, with its line, for the allocation's hints
+    assert [(e.value, e.line) for e in facts.environment if e.name == "GPUS_PER_NODE"] == [("8", 10)]

@@ -148,6 +148,23 @@ def test_config_is_frozen_and_hashable() -> None:
         ("thresholds: {large_training_nodes: 0}\n", "thresholds.large_training_nodes: expected at least 1"),
         ("thresholds: {big_nodes: 4}\n", "migrate.yaml: thresholds.big_nodes: unknown key (expected one of:"),
         ("site: [unclosed\n", "migrate.yaml: YAML error at line 2"),
+        ("partitions:\n  gpu: {max_time: soon}\n", "partitions.gpu.max_time: invalid time 'soon'"),
+        ("partitions:\n  gpu: {devices: [efa]}\n", "partitions.gpu.devices: expected a mapping"),
+        (
+            "partitions:\n  gpu: {devices: {efa: many}}\n",
+            "partitions.gpu.devices.efa: expected a non-negative",
+        ),
+        (
+            "partitions:\n  gpu: {tolerations: [{key: a, colour: b}]}\n",
+            "partitions.gpu.tolerations[0].colour",
+        ),
+        (
+            "partitions:\n  gpu: {memory_scheduled: 1}\n",
+            "partitions.gpu.memory_scheduled: expected true or false",
+        ),
+        ("kubernetes: {cpu_limits: sometimes}\n", "kubernetes.cpu_limits: expected one of except-whole-node"),
+        ("kubernetes: {reserved_memory_pct: 100}\n", "kubernetes.reserved_memory_pct: expected a percentage"),
+        ("kubernetes: {reserve: 1}\n", "kubernetes.reserve: unknown key (expected one of: cpu_limits"),
     ],
 )
 def test_errors_name_the_key_and_what_is_expected(text: str, message: str) -> None:
@@ -155,6 +172,35 @@ def test_errors_name_the_key_and_what_is_expected(text: str, message: str) -> No
         parse_site_config_text(text)
     assert str(caught.value).startswith(message) or message in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_partition_defaults_devices_and_kubernetes_settings() -> None:
+    config = parse_site_config_text(
+        """\
+partitions:
+  gpu:
+    gpus_per_node: 8
+    def_mem_per_cpu_mb: 4096
+    def_cpu_per_gpu: 12
+    default_time: "04:00:00"
+    max_time: 2-00:00:00
+    memory_scheduled: true
+    devices: {vpc.amazonaws.com/efa: 32}
+    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  cpu: {max_time: 90, default_time: UNLIMITED}
+kubernetes: {cpu_limits: always, reserved_cpus: 4, reserved_memory_pct: 3}
+"""
+    )
+    gpu, cpu = config.partition("gpu"), config.partition("cpu")
+    assert gpu is not None and cpu is not None
+    assert (gpu.def_mem_per_cpu_mb, gpu.def_cpu_per_gpu, gpu.memory_scheduled) == (4096, 12, True)
+    assert (gpu.default_time_s, gpu.max_time_s) == (4 * 3600, 2 * 86400)
+    assert gpu.devices == (("vpc.amazonaws.com/efa", 32),)
+    assert gpu.tolerations == ((("key", "nvidia.com/gpu"), ("operator", "Exists"), ("effect", "NoSchedule")),)
+    assert "default_time_s" in gpu.explicit and "max_time_s" in gpu.explicit  # field names, for merging
+    assert (cpu.max_time_s, cpu.default_time_s) == (90 * 60, None)  # a bare number is minutes
+    assert (config.kubernetes.cpu_limits, config.kubernetes.reserved_cpus) == ("always", 4)
+    assert parse_site_config_text("site: x\n").kubernetes.cpu_limits == "except-whole-node"
 
 
 def test_unreadable_file_is_a_config_error(tmp_path: Path) -> None:

@@ -137,6 +137,38 @@ def test_job_resources_time_and_retries(tmp_path: Path) -> None:
     statically_valid(text)
 
 
+def test_what_the_site_bounds_and_the_pods_did_not_is_what_the_job_loses(tmp_path: Path) -> None:
+    site = parse_site_config(
+        {
+            "partitions": {
+                "gpu": {
+                    "gpus_per_node": 8,
+                    "cpus_per_node": 96,
+                    "queue": "gpu-queue",
+                    "default_time": "04:00:00",
+                    "def_mem_per_cpu_mb": 2048,
+                }
+            }
+        }
+    )
+    text = (
+        JOB.replace("  activeDeadlineSeconds: 5400\n", "")
+        .replace('{cpu: "6", memory: 24Gi}', '{cpu: "6"}')
+        .replace("{memory: 24Gi, nvidia.com/gpu: 2}", "{nvidia.com/gpu: 2}")
+        .replace(
+            "metadata: {name: pi, namespace: demo}",
+            "metadata:\n  name: pi\n  labels: {kueue.x-k8s.io/queue-name: gpu-queue}",
+        )
+    )
+    t = translate(tmp_path, text, config=site)
+    time = next(e for e in t.fidelity.entries if e.item == "no activeDeadlineSeconds")
+    assert time.loses == "unlimited run time: Slurm stops the job after 04:00:00"
+    memory = next(e for e in t.fidelity.entries if e.item.startswith("memory of"))
+    assert memory.loses == "unbounded memory: 12288 MiB per node"  # DefMemPerCPU x 6 CPUs
+    assert "DefMemPerCPU=2048" in memory.reason
+    assert not [e for e in translate(tmp_path, JOB, config=site).fidelity.entries if e.loses]
+
+
 def test_backoff_zero_is_no_requeue_without_retries(tmp_path: Path) -> None:
     t = translate(tmp_path, JOB.replace("backoffLimit: 2", "backoffLimit: 0"))
     opts = sbatch_options(script(t))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CORPUS, GOLDEN, REPO
+from conftest import CORPUS, GOLDEN, REPO, site_for
 from golden import check_json
 
 from migrate import ir
@@ -225,9 +225,9 @@ TRANSLATE_GOLDEN = GOLDEN / "translate"
 GOLDEN_FLAVORS = ("job", "jobset", "volcano", "kueue", "pytorchjob", "mpijob", "cronjob")
 SLURM_INPUTS = [
     str(p.relative_to(REPO))
-    for top in ("cases/slurm", "sample-site")
+    for top in ("cases/slurm", "cases/allocation", "sample-site")
     for p in sorted((CORPUS / top).rglob("*"))
-    if p.is_file() and not p.name.endswith((".yaml", ".yml", ".md"))
+    if p.is_file() and not p.name.endswith((".yaml", ".yml", ".md")) and p.parent.name != "cluster"
 ]
 
 
@@ -247,11 +247,12 @@ def _shim_free(text: str, source: str) -> object:
 def golden_of(rel: str) -> dict[str, object]:
     source = (REPO / rel).read_text(encoding="utf-8")
     jobs = reader.read(source, rel, Collector(rel))
+    site = site_for(rel)  # the sample site's, or the allocation cases' own with their cluster files
     out: list[dict[str, object]] = []
     for job in jobs:
         if job.kind == "wrapper":
             continue
-        auto = translate_jobs([job], config=SITE).translations[0]
+        auto = translate_jobs([job], config=site).translations[0]
         entry: dict[str, object] = {
             "job": job.id,
             "flavor": auto.flavor,
@@ -262,7 +263,7 @@ def golden_of(rel: str) -> dict[str, object]:
             "other_flavors": {},
         }
         for flavor in GOLDEN_FLAVORS:
-            t = translate_jobs([job], flavor=flavor, config=SITE).translations[0]
+            t = translate_jobs([job], flavor=flavor, config=site).translations[0]
             entry["other_flavors"][flavor] = {  # type: ignore[index]
                 "flavor": t.flavor,
                 "counts": t.fidelity.counts(),

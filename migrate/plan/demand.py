@@ -1,10 +1,15 @@
 """What each job asks of the cluster: node-hours, GPU-hours, its largest gang, its partition.
 
-Demand comes from the scripts: nodes x time limit x array size, and for cron
-jobs and services the runs or hours they add up to over the demand window.
-When an accounting dump covers a job (``--accounting``, read by
-``migrate.site.usage``), ``accounted_demand`` replaces the estimate with what the
-job actually used; ``basis`` says which it is.
+Demand comes from what Slurm allocates each job (``migrate.site.allocation``,
+read through the job's facts): the nodes it holds (whole nodes, or each
+node's share by its scarcest resource, so that 48 one-GPU array tasks run 8
+at a time pack onto one 8-GPU node), its GPUs (all of a node's for a
+whole-node job), its time limit (its own, else the partition's DefaultTime or
+MaxTime, else ``default_job_hours``, said to be assumed), times the array
+size; for cron jobs and services the runs or hours they add up to over the
+demand window. When an accounting dump covers a job (``--accounting``, read
+by ``migrate.site.usage``), ``accounted_demand`` replaces the estimate with
+what the job actually used; ``basis`` says which it is.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass, replace
 from migrate import ir
 from migrate.plan.facts import JobFacts
 from migrate.render import plural
+from migrate.site.allocation import allocate
 from migrate.site.config import SiteConfig
 from migrate.site.usage_match import JobUsage
 from migrate.vocab import SERVING_KINDS, WRAPPER_KINDS, Format
@@ -37,11 +43,13 @@ _CRON_ALIASES |= {"@midnight": 1.0, "@hourly": 24.0}
 class JobDemand:
     job_id: str
     partition: str
-    nodes: int  # the gang: nodes that must be free at once for one run
+    nodes: int  # the gang: nodes that must be free at once for one run (array tasks packed)
     gpus_per_node: int
     node_hours: float  # over the demand window
     gpu_hours: float
     basis: str  # how the numbers were reached, for the report
+    node_load: float = 1.0  # nodes one run holds (a share of one for a partial node)
+    assumed: tuple[str, ...] = ()  # what the numbers rest on that no source told: "time_limit", "node_share"
 
 
 def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
@@ -49,22 +57,49 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     window = limits.demand_window_hours
     if job.kind in WRAPPER_KINDS:
         return JobDemand(job.id, LOGIN_NODE, 0, 0, 0.0, 0.0, "a wrapper: runs on a login node")
+    load = facts.node_load or float(facts.nodes)
+    gang = facts.nodes
     if job.kind in SERVING_KINDS or job.services:
         hours, runs, basis = float(window), 1.0, "always on over the window"
     else:
-        hours = (job.time_limit_s / 3600) if job.time_limit_s else float(limits.default_job_hours)
+        hours = facts.time_s / 3600 if facts.time_s else float(limits.default_job_hours)
         runs = float(facts.array_size or 1)
-        basis = f"{hours:g} h time limit" if job.time_limit_s else f"no time limit: {hours:g} h assumed"
+        basis = _time_basis(job, facts, hours)
         if facts.array_size:
             basis += f" x {facts.array_size} array tasks"
+            gang = _array_gang(job, facts, load)
+            if load < facts.nodes:
+                basis += f", {load:g} node each, {gang} node(s) for the tasks that run at once"
+        elif load < facts.nodes:
+            basis += f", {load:g} of a node"
         if job.schedule is not None:
             per_day = cron_runs_per_day(job.schedule.cron)
             runs *= per_day * window / 24
             basis += f" x {per_day:g} runs a day"
-    node_hours = round(facts.nodes * hours * runs, 2)
+    node_hours = round(load * hours * runs, 2)
     gpu_hours = round(facts.gpus * hours * runs, 2)
     per_node = max(1, math.ceil(facts.gpus / facts.nodes)) if facts.gpus else 0
-    return JobDemand(job.id, partition_of(job, config), facts.nodes, per_node, node_hours, gpu_hours, basis)
+    assumed = facts.assumed if job.source.format == "slurm" else ()
+    return JobDemand(
+        job.id, partition_of(job, config, facts), gang, per_node, node_hours, gpu_hours, basis, load, assumed
+    )
+
+
+def _time_basis(job: ir.Job, facts: JobFacts, hours: float) -> str:
+    if job.time_limit_s:
+        return f"{hours:g} h time limit"
+    if facts.hours is not None:  # the partition's DefaultTime or MaxTime
+        return f"{hours:g} h: {facts.time_basis}"
+    return f"no time limit: {hours:g} h assumed"
+
+
+def _array_gang(job: ir.Job, facts: JobFacts, load: float) -> int:
+    """The nodes an array's tasks hold at once: one task's, or for partial-node tasks %N of them packed."""
+    assert job.array is not None
+    if load >= facts.nodes:
+        return facts.nodes
+    at_once = min(job.array.max_concurrent or 1, facts.array_size or 1)
+    return max(1, math.ceil(round(at_once * load, 4)))
 
 
 def helper_demand(helper: JobDemand, users: list[JobDemand], window_hours: float) -> JobDemand:
@@ -107,25 +142,14 @@ def unaccounted_demand(script: JobDemand, credited_to: str | None) -> JobDemand:
     return replace(script, basis=f"{script.basis}; did not run in the accounting window")
 
 
-def partition_of(job: ir.Job, config: SiteConfig) -> str:
-    """The migrate.yaml partition whose nodes the job runs on, on either scheduler."""
-    known = {name for name, _ in config.partitions}
-    for partition in job.placement.partitions:
-        if partition in known:
-            return partition
-    if job.placement.queue:
-        mirror = config.partition_for_queue(job.placement.queue)
-        if mirror is not None:
-            return mirror
-    selectors = {(kv.key, kv.value) for c in job.components for kv in c.resources.node_selector}
-    for name, part in config.partitions:
-        if part.node_selector and set(part.node_selector) <= selectors:
-            return name
-    if job.source.format == Format.SLURM and not job.placement.partitions:
-        # sbatch without --partition runs in the cluster's default partition
-        for name, part in config.partitions:
-            if part.default:
-                return name
+def partition_of(job: ir.Job, config: SiteConfig, facts: JobFacts | None = None) -> str:
+    """The migrate.yaml partition whose nodes the job runs on, on either scheduler (the allocation's)."""
+    name = facts.partition if facts is not None else allocate(job, config).partition.value
+    if name is not None and config.partition(name) is not None:
+        return name
+    if job.source.format == Format.SLURM and len(job.placement.partitions) > 1:
+        known = {part for part, _ in config.partitions}
+        return next((p for p in job.placement.partitions if p in known), UNASSIGNED)
     return UNASSIGNED
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from migrate import ir
+from migrate.site.allocation import allocate
+from migrate.site.allocation_model import ComponentAllocation, JobAllocation, Source
 from migrate.site.config import DEFAULT_GPUS_PER_NODE, SiteConfig
 from migrate.vocab import TRAINING_KINDS, Format, JobKind
 
@@ -130,9 +132,9 @@ class JobFacts:
     job_id: str
     format: Format
     kind: JobKind
-    nodes: int  # Slurm nodes, or an estimate for pods (GPUs / GPUs per node)
-    gpus: int
-    hours: float | None
+    nodes: int  # the nodes Slurm allocates (migrate.site.allocation), or an estimate for pods
+    gpus: int  # the GPUs Slurm allocates: all of each node's for a whole-node job
+    hours: float | None  # the time limit the job has (its own, or its partition's), None when none is known
     array_size: int
     launchers: tuple[str, ...]
     identity_words: frozenset[str]  # name, file name, labels (the VOCABULARY words among them)
@@ -141,6 +143,14 @@ class JobFacts:
     mpi: bool  # an MPI launcher, srun --mpi, an MPIJob or an MPI module
     ml: bool  # an ML framework or launcher shows up
     strict_placement: tuple[str, ...]  # why placement must be exact (topology, exclusive, fabric)
+    # What one run (one array task) holds, from the allocation, for the plan's demand:
+    node_load: float = 1.0  # in nodes: nodes x the share of each it holds (1 for whole nodes)
+    time_s: int = 0  # its time limit, assumed where nothing tells (time_basis says which)
+    time_basis: str = ""  # where the time limit comes from (the allocation's provenance)
+    # what the demand rests on that no source tells: "time_limit" (default_job_hours), "node_share"
+    # (whole nodes, for a job on a partition whose node size is unknown)
+    assumed: tuple[str, ...] = ()
+    partition: str | None = None  # the partition it runs in (named, or the default one)
 
     def words(self) -> frozenset[str]:
         return self.identity_words | self.command_words
@@ -151,6 +161,7 @@ class JobFacts:
 
 def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
     config = config or SiteConfig()
+    allocation = allocate(job, config)
     identity = _identity_text(job)
     command = _command_text(job)
     launchers = job.launcher_names()
@@ -165,13 +176,15 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
     words = frozenset(_SPLIT.split(identity)) & VOCABULARY
     ml = bool((words | command_words) & ML_WORDS) or any(name in ML_LAUNCHERS for name in launchers)
     ml = ml or job.kind in TRAINING_KINDS
+    limit = allocation.time_limit_s
+    kubernetes = job.source.format == "kubernetes"
     return JobFacts(
         job_id=job.id,
         format=job.source.format,
         kind=job.kind,
-        nodes=_nodes(job, config),
-        gpus=job.total_gpus(),
-        hours=job.time_limit_s / 3600 if job.time_limit_s else None,
+        nodes=_nodes(job, config) if kubernetes else allocation.total_nodes(),
+        gpus=job.total_gpus() if kubernetes else allocation.total_gpus(),
+        hours=limit.value / 3600 if limit.source != Source.ASSUMED else None,
         array_size=(job.array.count or len(job.array.indices)) if job.array else 0,
         launchers=launchers,
         identity_words=_shared(words | frozenset(_SPLIT.split(modules)) & VOCABULARY),
@@ -182,7 +195,47 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
         mpi=mpi,
         ml=ml,
         strict_placement=_strict_placement(job),
+        node_load=_node_load(allocation) if not kubernetes or allocation.partition.value else 0.0,
+        time_s=limit.value,
+        time_basis=_shared_text(limit.detail),
+        assumed=_assumed(allocation),
+        partition=allocation.partition.value,
     )
+
+
+def _assumed(allocation: JobAllocation) -> tuple[str, ...]:
+    found: tuple[str, ...] = ("time_limit",) if allocation.time_limit_s.source == Source.ASSUMED else ()
+    if any(c.node is None and not c.whole_node for c in allocation.components):
+        found += ("node_share",)
+    return found
+
+
+def _node_load(allocation: JobAllocation) -> float:
+    """The nodes one run holds: whole nodes, or each node's share by its scarcest resource."""
+    load = 0.0
+    for comp in allocation.components:
+        load += comp.nodes.value * comp.replicas * _share(comp)
+    return round(load, 4)
+
+
+def _share(comp: ComponentAllocation) -> float:
+    node = comp.node
+    if comp.whole_node or comp.whole_node_memory or node is None:
+        return 1.0
+    parts = []
+    if node.gpus.value:
+        parts.append(comp.gpus_per_node.value / node.gpus.value)
+    if node.cpus.value:
+        parts.append(comp.cpus_per_node.value / node.cpus.value)
+    if node.mem_mb.value and comp.mem_per_node_mb.value:
+        parts.append(comp.mem_per_node_mb.value / node.mem_mb.value)
+    return min(1.0, max(parts)) if parts else 1.0
+
+
+@lru_cache(maxsize=4096)
+def _shared_text(text: str) -> str:
+    """One string for each detail: most jobs of a site share a few time-limit bases."""
+    return text
 
 
 @lru_cache(maxsize=4096)

@@ -403,6 +403,10 @@ def _job_dict(a: Assessment, unit: str | None, phase: str | None, demand: JobDem
             "gpu_hours": demand.gpu_hours,
             "basis": demand.basis,
         }
+        if demand.node_load != demand.nodes:  # a share of a node, or array tasks packed together
+            out["demand"]["node_load"] = demand.node_load
+        if demand.assumed:  # allocation values no option or site value told
+            out["demand"]["assumed"] = list(demand.assumed)
     return out
 
 

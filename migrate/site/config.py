@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from migrate.site.slurmtime import parse_slurm_time
+
 CONFIG_NAME = "migrate.yaml"
 DEFAULT_GPUS_PER_NODE = 8  # the common 8-GPU server, when migrate.yaml says nothing
 
@@ -65,7 +67,14 @@ class FileSystemConfig:
 
 @dataclass(frozen=True)
 class PartitionConfig:
-    """A Slurm partition and its Kubernetes mirror (queue and node selector)."""
+    """A Slurm partition and its Kubernetes mirror (queue, node selector, tolerations).
+
+    What one node holds (``gpus_per_node``, ``gpu_type``, ``cpus_per_node``,
+    ``mem_gb``, ``devices``) and the site's defaults for jobs that do not say
+    (``def_mem_per_*``, ``def_cpu_per_gpu``, ``default_time``, ``max_time``,
+    ``memory_scheduled``) are what ``migrate.site.allocation`` reads to tell
+    what Slurm gives a job; ``docs/allocation.md`` shows each at work.
+    """
 
     nodes: int = 0
     gpus_per_node: int = 0
@@ -75,8 +84,58 @@ class PartitionConfig:
     queue: str | None = None
     node_selector: tuple[tuple[str, str], ...] = ()
     default: bool = False  # slurm.conf Default=YES: where a job without --partition runs
+    # slurm.conf DefMemPerCPU / DefMemPerNode / DefMemPerGPU (MiB) and DefCpuPerGPU: what a job that
+    # does not ask gets; the partition's value, else the global one.
+    def_mem_per_cpu_mb: int | None = None
+    def_mem_per_node_mb: int | None = None
+    def_mem_per_gpu_mb: int | None = None
+    def_cpu_per_gpu: int | None = None
+    # DefaultTime and MaxTime in seconds; migrate.yaml writes them as Slurm durations under the keys
+    # default_time and max_time (2-00:00:00, or minutes). A job without --time gets DefaultTime,
+    # else MaxTime. None: unlimited or not known.
+    default_time_s: int | None = None
+    max_time_s: int | None = None
+    # Memory is a consumable resource (SelectTypeParameters=CR_*_Memory, ParallelCluster
+    # EnableMemoryBasedScheduling): without a default a job then holds the whole node's memory.
+    memory_scheduled: bool | None = None
+    # Node devices as Kubernetes extended resources (vpc.amazonaws.com/efa: 32), or Slurm GRES
+    # names that ``gres:`` maps; whole-node jobs request them all.
+    devices: tuple[tuple[str, int], ...] = ()
+    # Tolerations the partition's node pool asks of its pods: a list of {key, operator, value, effect}.
+    tolerations: tuple[tuple[tuple[str, str], ...], ...] = ()
     # Keys written in migrate.yaml, so that a slurm.conf or ParallelCluster inventory fills only the others.
     explicit: tuple[str, ...] = ()
+    # Where the keys an inventory filled come from (key -> "slurm.conf line 12 (NodeName=...)").
+    origins: tuple[tuple[str, str], ...] = ()
+
+    def origin(self, key: str) -> str | None:
+        for name, where in self.origins:
+            if name == key:
+                return where
+        return None
+
+
+@dataclass(frozen=True)
+class KubernetesSettings:
+    """How pods are sized on the Kubernetes side.
+
+    ``cpu_limits``: ``except-whole-node`` (the default: a pod that stands for
+    a whole Slurm node gets no CPU limit, so that it may use every core the
+    kubelet leaves; other pods get limit = request), ``always`` or ``never``.
+    ``reserved_cpus`` and ``reserved_memory_pct``: what a node keeps for the
+    kubelet, the container runtime and the daemon sets (GPU and network
+    device plugins, monitoring); whole-node pods request the rest. The
+    defaults, 2 CPUs and 5 % of the memory, are in the range the managed
+    offerings reserve on large GPU nodes; set the site's own from
+    ``kubectl describe node`` (Capacity minus Allocatable).
+    """
+
+    cpu_limits: str = "except-whole-node"
+    reserved_cpus: int = 2
+    reserved_memory_pct: int = 5
+
+
+CPU_LIMIT_POLICIES = ("except-whole-node", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -102,12 +161,20 @@ class SiteConfig:
     features: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     defaults: Defaults = field(default_factory=Defaults)
     thresholds: Thresholds = field(default_factory=Thresholds)
+    kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
     source: str | None = None  # the file it came from, for messages and the report
 
     def partition(self, name: str) -> PartitionConfig | None:
         for part_name, part in self.partitions:
             if part_name == name:
                 return part
+        return None
+
+    def default_partition(self) -> str | None:
+        """The partition a Slurm job that names none runs in (``default: true``), if known."""
+        for part_name, part in self.partitions:
+            if part.default:
+                return part_name
         return None
 
     def partition_for_queue(self, queue: str) -> str | None:
@@ -175,7 +242,18 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
     top = _mapping(data, _Where(source, ""))
     where = _Where(source, "")
     _only_keys(
-        top, where, ("site", "filesystems", "partitions", *_NAME_MAPS, "features", "defaults", "thresholds")
+        top,
+        where,
+        (
+            "site",
+            "filesystems",
+            "partitions",
+            *_NAME_MAPS,
+            "features",
+            "defaults",
+            "thresholds",
+            "kubernetes",
+        ),
     )
     return SiteConfig(
         site=_optional(top, "site", where, _string, "site"),
@@ -185,6 +263,7 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
         features=_features(top.get("features"), where.child("features")),
         defaults=_defaults(top.get("defaults"), where.child("defaults")),
         thresholds=_thresholds(top.get("thresholds"), where.child("thresholds")),
+        kubernetes=_kubernetes(top.get("kubernetes"), where.child("kubernetes")),
         source=source,
     )
 
@@ -309,11 +388,19 @@ def _node_selector(value: object, where: _Where) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((key, _scalar_text(data[key], where.child(key))) for key in data))
 
 
+# migrate.yaml key -> PartitionConfig field, where the two differ (durations are written as Slurm
+# writes them and kept in seconds).
+_PARTITION_KEYS = {"default_time": "default_time_s", "max_time": "max_time_s"}
+
+
 def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfig], ...]:
     if value is None:
         return ()
     data = _mapping(value, where)
-    allowed = tuple(f.name for f in fields(PartitionConfig) if f.name != "explicit")
+    by_key = {
+        _yaml_key(f.name): f.name for f in fields(PartitionConfig) if f.name not in ("explicit", "origins")
+    }
+    allowed = tuple(by_key)
     out: list[tuple[str, PartitionConfig]] = []
     for name in sorted(data):
         at = where.child(name)
@@ -331,13 +418,67 @@ def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfi
                     queue=_optional(entry, "queue", at, _string, None),
                     node_selector=_optional(entry, "node_selector", at, _node_selector, ()),
                     default=_optional(entry, "default", at, _flag, False),
-                    explicit=tuple(sorted(key for key in entry if entry[key] is not None)),
+                    def_mem_per_cpu_mb=_optional(entry, "def_mem_per_cpu_mb", at, _count, None),
+                    def_mem_per_node_mb=_optional(entry, "def_mem_per_node_mb", at, _count, None),
+                    def_mem_per_gpu_mb=_optional(entry, "def_mem_per_gpu_mb", at, _count, None),
+                    def_cpu_per_gpu=_optional(entry, "def_cpu_per_gpu", at, _count, None),
+                    default_time_s=_optional(entry, "default_time", at, _duration, None),
+                    max_time_s=_optional(entry, "max_time", at, _duration, None),
+                    memory_scheduled=_optional(entry, "memory_scheduled", at, _flag, None),
+                    devices=_optional(entry, "devices", at, _devices, ()),
+                    tolerations=_optional(entry, "tolerations", at, _tolerations, ()),
+                    explicit=tuple(sorted(by_key[key] for key in entry if entry[key] is not None)),
                 ),
             )
         )
     defaults = [name for name, part in out if part.default]
     if len(defaults) > 1:
         raise where.fail(f"{' and '.join(defaults)} both say default: true; Slurm has one default partition")
+    return tuple(out)
+
+
+def _yaml_key(field_name: str) -> str:
+    for key, name in _PARTITION_KEYS.items():
+        if name == field_name:
+            return key
+    return field_name
+
+
+def _duration(value: object, where: _Where) -> int | None:
+    """A Slurm duration (``2-00:00:00``, ``90:00``, ``UNLIMITED``) or a number of minutes, in seconds."""
+    if isinstance(value, bool):
+        raise where.fail(f"expected a Slurm duration such as 2-00:00:00, got {_describe(value)}")
+    if isinstance(value, int) and value >= 0:
+        return value * 60  # sbatch and slurm.conf read a bare number as minutes
+    if not isinstance(value, str):
+        raise where.fail(f"expected a Slurm duration such as 2-00:00:00, got {_describe(value)}")
+    try:
+        return parse_slurm_time(value.strip())
+    except ValueError as exc:
+        raise where.fail(str(exc)) from None
+
+
+def _devices(value: object, where: _Where) -> tuple[tuple[str, int], ...]:
+    data = _mapping(value, where)
+    return tuple(sorted((key, _count(data[key], where.child(key))) for key in data))
+
+
+_TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
+
+
+def _tolerations(value: object, where: _Where) -> tuple[tuple[tuple[str, str], ...], ...]:
+    if not isinstance(value, list):
+        raise where.fail(
+            f"expected a list of {{key, operator, value, effect}} entries, got {_describe(value)}"
+        )
+    out: list[tuple[tuple[str, str], ...]] = []
+    for i, item in enumerate(value):
+        at = where.child(i)
+        entry = _mapping(item, at)
+        _only_keys(entry, at, _TOLERATION_KEYS)
+        out.append(
+            tuple((key, _scalar_text(entry[key], at.child(key))) for key in _TOLERATION_KEYS if key in entry)
+        )
     return tuple(out)
 
 
@@ -375,6 +516,26 @@ def _defaults(value: object, where: _Where) -> Defaults:
     )
 
 
+def _kubernetes(value: object, where: _Where) -> KubernetesSettings:
+    if value is None:
+        return KubernetesSettings()
+    data = _mapping(value, where)
+    _only_keys(data, where, ("cpu_limits", "reserved_cpus", "reserved_memory_pct"))
+    policy = _optional(data, "cpu_limits", where, _string, KubernetesSettings.cpu_limits)
+    if policy not in CPU_LIMIT_POLICIES:
+        raise where.child("cpu_limits").fail(
+            f"expected one of {', '.join(CPU_LIMIT_POLICIES)}, got {policy!r}"
+        )
+    pct = _optional(data, "reserved_memory_pct", where, _count, KubernetesSettings.reserved_memory_pct)
+    if pct >= 100:
+        raise where.child("reserved_memory_pct").fail("expected a percentage below 100")
+    return KubernetesSettings(
+        cpu_limits=policy,
+        reserved_cpus=_optional(data, "reserved_cpus", where, _count, KubernetesSettings.reserved_cpus),
+        reserved_memory_pct=pct,
+    )
+
+
 def _thresholds(value: object, where: _Where) -> Thresholds:
     if value is None:
         return Thresholds()
@@ -389,8 +550,10 @@ def _thresholds(value: object, where: _Where) -> Thresholds:
 
 __all__ = [
     "CONFIG_NAME",
+    "CPU_LIMIT_POLICIES",
     "Defaults",
     "FileSystemConfig",
+    "KubernetesSettings",
     "PartitionConfig",
     "SiteConfig",
     "SiteConfigError",

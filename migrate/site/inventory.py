@@ -35,7 +35,22 @@ from migrate.site.inventory_model import (
 from migrate.site.pcluster import looks_like_parallelcluster, parse_parallelcluster
 from migrate.site.slurmconf import looks_like_slurm_conf, parse_slurm_conf
 
-FILLED = ("nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "mem_gb", "default")
+FILLED = (
+    "nodes",
+    "gpus_per_node",
+    "gpu_type",
+    "cpus_per_node",
+    "mem_gb",
+    "default",
+    "def_mem_per_cpu_mb",
+    "def_mem_per_node_mb",
+    "def_mem_per_gpu_mb",
+    "def_cpu_per_gpu",
+    "default_time_s",
+    "max_time_s",
+    "memory_scheduled",
+    "devices",
+)
 MEMORY_TOLERANCE = 0.10
 
 
@@ -66,6 +81,7 @@ def merge_inventory(config: SiteConfig, inventories: Sequence[Inventory]) -> tup
         current = merged.get(name, PartitionConfig())
         given = _given(current) if name in merged else set()
         filled: dict[str, object] = {}
+        origins = dict(current.origins)
         for key in FILLED:
             stated = [(path, v) for path, part in claims[name] if (v := _value(part, key)) is not None]
             if key in given:
@@ -81,13 +97,14 @@ def merge_inventory(config: SiteConfig, inventories: Sequence[Inventory]) -> tup
                 continue
             first_path, first = stated[0]
             filled[key] = first
+            origins[key] = _origin(claims[name], first_path, key)
             for path, value in stated[1:]:
                 if not _agree(key, first, value):
                     warnings.append(
                         f"partition {name}: {first_path} says {key} {first}, {path} says {value}; "
                         f"using {first_path}'s (given first)"
                     )
-        merged[name] = replace(current, **filled)  # type: ignore[arg-type]
+        merged[name] = replace(current, **filled, origins=tuple(sorted(origins.items())))  # type: ignore[arg-type]
     return replace(config, partitions=tuple(sorted(merged.items()))), warnings
 
 
@@ -107,6 +124,7 @@ def inventory_section(inventories: Sequence[Inventory]) -> list[dict[str, object
                     "mem_gb": p.mem_gb,
                     "default": p.default,
                     "detail": p.detail,
+                    **_site_defaults(p),
                 }
                 for p in inv.partitions
             ],
@@ -114,6 +132,37 @@ def inventory_section(inventories: Sequence[Inventory]) -> list[dict[str, object
         }
         for inv in inventories
     ]
+
+
+_DEFAULT_KEYS = (
+    "def_mem_per_cpu_mb",
+    "def_mem_per_node_mb",
+    "def_mem_per_gpu_mb",
+    "def_cpu_per_gpu",
+    "default_time_s",
+    "max_time_s",
+    "memory_scheduled",
+)
+
+
+def _site_defaults(part: InventoryPartition) -> dict[str, object]:
+    """The defaults and devices a file states (only those: a file without them keeps its entry)."""
+    out: dict[str, object] = {
+        key: getattr(part, key) for key in _DEFAULT_KEYS if getattr(part, key) is not None
+    }
+    if part.devices:
+        out["devices"] = dict(part.devices)
+    return out
+
+
+def _origin(claims: list[tuple[str, InventoryPartition]], path: str, key: str) -> str:
+    """Where the inventory file at ``path`` says ``key``: its own words, else the file."""
+    for claim_path, part in claims:
+        if claim_path == path:
+            for name, where in part.origins:
+                if name == key:
+                    return where
+    return path
 
 
 def _given(part: PartitionConfig) -> set[str]:
@@ -126,8 +175,8 @@ def _given(part: PartitionConfig) -> set[str]:
 
 def _value(part: InventoryPartition, key: str) -> object:
     value = getattr(part, key)
-    if key in ("nodes", "default") and not value:
-        return None  # a partition listing no nodes, or not marked default, says nothing of it
+    if key in ("nodes", "default", "devices") and not value:
+        return None  # a partition listing no nodes or devices, or not marked default, says nothing of it
     return value
 
 

@@ -22,6 +22,17 @@ class InventoryPartition:
     mem_gb: int | None = None
     default: bool = False  # slurm.conf Default=YES: where jobs without -p go
     detail: str = ""  # where the numbers come from, for plan.json
+    # The site's defaults for jobs that do not ask (see ``PartitionConfig``): MiB, CPUs, seconds.
+    def_mem_per_cpu_mb: int | None = None
+    def_mem_per_node_mb: int | None = None
+    def_mem_per_gpu_mb: int | None = None
+    def_cpu_per_gpu: int | None = None
+    default_time_s: int | None = None
+    max_time_s: int | None = None
+    memory_scheduled: bool | None = None
+    devices: tuple[tuple[str, int], ...] = ()  # node devices: vpc.amazonaws.com/efa -> 32
+    # key -> where in the file it was read ("slurm.conf line 12 (NodeName=gpu-[001-016])")
+    origins: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

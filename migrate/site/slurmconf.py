@@ -5,8 +5,13 @@ keys in any case; ``NodeName=DEFAULT`` and ``PartitionName=DEFAULT`` lines
 that set defaults for the lines after them; host lists such as
 ``gpu-[001-048]``, ``rack[1-2]-n[01-16]`` and ``a,b``; ``Nodes=ALL`` and
 NodeSet names in a partition; per node ``CPUs`` (or sockets x cores x
-threads), ``RealMemory`` (MiB), ``Gres=gpu:h100:8`` and ``Feature``; per
-partition ``Default`` and ``State``.
+threads), ``RealMemory`` (MiB), ``Gres=gpu:h100:8,nvme:1`` and ``Feature``;
+per partition ``Default``, ``State``, ``DefaultTime`` and ``MaxTime``; the
+memory defaults ``DefMemPerCPU``, ``DefMemPerNode``, ``DefMemPerGPU`` and
+``DefCpuPerGPU``, per partition or for the whole cluster (the partition's
+wins); and whether ``SelectTypeParameters`` makes memory a consumable
+resource (Slurm's default for cons_tres, ``CR_Core_Memory``, does). Each
+value keeps the line it was read from, for the allocation's provenance.
 
 What is not: ``include`` lines are listed in the notes but not followed (the
 file they name may live only on the cluster); every other parameter is
@@ -21,10 +26,11 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from migrate.site.inventory_model import SLURM_CONF, Inventory, InventoryPartition
+from migrate.site.slurmtime import parse_slurm_time
 
 T = TypeVar("T", int, str)
 MAX_NODES = 100_000  # host names expanded per file; a typo like node[0-99999999] must not eat memory
@@ -47,6 +53,20 @@ class _Node:
     gpu_type: str | None
     features: tuple[str, ...]
     future: bool  # State=FUTURE: declared, not yet in service
+    line: int = 0  # the NodeName line
+    names: str = ""  # the host list it was written for
+    other_gres: tuple[tuple[str, int], ...] = ()  # GRES other than GPUs: nvme -> 1
+
+
+# Memory and CPU defaults a partition line or the cluster may set (slurm.conf(5) spelling, field).
+_DEFAULT_KEYS = (
+    ("DefMemPerCPU", "def_mem_per_cpu_mb"),
+    ("DefMemPerNode", "def_mem_per_node_mb"),
+    ("DefMemPerGPU", "def_mem_per_gpu_mb"),
+    ("DefCpuPerGPU", "def_cpu_per_gpu"),
+)
+_TIME_KEYS = (("DefaultTime", "default_time_s"), ("MaxTime", "max_time_s"))
+_GLOBAL_KEYS = frozenset(k.lower() for k, _ in _DEFAULT_KEYS) | {"selecttypeparameters", "selecttype"}
 
 
 def looks_like_slurm_conf(text: str) -> bool:
@@ -54,19 +74,23 @@ def looks_like_slurm_conf(text: str) -> bool:
 
 
 def parse_slurm_conf(text: str, path: str) -> Inventory:
-    reader = _Reader()
+    reader = _Reader(path)
     for number, line in _logical_lines(text):
         reader.read(number, line)
     return Inventory(path, SLURM_CONF, tuple(reader.partitions()), tuple(reader.finished_notes()))
 
 
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, path: str) -> None:
+        self.path = path
         self.nodes: dict[str, _Node] = {}
         self.nodesets: dict[str, Mapping[str, str]] = {}
-        self.declared: list[tuple[str, dict[str, str], int]] = []  # partitions in file order
+        # partitions in file order: name, properties, line, key -> line it was read from
+        self.declared: list[tuple[str, dict[str, str], int, dict[str, int]]] = []
         self.node_defaults: dict[str, str] = {}
         self.partition_defaults: dict[str, str] = {}
+        self.partition_default_lines: dict[str, int] = {}  # key -> line of its PartitionName=DEFAULT
+        self.cluster: dict[str, tuple[str, int]] = {}  # cluster-wide parameters: key -> (value, line)
         self.includes: list[str] = []
         self.notes: list[str] = []
         self.budget = MAX_NODES
@@ -78,8 +102,11 @@ class _Reader:
             return
         first = _FIRST_KEY.match(line)
         kind = first.group(1).lower() if first else ""
+        if kind in _GLOBAL_KEYS:
+            self._cluster_parameter(number, line)
+            return
         if kind not in ("nodename", "partitionname", "nodeset"):
-            return  # scheduler parameters: not inventory
+            return  # other scheduler parameters: not inventory
         try:
             pairs = _pairs(line)
         except ValueError as exc:
@@ -94,10 +121,22 @@ class _Reader:
         elif name.upper() == "DEFAULT":
             defaults = self.node_defaults if kind == "nodename" else self.partition_defaults
             defaults.update((k, v) for k, v in pairs.items() if k != kind)
+            if kind == "partitionname":
+                self.partition_default_lines.update((k, number) for k in pairs if k != kind)
         elif kind == "partitionname":
-            self.declared.append((name, self.partition_defaults | pairs, number))
+            lines = self.partition_default_lines | dict.fromkeys(pairs, number)
+            self.declared.append((name, self.partition_defaults | pairs, number, lines))
         else:
             self._add_nodes(name, self.node_defaults | pairs, number)
+
+    def _cluster_parameter(self, number: int, line: str) -> None:
+        try:
+            pairs = _pairs(line)
+        except ValueError as exc:
+            self.notes.append(f"line {number}: {exc}; skipped")
+            return
+        for key, value in pairs.items():
+            self.cluster[key] = (value, number)
 
     def _add_nodes(self, names: str, props: Mapping[str, str], number: int) -> None:
         try:
@@ -106,6 +145,7 @@ class _Reader:
         except ValueError as exc:
             self.notes.append(f"line {number}: {exc}; skipped")
             return
+        spec = replace(spec, line=number, names=names)
         for host in hosts:
             self.nodes[host] = spec
 
@@ -117,14 +157,15 @@ class _Reader:
     def partitions(self) -> list[InventoryPartition]:
         out: list[InventoryPartition] = []
         members_of: dict[str, set[str]] = {}
-        for name, props, number in self.declared:
+        for name, props, number, lines in self.declared:
             try:
                 members = self._members(props.get("nodes", ""))
             except ValueError as exc:
                 self.notes.append(f"line {number}: partition {name}: {exc}; its nodes are not counted")
                 members = []
             members_of[name] = set(members)
-            out.append(self._partition(name, props, members))
+            part = self._partition(name, props, members)
+            out.append(self._with_defaults(part, props, number, lines, members))
         self._note_overlaps(members_of)
         return out
 
@@ -174,6 +215,96 @@ class _Reader:
             default=props.get("default", "NO").upper() == "YES",
             detail=props.get("nodes", ""),
         )
+
+    def _with_defaults(
+        self,
+        part: InventoryPartition,
+        props: Mapping[str, str],
+        number: int,
+        lines: Mapping[str, int],
+        members: list[str],
+    ) -> InventoryPartition:
+        """The partition with its defaults, node devices and where each value was read."""
+        where = self.path
+        origins: dict[str, str] = {}
+        values: dict[str, object] = {}
+        node = self._main_node(part, members)
+        if node is not None:
+            node_line = f"NodeName={node.names} in {where} line {node.line}"
+            for key in ("gpus_per_node", "gpu_type", "cpus_per_node", "mem_gb"):
+                if getattr(part, key) is not None:
+                    origins[key] = node_line
+            if node.other_gres:
+                values["devices"] = node.other_gres
+                origins["devices"] = f"Gres of {node_line}"
+        origins["nodes"] = (
+            f"PartitionName={part.name} Nodes={props.get('nodes', '')} in {where} line {number}"
+        )
+        if part.default:
+            origins["default"] = f"Default=YES in {where} line {number}"
+        for label, key in _DEFAULT_KEYS:
+            found = self._default(props, lines, label)
+            if found is not None:
+                value, at = found
+                values[key] = value
+                origins[key] = f"{label}={value} in {where} line {at}"
+        for label, key in _TIME_KEYS:
+            text = props.get(label.lower())
+            if text is None:
+                continue
+            at = lines.get(label.lower(), number)
+            try:
+                values[key] = parse_slurm_time(text)
+            except ValueError:
+                self.notes.append(
+                    f"line {at}: partition {part.name}: {label}={text!r} is not a duration; ignored"
+                )
+                continue
+            origins[key] = f"{label}={text} in {where} line {at}"
+        scheduled = self._memory_scheduled()
+        if scheduled is not None:
+            values["memory_scheduled"], origins["memory_scheduled"] = scheduled
+        return replace(part, **values, origins=tuple(sorted(origins.items())))  # type: ignore[arg-type]
+
+    def _main_node(self, part: InventoryPartition, members: list[str]) -> _Node | None:
+        """The NodeName line of the nodes the partition is planned with (the most common kind)."""
+        for member in members:
+            node = self.nodes.get(member)
+            if (
+                node is not None
+                and node.gpus == (part.gpus_per_node or 0)
+                and node.cpus == part.cpus_per_node
+            ):
+                return node
+        return next((self.nodes[m] for m in members if m in self.nodes), None)
+
+    def _default(
+        self, props: Mapping[str, str], lines: Mapping[str, int], label: str
+    ) -> tuple[int, int] | None:
+        """A memory or CPU default: the partition's, else the cluster's; 0 means none (unlimited)."""
+        key = label.lower()
+        if key in props:
+            text, at = props[key], lines.get(key, 0)
+        elif key in self.cluster:
+            text, at = self.cluster[key]
+        else:
+            return None
+        if not text.isdecimal():
+            self.notes.append(f"line {at}: {label}={text!r} is not a number; ignored")
+            return None
+        return (int(text), at) if int(text) else None
+
+    def _memory_scheduled(self) -> tuple[bool, str] | None:
+        params = self.cluster.get("selecttypeparameters")
+        select = self.cluster.get("selecttype")
+        if params is not None:
+            value, at = params
+            scheduled = "memory" in value.lower()
+            return scheduled, f"SelectTypeParameters={value} in {self.path} line {at}"
+        if select is not None and select[0].lower() in ("select/cons_tres", "select/cons_res"):
+            # slurm.conf(5): cons_res and cons_tres default to CR_Core_Memory
+            return True, f"SelectType={select[0]} in {self.path} line {select[1]} (default CR_Core_Memory)"
+        return None
 
     def _note_overlaps(self, members_of: Mapping[str, set[str]]) -> None:
         names = list(members_of)
@@ -234,6 +365,7 @@ def _node_spec(props: Mapping[str, str]) -> _Node:
         cpus = math.prod(p for p in parts if p) if any(parts) else None
     memory = _int(props, "realmemory")
     gpus, gpu_type = _gres(props.get("gres", ""))
+    other = _other_gres(props.get("gres", ""))
     features = tuple(f.strip().lower() for f in props.get("feature", props.get("features", "")).split(","))
     if gpus and gpu_type is None:
         gpu_type = next((f for f in features if f in GPU_FEATURES), None)
@@ -244,6 +376,7 @@ def _node_spec(props: Mapping[str, str]) -> _Node:
         gpu_type=gpu_type,
         features=tuple(f for f in features if f),
         future=props.get("state", "").upper() == "FUTURE",
+        other_gres=other,
     )
 
 
@@ -281,6 +414,20 @@ def _gres(text: str) -> tuple[int, str | None]:
         if len(fields) >= 3 and kind is None:
             kind = fields[1].lower()
     return count, kind
+
+
+def _other_gres(text: str) -> tuple[tuple[str, int], ...]:
+    """``gpu:h100:8,nvme:2`` -> (("nvme", 2),): the node's other GRES, by name; unreadable counts skipped."""
+    found: dict[str, int] = {}
+    for item in _split_outside(text, "(", ")"):
+        fields = item.split("(", 1)[0].strip().split(":")
+        name = fields[0].lower()
+        if not name or name == "gpu":
+            continue
+        number = fields[-1] if len(fields) >= 2 else "1"
+        if number.isdecimal():
+            found[name] = found.get(name, 0) + int(number)
+    return tuple(sorted(found.items()))
 
 
 def _most_common(values: list[T]) -> T | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from migrate.names import dns1123_label
+from migrate.site.allocation_model import Source
 from migrate.translators.slurm import options as sbatch_options
 
 from .storage import Volume
@@ -90,14 +91,21 @@ def decide(ctx: Context, volumes: list[Volume]) -> JobPolicy:
 def _time(ctx: Context, policy: JobPolicy) -> None:
     job = ctx.job
     line = ctx.line_of("time")
+    limit = ctx.allocation.time_limit_s if ctx.allocation is not None else None
     if job.time_limit_s:
         item = ctx.option("time", sbatch_options.format_time(job.time_limit_s))
+        why = ""
+        if limit is not None and limit.source == Source.SITE_DEFAULT:  # the partition's, not the script's
+            item = item if ctx.given("time") else "(no --time)"
+            why = f" ({limit.detail})"
         if ctx.flavor == KUEUE:
             policy.labels["kueue.x-k8s.io/max-exec-time-seconds"] = str(job.time_limit_s)
-            ctx.fidelity.mapped(item, "Kueue maximum execution time (label max-exec-time-seconds)", line)
+            ctx.fidelity.mapped(
+                item, f"Kueue maximum execution time (label max-exec-time-seconds){why}", line
+            )
         else:
             policy.active_deadline = job.time_limit_s
-            ctx.fidelity.mapped(item, f"activeDeadlineSeconds: {job.time_limit_s}", line)
+            ctx.fidelity.mapped(item, f"activeDeadlineSeconds: {job.time_limit_s}{why}", line)
     elif line is not None:
         ctx.fidelity.mapped(ctx.option("time", "UNLIMITED"), "no deadline", line)
     if job.time_min_s:
@@ -187,6 +195,8 @@ def _placement(ctx: Context, policy: JobPolicy) -> None:
     place = ctx.job.placement
     if place.partitions:
         _partition(ctx, policy, place.partitions)
+    elif ctx.allocation is not None and ctx.allocation.partition.value and ctx.job.source.format == "slurm":
+        _default_partition(ctx, policy, ctx.allocation.partition.value, ctx.allocation.partition.detail)
     if place.account:
         item = ctx.option("account", place.account)
         mapped_ns = ctx.site.namespace_for_account(place.account)
@@ -268,11 +278,42 @@ def _partition(ctx: Context, policy: JobPolicy, partitions: tuple[str, ...]) -> 
         return
     policy.labels["migrate.io/partition"] = dns1123_label(name)
     ctx.fidelity.approximated(
-        item, f"label migrate.io/partition only: no node pool for it in the site config{extra}", line
+        item,
+        f"label migrate.io/partition only: no node pool for it in the site config{extra}",
+        line,
+        loses=f"the nodes of partition {name}: pods may land on any node",
     )
     ctx.diag(
         "TRANSLATE-PARTITION-UNMAPPED",
         f"partition {name!r} has no node selector or queue in the site config; pods may land on any node",
+    )
+
+
+def _default_partition(ctx: Context, policy: JobPolicy, name: str, why: str) -> None:
+    """A job that names no partition runs in the site's default one: its queue or node pool."""
+    item = "(no --partition)"
+    part = ctx.site.partition(name)
+    if ctx.flavor in (KUEUE, VOLCANO):
+        queue = part.queue if part is not None and part.queue else dns1123_label(name)
+        policy.queue = queue
+        what = "LocalQueue" if ctx.flavor == KUEUE else "Volcano queue"
+        if ctx.flavor == KUEUE:
+            ctx.needs.queues.add(QueueNeed(queue, name, ctx.namespace))
+        ctx.fidelity.mapped(item, f"{what} {queue} of the default partition {name} ({why})")
+        return
+    if part is not None and part.node_selector:
+        selector = ", ".join(f"{k}={v}" for k, v in part.node_selector)
+        ctx.fidelity.mapped(item, f"node pool {selector} of the default partition {name} ({why})")
+        return
+    ctx.fidelity.approximated(
+        item,
+        f"the default partition {name} has no node pool in the site config ({why})",
+        loses=f"the nodes of partition {name}: pods may land on any node",
+    )
+    ctx.diag(
+        "TRANSLATE-PARTITION-UNMAPPED",
+        f"the default partition {name!r} has no node selector or queue in the site config; pods may land on "
+        "any node",
     )
 
 

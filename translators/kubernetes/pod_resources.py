@@ -1,9 +1,14 @@
 """Per-pod resources, node selection and their fidelity entries, for one component.
 
-One pod stands for one Slurm node: its requests are what one node of the
-allocation held (tasks per node x cpus per task, memory per node, GPUs per
-node). Requests equal limits so that the pod is Guaranteed, as a Slurm
-allocation is.
+One pod stands for one Slurm node: its requests are what Slurm allocated on
+one node (``migrate.site.allocation``: the job's options, then the partition,
+its node type, the site's defaults, ``--exclusive`` and, last, hints in the
+script), never more than a node gives: a pod that stands for a whole node
+asks for the node's allocatable CPUs and memory (its size less what the site
+keeps for the kubelet, ``kubernetes:`` in migrate.yaml). Requests equal
+limits so that the pod is Guaranteed, as a Slurm allocation is, except the
+CPU limit of whole-node pods (``kubernetes.cpu_limits``). Where the pod gets
+less than the allocation, the fidelity entry says what it ``loses``.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from typing import Any
 
 from migrate import ir
 from migrate.names import dns1123_label
+from migrate.site.allocation import allocate, missing_fabric_devices
+from migrate.site.allocation_model import ComponentAllocation, FabricUse, Source, Sourced
+from migrate.site.config import PartitionConfig
 from migrate.translators.slurm.options import format_memory
 
 from .translation_context import Context
@@ -36,7 +44,9 @@ class PodResources:
     exclusive_topology: str | None = None
     notes: dict[str, list[str]] = field(default_factory=dict)  # pod field -> comments
     gpus: int = 0
-    cpus: int = 0
+    cpus: int = 0  # the CPUs Slurm would have given (SLURM_CPUS_ON_NODE); the request may be less
+    unlimited: set[str] = field(default_factory=set)  # resources requested without a limit (cpu)
+    tolerations: list[dict[str, str]] = field(default_factory=list)  # the partition's node pool asks them
 
     def note(self, where: str, text: str) -> None:
         self.notes.setdefault(where, []).append(text)
@@ -50,7 +60,7 @@ def mib(value: int) -> str:
 
 
 def component_gpus(res: ir.Resources) -> tuple[int, str | None]:
-    """GPUs per pod and their type, from the typed fields or a ``gpu`` GRES."""
+    """GPUs per pod and their type as the options ask them, from the typed fields or a ``gpu`` GRES."""
     count = res.computed_gpus_per_node()
     gpu_type = res.gpu_type
     for gres in res.generic:
@@ -62,20 +72,49 @@ def component_gpus(res: ir.Resources) -> tuple[int, str | None]:
     return count, gpu_type
 
 
+def allocation_of(ctx: Context, index: int) -> ComponentAllocation:
+    if ctx.allocation is None:
+        ctx.allocation = allocate(ctx.job, ctx.site.config, ctx.option_lines, ctx.option_texts)
+    return ctx.allocation.components[index]
+
+
+def allocatable(ctx: Context, alloc: ComponentAllocation) -> tuple[int | None, int | None]:
+    """CPUs and MiB of memory a pod can get on one of the partition's nodes: the node's, less the reserve."""
+    node = alloc.node
+    if node is None:
+        return None, None
+    settings = ctx.site.kubernetes
+    cpus = max(1, node.cpus.value - settings.reserved_cpus) if node.cpus.value else None
+    mem = node.mem_mb.value
+    if mem:
+        mem = mem * (100 - settings.reserved_memory_pct) // 100
+        mem = mem // 1024 * 1024 if mem >= 1024 else mem  # whole GiB, so that the quantity reads well
+    return cpus, mem or None
+
+
 def build(ctx: Context, comp: ir.Component, index: int) -> PodResources:
     res = comp.resources
     out = PodResources()
-    partition = ctx.site.partition(ctx.job.placement.partitions[0] if ctx.job.placement.partitions else None)
-    _shape(ctx, res, index)
-    gpus, gpu_type = component_gpus(res)
+    alloc = allocation_of(ctx, index)
+    assert ctx.allocation is not None
+    part_name = ctx.allocation.partition.value
+    partition = ctx.site.partition(part_name)
+    _shape(ctx, res, index, alloc)
+    gpus = alloc.gpus_per_node.value
+    _, gpu_type = component_gpus(res)
     out.gpus = gpus
-    cpus = _cpus(ctx, res, index, gpus)
-    out.cpus = cpus
-    out.resources["cpu"] = str(cpus)
-    _memory(ctx, res, index, cpus, gpus, out, partition)
+    _cpu_options(ctx, res, index, gpus)
+    _cpu_request(ctx, alloc, index, out)
+    _memory(ctx, res, index, alloc, out)
     if gpus:
-        _gpus(ctx, res, index, gpus, gpu_type, out, partition)
+        _gpus(ctx, res, index, alloc, gpu_type, out, partition)
     _generic(ctx, res, index, out)
+    _node_devices(ctx, alloc, index, out, part_name)
+    for text in alloc.exceeds:
+        ctx.diag(
+            "TRANSLATE-EXCEEDS-NODE",
+            f"the job asks for {text}: Slurm would not start it there, and no node holds such a pod",
+        )
     if res.tmp_disk_mb:
         out.resources["ephemeral-storage"] = mib(res.tmp_disk_mb)
         ctx.fidelity.mapped(
@@ -84,21 +123,37 @@ def build(ctx: Context, comp: ir.Component, index: int) -> PodResources:
             ctx.line_of("tmp", index),
         )
     if res.exclusive:
-        _exclusive(ctx, res.exclusive, index, out, partition)
+        _exclusive(ctx, res.exclusive, index, out, alloc)
     if res.constraint:
         _constraint(ctx, res.constraint, index, out)
     for kv in res.node_selector:
         out.node_selector[kv.key] = kv.value
-    if partition is not None:
+    if partition is not None:  # the job's partition, named or the default one: its node pool
         for key, value in partition.node_selector:
             out.node_selector.setdefault(key, value)
+        out.tolerations = [dict(toleration) for toleration in partition.tolerations]
     return out
 
 
-def _shape(ctx: Context, res: ir.Resources, index: int) -> None:
+def _item(ctx: Context, what: str, index: int) -> str:
+    """The fidelity item of a value the allocation gave that no option of the job asked."""
+    return f"allocation: {what}" + (f" (component {index})" if len(ctx.job.components) > 1 else "")
+
+
+def _from_site(value: Sourced[Any]) -> bool:
+    """A value the site (or --exclusive, or a hint) gave rather than the job's options."""
+    return value.source not in (Source.OPTION, Source.ASSUMED) and "Slurm's default" not in value.detail
+
+
+def _shape(ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocation) -> None:
     nodes = res.computed_nodes()
     tpn = res.computed_tasks_per_node()
-    if res.nodes_min is not None:
+    if res.nodes_min is not None and not ctx.given("nodes", index) and alloc.nodes.source != Source.OPTION:
+        # the writer spread the job over the nodes Slurm would use (-n 384 on 192-CPU nodes)
+        ctx.fidelity.mapped(
+            _item(ctx, f"{nodes} nodes", index), f"{nodes} pods, one per node: {alloc.nodes.detail}", None
+        )
+    elif res.nodes_min is not None:
         text = (
             str(res.nodes_min)
             if not res.nodes_max or res.nodes_max == res.nodes_min
@@ -129,8 +184,10 @@ def _shape(ctx: Context, res: ir.Resources, index: int) -> None:
         )
 
 
-def _cpus(ctx: Context, res: ir.Resources, index: int, gpus: int) -> int:
+def _cpu_options(ctx: Context, res: ir.Resources, index: int, gpus: int) -> None:
+    """The entries of the CPU options; the request itself is the allocation's (``_cpu_request``)."""
     tpn = res.computed_tasks_per_node()
+    cpus = tpn
     if res.cpus_per_task:
         cpus = res.cpus_per_task * tpn
         ctx.fidelity.mapped(
@@ -140,8 +197,6 @@ def _cpus(ctx: Context, res: ir.Resources, index: int, gpus: int) -> int:
         )
     elif res.cpus_per_gpu and gpus:
         cpus = res.cpus_per_gpu * gpus
-    else:
-        cpus = tpn  # Slurm's default: one CPU per task
     if res.cpus_per_gpu:
         line = ctx.line_of("cpus-per-gpu", index)
         item = ctx.option("cpus-per-gpu", str(res.cpus_per_gpu), index)
@@ -155,97 +210,167 @@ def _cpus(ctx: Context, res: ir.Resources, index: int, gpus: int) -> int:
             "a per-pod cpu request of at least this many",
             ctx.line_of("mincpus", index),
         )
-        cpus = max(cpus, res.cpus_per_node)
-    return cpus
+
+
+def _cpu_request(ctx: Context, alloc: ComponentAllocation, index: int, out: PodResources) -> None:
+    """The allocation's CPUs per node, at most what a node can give a pod; no limit for whole nodes."""
+    cpus = alloc.cpus_per_node
+    out.cpus = cpus.value
+    node_cpus, _ = allocatable(ctx, alloc)
+    request = cpus.value
+    reserve = ctx.site.kubernetes.reserved_cpus
+    if node_cpus is not None and request > node_cpus:
+        request = node_cpus
+        ctx.fidelity.approximated(
+            _item(ctx, f"{cpus.value} CPUs per node", index),
+            f"the pod requests {request}: the node keeps {reserve} of its {node_cpus + reserve} for the "
+            f"kubelet and system daemons (kubernetes.reserved_cpus) ({cpus.detail})",
+            None,
+            loses=f"{cpus.value - request} CPU(s) per node",
+        )
+    elif _from_site(cpus):
+        ctx.fidelity.mapped(
+            _item(ctx, f"{request} CPUs per node", index), f"cpu request {request}: {cpus.detail}"
+        )
+    out.resources["cpu"] = str(request)
+    policy = ctx.site.kubernetes.cpu_limits
+    if policy == "never" or (policy == "except-whole-node" and alloc.whole_node):
+        out.unlimited.add("cpu")
+        if alloc.whole_node:
+            out.note(
+                "resources",
+                "no CPU limit: the whole node was the job's, so it may use every core the kubelet leaves "
+                "(kubernetes.cpu_limits)",
+            )
 
 
 def _memory(
-    ctx: Context, res: ir.Resources, index: int, cpus: int, gpus: int, out: PodResources, partition: Any
+    ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocation, out: PodResources
 ) -> None:
-    if res.mem_per_node_mb is not None:
-        line = ctx.line_of("mem", index)
-        if res.mem_per_node_mb > 0:
-            out.resources["memory"] = mib(res.mem_per_node_mb)
-            ctx.fidelity.mapped(
-                ctx.option("mem", format_memory(res.mem_per_node_mb), index),
-                "memory request = limit per pod",
-                line,
-            )
-        elif partition is not None and partition.mem_gb:
-            out.resources["memory"] = f"{partition.mem_gb}Gi"
-            out.note(
-                "memory",
-                f"--mem=0 (all of the node's memory): the partition's nodes have "
-                f"{partition.mem_gb}Gi; allocatable is a little less, lower this if pods "
-                "stay Pending",
-            )
-            ctx.fidelity.approximated(
-                ctx.option("mem", "0", index),
-                f"whole-node memory: {partition.mem_gb}Gi from the site inventory "
-                "(allocatable memory is slightly lower)",
-                line,
-            )
-        else:
-            out.note(
-                "memory",
-                "--mem=0 (all of the node's memory): no memory request; the node size is "
-                "not in the site config",
-            )
-            ctx.fidelity.approximated(
-                ctx.option("mem", "0", index),
-                "whole-node memory has no request without the node size in the "
-                "site config; the pod is not limited",
-                line,
-            )
-            ctx.diag(
-                "TRANSLATE-WHOLE-NODE-UNKNOWN",
-                "--mem=0 asks for all of a node's memory, but the site config has no memory size for "
-                "the partition; the pod gets no memory request",
-            )
-    elif res.mem_per_cpu_mb:
-        total = res.mem_per_cpu_mb * cpus
-        out.resources["memory"] = mib(total)
-        ctx.fidelity.mapped(
-            ctx.option("mem-per-cpu", format_memory(res.mem_per_cpu_mb), index),
-            f"memory {mib(total)} = {mib(res.mem_per_cpu_mb)} x {cpus} cpu(s)",
-            ctx.line_of("mem-per-cpu", index),
+    memory = alloc.mem_per_node_mb
+    _, node_mem = allocatable(ctx, alloc)
+    value = memory.value
+    if value is None:
+        _memory_unknown(ctx, res, index, alloc, out)
+    else:
+        request = min(value, node_mem) if node_mem is not None else value
+        out.resources["memory"] = mib(request)
+        loses = f"{mib(value - request)} of memory per node" if request < value else None
+        kept = (
+            f"the node keeps {ctx.site.kubernetes.reserved_memory_pct}% for the kubelet and system daemons "
+            "(kubernetes.reserved_memory_pct)"
         )
-    elif res.mem_per_gpu_mb:
-        line = ctx.line_of("mem-per-gpu", index)
-        item = ctx.option("mem-per-gpu", format_memory(res.mem_per_gpu_mb), index)
-        if gpus:
-            total = res.mem_per_gpu_mb * gpus
-            out.resources["memory"] = mib(total)
-            ctx.fidelity.mapped(
-                item, f"memory {mib(total)} = {mib(res.mem_per_gpu_mb)} x {gpus} GPU(s)", line
+        if res.mem_per_node_mb == 0:
+            out.note(
+                "memory", f"--mem=0 (all of the node's memory): {mib(request)} of the node's {mib(value)}"
+            )
+            ctx.fidelity.approximated(
+                ctx.option("mem", "0", index),
+                f"whole-node memory: {mib(request)} of the node's {mib(value)}; {kept} ({memory.detail})",
+                ctx.line_of("mem", index),
+                loses=loses,
+            )
+        elif res.mem_per_node_mb:
+            _option_memory(
+                ctx, index, "mem", res.mem_per_node_mb, "memory request = limit per pod", request, loses
+            )
+        elif res.mem_per_cpu_mb:
+            why = f"memory {mib(value)} = {mib(res.mem_per_cpu_mb)} x {alloc.cpus_per_node.value} cpu(s)"
+            _option_memory(ctx, index, "mem-per-cpu", res.mem_per_cpu_mb, why, request, loses)
+        elif res.mem_per_gpu_mb and alloc.gpus_per_node.value:
+            why = f"memory {mib(value)} = {mib(res.mem_per_gpu_mb)} x {alloc.gpus_per_node.value} GPU(s)"
+            _option_memory(ctx, index, "mem-per-gpu", res.mem_per_gpu_mb, why, request, loses)
+        elif loses:
+            ctx.fidelity.approximated(
+                _item(ctx, f"{mib(value)} of memory per node", index),
+                f"the pod requests {mib(request)}: {kept} ({memory.detail})",
+                None,
+                loses=loses,
             )
         else:
-            ctx.fidelity.dropped(item, "no GPUs per pod to multiply by", line)
-    for long, value in (("mem-per-cpu", res.mem_per_cpu_mb), ("mem-per-gpu", res.mem_per_gpu_mb)):
+            ctx.fidelity.mapped(_item(ctx, f"{mib(value)} of memory per node", index), memory.detail)
+    no_gpus = res.mem_per_gpu_mb and not alloc.gpus_per_node.value
+    if no_gpus and res.mem_per_node_mb is None and not res.mem_per_cpu_mb:
+        ctx.fidelity.dropped(
+            ctx.option("mem-per-gpu", format_memory(res.mem_per_gpu_mb or 0), index),
+            "no GPUs per pod to multiply by",
+            ctx.line_of("mem-per-gpu", index),
+        )
+    for long, option_value in (("mem-per-cpu", res.mem_per_cpu_mb), ("mem-per-gpu", res.mem_per_gpu_mb)):
         # sbatch takes one of --mem/--mem-per-cpu/--mem-per-gpu; record the ones that lost
-        if value and (
+        if option_value and (
             (long == "mem-per-cpu" and res.mem_per_node_mb is not None)
             or (long == "mem-per-gpu" and (res.mem_per_node_mb is not None or res.mem_per_cpu_mb))
         ):
             ctx.fidelity.dropped(
-                ctx.option(long, format_memory(value), index),
+                ctx.option(long, format_memory(option_value), index),
                 "mutually exclusive with the memory option that was used",
                 ctx.line_of(long, index),
             )
+
+
+def _option_memory(
+    ctx: Context, index: int, long: str, value: int, why: str, request: int, loses: str | None
+) -> None:
+    item = ctx.option(long, format_memory(value), index)
+    line = ctx.line_of(long, index)
+    if loses is None:
+        ctx.fidelity.mapped(item, why, line)
+    else:
+        ctx.fidelity.approximated(
+            item, f"{why}, more than a node can give a pod: {mib(request)} requested", line, loses=loses
+        )
+
+
+def _memory_unknown(
+    ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocation, out: PodResources
+) -> None:
+    """No memory request: Slurm does not count memory here, or the whole node's size is unknown."""
+    if res.mem_per_node_mb == 0 or alloc.whole_node_memory:
+        out.note(
+            "memory",
+            "all of the node's memory: no memory request; the node size is not in the site config",
+        )
+        item = ctx.option("mem", "0", index) if res.mem_per_node_mb == 0 else _item(ctx, "all memory", index)
+        what = "--mem=0" if res.mem_per_node_mb == 0 else "--exclusive"
+        ctx.fidelity.approximated(
+            item,
+            "whole-node memory has no request without the node size in the site config; "
+            "the pod is not limited",
+            ctx.line_of("mem", index) if res.mem_per_node_mb == 0 else None,
+        )
+        ctx.diag(
+            "TRANSLATE-WHOLE-NODE-UNKNOWN",
+            f"{what} asks for all of a node's memory, but the site config has no memory size for "
+            "the partition; the pod gets no memory request",
+        )
 
 
 def _gpus(
     ctx: Context,
     res: ir.Resources,
     index: int,
-    gpus: int,
+    alloc: ComponentAllocation,
     gpu_type: str | None,
     out: PodResources,
-    partition: Any,
+    partition: PartitionConfig | None,
 ) -> None:
+    gpus = alloc.gpus_per_node.value
+    source = alloc.gpus_per_node.source
+    asked, _ = component_gpus(res)
+    if source == Source.INFERRED:
+        ctx.fidelity.approximated(
+            _item(ctx, f"{gpus} GPUs per node", index),
+            f"{GPU}: {gpus} per pod, {alloc.gpus_per_node.detail}; no option asks for GPUs: check the count",
+        )
+        out.note("resources", f"{GPU}: {gpus} inferred from the script ({alloc.gpus_per_node.detail})")
+    if not asked:  # all the node's GPUs by --exclusive, or a hint: no GPU option to record
+        out.resources[GPU] = str(gpus)
+        return
     long, text = _gpu_option(ctx, res, gpu_type, index)
     line = ctx.line_of(long, index)
     item = ctx.option(long, text, index)
+    whole = f"; --exclusive gives all {gpus} of the node's" if gpus > asked else ""
     if gpu_type and _MIG_TYPE.match(gpu_type):
         out.resources[f"nvidia.com/mig-{gpu_type}"] = str(gpus)
         ctx.fidelity.approximated(
@@ -256,7 +381,7 @@ def _gpus(
         return
     out.resources[GPU] = str(gpus)
     if not gpu_type:
-        ctx.fidelity.mapped(item, f"{GPU}: {gpus} per pod", line)
+        ctx.fidelity.mapped(item, f"{GPU}: {gpus} per pod{whole}", line)
         return
     if (
         partition is not None
@@ -265,13 +390,13 @@ def _gpus(
         and partition.node_selector
     ):
         ctx.fidelity.mapped(
-            item, f"{GPU}: {gpus} per pod; type {gpu_type} through the partition's node pool", line
+            item, f"{GPU}: {gpus} per pod{whole}; type {gpu_type} through the partition's node pool", line
         )
         return
     product = ctx.site.gpu_product(gpu_type)
     if product:
         out.node_selector[GPU_PRODUCT] = product
-        ctx.fidelity.mapped(item, f"{GPU}: {gpus} per pod; {GPU_PRODUCT}={product}", line)
+        ctx.fidelity.mapped(item, f"{GPU}: {gpus} per pod{whole}; {GPU_PRODUCT}={product}", line)
         return
     placeholder = "REPLACE-ME-" + dns1123_label(gpu_type, 40, "gpu")
     out.node_selector[GPU_PRODUCT] = placeholder
@@ -335,7 +460,54 @@ def _generic(ctx: Context, res: ir.Resources, index: int, out: PodResources) -> 
         ctx.fidelity.mapped(item, f"extended resource {resource}: {count} per pod", line)
 
 
-def _exclusive(ctx: Context, mode: str, index: int, out: PodResources, partition: Any) -> None:
+def _node_devices(
+    ctx: Context, alloc: ComponentAllocation, index: int, out: PodResources, partition: str | None
+) -> None:
+    """Node devices (EFA interfaces ...) and the GRES --exclusive gives, as extended resources."""
+    for device in (*alloc.devices, *(g for g in alloc.gres if g.source == Source.EXCLUSIVE)):
+        dev = device.value
+        resource = dev.name if "/" in dev.name else ctx.site.extended_resource(dev.name)
+        item = _item(ctx, f"{dev.quantity} {dev.name} per node", index)
+        if resource is None:
+            ctx.fidelity.approximated(
+                item,
+                f"no extended resource for GRES {dev.name!r} in the site config (gres:): not requested "
+                f"({device.detail})",
+                None,
+                loses=f"{dev.quantity} {dev.name} per node",
+            )
+            continue
+        out.resources[resource] = str(dev.quantity)
+        status = ctx.fidelity.approximated if device.source == Source.INFERRED else ctx.fidelity.mapped
+        status(item, f"{resource}: {dev.quantity} per pod ({device.detail})")
+    where = f"partitions.{partition}.devices" if partition else "a default partition with devices"
+    by_kind: dict[str, list[FabricUse]] = {}
+    for use in missing_fabric_devices(alloc):
+        by_kind.setdefault(use.kind, []).append(use)
+    for kind, uses in by_kind.items():
+        names = ", ".join(u.variable for u in uses)
+        line = next((u.line for u in uses if u.line is not None), None)
+        example = (
+            "{vpc.amazonaws.com/efa: N} (N: the EFA interfaces of a node, 32 on a p5.48xlarge)"
+            if kind == "efa"
+            else "{<the RDMA device plugin's resource>: N}"
+        )
+        whose = f"partition {partition}" if partition else "the job (no partition)"
+        ctx.fidelity.approximated(
+            f"{kind} tuning: {names}",
+            f"the pod requests no {kind} device: the site config names none for {whose}",
+            line,
+            loses=f"the node's {kind} devices",
+        )
+        ctx.diag(
+            "TRANSLATE-FABRIC-DEVICE",
+            f"the script sets {names} for {kind}, but the site config names no {kind} device for {whose}; "
+            f"add {where}: {example} to migrate.yaml so that the pods get the devices",
+            line,
+        )
+
+
+def _exclusive(ctx: Context, mode: str, index: int, out: PodResources, alloc: ComponentAllocation) -> None:
     item = ctx.option("exclusive", None if mode == "node" else mode, index)
     line = ctx.line_of("exclusive", index)
     if mode == "oversubscribe":
@@ -346,16 +518,15 @@ def _exclusive(ctx: Context, mode: str, index: int, out: PodResources, partition
         return
     out.spread_one_per_node = True
     out.exclusive_topology = "kubernetes.io/hostname"
-    if partition is not None and partition.gpus_per_node:
-        current = int(out.resources.get(GPU, "0"))
-        if current < partition.gpus_per_node:
-            out.resources[GPU] = str(partition.gpus_per_node)
-            out.gpus = partition.gpus_per_node
-        out.note("resources", f"--exclusive: all {partition.gpus_per_node} GPUs of the node are requested")
+    if alloc.node is not None:
+        gpus = alloc.gpus_per_node.value
+        held = f"all {gpus} GPUs, " if gpus else ""
+        out.note("resources", f"--exclusive: {held}the allocatable CPUs and memory of the node are requested")
         ctx.fidelity.approximated(
             item,
-            "whole-node GPUs requested and one pod per node; other pods may still "
-            "use the node's spare CPU and memory",
+            f"whole node: {held}{out.resources.get('cpu')} CPUs and "
+            f"{out.resources.get('memory', 'unlimited')} memory requested, one pod per node; other pods "
+            "may still use what the requests leave",
             line,
         )
     else:

@@ -241,7 +241,8 @@ def build(
     if workdir:
         container["workingDir"] = workdir
     container["env"] = env
-    container["resources"] = {"requests": dict(res.resources), "limits": dict(res.resources)}
+    limits = {name: value for name, value in res.resources.items() if name not in res.unlimited}
+    container["resources"] = {"requests": dict(res.resources), "limits": limits}
     container["volumeMounts"] = mounts
     # Kueue labels stay on the workload: on a pod they would ask Kueue to manage the pod itself
     workload_only = {k: v for k, v in policy.labels.items() if not k.startswith("kueue.x-k8s.io/")}
@@ -261,8 +262,12 @@ def build(
     affinity = _affinity(ctx, res, index)
     if affinity:
         spec["affinity"] = affinity
+    tolerations = list(res.tolerations)
     if res.gpus:
-        spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+        gpu = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+        tolerations += [gpu] if gpu not in tolerations else []
+    if tolerations:
+        spec["tolerations"] = tolerations
     spec["containers"] = [container]
     spec["volumes"] = pod_volumes
     parts.template = {"metadata": {"labels": labels, "annotations": annotations}, "spec": spec}

@@ -24,20 +24,27 @@ MANAGED = {"app.kubernetes.io/managed-by": "migrate"}
 
 
 def _quota(site: Site, partition: str | None) -> tuple[dict[str, str], list[str]]:
+    """The partition's nodes x what each gives pods: CPUs and memory less its reserve, GPUs, devices."""
     part = site.partition(partition)
     notes: list[str] = []
     if part is None or not part.nodes:
         notes.append("placeholder quotas: the partition's size is not in the site config")
         return {"cpu": "1000", "memory": "4000Gi", "nvidia.com/gpu": "0"}, notes
-    cpus = part.nodes * (part.cpus_per_node or 0)
-    mem = part.nodes * (part.mem_gb or 0)
+    settings = site.kubernetes
+    per_node_cpus = max(0, (part.cpus_per_node or 0) - settings.reserved_cpus)
+    per_node_gib = (part.mem_gb or 0) * (100 - settings.reserved_memory_pct) // 100
     if not part.cpus_per_node or not part.mem_gb:
         notes.append("cpu or memory per node missing from the site config: placeholder quota")
-    return {
-        "cpu": str(cpus or 1000),
-        "memory": f"{mem or 4000}Gi",
+    quota = {
+        "cpu": str(part.nodes * per_node_cpus or 1000),
+        "memory": f"{part.nodes * per_node_gib or 4000}Gi",
         "nvidia.com/gpu": str(part.nodes * part.gpus_per_node),
-    }, notes
+    }
+    for device, count in part.devices:
+        name = device if "/" in device else site.extended_resource(device)
+        if name is not None:
+            quota[name] = str(part.nodes * count)
+    return quota, notes
 
 
 def queue_manifests(site: Site, queue: str, needs: list[QueueNeed], licenses: list[str]) -> list[Manifest]:
@@ -76,7 +83,9 @@ def queue_manifests(site: Site, queue: str, needs: list[QueueNeed], licenses: li
         }
     )
     cluster_queue.note(
-        ("spec", "resourceGroups"), "quota = the partition's nodes x their size in the site config"
+        ("spec", "resourceGroups"),
+        "quota = the partition's nodes x what each gives pods (its size in the site config less the "
+        "kubelet's reserve, kubernetes: in migrate.yaml)",
     )
     for text in notes:
         cluster_queue.note(("spec", "resourceGroups"), text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from migrate.site.config import FileSystemConfig, PartitionConfig, SiteConfig
+from migrate.site.config import FileSystemConfig, KubernetesSettings, PartitionConfig, SiteConfig
 
 
 def _pairs(config: SiteConfig | None, attr: str) -> tuple[tuple[str, object], ...]:
@@ -58,6 +58,11 @@ class Site:
     def default_namespace(self) -> str | None:
         # None when there is no config: the manifests then carry no namespace
         return self.config.defaults.namespace if self.config else None
+
+    @property
+    def kubernetes(self) -> KubernetesSettings:
+        """How pods are sized: CPU limits and what each node keeps for itself."""
+        return self.config.kubernetes if self.config else KubernetesSettings()
 
     def partition(self, name: str | None) -> PartitionConfig | None:
         if self.config is None or not name:

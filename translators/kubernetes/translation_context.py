@@ -14,6 +14,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import FidelityLog
 from migrate.names import dns1123_label, job_file_stem
+from migrate.site.allocation_model import JobAllocation
 from migrate.translators.slurm import options as sbatch_options
 
 from .site import Site
@@ -87,6 +88,7 @@ class Context:
     option_texts: dict[tuple[str, int], str] = field(default_factory=dict)  # as written in the file
     # job Secret -> (key, line) of each credential the job file wrote out literally
     secret_keys: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
+    allocation: JobAllocation | None = None  # what Slurm gives the job (migrate.site.allocation)
 
     @classmethod
     def create(

@@ -18,11 +18,14 @@ of them into one output tree.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import Edge, Entry, Translation, WaitTarget, wrapper_translation
+from migrate.site.allocation import allocate
+from migrate.site.allocation_model import JobAllocation, Source
 from migrate.site.config import SiteConfig
 from migrate.vocab import FidelityStatus, Format
 
@@ -66,6 +69,12 @@ def translate_job(
     choice = flavors.choose(job, flavor)
     diags = Collector(job.source.path)
     ctx = Context.create(job, site, name, choice.name, diags)
+    ctx.allocation = allocate(job, config, ctx.option_lines, ctx.option_texts)
+    allocated = _as_allocated(job, ctx.allocation)
+    if allocated is not job:  # the nodes and the time limit Slurm gives where the script leaves them to it
+        ctx.job = allocated
+        choice = flavors.choose(allocated, flavor)
+        ctx.flavor = choice.name
     if choice.fell_back:
         ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
         ctx.fidelity.approximated(f"--flavor {choice.requested}", choice.reason)
@@ -128,6 +137,23 @@ def _build(
     if kind == flavors.CRONJOB:
         return cron.build(ctx, policy, volumes, kueue=choice.kueue)
     return batchjob.build(ctx, policy, volumes, kueue=choice.kueue)
+
+
+def _as_allocated(job: ir.Job, allocation: JobAllocation) -> ir.Job:
+    """The job with what Slurm decides where the script leaves it to Slurm: the node count a task or
+    GPU count needs (``-n 384`` on 192-CPU nodes), and the partition's DefaultTime or MaxTime."""
+    components = list(job.components)
+    for index, (comp, alloc) in enumerate(zip(job.components, allocation.components, strict=True)):
+        res = comp.resources
+        if res.nodes_min is None and alloc.nodes.value > res.computed_nodes():
+            components[index] = replace(comp, resources=replace(res, nodes_min=alloc.nodes.value))
+    limit = allocation.time_limit_s
+    time_limit = (
+        limit.value if not job.time_limit_s and limit.source == Source.SITE_DEFAULT else job.time_limit_s
+    )
+    if components == list(job.components) and time_limit == job.time_limit_s:
+        return job
+    return replace(job, components=tuple(components), time_limit_s=time_limit)
 
 
 def _kueue_labels(ctx: Context, policy: job_policy.JobPolicy) -> None:

@@ -11,7 +11,9 @@ shell) are read the same way, with their own line numbers.
 Nothing is executed or expanded. Variables the script assigns itself are
 followed where that is the only way to know something: the image in
 ``--container-image=$IMAGE``, the path behind ``mkdir -p "$CKPT"``, the
-command in ``$PW -i in``. Environment variables are never guessed.
+command in ``$PW -i in``, the launcher options kept in an array
+(``torchrun "${ARGS[@]}"``) or in a variable after ``srun`` (``srun
+$LAUNCHER``). Environment variables are never guessed.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ _INTERPRETERS = frozenset(
 )
 _PYTHON = re.compile(r"python[0-9.]*\Z")
 _VARIABLE_WORD = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))\Z")
+_ARRAY_WORD = re.compile(r'"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?\Z')
 _LEADING_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _SETUP = frozenset({"source", ".", "conda", "mamba", "micromamba", "pip", "pip3", "uv", "ulimit"})
 
@@ -97,6 +100,7 @@ class _Analysis:
         self.understood = 0
         self.self_resubmit = False
         self.known: dict[str, str] = {}  # variables the script set, with their literal values
+        self.arrays: dict[str, tuple[str, ...]] = {}  # arrays the script set: NAME=(a b c), as words
         self.path_vars: dict[str, str] = {}  # variables the script set to a path
         # id of a word of the current command -> container paths under which it names nothing
         # on the host; ("",) for a runtime's own options, whose paths are read elsewhere
@@ -137,7 +141,7 @@ class _Analysis:
     # -- one command -----------------------------------------------------------------
     def command(self, cmd: Command, depth: int) -> None:
         top = depth == 0 and cmd.origin == "body" and not cmd.nested
-        words = self._command_variable(cmd)
+        words = self._spliced(self._command_variable(cmd))
         if not words:
             self._assignments(cmd, top)
         # Word ids are only meaningful while this command's words are alive: keep
@@ -168,6 +172,33 @@ class _Analysis:
         held = tuple(Word(t.text, dequote(t.text), line) for t in lex(value).tokens if t.kind == WORD)
         return held + words[1:] if held else words
 
+    def _spliced(self, words: tuple[Word, ...]) -> tuple[Word, ...]:
+        """Arguments bash splits into several words: ``"${ARGS[@]}"`` of an array the script set, and
+        an unquoted ``$LAUNCHER`` holding a command line (``srun $LAUNCHER train.py``), so that a
+        launcher's options are read wherever the script keeps them."""
+        if len(words) < 2 or not any("$" in w.raw for w in words[1:]):
+            return words
+        out: list[Word] = [words[0]]
+        changed = False
+        for word in words[1:]:
+            held = self._held_words(word)
+            if held is None:
+                out.append(word)
+            else:
+                out.extend(held)
+                changed = True
+        return tuple(out) if changed else words
+
+    def _held_words(self, word: Word) -> list[Word] | None:
+        array = _ARRAY_WORD.match(word.raw)
+        if array is not None and array.group(1) in self.arrays:
+            return [Word(item, dequote(item), word.line) for item in self.arrays[array.group(1)]]
+        m = _VARIABLE_WORD.match(word.raw)  # unquoted only: "$X" stays one word
+        value = self.known.get((m.group(1) or m.group(2)) if m else "", "")
+        if len(value.split()) < 2 or "$(" in value or "`" in value:
+            return None
+        return [Word(t.text, dequote(t.text), word.line) for t in lex(value).tokens if t.kind == WORD]
+
     def resolve(self, text: str) -> str:
         """$NAME -> the literal the script set NAME to (for images, mounts, module lists)."""
         m = _VARIABLE_WORD.match(text)
@@ -189,8 +220,12 @@ class _Analysis:
 
     def _track(self, name: str, value: str, line: int, top: bool) -> None:
         """Remember what a variable holds, for later $NAME uses."""
+        self.arrays.pop(name, None)
         if top:
             self.known[name] = value
+            if value.startswith("(") and value.endswith(")"):
+                # NAME=(a "b c"): its elements, for "${NAME[@]}"
+                self.arrays[name] = tuple(t.text for t in lex(value[1:-1]).tokens if t.kind == WORD)
         else:
             self.known.pop(name, None)  # set in a branch, loop or function: no single value
         path = paths.assigned_path(value, self.path_vars)

@@ -14,7 +14,17 @@ import math
 from migrate import ir
 from migrate.vocab import FidelityStatus, JobKind
 
-from . import configmaps, environment, kube_fields, kube_record, kube_steps, placement, shape, volumes
+from . import (
+    configmaps,
+    environment,
+    kube_allocation,
+    kube_fields,
+    kube_record,
+    kube_steps,
+    placement,
+    shape,
+    volumes,
+)
 from . import options as sbatch
 from .configmaps import ConfigMaps
 from .context import PYXIS, Context
@@ -51,6 +61,7 @@ def translate(ctx: Context) -> list[Script]:
     parts = [p for s in stages for p in s.parts]
     place = placement.decide(ctx, [p.resources for p in parts])
     kube_record.record_placement(ctx, place)
+    kube_allocation.record(ctx, parts, place.partition)
     scripts = [_script(ctx, stage, place, config_maps, len(stages) > 1) for stage in stages]
     kube_record.record_job_fields(ctx, stages)
     kube_fields.record(ctx)

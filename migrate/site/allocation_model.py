@@ -1,0 +1,189 @@
+"""What Slurm gives a job, value by value, each with where it comes from.
+
+The records ``migrate.site.allocation.allocate`` returns. Every value is a
+``Sourced``: the value and its ``Provenance``, a source kind and a detail
+such as ``--gres=gpu:8 (line 4)`` or ``DefMemPerCPU=4096 in slurm.conf line
+3``. The kinds follow Slurm's order of precedence (``docs/allocation.md``).
+
+Named tuples, not dataclasses: a site of 100,000 jobs builds a million of
+them, and a tuple is made several times faster.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Generic, NamedTuple, TypeVar
+
+T = TypeVar("T")
+
+
+class Source(StrEnum):
+    """Where a value of the allocation comes from, highest precedence first."""
+
+    OPTION = "option"  # the job's own options (#SBATCH, the pod's requests)
+    PARTITION = "partition"  # the partition's entry in migrate.yaml
+    INVENTORY = "inventory"  # the node type from an inventory file (slurm.conf, ParallelCluster)
+    SITE_DEFAULT = "site-default"  # DefMemPerCPU, DefaultTime ..., or Slurm's own default
+    EXCLUSIVE = "exclusive"  # --exclusive: all CPUs, GRES and devices of each node
+    INFERRED = "inferred"  # a hint in the script (GPUS_PER_NODE=8 feeding torchrun)
+    ASSUMED = "assumed"  # nothing tells: a documented assumption
+
+
+class Provenance(NamedTuple):
+    source: Source
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"source": self.source.value, "detail": self.detail}
+
+
+class Sourced(NamedTuple, Generic[T]):
+    value: T
+    provenance: Provenance
+
+    @property
+    def source(self) -> Source:
+        return self.provenance.source
+
+    @property
+    def detail(self) -> str:
+        return self.provenance.detail
+
+    def to_dict(self) -> dict[str, Any]:
+        value: Any = self.value
+        if isinstance(value, tuple) and hasattr(value, "_asdict"):
+            value = value._asdict()
+        return {"value": value, **self.provenance.to_dict()}
+
+
+class Device(NamedTuple):
+    """A node device or GRES: a Kubernetes extended resource, or a Slurm GRES name ``gres:`` maps."""
+
+    name: str
+    quantity: int
+    type: str | None = None
+
+
+class NodeType(NamedTuple):
+    """What one node of the partition holds; ``None`` where nobody says."""
+
+    cpus: Sourced[int | None]
+    mem_mb: Sourced[int | None]
+    gpus: Sourced[int | None]
+    gpu_type: Sourced[str | None]
+    devices: tuple[Sourced[Device], ...] = ()
+
+
+class FabricUse(NamedTuple):
+    """A variable that tunes a fast network: the job wants devices the pod must request."""
+
+    kind: str  # "efa" | "infiniband"
+    variable: str  # FI_PROVIDER=efa
+    line: int | None
+
+
+class ComponentAllocation(NamedTuple):
+    """One component (a hetjob part, or the whole job) as Slurm would allocate it."""
+
+    name: str
+    nodes: Sourced[int]
+    nodes_max: int
+    tasks: Sourced[int]
+    tasks_per_node: Sourced[int]
+    cpus_per_task: Sourced[int]
+    cpus_per_node: Sourced[int]
+    # MiB per node; None: not limited (Slurm does not count memory) or the node's size is unknown
+    mem_per_node_mb: Sourced[int | None]
+    gpus_per_node: Sourced[int]
+    gpu_type: Sourced[str | None]
+    gres: tuple[Sourced[Device], ...]  # other GRES the job asked for, per node
+    devices: tuple[Sourced[Device], ...]  # node devices the job gets (EFA interfaces ...)
+    whole_node: bool  # --exclusive: the nodes are the job's alone
+    whole_node_memory: bool  # --mem=0, or no memory default: all of each node's memory
+    node: NodeType | None  # the node type of the partition, when the site describes it
+    fabric: tuple[FabricUse, ...]  # fast-network variables the script sets
+    exceeds: tuple[str, ...]  # what the job asks beyond a node of its partition: Slurm would refuse it
+    notes: tuple[str, ...]  # what the reader of the allocation should know (GPU count unknown ...)
+    replicas: int = 1  # copies of the component (the replicas of a Kubernetes role)
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node.value * self.nodes.value * self.replicas
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.replicas != 1:
+            out["replicas"] = self.replicas
+        for key in (
+            "nodes",
+            "tasks",
+            "tasks_per_node",
+            "cpus_per_task",
+            "cpus_per_node",
+            "mem_per_node_mb",
+            "gpus_per_node",
+            "gpu_type",
+        ):
+            out[key] = getattr(self, key).to_dict()
+        if self.nodes_max != self.nodes.value:
+            out["nodes_max"] = self.nodes_max
+        out["whole_node"] = self.whole_node
+        out["whole_node_memory"] = self.whole_node_memory
+        if self.gres:
+            out["gres"] = [g.to_dict() for g in self.gres]
+        if self.devices:
+            out["devices"] = [d.to_dict() for d in self.devices]
+        if self.fabric:
+            out["fabric"] = [f._asdict() for f in self.fabric]
+        if self.exceeds:
+            out["exceeds"] = list(self.exceeds)
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+class JobAllocation(NamedTuple):
+    job_id: str
+    partition: Sourced[str | None]
+    time_limit_s: Sourced[int]
+    components: tuple[ComponentAllocation, ...]
+    notes: tuple[str, ...] = ()
+
+    def total_nodes(self) -> int:
+        return sum(c.nodes.value * c.replicas for c in self.components)
+
+    def total_gpus(self) -> int:
+        return sum(c.gpus for c in self.components)
+
+    @property
+    def assumed(self) -> tuple[str, ...]:
+        """The values no source tells, by name: what plan.json flags as assumed."""
+        found = ["time_limit"] if self.time_limit_s.source == Source.ASSUMED else []
+        for comp in self.components:
+            for key in ("nodes", "cpus_per_node", "mem_per_node_mb", "gpus_per_node"):
+                if getattr(comp, key).source == Source.ASSUMED and key not in found:
+                    found.append(key)
+        return tuple(found)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "job": self.job_id,
+            "partition": self.partition.to_dict(),
+            "time_limit_s": self.time_limit_s.to_dict(),
+            "components": [c.to_dict() for c in self.components],
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+__all__ = [
+    "ComponentAllocation",
+    "Device",
+    "FabricUse",
+    "JobAllocation",
+    "NodeType",
+    "Provenance",
+    "Source",
+    "Sourced",
+]
