@@ -30,6 +30,7 @@ TORCH_LAUNCHERS = frozenset(
 )
 MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun"})
 _BEGIN_OPTION = re.compile(r"(?:--begin|-b)(?:[= ]|\Z)")
+_NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=(\S+))?\Z")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,24 @@ def torch_launcher(job: ir.Job) -> ir.Launcher | None:
             ):
                 return launcher
     return None
+
+
+def nproc_per_node(launcher: ir.Launcher | None, gpus: int) -> str:
+    """torchrun's --nproc_per_node when it is a number, else the GPUs per pod (or "auto")."""
+    values: list[str] = [
+        kv.value
+        for kv in (launcher.options if launcher else ())
+        if kv.key.lstrip("-").replace("_", "-") == "nproc-per-node"
+    ]
+    words = list(launcher.program) if launcher else []
+    for i, word in enumerate(words):
+        m = _NPROC.match(word)
+        if m:
+            values.append(m.group(1) or (words[i + 1] if i + 1 < len(words) else ""))
+    for value in values:
+        if value.isascii() and value.isdigit():
+            return value
+    return str(gpus) if gpus else "auto"
 
 
 def mpi_launcher(job: ir.Job) -> ir.Launcher | None:
@@ -162,4 +181,13 @@ def choose(job: ir.Job, requested: str) -> Choice:
     )
 
 
-__all__ = ["FLAVORS", "Choice", "auto", "choose", "mpi_launcher", "self_resubmit_begin", "torch_launcher"]
+__all__ = [
+    "FLAVORS",
+    "Choice",
+    "auto",
+    "choose",
+    "mpi_launcher",
+    "nproc_per_node",
+    "self_resubmit_begin",
+    "torch_launcher",
+]
