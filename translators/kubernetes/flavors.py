@@ -145,8 +145,8 @@ def _cannot(job: ir.Job, flavor: str) -> str | None:
         return "the job has no schedule (not a scrontab entry or a self-resubmitting script)"
     if flavor == JOB and het:
         return "a Job has one pod template; this heterogeneous job has several components"
-    if flavor == JOBSET and job.array is not None and job.total_nodes() > 1:
-        return "a multi-node job array needs an Indexed Job"
+    if flavor == JOBSET and job.array is not None:
+        return "a job array needs an Indexed Job (a JobSet would run only its first task)"
     if flavor == PYTORCHJOB:
         if torch_launcher(job) is None:
             return "no torchrun/torch.distributed.run/accelerate/deepspeed launcher in the script"

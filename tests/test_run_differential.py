@@ -1,0 +1,381 @@
+"""Translated jobs run the way they ran on Slurm, proven by running both and comparing what happened.
+
+Every case under ``corpus/cases/run/`` runs twice: as sbatch on the project's
+Slurm sandbox (4 nodes, real ``srun``), and translated to Kubernetes (every
+flavor that can express it) in the pod runner (tests/podrunner). Both sides
+run the same programs: bash, coreutils and ``torchrun`` from ``torch`` with
+the gloo backend doing an ``all_reduce`` (tests/run_programs/allreduce.py, put
+on the shared file system as a site would). Compared: the world size, every
+rank's node index and local rank, the all_reduce result, the files written,
+how often each statement outside ``srun`` ran (the cases append to a log),
+and which node every host identity names, outside ``srun`` (node 0) and
+inside each step (the step's own node).
+
+The sandbox's nodes are slurmd processes on one host, so ``hostname`` is the
+same on every Slurm node: there, node identity is ``SLURMD_NODENAME`` /
+``SLURM_NODEID``; in the pods it is the pod's own host name and address, each
+mapped to the pod's node index. The sandbox runs in a private mount namespace
+that holds ``/mnt/shared`` (the test's folder) and an ``/etc/hosts`` naming
+the nodes, so nothing on the host changes.
+
+The tests skip, with the reason, only where torch, the sandbox (root on
+Debian) or the pod runner (unshare) cannot be had; in CI (``CI=true``) they
+fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, REPO
+from podrunner import RunResult
+from podrunner import testing as pods
+
+from migrate.diagnostics import Collector
+from migrate.site.config import parse_site_config
+from migrate.translate import translate_jobs
+from migrate.translators.slurm import reader
+
+pytestmark = pytest.mark.slurm
+
+CASES = CORPUS / "cases" / "run"
+PROGRAM = REPO / "tests" / "run_programs" / "allreduce.py"
+SANDBOX = REPO / "scripts" / "slurm-sandbox.sh"
+NODES = 4
+SHARED = "/mnt/shared"
+SITE = parse_site_config(
+    {
+        "site": "run",
+        "filesystems": [{"prefix": SHARED, "kind": "nfs", "pvc": "shared"}],
+        "defaults": {"image": "stand-in", "namespace": "run"},
+    }
+)
+FLAVORS = ("job", "jobset", "volcano", "pytorchjob")
+IDENTITY = ("hostname", "hostname_s", "hostname_f", "hostname_i", "hostname_I", "HOSTNAME")
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the differential tests: {reason}")
+    pytest.skip(reason)
+
+
+def _need_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        _unavailable("torch is not installed (scripts/test.sh installs torch==2.13.0)")
+
+
+def source(case: str) -> Path:
+    return CASES / f"{case}.sbatch"
+
+
+def translate(case: str, flavor: str) -> str | None:
+    """The manifests of a case in a flavor, or None when the flavor cannot express it."""
+    path = source(case)
+    rel = str(path.relative_to(REPO))
+    jobs = reader.read(path.read_text(encoding="utf-8"), rel, Collector(rel))
+    t = translate_jobs(jobs, flavor=flavor, config=SITE).translations[0]
+    if t.flavor != flavor:
+        return None
+    (text,) = t.files.values()
+    return text
+
+
+def case_flavors() -> list[tuple[str, str]]:
+    out = []
+    for path in sorted(CASES.glob("*.sbatch")):
+        for flavor in FLAVORS:
+            if translate(path.stem, flavor) is not None:
+                out.append((path.stem, flavor))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Slurm side
+
+
+def _free_ports(count: int) -> int:
+    for _ in range(50):
+        first = random.randint(20000, 40000)
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError("no free port range for the Slurm sandbox")
+
+
+@pytest.fixture(scope="module")
+def slurm() -> Iterator[dict[str, Any]]:
+    _need_torch()
+    if os.geteuid() != 0 or not Path("/etc/debian_version").exists():
+        _unavailable("the Slurm sandbox needs root on Debian")
+    if shutil.which("unshare") is None:
+        _unavailable("unshare is not installed")
+    folder = Path(tempfile.mkdtemp(prefix="migrate-run-slurm-", dir="/tmp"))
+    folder.chmod(0o755)
+    shared = folder / "shared"
+    shared.mkdir()
+    hosts = folder / "hosts"
+    names = " ".join(f"node{i}" for i in range(1, NODES + 1))
+    hosts.write_text(Path("/etc/hosts").read_text() + f"\n127.0.0.1\t{names}\n")
+    port = _free_ports(NODES + 1)
+    env = {
+        **os.environ,
+        "PATH": f"{pods.VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "SLURM_SANDBOX_DIR": str(folder / "sbx"),
+        "SLURM_SANDBOX_NODES": str(NODES),
+        "SLURM_SANDBOX_CPUS": "8",
+        "SLURM_SANDBOX_MEM_MB": "16000",
+        "SLURM_SANDBOX_GPUS": "0",
+        "SLURM_SANDBOX_CTLD_PORT": str(port),
+        "SLURM_SANDBOX_SLURMD_PORT": str(port + 1),
+        "SLURM_SANDBOX_PARTITIONS": "cpu",
+        "SLURM_SANDBOX_LICENSES": "",
+    }
+    # the daemons (and so the jobs) live in a mount namespace of their own
+    private = (
+        f"mount -t tmpfs migrate-run /mnt && mkdir {SHARED} && mount --bind {shared} {SHARED} && "
+        f"mount --bind {hosts} /etc/hosts && exec bash {SANDBOX} start"
+    )
+    started = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "bash", "-c", private],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if started.returncode != 0:
+        pytest.fail(f"the Slurm sandbox did not start:\n{started.stdout}\n{started.stderr}")
+    env["SLURM_CONF"] = str(folder / "sbx" / "etc" / "slurm.conf")
+    try:
+        yield {"env": env, "shared": shared, "folder": folder, "results": {}}
+    finally:
+        subprocess.run(
+            ["bash", str(SANDBOX), "purge"], env=env, capture_output=True, timeout=120, check=False
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def slurm_run(slurm: dict[str, Any], case: str) -> dict[str, Any]:
+    """Run a case with sbatch (once per session) and read what it left in the shared folder."""
+    if case in slurm["results"]:
+        return slurm["results"][case]
+    shared: Path = slurm["shared"]
+    shutil.copy(PROGRAM, shared / PROGRAM.name)
+    submit = slurm["folder"] / case
+    submit.mkdir()
+    done = subprocess.run(
+        ["sbatch", "--parsable", str(source(case))],
+        cwd=submit,
+        env=slurm["env"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, f"sbatch: {done.stderr}"
+    states = _wait(slurm["env"], done.stdout.strip().split(";")[0])
+    logs = "\n".join(p.read_text(errors="replace") for p in sorted(submit.glob("*.out")))
+    assert states == {"COMPLETED"}, f"{case}: {states}\n{logs}"
+    out = _case_dir(shared, case)
+    nodes = [f"node{i}" for i in range(1, NODES + 1)]
+
+    def node_of(record: dict[str, str]) -> set[int]:
+        found = {int(record["SLURM_NODEID"])} if "SLURM_NODEID" in record else set()
+        for key in ("SLURMD_NODENAME", "head"):
+            if key in record:
+                found.add(nodes.index(record[key]))
+        return found  # host names are the one host's on every sandbox node
+
+    slurm["results"][case] = observe(out, node_of)
+    return slurm["results"][case]
+
+
+FINISHED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL"}
+
+
+def _wait(env: dict[str, str], job: str, seconds: float = 240) -> set[str]:
+    """The states of a job (of every task of an array) once all have ended; sbatch --wait polls slowly."""
+    deadline = time.monotonic() + seconds
+    states: set[str] = set()
+    while time.monotonic() < deadline:
+        done = subprocess.run(["scontrol", "-o", "show", "job", job], env=env, capture_output=True, text=True)
+        states = set(re.findall(r"JobState=(\S+)", done.stdout))
+        if states and states <= FINISHED:
+            break
+        time.sleep(0.3)
+    return states
+
+
+def _case_dir(shared: Path, case: str) -> Path:
+    """The folder a case writes to: its ``out=/mnt/shared/NAME`` line."""
+    line = next(x for x in source(case).read_text().splitlines() if x.startswith(f"out={SHARED}/"))
+    out = shared / line.split("/")[-1]
+    assert out.is_dir(), f"{case} wrote nothing under {shared}: {sorted(p.name for p in shared.iterdir())}"
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes side
+
+
+def pod_run(case: str, flavor: str, workdir: Path, text: str | None = None, timeout: float = 90) -> Any:
+    pods.require_pods()
+    manifests = text if text is not None else translate(case, flavor)
+    assert manifests is not None
+    shared = workdir / "shared"
+    shared.mkdir(parents=True)
+    shutil.copy(PROGRAM, shared / PROGRAM.name)
+    result = pods.run(manifests, workdir / "pods", claims={"shared": shared}, timeout=timeout)
+    return result, shared
+
+
+def pod_observe(result: RunResult, shared: Path, case: str) -> dict[str, Any]:
+    def node_of(record: dict[str, str]) -> set[int]:
+        found = {int(record["SLURM_NODEID"])} if "SLURM_NODEID" in record else set()
+        for key in ("SLURMD_NODENAME", "head", *IDENTITY):
+            if record.get(key):
+                found.add(result.node_of(record[key]))
+        return found
+
+    return observe(_case_dir(shared, case), node_of)
+
+
+# ---------------------------------------------------------------------------
+# What happened, without what differs by nature (names, ids, addresses)
+
+
+def _records(text: str) -> list[dict[str, str]]:
+    out, current = [], {}
+    for line in [*text.splitlines(), ""]:
+        if not line.strip():
+            if current:
+                out.append(current)
+            current = {}
+            continue
+        key, _, value = line.partition("=")
+        current[key] = value
+    return out
+
+
+def observe(out: Path, node_of: Callable[[dict[str, str]], set[int]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    log = out / "statements.log"
+    seen["statements"] = sorted(Counter(log.read_text().splitlines()).items()) if log.exists() else []
+    batch = out / "batch.env"
+    if batch.exists():
+        seen["batch host"] = [sorted(node_of(r)) for r in _records(batch.read_text())]
+    steps = {}
+    for path in sorted(out.glob("step-*.env")):
+        (record,) = _records(path.read_text())
+        procid = int(path.stem.split("-")[1])
+        steps[procid] = {
+            "nodes": sorted(node_of(record)),
+            **{k: record[k] for k in ("local", "sum") if k in record},
+        }
+    if steps:
+        seen["steps"] = steps
+    ranks = [json.loads(p.read_text()) for p in sorted(out.glob("rank-*.json"))]
+    if ranks:
+        rank_nodes = [
+            node_of(
+                {"SLURM_NODEID": r["node_id"], "SLURMD_NODENAME": r["nodename"], "hostname": r["hostname"]}
+            )
+            for r in ranks
+        ]
+        seen["world sizes"] = sorted({r["world_size"] for r in ranks})
+        seen["ranks"] = len(ranks)
+        pairs = zip(rank_nodes, ranks, strict=True)
+        seen["node and local rank"] = sorted((sorted(n), r["local_rank"]) for n, r in pairs)
+        seen["all_reduce"] = sorted({r["allreduce"] for r in ranks})
+    seen["files"] = {
+        p.name: p.read_text()
+        for p in sorted(out.iterdir())
+        if p.suffix == ".txt" or p.name.startswith("task-")
+    }
+    return seen
+
+
+# ---------------------------------------------------------------------------
+# The tests
+
+
+@pytest.mark.parametrize(("case", "flavor"), case_flavors())
+def test_translated_job_runs_as_on_slurm(
+    case: str, flavor: str, slurm: dict[str, Any], tmp_path: Path
+) -> None:
+    on_slurm = slurm_run(slurm, case)
+    result, shared = pod_run(case, flavor, tmp_path)
+    assert result.status == "Complete", result.describe()
+    assert pod_observe(result, shared, case) == on_slurm
+
+
+def test_the_cases_check_what_they_claim(slurm: dict[str, Any]) -> None:
+    """The Slurm side itself: node 0 outside srun, one line per statement, 4 ranks summing to 10."""
+    hostname = slurm_run(slurm, "torchrun_hostname")
+    assert hostname["batch host"] == [[0]]
+    assert hostname["statements"] == [("epilog 0", 1), ("prolog", 1)]
+    assert hostname["world sizes"] == [4] and hostname["all_reduce"] == [10.0]
+    assert hostname["node and local rank"] == [([0], 0), ([0], 1), ([1], 0), ([1], 1)]
+    assert hostname["steps"] == {0: {"nodes": [0]}, 1: {"nodes": [1]}}
+    download = slurm_run(slurm, "download_once")
+    assert download["statements"] == [("download", 1), ("epilog 0", 1), ("prepared 1000", 1)]
+    assert sorted(s["nodes"][0] for s in download["steps"].values()) == [0, 0, 1, 1, 2, 2, 3, 3]
+    array = slurm_run(slurm, "array_task_files")
+    assert sorted(array["files"]) == [f"task-{i}.txt" for i in range(4)]
+
+
+def per_pod(text: str) -> str:
+    """The translation as it was before batch-host semantics: every pod runs the whole script.
+
+    Every pod skips serving steps and runs the script itself, with its own host
+    name; srun runs only this pod's share.
+    """
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    for doc in docs:
+        if doc["kind"] != "ConfigMap":
+            continue
+        data = doc["data"]
+        serve = 'if [ "$SLURM_NODEID" != 0 ]; then\n    exec perl'
+        assert serve in data["entrypoint.sh"]
+        data["entrypoint.sh"] = (
+            data["entrypoint.sh"]
+            .replace(serve, "if false; then\n    exec perl")
+            .replace("__m_multi=1", "__m_multi=0")
+        )
+        local = 'if [ "${MIGRATE_IN_STEP:-0}" = 1 ]; then'
+        assert local in data["srun"]
+        data["srun"] = data["srun"].replace(local, "if true; then")
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def test_running_the_script_in_every_pod_fails_the_hostname_rendezvous(
+    slurm: dict[str, Any], tmp_path: Path
+) -> None:
+    """The tests can fail: without batch-host semantics each pod's torchrun waits at its own name."""
+    on_slurm = slurm_run(slurm, "torchrun_hostname")
+    text = translate("torchrun_hostname", "jobset")
+    assert text is not None
+    result, shared = pod_run("torchrun_hostname", "jobset", tmp_path, per_pod(text), timeout=20)
+    assert result.status != "Complete" or pod_observe(result, shared, "torchrun_hostname") != on_slurm
+    statements = (shared / "rdzv-hostname" / "statements.log").read_text().splitlines()
+    assert statements.count("prolog") == 2  # and the statements outside srun ran once per pod
