@@ -9,6 +9,15 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The differential tests run torchrun (gloo, CPU) on both schedulers: this exact version.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'torch==2.13.0'
+# The pod runner (tests/podrunner) needs ip (iproute2) beside unshare/chroot/mount (util-linux,
+# coreutils, mount); as root on Debian, install what is missing.
+if ! command -v ip >/dev/null && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
+    echo "== installing iproute2"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 >/dev/null; } \
+        || echo "iproute2 could not be installed; the pod tests will say so"
+fi
 # The HTML report is checked in a real browser: Debian's chromium, installed when missing (root only;
 # elsewhere tests/test_report_browser.py skips and says why).
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then

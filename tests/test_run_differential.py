@@ -236,14 +236,16 @@ def _case_dir(shared: Path, case: str) -> Path:
 # Kubernetes side
 
 
-def pod_run(case: str, flavor: str, workdir: Path, text: str | None = None, timeout: float = 90) -> Any:
+def pod_run(
+    case: str, flavor: str, workdir: Path, text: str | None = None, timeout: float = 90, **options: Any
+) -> Any:
     pods.require_pods()
     manifests = text if text is not None else translate(case, flavor)
     assert manifests is not None
     shared = workdir / "shared"
     shared.mkdir(parents=True)
     shutil.copy(PROGRAM, shared / PROGRAM.name)
-    result = pods.run(manifests, workdir / "pods", claims={"shared": shared}, timeout=timeout)
+    result = pods.run(manifests, workdir / "pods", claims={"shared": shared}, timeout=timeout, **options)
     return result, shared
 
 
@@ -379,3 +381,11 @@ def test_running_the_script_in_every_pod_fails_the_hostname_rendezvous(
     assert result.status != "Complete" or pod_observe(result, shared, "torchrun_hostname") != on_slurm
     statements = (shared / "rdzv-hostname" / "statements.log").read_text().splitlines()
     assert statements.count("prolog") == 2  # and the statements outside srun ran once per pod
+
+
+def test_a_pod_that_starts_late_is_waited_for(slurm: dict[str, Any], tmp_path: Path) -> None:
+    """Its name does not resolve, and nothing listens, until it starts: the batch pod retries."""
+    on_slurm = slurm_run(slurm, "download_once")
+    result, shared = pod_run("download_once", "job", tmp_path, start_delays={3: 3.0})
+    assert result.status == "Complete", result.describe()
+    assert pod_observe(result, shared, "download_once") == on_slurm

@@ -33,6 +33,9 @@ def why_not() -> str | None:
     for tool in ("unshare", "chroot", "ip", "mount"):
         if shutil.which(tool) is None:
             return f"the pod runner needs {tool}, which is not installed"
+    with open("/proc/filesystems") as fh:
+        if "overlay" not in fh.read():
+            return "the kernel has no overlay file system, which the pods' image folders use"
     probe = subprocess.run(
         ["unshare", "--mount", "--uts", "--pid", "--fork", "--net", "true"], capture_output=True, timeout=30
     )
