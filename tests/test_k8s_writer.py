@@ -729,14 +729,17 @@ def test_srun_shim_runs_the_het_group_in_its_pods(tmp_path: Path) -> None:
     t = translate(text)
     (manifest,) = t.files.values()
     script = (
-        "#!/bin/bash\nsrun --het-group=0 bash -c 'echo learner $SLURM_NODEID' : "
-        "--het-group=1 bash -c 'echo actor $SLURM_NODEID'\nsrun bash -c 'echo group0-default $SLURM_NODEID'\n"
+        "#!/bin/bash\nsrun --het-group=0 bash -c 'echo learner $(hostname -s)' : "
+        "--het-group=1 bash -c 'echo actor $(hostname -s)'\n"
+        "srun bash -c 'echo group0-default $(hostname -s)'\n"
     )
     result = pods.run(manifest, tmp_path, script=script)
     assert result.status == "Complete", result.describe()
     out = result.pods[0].stdout.splitlines()
-    assert sorted(out[:2]) == ["actor 1", "learner 0"]
-    assert out[2:] == ["group0-default 0"]
+    learner, actor = (p.plan.hostname for p in result.pods)
+    assert "het1" in actor
+    assert sorted(out[:2]) == [f"actor {actor}", f"learner {learner}"]
+    assert out[2:] == [f"group0-default {learner}"]
 
 
 @needs_bash

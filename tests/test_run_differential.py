@@ -198,7 +198,7 @@ def slurm_run(slurm: dict[str, Any], case: str) -> dict[str, Any]:
     nodes = [f"node{i}" for i in range(1, NODES + 1)]
 
     def node_of(record: dict[str, str]) -> set[int]:
-        found = {int(record["SLURM_NODEID"])} if "SLURM_NODEID" in record else set()
+        found: set[int] = set()
         for key in ("SLURMD_NODENAME", "head"):
             if key in record:
                 found.add(nodes.index(record[key]))
@@ -251,7 +251,7 @@ def pod_run(
 
 def pod_observe(result: RunResult, shared: Path, case: str) -> dict[str, Any]:
     def node_of(record: dict[str, str]) -> set[int]:
-        found = {int(record["SLURM_NODEID"])} if "SLURM_NODEID" in record else set()
+        found: set[int] = set()
         for key in ("SLURMD_NODENAME", "head", *IDENTITY):
             if record.get(key):
                 found.add(result.node_of(record[key]))
@@ -277,23 +277,30 @@ def _records(text: str) -> list[dict[str, str]]:
     return out
 
 
-def observe(out: Path, node_of: Callable[[dict[str, str]], set[int]]) -> dict[str, Any]:
+def observe(out: Path, find: Callable[[dict[str, str]], set[int]]) -> dict[str, Any]:
+    def node_of(record: dict[str, str]) -> list[object]:
+        """The nodes a record's names and addresses name, and its SLURM_NODEID (in a step: the step's)."""
+        return [*sorted(find(record)), f"SLURM_NODEID={record.get('SLURM_NODEID')}"]
+
     seen: dict[str, Any] = {}
     log = out / "statements.log"
     seen["statements"] = sorted(Counter(log.read_text().splitlines()).items()) if log.exists() else []
     batch = out / "batch.env"
     if batch.exists():
-        seen["batch host"] = [sorted(node_of(r)) for r in _records(batch.read_text())]
+        seen["batch host"] = [node_of(r) for r in _records(batch.read_text())]
     steps = {}
     for path in sorted(out.glob("step-*.env")):
         (record,) = _records(path.read_text())
         procid = int(path.stem.split("-")[1])
         steps[procid] = {
-            "nodes": sorted(node_of(record)),
+            "nodes": node_of(record),
             **{k: record[k] for k in ("local", "sum") if k in record},
         }
     if steps:
         seen["steps"] = steps
+    pinned = out / "pinned.env"
+    if pinned.exists():
+        seen["pinned step"] = [node_of(r) for r in _records(pinned.read_text())]
     ranks = [json.loads(p.read_text()) for p in sorted(out.glob("rank-*.json"))]
     if ranks:
         rank_nodes = [
@@ -305,7 +312,7 @@ def observe(out: Path, node_of: Callable[[dict[str, str]], set[int]]) -> dict[st
         seen["world sizes"] = sorted({r["world_size"] for r in ranks})
         seen["ranks"] = len(ranks)
         pairs = zip(rank_nodes, ranks, strict=True)
-        seen["node and local rank"] = sorted((sorted(n), r["local_rank"]) for n, r in pairs)
+        seen["node and local rank"] = sorted((n, r["local_rank"]) for n, r in pairs)
         seen["all_reduce"] = sorted({r["allreduce"] for r in ranks})
     seen["files"] = {
         p.name: p.read_text()
@@ -332,14 +339,17 @@ def test_translated_job_runs_as_on_slurm(
 def test_the_cases_check_what_they_claim(slurm: dict[str, Any]) -> None:
     """The Slurm side itself: node 0 outside srun, one line per statement, 4 ranks summing to 10."""
     hostname = slurm_run(slurm, "torchrun_hostname")
-    assert hostname["batch host"] == [[0]]
+    assert hostname["batch host"] == [[0, "SLURM_NODEID=0"]]
     assert hostname["statements"] == [("epilog 0", 1), ("prolog", 1)]
     assert hostname["world sizes"] == [4] and hostname["all_reduce"] == [10.0]
-    assert hostname["node and local rank"] == [([0], 0), ([0], 1), ([1], 0), ([1], 1)]
-    assert hostname["steps"] == {0: {"nodes": [0]}, 1: {"nodes": [1]}}
+    node = [[n, f"SLURM_NODEID={n}"] for n in range(2)]
+    assert hostname["node and local rank"] == [(node[0], 0), (node[0], 1), (node[1], 0), (node[1], 1)]
+    assert hostname["steps"] == {0: {"nodes": node[0]}, 1: {"nodes": node[1]}}
     download = slurm_run(slurm, "download_once")
     assert download["statements"] == [("download", 1), ("epilog 0", 1), ("prepared 1000", 1)]
     assert sorted(s["nodes"][0] for s in download["steps"].values()) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert download["batch host"] == [[0, "SLURM_NODEID=None"]]
+    assert download["pinned step"] == [[3, "SLURM_NODEID=0"]]  # in a step, the step's node index
     array = slurm_run(slurm, "array_task_files")
     assert sorted(array["files"]) == [f"task-{i}.txt" for i in range(4)]
 

@@ -39,6 +39,7 @@ __m_nodes=${MIGRATE_NODES:-1}
 __m_pos=$(( __m_idx / __m_nodes ))
 export MIGRATE_GROUP_NODEID=$(( __m_idx % __m_nodes ))
 export SLURM_NODEID=$(( MIGRATE_GROUP_NODEID + ${MIGRATE_NODE_OFFSET:-0} ))
+export MIGRATE_NODE_INDEX=$SLURM_NODEID  # in a step, SLURM_NODEID counts the step's nodes
 
 # Array task id: JOB_COMPLETION_INDEX counts 0..N-1; ranges "start:step:count"
 # map it onto the Slurm indices (stepped and sparse arrays included).
@@ -212,7 +213,7 @@ SRUN = r"""#!/bin/bash
 # for launchers that start their own workers), in the other pods of the job
 # through their step service (migrate-stepd), with this shell's environment.
 # Pyxis --container-* options are ignored: the pod already is the container.
-__m_me=${SLURM_NODEID:-0}
+__m_me=${MIGRATE_NODE_INDEX:-${SLURM_NODEID:-0}}
 __m_hosts=(${SLURM_JOB_NODELIST//,/ })
 [ ${#__m_hosts[@]} -gt 0 ] || __m_hosts=("$(hostname)")
 __m_pids=()
@@ -337,13 +338,14 @@ __m_step() {
     [ "$count" -gt 0 ] || continue
     if [ "$id" = "$__m_me" ]; then
       for (( t = 0; t < count; t++ )); do
-        SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total \
-          SLURM_STEP_NUM_NODES=$used SLURM_STEP_NODELIST=$step_nodes MIGRATE_IN_STEP=1 "$@" &
+        SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_NODEID=$p SLURM_STEP_NUM_TASKS=$total \
+          SLURM_NTASKS=$total SLURM_STEP_NUM_NODES=$used SLURM_STEP_NODELIST=$step_nodes \
+          MIGRATE_IN_STEP=1 "$@" &
         pids+=($!)
         __m_pids+=($!)
       done
     else
-      SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total SLURM_STEP_NUM_NODES=$used \
+      SLURM_NODEID=$p SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total SLURM_STEP_NUM_NODES=$used \
         SLURM_STEP_NODELIST=$step_nodes \
         perl "$MIGRATE_DIR/bin/migrate-stepd" run "${__m_hosts[$id]}" "$first" "$count" "$@" &
       pids+=($!)
@@ -404,7 +406,7 @@ $SIG{PIPE} = 'IGNORE';
 my $PORT = $ENV{MIGRATE_STEP_PORT} || 6820;
 my $WAIT = $ENV{MIGRATE_STEP_WAIT} || 600;
 # What a step takes from the pod it runs in, not from the batch shell.
-my @POD_VARS = qw(HOSTNAME SLURMD_NODENAME SLURM_NODEID SLURM_TOPOLOGY_ADDR MIGRATE_GROUP_NODEID
+my @POD_VARS = qw(HOSTNAME SLURMD_NODENAME MIGRATE_NODE_INDEX SLURM_TOPOLOGY_ADDR MIGRATE_GROUP_NODEID
   JOB_COMPLETION_INDEX RANK PET_NODE_RANK VC_TASK_INDEX VK_TASK_INDEX MIGRATE_JOBSET_INDEX
   MIGRATE_RESTARTS SLURM_RESTART_COUNT POD_NAME POD_IP);
 push @POD_VARS, $ENV{MIGRATE_INDEX_FROM} if $ENV{MIGRATE_INDEX_FROM};
