@@ -289,10 +289,12 @@ def observe(out: Path, find: Callable[[dict[str, str]], set[int]]) -> dict[str, 
     if batch.exists():
         seen["batch host"] = [node_of(r) for r in _records(batch.read_text())]
     steps = {}
-    for path in sorted(out.glob("step-*.env")):
+    for path in sorted(out.glob("*.env")):
+        if path.stem in ("batch", "pinned"):
+            continue
         (record,) = _records(path.read_text())
-        procid = int(path.stem.split("-")[1])
-        steps[procid] = {
+        name, _, procid = path.stem.rpartition("-")
+        steps[procid if name == "step" else path.stem] = {
             "nodes": node_of(record),
             **{k: record[k] for k in ("local", "sum") if k in record},
         }
@@ -344,7 +346,7 @@ def test_the_cases_check_what_they_claim(slurm: dict[str, Any]) -> None:
     assert hostname["world sizes"] == [4] and hostname["all_reduce"] == [10.0]
     node = [[n, f"SLURM_NODEID={n}"] for n in range(2)]
     assert hostname["node and local rank"] == [(node[0], 0), (node[0], 1), (node[1], 0), (node[1], 1)]
-    assert hostname["steps"] == {0: {"nodes": node[0]}, 1: {"nodes": node[1]}}
+    assert hostname["steps"] == {"0": {"nodes": node[0]}, "1": {"nodes": node[1]}}
     download = slurm_run(slurm, "download_once")
     assert download["statements"] == [("download", 1), ("epilog 0", 1), ("prepared 1000", 1)]
     assert sorted(s["nodes"][0] for s in download["steps"].values()) == [0, 0, 1, 1, 2, 2, 3, 3]

@@ -277,8 +277,10 @@ __m_step() {
       *) break ;;
     esac
   done
+  __m_plan_nodes=0 __m_plan_tasks=0
   [ $# -gt 0 ] || return 0
   if [ "${MIGRATE_SRUN_MODE:-local}" = mpirun ] && ! __m_is_launcher "$@"; then
+    [ "$__m_dry" = 1 ] && return 0
     mpirun -np "${ntasks:-${SLURM_NTASKS:-1}}" "$@"
     return $?
   fi
@@ -325,6 +327,10 @@ __m_step() {
   else
     total=$(( used * ${SLURM_NTASKS_PER_NODE:-1} ))
   fi
+  if [ "$__m_dry" = 1 ]; then
+    __m_plan_nodes=$used __m_plan_tasks=$total
+    return 0
+  fi
   for p in "${!targets[@]}"; do
     id=${targets[$p]}
     if [ -n "$tpn" ]; then
@@ -336,16 +342,19 @@ __m_step() {
     fi
     [ "$launcher" = 1 ] && count=1
     [ "$count" -gt 0 ] || continue
+    first=$(( first + __m_task_base ))
     if [ "$id" = "$__m_me" ]; then
       for (( t = 0; t < count; t++ )); do
-        SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_NODEID=$p SLURM_STEP_NUM_TASKS=$total \
+        SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_NODEID=$(( p + __m_node_base )) \
+          SLURM_STEP_NUM_TASKS=$total \
           SLURM_NTASKS=$total SLURM_STEP_NUM_NODES=$used SLURM_STEP_NODELIST=$step_nodes \
           MIGRATE_IN_STEP=1 "$@" &
         pids+=($!)
         __m_pids+=($!)
       done
     else
-      SLURM_NODEID=$p SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total SLURM_STEP_NUM_NODES=$used \
+      SLURM_NODEID=$(( p + __m_node_base )) SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total \
+        SLURM_STEP_NUM_NODES=$used \
         SLURM_STEP_NODELIST=$step_nodes \
         perl "$MIGRATE_DIR/bin/migrate-stepd" run "${__m_hosts[$id]}" "$first" "$count" "$@" &
       pids+=($!)
@@ -361,15 +370,22 @@ __m_step() {
 __m_forward() { [ ${#__m_pids[@]} -gt 0 ] && kill -s "$1" "${__m_pids[@]}" 2>/dev/null; }
 for __m_sig in TERM INT USR1 USR2 HUP; do trap "__m_forward $__m_sig" "$__m_sig"; done
 
-# Heterogeneous steps: "srun --het-group=0 a : --het-group=1 b".
+# Heterogeneous steps: "srun --het-group=0 a : --het-group=1 b". Task and node
+# ids run on across the components, as in one Slurm het step.
 __m_rc=0
 __m_seg=()
 __m_steps=()
+__m_dry=0 __m_task_base=0 __m_node_base=0
 for __m_a in "$@" ":"; do
   if [ "$__m_a" = ":" ]; then
+    __m_dry=1
+    __m_step "${__m_seg[@]}" || { __m_rc=$?; break; }
+    __m_dry=0
     __m_step "${__m_seg[@]}" &
     __m_steps+=($!)
     __m_pids+=($!)
+    __m_task_base=$(( __m_task_base + __m_plan_tasks ))
+    __m_node_base=$(( __m_node_base + __m_plan_nodes ))
     __m_seg=()
   else
     __m_seg+=("$__m_a")
