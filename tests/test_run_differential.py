@@ -401,3 +401,60 @@ def test_a_pod_that_starts_late_is_waited_for(slurm: dict[str, Any], tmp_path: P
     result, shared = pod_run("download_once", "job", tmp_path, start_delays={3: 3.0})
     assert result.status == "Complete", result.describe()
     assert pod_observe(result, shared, "download_once") == on_slurm
+
+
+# ---------------------------------------------------------------------------
+# The other direction: a manifest's pods in the runner, its sbatch translation on Slurm
+
+REVERSE = {
+    "indexed_shards": None,
+    "jobset_pair": "the Slurm writer drops the JobSet job-index label (fidelity: dropped), so both "
+    "replicas write replica-.txt",
+}
+
+
+def _written(folder: Path) -> dict[str, Any]:
+    log = folder / "statements.log"
+    return {
+        "statements": sorted(Counter(log.read_text().splitlines()).items()) if log.exists() else [],
+        "files": {p.name: p.read_text() for p in sorted(folder.iterdir()) if p.name != "statements.log"},
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=why, strict=True)) if why else n
+        for n, why in REVERSE.items()
+    ],
+)
+def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any], tmp_path: Path) -> None:
+    from migrate.translators.kubernetes import reader as k8s_reader
+
+    path = CASES / f"{name}.yaml"
+    text = path.read_text(encoding="utf-8")
+    folder = re.search(rf"mkdir -p {SHARED}/(\S+)", text)
+    assert folder is not None
+    result, shared = pod_run(name, "", tmp_path, text)
+    assert result.status == "Complete", result.describe()
+    in_pods = _written(shared / folder.group(1))
+
+    rel = str(path.relative_to(REPO))
+    jobs = k8s_reader.read(text, rel, Collector(rel))
+    translated = translate_jobs(jobs, to="slurm", flavor="none", config=SITE)  # no pyxis on the sandbox
+    out = slurm["folder"] / f"reverse-{name}"
+    translated.tree.commit(str(out))
+    (script,) = out.glob("*/job.sbatch")
+    done = subprocess.run(
+        ["sbatch", "--parsable", script.name],
+        cwd=script.parent,
+        env=slurm["env"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    states = _wait(slurm["env"], done.stdout.strip().split(";")[0])
+    logs = "\n".join(p.read_text(errors="replace") for p in sorted(script.parent.glob("*.out")))
+    assert states == {"COMPLETED"}, f"{states}\n{logs}"
+    assert _written(slurm["shared"] / folder.group(1)) == in_pods
