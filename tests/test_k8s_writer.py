@@ -907,3 +907,12 @@ def test_multi_pod_jobs_run_the_script_on_node_0_with_resolvable_host_names() ->
     assert "setHostnameAsFQDN" not in _pod_spec(long_name)
     entry = next(e for e in long_name.fidelity.entries if e.item == "hostname")
     assert entry.status == APPROXIMATED
+
+
+def test_the_mpijob_launcher_starts_mpi_over_ssh_not_srun() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\nmpirun -np 8 ./a\n", "mpijob")
+    spec = workload(t)["spec"]["mpiReplicaSpecs"]
+    env = {e["name"]: e.get("value") for e in spec["Launcher"]["template"]["spec"]["containers"][0]["env"]}
+    assert (env["OMPI_MCA_plm"], env["OMPI_MCA_ras"], env["HYDRA_BOOTSTRAP"]) == ("rsh", "^slurm", "ssh")
+    worker_env = spec["Worker"]["template"]["spec"]["containers"][0]["env"]
+    assert "OMPI_MCA_plm" not in {e["name"] for e in worker_env}

@@ -259,5 +259,5 @@ spec:
 
 
 def test_what_the_runner_cannot_run_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(RunnerError, match="MPIJob"):
-        PodRunner(tmp_path).run("apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m}\n")
+    with pytest.raises(RunnerError, match="one workload"):
+        PodRunner(tmp_path).run("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\n")

@@ -47,12 +47,13 @@ from podrunner import testing as pods
 from migrate.diagnostics import Collector
 from migrate.site.config import parse_site_config
 from migrate.translate import translate_jobs
+from migrate.translators.kubernetes import flavors
 from migrate.translators.slurm import reader
 
 pytestmark = pytest.mark.slurm
 
 CASES = CORPUS / "cases" / "run"
-PROGRAM = REPO / "tests" / "run_programs" / "allreduce.py"
+PROGRAMS = [REPO / "tests" / "run_programs" / name for name in ("allreduce.py", "mpi_hello.py")]
 SANDBOX = REPO / "scripts" / "slurm-sandbox.sh"
 NODES = 4
 SHARED = "/mnt/shared"
@@ -63,7 +64,17 @@ SITE = parse_site_config(
         "defaults": {"image": "stand-in", "namespace": "run"},
     }
 )
-FLAVORS = ("job", "jobset", "volcano", "pytorchjob")
+FLAVORS = ("job", "jobset", "volcano", "pytorchjob", "mpijob")
+# Open MPI: root may run it, and its TCP traffic stays on the loopback addresses (the sandbox's
+# one host; the pods' aliases are loopback ones too, on interfaces other than lo)
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+SLURM_MPI_ENV = {
+    **MPI_ENV,
+    "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_oob_tcp_if_include": "lo",
+    "OMPI_MCA_btl": "self,tcp",  # the sandbox's "nodes" share one host: no shared memory across them
+}
+POD_MPI_FILES = {"/etc/openmpi/openmpi-mca-params.conf": "btl_tcp_if_exclude = lo\noob_tcp_if_exclude = lo\n"}
 IDENTITY = ("hostname", "hostname_s", "hostname_f", "hostname_i", "hostname_I", "HOSTNAME")
 
 
@@ -80,6 +91,13 @@ def _need_torch() -> None:
         _unavailable("torch is not installed (scripts/test.sh installs torch==2.13.0)")
 
 
+def _need_mpi(case: str) -> None:
+    if "mpirun" in source(case).read_text() and not all(
+        shutil.which(tool) for tool in ("mpirun", "orted", "/usr/sbin/sshd", "ssh-keygen")
+    ):
+        _unavailable("Open MPI and OpenSSH are not installed (scripts/test.sh installs them)")
+
+
 def source(case: str) -> Path:
     return CASES / f"{case}.sbatch"
 
@@ -92,6 +110,8 @@ def translate(case: str, flavor: str) -> str | None:
     t = translate_jobs(jobs, flavor=flavor, config=SITE).translations[0]
     if t.flavor != flavor:
         return None
+    if flavors.mpi_launcher(jobs[0]) is not None and flavor != "mpijob":
+        return None  # mpirun reaches other pods only in an MPIJob
     (text,) = t.files.values()
     return text
 
@@ -140,6 +160,7 @@ def slurm() -> Iterator[dict[str, Any]]:
     env = {
         **os.environ,
         "PATH": f"{pods.VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        **SLURM_MPI_ENV,
         "SLURM_SANDBOX_DIR": str(folder / "sbx"),
         "SLURM_SANDBOX_NODES": str(NODES),
         "SLURM_SANDBOX_CPUS": "8",
@@ -166,7 +187,9 @@ def slurm() -> Iterator[dict[str, Any]]:
         pytest.fail(f"the Slurm sandbox did not start:\n{started.stdout}\n{started.stderr}")
     env["SLURM_CONF"] = str(folder / "sbx" / "etc" / "slurm.conf")
     try:
-        yield {"env": env, "shared": shared, "folder": folder, "results": {}}
+        sandbox = {"env": env, "shared": shared, "folder": folder, "results": {}, "jobs": {}}
+        _submit_all(sandbox)
+        yield sandbox
     finally:
         subprocess.run(
             ["bash", str(SANDBOX), "purge"], env=env, capture_output=True, timeout=120, check=False
@@ -174,26 +197,38 @@ def slurm() -> Iterator[dict[str, Any]]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _submit_all(slurm: dict[str, Any]) -> None:
+    """Submit every case at once: the sandbox has room for all, and they run while pods do."""
+    shared: Path = slurm["shared"]
+    for program in PROGRAMS:
+        shutil.copy(program, shared / program.name)
+    for path in sorted(CASES.glob("*.sbatch")):
+        submit = slurm["folder"] / path.stem
+        submit.mkdir()
+        done = subprocess.run(
+            ["sbatch", "--parsable", str(path)],
+            cwd=submit,
+            env=slurm["env"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        slurm["jobs"][path.stem] = (done.returncode, done.stdout.strip().split(";")[0], done.stderr)
+
+
 def slurm_run(slurm: dict[str, Any], case: str) -> dict[str, Any]:
-    """Run a case with sbatch (once per session) and read what it left in the shared folder."""
+    """What a case's sbatch run left in the shared folder (all cases were submitted at the start)."""
     if case in slurm["results"]:
         return slurm["results"][case]
+    _need_mpi(case)
     shared: Path = slurm["shared"]
-    shutil.copy(PROGRAM, shared / PROGRAM.name)
     submit = slurm["folder"] / case
-    submit.mkdir()
-    done = subprocess.run(
-        ["sbatch", "--parsable", str(source(case))],
-        cwd=submit,
-        env=slurm["env"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, f"sbatch: {done.stderr}"
-    states = _wait(slurm["env"], done.stdout.strip().split(";")[0])
+    rc, job, stderr = slurm["jobs"][case]
+    assert rc == 0, f"sbatch: {stderr}"
+    states = _wait(slurm["env"], job)
     logs = "\n".join(p.read_text(errors="replace") for p in sorted(submit.glob("*.out")))
     assert states == {"COMPLETED"}, f"{case}: {states}\n{logs}"
+    slurm.setdefault("logs", {})[case] = logs
     out = _case_dir(shared, case)
     nodes = [f"node{i}" for i in range(1, NODES + 1)]
 
@@ -244,7 +279,10 @@ def pod_run(
     assert manifests is not None
     shared = workdir / "shared"
     shared.mkdir(parents=True)
-    shutil.copy(PROGRAM, shared / PROGRAM.name)
+    for program in PROGRAMS:
+        shutil.copy(program, shared / program.name)
+    options.setdefault("image_env", {"PATH": pods.IMAGE_PATH, **MPI_ENV})
+    options.setdefault("image_files", POD_MPI_FILES)
     result = pods.run(manifests, workdir / "pods", claims={"shared": shared}, timeout=timeout, **options)
     return result, shared
 
@@ -305,11 +343,9 @@ def observe(out: Path, find: Callable[[dict[str, str]], set[int]]) -> dict[str, 
         seen["pinned step"] = [node_of(r) for r in _records(pinned.read_text())]
     ranks = [json.loads(p.read_text()) for p in sorted(out.glob("rank-*.json"))]
     if ranks:
+        # by name only: MPI ranks started over ssh in an MPIJob have no SLURM_* variables
         rank_nodes = [
-            node_of(
-                {"SLURM_NODEID": r["node_id"], "SLURMD_NODENAME": r["nodename"], "hostname": r["hostname"]}
-            )
-            for r in ranks
+            sorted(find({"SLURMD_NODENAME": r["nodename"], "hostname": str(r["hostname"])})) for r in ranks
         ]
         seen["world sizes"] = sorted({r["world_size"] for r in ranks})
         seen["ranks"] = len(ranks)
@@ -335,7 +371,8 @@ def test_translated_job_runs_as_on_slurm(
     on_slurm = slurm_run(slurm, case)
     result, shared = pod_run(case, flavor, tmp_path)
     assert result.status == "Complete", result.describe()
-    assert pod_observe(result, shared, case) == on_slurm
+    in_pods = pod_observe(result, shared, case)
+    assert in_pods == on_slurm, f"Slurm's output:\n{slurm['logs'][case]}\nthe pods':\n{result.describe()}"
 
 
 def test_the_cases_check_what_they_claim(slurm: dict[str, Any]) -> None:
@@ -345,13 +382,16 @@ def test_the_cases_check_what_they_claim(slurm: dict[str, Any]) -> None:
     assert hostname["statements"] == [("epilog 0", 1), ("prolog", 1)]
     assert hostname["world sizes"] == [4] and hostname["all_reduce"] == [10.0]
     node = [[n, f"SLURM_NODEID={n}"] for n in range(2)]
-    assert hostname["node and local rank"] == [(node[0], 0), (node[0], 1), (node[1], 0), (node[1], 1)]
+    assert hostname["node and local rank"] == [([0], 0), ([0], 1), ([1], 0), ([1], 1)]
     assert hostname["steps"] == {"0": {"nodes": node[0]}, "1": {"nodes": node[1]}}
     download = slurm_run(slurm, "download_once")
     assert download["statements"] == [("download", 1), ("epilog 0", 1), ("prepared 1000", 1)]
     assert sorted(s["nodes"][0] for s in download["steps"].values()) == [0, 0, 1, 1, 2, 2, 3, 3]
     assert download["batch host"] == [[0, "SLURM_NODEID=None"]]
     assert download["pinned step"] == [[3, "SLURM_NODEID=0"]]  # in a step, the step's node index
+    mpi = slurm_run(slurm, "mpi_hello")
+    assert mpi["world sizes"] == [4] and mpi["all_reduce"] == [10.0]
+    assert mpi["node and local rank"] == [([0], 0), ([0], 1), ([1], 0), ([1], 1)]
     array = slurm_run(slurm, "array_task_files")
     assert sorted(array["files"]) == [f"task-{i}.txt" for i in range(4)]
 
@@ -389,7 +429,7 @@ def test_running_the_script_in_every_pod_fails_the_hostname_rendezvous(
     on_slurm = slurm_run(slurm, "torchrun_hostname")
     text = translate("torchrun_hostname", "jobset")
     assert text is not None
-    result, shared = pod_run("torchrun_hostname", "jobset", tmp_path, per_pod(text), timeout=20)
+    result, shared = pod_run("torchrun_hostname", "jobset", tmp_path, per_pod(text), timeout=12)
     assert result.status != "Complete" or pod_observe(result, shared, "torchrun_hostname") != on_slurm
     statements = (shared / "rdzv-hostname" / "statements.log").read_text().splitlines()
     assert statements.count("prolog") == 2  # and the statements outside srun ran once per pod

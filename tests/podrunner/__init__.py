@@ -14,7 +14,9 @@ process tree of the host, the way the kubelet would run the container:
   ``configMapKeyRef``, ``secretKeyRef``, ``envFrom``, and what the controllers add:
   ``JOB_COMPLETION_INDEX`` and the index labels/annotations of Indexed Jobs and
   JobSets, the PyTorchJob operator's ``MASTER_ADDR``/``MASTER_PORT``/``WORLD_SIZE``/
-  ``RANK``/``PET_*``, Volcano's ``VC_TASK_INDEX``;
+  ``RANK``/``PET_*``, Volcano's ``VC_TASK_INDEX``, and for an MPIJob the MPI operator's
+  hostfile (``/etc/mpi/hostfile``), ssh keys (``/root/.ssh``) and ``OMPI_MCA_*`` settings
+  (the Workers run ``sshd``, which the host must have);
 - a private root per pod: in a new mount, UTS and PID namespace, a tmpfs root with
   the host's ``/usr /bin /sbin /lib* /etc /opt /root`` and the Python prefixes
   bind-mounted read-only, fresh ``/proc`` and ``/tmp``, ``/dev`` with a 64 MiB
@@ -38,8 +40,9 @@ GPUs and node selectors are ignored); every pod runs as root on this machine;
 no image, so only programs the host has run; no API server, so nothing can
 ``kubectl``; the cluster DNS is a hosts file (no search domains, no SRV records);
 ``hostname -I`` gives the pod's loopback alias; termination is immediate (no
-grace period, no preStop); MPIJob is not run (its Workers need sshd). It needs
-root, ``unshare``, ``chroot`` and ``ip`` (``why_not()`` says what is missing).
+grace period, no preStop); the ssh of an MPIJob skips host key checks, as the
+operator's images configure it. It needs root, ``unshare``, ``chroot``, ``ip``
+and overlayfs (``why_not()`` says what is missing).
 """
 
 from __future__ import annotations

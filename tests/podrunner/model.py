@@ -25,6 +25,7 @@ class PodPlan:
     dns_names: tuple[str, ...] = ()  # names other pods resolve to this pod
     uid: str = ""
     start_delay: float = 0.0  # seconds after its group may start (tests of late peers)
+    node: int | None = None  # the node the pod stands for, when not its index (MPIJob Workers)
 
 
 @dataclass
@@ -47,7 +48,8 @@ class Workload:
     groups: list[Group]
     gang: bool  # a failed group fails (or restarts) the whole workload
     restarts: int = 0  # whole-workload restarts allowed (JobSet maxRestarts, Volcano maxRetry ...)
-    success: str = "all"  # all | Master (PyTorchJob: the Master's success ends the job)
+    success: str = "all"  # all, or the role whose success ends the job (PyTorchJob Master, MPIJob Launcher)
+    objects: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # the operator's
 
 
 @dataclass
@@ -94,7 +96,7 @@ class RunResult:
         short = name.split(".")[0]
         for p in self.pods:
             if short == p.plan.hostname or name == p.address or name in p.plan.dns_names:
-                return p.plan.index
+                return p.plan.index if p.plan.node is None else p.plan.node
         raise KeyError(name)
 
     def describe(self) -> str:

@@ -195,6 +195,7 @@ def setup_script(
     objects: dict[tuple[str, str], dict[str, Any]],
     shared: Any,
     image_dirs: tuple[str, ...] = (),
+    image_files: tuple[tuple[str, str], ...] = (),
 ) -> str:
     """The shell that runs inside the new namespaces and ends by exec'ing the container's command."""
     root = str(pod_dir / "root")
@@ -214,7 +215,7 @@ def setup_script(
         m.run("mkdir", "-p", m.at(d))
         m.run("mount", "--bind", d, m.at(d))
         m.run("mount", "-o", "remount,bind,ro", m.at(d))
-    m.run("mkdir", "-p", m.at("/proc"), m.at("/dev"), m.at("/sys"), m.at("/tmp"), m.at("/run"))
+    m.run("mkdir", "-p", m.at("/proc"), m.at("/dev"), m.at("/sys"), m.at("/tmp"), m.at("/run/sshd"))
     m.run("chmod", "1777", m.at("/tmp"))
     m.run("mount", "--bind", "/dev", m.at("/dev"))
     m.run("mount", "--bind", "/sys", m.at("/sys"))
@@ -243,6 +244,12 @@ def setup_script(
         m.run("mount", "--bind", source, target)
         if vm.get("readOnly"):
             m.run("mount", "-o", "remount,bind,ro", target)
+    for number, (path, text) in enumerate(image_files):  # files the stand-in image has
+        source = pod_dir / f"image-file-{number}"
+        source.write_text(text)
+        m.run("mkdir", "-p", os.path.dirname(m.at(path)))
+        m.run("touch", m.at(path))
+        m.run("mount", "--bind", str(source), m.at(path))
     for name in ("hosts", "hostname"):
         m.run("mount", "--bind", str(pod_dir / name), m.at(f"/etc/{name}"))
     m.run("hostname", uts_name(pod))
@@ -270,6 +277,7 @@ def start(
     image_env: dict[str, str],
     hosts_text: str,
     image_dirs: tuple[str, ...] = (),
+    image_files: tuple[tuple[str, str], ...] = (),
 ) -> tuple[subprocess.Popen[bytes], IO[bytes], IO[bytes]]:
     """Prepare the pod's folder and start its first container (the runner uses one container per pod)."""
     containers = pod.spec.get("containers") or ()
@@ -283,7 +291,7 @@ def start(
     (pod_dir / "hostname").write_text(uts_name(pod) + "\n")
     env = environment(pod, container, objects, address, image_env)
     script = pod_dir / "setup.sh"
-    script.write_text(setup_script(pod, container, pod_dir, objects, shared, image_dirs))
+    script.write_text(setup_script(pod, container, pod_dir, objects, shared, image_dirs, image_files))
     argv = command(container, env)
     stdout = open(pod_dir / "stdout", "wb")  # noqa: SIM115 - closed by the runner when the pod ends
     stderr = open(pod_dir / "stderr", "wb")  # noqa: SIM115

@@ -109,6 +109,7 @@ class PodRunner:
         host_paths: dict[str, Path] | None = None,
         start_delays: dict[int, float] | None = None,
         image_dirs: tuple[str, ...] = (),
+        image_files: dict[str, str] | None = None,
         timeout: float = 120.0,
     ) -> None:
         self.workdir = Path(workdir)
@@ -116,6 +117,7 @@ class PodRunner:
         self.shared = Shared(self.workdir, dict(claims or {}), dict(host_paths or {}))
         self.start_delays = dict(start_delays or {})  # node index -> seconds
         self.image_dirs = tuple(str(d) for d in image_dirs)  # host folders the stand-in image has
+        self.image_files = tuple(sorted((image_files or {}).items()))  # path -> text, in every pod
         self.timeout = timeout
 
     def run(self, text: str) -> RunResult:
@@ -146,7 +148,7 @@ class _Run:
     ) -> None:
         self.runner = runner
         self.workload = workload
-        self.objects = objects
+        self.objects = {**objects, **workload.objects}
         self.network = network
         self.states = [_GroupState(g) for g in workload.groups]
         for s in self.states:
@@ -202,7 +204,7 @@ class _Run:
         self._publish(plan)
         proc, out, err = podmod.start(
             plan, pod_dir, self.netns[plan.index], self.objects, self.runner.shared, run.address,
-            self.runner.image_env, self._hosts_text(plan), self.runner.image_dirs,
+            self.runner.image_env, self._hosts_text(plan), self.runner.image_dirs, self.runner.image_files,
         )  # fmt: skip
         self.running[plan.index] = _Running(proc, out, err, pod_dir, plan)
 
@@ -288,8 +290,8 @@ class _Run:
 
     def _succeeded(self) -> bool:
         w = self.workload
-        if w.success == "Master":
-            master = next((s for s in self.states if s.group.role == "Master"), None)
+        if w.success != "all":
+            master = next((s for s in self.states if s.group.role == w.success), None)
             if master is not None:
                 return len(master.succeeded) == len(master.group.pods)
         return all(len(s.succeeded) == len(s.group.pods) for s in self.states)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
+import shutil
+import subprocess
+import tempfile
 import uuid
 from typing import Any
 
@@ -10,6 +14,7 @@ from .model import Group, PodPlan, Workload
 
 CLUSTER_DOMAIN = "svc.cluster.local"
 KINDS = {
+    ("kubeflow.org/v2beta1", "MPIJob"),
     ("batch/v1", "Job"),
     ("batch/v1", "CronJob"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"),
@@ -23,7 +28,7 @@ class Unsupported(ValueError):
 
 
 def is_workload(doc: dict[str, Any]) -> bool:
-    return (doc.get("apiVersion"), doc.get("kind")) in KINDS or doc.get("kind") == "MPIJob"
+    return (doc.get("apiVersion"), doc.get("kind")) in KINDS
 
 
 def _meta(doc: dict[str, Any]) -> tuple[str, str]:
@@ -39,7 +44,8 @@ def _template_meta(template: dict[str, Any]) -> tuple[dict[str, str], dict[str, 
 def _dns(hostname: str, subdomain: str | None, namespace: str) -> tuple[str, ...]:
     if not subdomain:
         return ()
-    return (f"{hostname}.{subdomain}.{namespace}.{CLUSTER_DOMAIN}", f"{hostname}.{subdomain}")
+    full = f"{hostname}.{subdomain}.{namespace}.{CLUSTER_DOMAIN}"
+    return (full, f"{hostname}.{subdomain}.{namespace}.svc", f"{hostname}.{subdomain}")
 
 
 def _job_pods(
@@ -275,10 +281,105 @@ def volcano_job(doc: dict[str, Any]) -> Workload:
     return Workload("VolcanoJob", name, groups, gang=True, restarts=restarts)
 
 
+def _ssh_keys() -> tuple[str, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        key = os.path.join(tmp, "id")
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], check=True, timeout=30)
+        with open(key) as private, open(key + ".pub") as public:
+            return private.read(), public.read()
+
+
+def _add_volume(pod: PodPlan, volume: dict[str, Any], mount_path: str) -> None:
+    pod.spec.setdefault("volumes", []).append(volume)
+    pod.spec["containers"][0].setdefault("volumeMounts", []).append(
+        {"name": volume["name"], "mountPath": mount_path}
+    )
+
+
+def mpijob(doc: dict[str, Any]) -> Workload:
+    """Launcher and Workers as the MPI operator (v2beta1, Open MPI) makes them: hostfile, ssh keys, env."""
+    if shutil.which("ssh-keygen") is None:
+        raise Unsupported("an MPIJob needs ssh-keygen (openssh-client) for its keys")
+    name, namespace = _meta(doc)
+    spec = doc["spec"]
+    slots = int(spec.get("slotsPerWorker", 1))
+    replicas = spec["mpiReplicaSpecs"]
+    workers = int(replicas["Worker"].get("replicas", 1))
+    uid = str(uuid.uuid4())
+    hostfile = "".join(f"{name}-worker-{i}.{name}.{namespace}.svc slots={slots}\n" for i in range(workers))
+    private, public = _ssh_keys()
+    objects = {
+        ("ConfigMap", f"{name}-config"): {"data": {"hostfile": hostfile}},
+        ("Secret", f"{name}-ssh"): {"stringData": {"ssh-privatekey": private, "ssh-publickey": public}},
+    }
+    ssh = {
+        "name": "ssh-auth",
+        "secret": {
+            "secretName": f"{name}-ssh",
+            "defaultMode": 0o600,
+            "items": [
+                {"key": "ssh-privatekey", "path": "id_rsa"},
+                {"key": "ssh-publickey", "path": "id_rsa.pub"},
+                {"key": "ssh-publickey", "path": "authorized_keys"},
+            ],
+        },
+    }
+    groups: list[Group] = []
+    index = 0
+    for role in ("Launcher", "Worker"):
+        rspec = replicas[role]
+        labels, annotations = _template_meta(rspec["template"])
+        pods: list[PodPlan] = []
+        for i in range(int(rspec.get("replicas", 1))):
+            pod_name = f"{name}-launcher" if role == "Launcher" else f"{name}-worker-{i}"
+            pod_spec = copy.deepcopy(rspec["template"]["spec"])
+            subdomain = name if role == "Worker" else None
+            env = {"K_MPI_JOB_ROLE": role.lower()}
+            pod = PodPlan(
+                name=pod_name,
+                hostname=pod_name,
+                namespace=namespace,
+                spec=pod_spec,
+                labels={
+                    **labels,
+                    "training.kubeflow.org/job-name": name,
+                    "training.kubeflow.org/job-role": role.lower(),
+                },
+                annotations=dict(annotations),
+                subdomain=subdomain,
+                role=role,
+                index=index,
+                operator_env=env,
+                uid=uid,
+                dns_names=_dns(pod_name, subdomain, namespace),
+                node=i if role == "Worker" else -1,  # the ranks run on the Workers
+            )
+            _add_volume(pod, copy.deepcopy(ssh), "/root/.ssh")
+            if role == "Launcher":
+                _add_volume(
+                    pod, {"name": "mpi-job-config", "configMap": {"name": f"{name}-config"}}, "/etc/mpi"
+                )
+                env.update(
+                    {
+                        "OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+                        "OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile",
+                        "OMPI_MCA_orte_set_default_slots": str(slots),
+                        # the operator's images turn host key checks off in their ssh_config
+                        "OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no "
+                        "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+                    }
+                )
+            pods.append(pod)
+            index += 1
+        groups.append(Group(f"{name}-{role.lower()}", pods, len(pods), 0, role=role))
+    restarts = int((spec.get("runPolicy") or {}).get("backoffLimit", 0))
+    return Workload("MPIJob", name, groups, gang=True, restarts=restarts, success="Launcher", objects=objects)
+
+
 def plan(doc: dict[str, Any]) -> Workload:
     api, kind = doc.get("apiVersion"), doc.get("kind")
     if kind == "MPIJob":
-        raise Unsupported("MPIJob is not run: its Workers serve sshd for mpirun")
+        return mpijob(doc)
     if (api, kind) == ("batch/v1", "Job"):
         return batch_job(doc)
     if (api, kind) == ("batch/v1", "CronJob"):

@@ -27,6 +27,12 @@ PYTORCH_API = "kubeflow.org/v1"
 MPI_API = "kubeflow.org/v2beta1"
 REPLICA_LABEL = "training.kubeflow.org/job-name"
 SSHD = ["/usr/sbin/sshd", "-De"]
+MPI_NOT_SLURM = (
+    ("OMPI_MCA_plm", "rsh"),  # Open MPI: launch over ssh, not srun
+    ("OMPI_MCA_ras", "^slurm"),  # and take the hosts from the hostfile, not SLURM_JOB_NODELIST
+    ("HYDRA_BOOTSTRAP", "ssh"),  # MPICH
+    ("I_MPI_HYDRA_BOOTSTRAP", "ssh"),  # Intel MPI
+)
 
 
 def _run_policy(policy: JobPolicy, kueue: bool) -> dict[str, Any]:
@@ -103,6 +109,9 @@ def build_mpi(
     worker_container["command"] = list(SSHD)
     launcher = copy.deepcopy(parts.template)
     lspec = launcher["spec"]
+    # The SLURM_* variables the entrypoint sets would make mpirun start its daemons with srun;
+    # here they go over ssh to the hosts of the operator's hostfile.
+    lspec["containers"][0]["env"] += [{"name": k, "value": v} for k, v in MPI_NOT_SLURM]
     lspec["containers"][0]["resources"] = {
         "requests": {"cpu": "1", "memory": "2Gi"},
         "limits": {"cpu": "1", "memory": "2Gi"},
