@@ -261,3 +261,32 @@ spec:
 def test_what_the_runner_cannot_run_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(RunnerError, match="one workload"):
         PodRunner(tmp_path).run("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\n")
+
+
+def test_a_jobset_starts_a_replicated_job_after_the_one_it_depends_on(tmp_path: Path) -> None:
+    text = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: chain}
+spec:
+  replicatedJobs:
+    - name: first
+      replicas: 1
+      template:
+        spec:
+          template:
+            spec:
+              containers: [{name: c, image: x, command: [bash, -c, "sleep 0.5; date +%s.%N"]}]
+    - name: second
+      replicas: 1
+      dependsOn: [{name: first, status: Complete}]
+      template:
+        spec:
+          template:
+            spec:
+              containers: [{name: c, image: x, command: [bash, -c, "date +%s.%N"]}]
+"""
+    result = run_pods(text, tmp_path)
+    assert result.status == "Complete", result.describe()
+    first, second = (float(p.stdout) for p in result.pods)
+    assert second > first

@@ -173,8 +173,8 @@ def slurm() -> Iterator[dict[str, Any]]:
     }
     # the daemons (and so the jobs) live in a mount namespace of their own
     private = (
-        f"mount -t tmpfs migrate-run /mnt && mkdir {SHARED} && mount --bind {shared} {SHARED} && "
-        f"mount --bind {hosts} /etc/hosts && exec bash {SANDBOX} start"
+        f"mkdir -p /mnt && mount -t tmpfs migrate-run /mnt && mkdir {SHARED} && "
+        f"mount --bind {shared} {SHARED} && mount --bind {hosts} /etc/hosts && exec bash {SANDBOX} start"
     )
     started = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", "bash", "-c", private],
