@@ -119,3 +119,21 @@ def test_a_step_for_a_host_that_never_serves_fails_after_the_wait(tmp_path: Path
     )
     assert done.returncode == 1 and "does not serve job steps" in done.stderr
     assert time.monotonic() - began >= 1  # it kept retrying the name for the wait (whole seconds)
+
+
+def test_sigterm_to_the_service_reaches_the_running_tasks(
+    stepd: tuple[Path, dict[str, str], subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    program, env, server = stepd
+    marker = tmp_path / "got-term"
+    script = f"trap 'touch {marker}; exit 0' TERM; sleep 30 & wait"
+    argv = ["perl", str(program), "run", "127.0.0.1", "0", "1", "bash", "-c", script]
+    step = subprocess.Popen(argv, env=env)
+    time.sleep(1)
+    server.send_signal(signal.SIGTERM)  # the kubelet, when the pod is deleted
+    assert server.wait(timeout=20) == 143
+    step.wait(timeout=20)
+    deadline = time.monotonic() + 5
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists()

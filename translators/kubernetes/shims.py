@@ -523,6 +523,7 @@ sub run_step {
     $alive{$pid} = 1;
   }
   close $ow; close $ew;
+  $SIG{TERM} = sub { kill 'TERM', keys %alive; };  # the pod is being deleted
   my $sel = IO::Select->new($or, $er, $c);
   my ($rc, $ended) = (0, 0);
   my $until = undef;  # after the tasks ended: drain their output briefly
@@ -561,6 +562,9 @@ sub serve {
   my $srv = IO::Socket::INET->new(LocalAddr => '0.0.0.0', LocalPort => $PORT, Listen => 64,
     ReuseAddr => 1, Proto => 'tcp') or die "migrate: cannot serve job steps on port $PORT: $@\n";
   $SIG{CHLD} = sub { 1 while waitpid(-1, POSIX::WNOHANG()) > 0; };
+  # As pid 1 of a pod being deleted: pass SIGTERM on to the running steps' tasks, then end.
+  my %steps;
+  $SIG{TERM} = sub { kill 'TERM', keys %steps; exit 143; };
   my $batch = $ENV{MIGRATE_BATCH_HOST} || '';
   my ($seen, $missed, $last) = (0, 0, time);
   my $sel = IO::Select->new($srv);
@@ -590,6 +594,8 @@ sub serve {
         run_step($c, $payload);
         POSIX::_exit(0);
       }
+      $steps{$pid} = 1 if $pid;
+      delete $steps{$_} for grep { !kill(0, $_) } keys %steps;
     }
     close $c;
   }
