@@ -523,7 +523,10 @@ sub run_step {
     $alive{$pid} = 1;
   }
   close $ow; close $ew;
-  $SIG{TERM} = sub { kill 'TERM', keys %alive; };  # the pod is being deleted
+  $SIG{TERM} = sub {  # the pod is being deleted
+    return if ($ENV{MIGRATE_SIGNAL_BATCH_ONLY} || '') eq '1';
+    kill($ENV{MIGRATE_SIGNAL} || 'TERM', keys %alive);
+  };
   my $sel = IO::Select->new($or, $er, $c);
   my ($rc, $ended) = (0, 0);
   my $until = undef;  # after the tasks ended: drain their output briefly
@@ -562,9 +565,10 @@ sub serve {
   my $srv = IO::Socket::INET->new(LocalAddr => '0.0.0.0', LocalPort => $PORT, Listen => 64,
     ReuseAddr => 1, Proto => 'tcp') or die "migrate: cannot serve job steps on port $PORT: $@\n";
   $SIG{CHLD} = sub { 1 while waitpid(-1, POSIX::WNOHANG()) > 0; };
-  # As pid 1 of a pod being deleted: pass SIGTERM on to the running steps' tasks, then end.
+  # The pod is being deleted: the running steps' tasks get what the batch pod sends its
+  # steps (the --signal, else SIGTERM), and have the grace period until the release or SIGKILL.
   my %steps;
-  $SIG{TERM} = sub { kill 'TERM', keys %steps; exit 143; };
+  $SIG{TERM} = sub { kill 'TERM', keys %steps; };
   my $batch = $ENV{MIGRATE_BATCH_HOST} || '';
   my ($seen, $missed, $last) = (0, 0, time);
   my $sel = IO::Select->new($srv);
