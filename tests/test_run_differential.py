@@ -192,6 +192,7 @@ def slurm() -> Iterator[dict[str, Any]]:
         port = _free_ports(NODES + 1)
         env["SLURM_SANDBOX_CTLD_PORT"], env["SLURM_SANDBOX_SLURMD_PORT"] = str(port), str(port + 1)
     else:
+        shutil.rmtree(folder, ignore_errors=True)
         pytest.fail(f"the Slurm sandbox did not start:\n{started.stdout}\n{started.stderr}")
     env["SLURM_CONF"] = str(folder / "sbx" / "etc" / "slurm.conf")
     try:
