@@ -9,6 +9,21 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The differential tests run torchrun (gloo, CPU) on both schedulers: this exact version.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'torch==2.13.0'
+# The pod runner (tests/podrunner) needs ip (iproute2) beside unshare/chroot/mount (util-linux,
+# coreutils, mount); the MPI run case needs Open MPI and OpenSSH (sshd in the MPIJob Workers).
+# As root on Debian, install what is missing.
+missing=()
+command -v ip >/dev/null || missing+=(iproute2)
+command -v mpirun >/dev/null || missing+=(openmpi-bin)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
+    echo "== installing ${missing[*]}"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null; } || echo "${missing[*]} could not be installed; the pod tests will say so"
+fi
 # The HTML report is checked in a real browser: Debian's chromium, installed when missing (root only;
 # elsewhere tests/test_report_browser.py skips and says why).
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then

@@ -8,7 +8,6 @@ position).
 from __future__ import annotations
 
 import atexit
-import os
 import re
 import shutil
 import tempfile
@@ -22,6 +21,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from k8s_run import documents, find, literal_env, pod_specs, run_pod
+from podrunner import testing as pods
+from podrunner.testing import require_pods
 
 from migrate import ir
 from migrate.diagnostics import CODES, Collector
@@ -634,15 +635,18 @@ def test_array_task_id_in_every_pod(spec: str, expected: list[int], tmp_path: Pa
         assert result.stdout.strip() == f"task={task} id=uid-123-{task}"
 
 
-@needs_bash
 def test_array_of_multi_node_jobs_uses_consecutive_indices(tmp_path: Path) -> None:
+    require_pods()
     t = translate("#!/bin/bash\n#SBATCH --array=5,9\n#SBATCH -N 2\n#SBATCH -J arr\nsrun ./a\n", "job")
     (text,) = t.files.values()
     assert workload(t)["spec"]["completions"] == 4
-    script = "#!/bin/bash\necho $SLURM_ARRAY_TASK_ID $SLURM_NODEID $SLURM_JOB_NODELIST\n"
-    out = [run_pod(text, tmp_path, {"JOB_COMPLETION_INDEX": str(i)}, script).stdout.split() for i in range(4)]
-    assert out[0] == ["5", "0", "arr-0.arr,arr-1.arr"]
-    assert out[3] == ["9", "1", "arr-2.arr,arr-3.arr"]
+    script = "#!/bin/bash\nsrun bash -c 'echo $SLURM_ARRAY_TASK_ID $SLURM_NODEID $SLURM_JOB_NODELIST'\n"
+    result = pods.run(text, tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    batch = [p for p in result.pods if p.stdout]  # the first pod of each array task runs the script
+    assert [p.plan.completion_index for p in batch] == [0, 2]
+    assert sorted(batch[0].stdout.splitlines()) == ["5 0 arr-0.arr,arr-1.arr", "5 1 arr-0.arr,arr-1.arr"]
+    assert sorted(batch[1].stdout.splitlines()) == ["9 0 arr-2.arr,arr-3.arr", "9 1 arr-2.arr,arr-3.arr"]
 
 
 TORCH = """#!/bin/bash
@@ -655,70 +659,92 @@ srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 --rdzv_endpoint=$head:29
 """
 
 
-@needs_bash
 @pytest.mark.parametrize(
     ("flavor", "first"), [("job", "seg-0.seg"), ("jobset", "seg-node-0-0.seg"), ("volcano", "seg-node-0.seg")]
 )
 def test_torchrun_rendezvous_is_the_first_pods_dns_name(flavor: str, first: str, tmp_path: Path) -> None:
+    require_pods()
     t = translate(TORCH, flavor)
     (text,) = t.files.values()
-    index_env = {"job": "JOB_COMPLETION_INDEX", "jobset": "MIGRATE_JOBSET_INDEX", "volcano": "VC_TASK_INDEX"}
-    fake_torchrun = tmp_path / "fake" / "torchrun"
-    fake_torchrun.parent.mkdir(parents=True)
-    fake_torchrun.write_text('#!/bin/bash\necho "torchrun $* rank=$SLURM_PROCID"\n')
-    fake_torchrun.chmod(0o755)
-    for node in (0, 2):
-        env = {index_env[flavor]: str(node), "PATH": f"{fake_torchrun.parent}:{os.environ['PATH']}"}
-        result = run_pod(text, tmp_path / "pod", env, script=TORCH)
-        assert result.returncode == 0, result.stderr
-        lines = result.stdout.splitlines()
-        assert lines[0] == f"head={first} master={first} nnodes=4 node={node}"
-        assert lines[1].startswith("torchrun --nnodes=4 --nproc_per_node=8 ")
-        assert f"--rdzv_endpoint={first}:29500" in lines[1]
-        assert len(lines) == 2  # a launcher starts once per pod, not once per task
+    fake = tmp_path / "fake" / "torchrun"
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/bin/bash\necho "torchrun $* rank=$SLURM_PROCID node=$SLURM_NODEID"\n')
+    fake.chmod(0o755)
+    path = f"{fake.parent}:{pods.IMAGE_PATH}"
+    result = pods.run(
+        text, tmp_path / "run", script=TORCH, image_env={"PATH": path}, image_dirs=(str(fake.parent),)
+    )
+    assert result.status == "Complete", result.describe()
+    lines = result.pods[0].stdout.splitlines()
+    assert lines[0] == f"head={first} master={first} nnodes=4 node=0"  # the script ran on node 0 only
+    assert all(p.stdout == "" for p in result.pods[1:])
+    steps = sorted(lines[1:], key=lambda line: line.split()[-1])
+    assert len(steps) == 4  # a launcher starts once per node, not once per task
+    for node, line in enumerate(steps):
+        assert line.startswith("torchrun --nnodes=4 --nproc_per_node=8 ")
+        assert f"--rdzv_endpoint={first}:29500" in line and line.endswith(f"node={node}")
 
 
-@needs_bash
 def test_pytorchjob_keeps_the_operators_master_addr(tmp_path: Path) -> None:
+    require_pods()
     t = translate(TORCH, "pytorchjob")
     (text,) = t.files.values()
-    script = "#!/bin/bash\necho $MASTER_ADDR $SLURM_NODEID $SLURM_JOB_NODELIST\n"
-    result = run_pod(text, tmp_path, {"RANK": "1", "MASTER_ADDR": "seg-master-0"}, script)
-    host, node, nodelist = result.stdout.split()
-    assert (host, node) == ("seg-master-0", "1")
-    assert nodelist.split(",")[:2] == ["seg-master-0", "seg-worker-0"]
+    script = "#!/bin/bash\nsrun bash -c 'echo $MASTER_ADDR $SLURM_NODEID $SLURM_JOB_NODELIST $RANK'\n"
+    result = pods.run(text, tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    lines = sorted(result.pods[0].stdout.splitlines(), key=lambda line: line.split()[1])
+    assert [line.split()[1] for line in lines] == ["0", "1", "2", "3"]
+    for node, line in enumerate(lines):
+        master, _, nodelist, rank = line.split()
+        assert (master, rank) == ("seg-master-0", str(node))  # the operator's, in every pod
+        assert nodelist.split(",")[:2] == ["seg-master-0", "seg-worker-0"]
 
 
-@needs_bash
 def test_srun_shim_runs_one_process_per_local_task(tmp_path: Path) -> None:
+    require_pods()
     text = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=2\nsrun ./a\n"
     t = translate(text, "job")
     (manifest,) = t.files.values()
     script = (
-        "#!/bin/bash\nsrun bash -c 'echo rank=$SLURM_PROCID local=$SLURM_LOCALID of=$SLURM_NTASKS' | sort\n"
-        "srun -N1 -n1 echo only-node-0\n"
-        "srun -n 3 bash -c 'echo n3=$SLURM_PROCID' | sort\n"
+        "#!/bin/bash\nsrun bash -c 'echo rank=$SLURM_PROCID local=$SLURM_LOCALID of=$SLURM_NTASKS "
+        "node=$SLURM_NODEID' | sort\n"
+        "srun -N1 -n1 bash -c 'echo only-node-$SLURM_NODEID'\n"
+        "srun -n 3 bash -c 'echo n3=$SLURM_PROCID node=$SLURM_NODEID' | sort\n"
         "module load gcc 2>/dev/null; echo after-module\n"
     )
-    out = run_pod(manifest, tmp_path, {"JOB_COMPLETION_INDEX": "1"}, script).stdout.splitlines()
-    assert out == ["rank=2 local=0 of=4", "rank=3 local=1 of=4", "n3=2", "after-module"]
-    out0 = run_pod(manifest, tmp_path, {"JOB_COMPLETION_INDEX": "0"}, script).stdout.splitlines()
-    assert out0[:3] == ["rank=0 local=0 of=4", "rank=1 local=1 of=4", "only-node-0"]
-    assert out0[3:5] == ["n3=0", "n3=1"]
+    result = pods.run(manifest, tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    assert result.pods[0].stdout.splitlines() == [
+        "rank=0 local=0 of=4 node=0",
+        "rank=1 local=1 of=4 node=0",
+        "rank=2 local=0 of=4 node=1",
+        "rank=3 local=1 of=4 node=1",
+        "only-node-0",
+        "n3=0 node=0",
+        "n3=1 node=0",
+        "n3=2 node=1",
+        "after-module",
+    ]
+    assert result.pods[1].stdout == ""
 
 
-@needs_bash
-def test_srun_shim_runs_only_the_het_group_of_this_pod(tmp_path: Path) -> None:
+def test_srun_shim_runs_the_het_group_in_its_pods(tmp_path: Path) -> None:
+    require_pods()
     text = "#!/bin/bash\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\nsrun --het-group=0 a : --het-group=1 b\n"
     t = translate(text)
     (manifest,) = t.files.values()
     script = (
-        "#!/bin/bash\nsrun --het-group=0 echo learner : --het-group=1 echo actor\nsrun echo group0-default\n"
+        "#!/bin/bash\nsrun --het-group=0 bash -c 'echo learner $(hostname -s)' : "
+        "--het-group=1 bash -c 'echo actor $(hostname -s)'\n"
+        "srun bash -c 'echo group0-default $(hostname -s)'\n"
     )
-    out0 = run_pod(manifest, tmp_path, {"MIGRATE_JOBSET_INDEX": "0"}, script, pod=0).stdout.split()
-    out1 = run_pod(manifest, tmp_path, {"MIGRATE_JOBSET_INDEX": "0"}, script, pod=1).stdout.split()
-    assert out0 == ["learner", "group0-default"]
-    assert out1 == ["actor"]
+    result = pods.run(manifest, tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    out = result.pods[0].stdout.splitlines()
+    learner, actor = (p.plan.hostname for p in result.pods)
+    assert "het1" in actor
+    assert sorted(out[:2]) == [f"actor {actor}", f"learner {learner}"]
+    assert out[2:] == [f"group0-default {learner}"]
 
 
 @needs_bash
@@ -937,3 +963,58 @@ def test_a_job_given_less_than_its_allocation_fails_strict() -> None:
     assert translate_jobs([read(WHOLE_NODES)], flavor="jobset", config=CLOUD).strict is True
     small = "#!/bin/bash\n#SBATCH -p p5 -c 4 --mem=8G --gpus-per-node=1\nsrun ./a\n"
     assert translate_jobs([read(small)], flavor="jobset", config=CLOUD).strict is False
+
+
+# Execution: the batch script on node 0, /dev/shm, host names
+
+
+def _pod_spec(t: Translation, pod: int = 0) -> dict[str, Any]:
+    (text,) = t.files.values()
+    return pod_specs([d for d in documents(text) if d["kind"] != "ConfigMap"])[pod]
+
+
+def _shm(t: Translation) -> dict[str, Any] | None:
+    return next((v for v in _pod_spec(t).get("volumes", []) if v["name"] == "dshm"), None)
+
+
+def test_pods_with_several_processes_get_a_sized_memory_backed_dev_shm() -> None:
+    several = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\n#SBATCH --mem=64G\nsrun ./a\n"
+    shm = _shm(translate(several, "jobset"))
+    assert shm == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}}
+    torch = "#!/bin/bash\n#SBATCH -N 2\nsrun torchrun --nproc_per_node=4 train.py\n"
+    assert _shm(translate(torch, "jobset"))["emptyDir"]["sizeLimit"] == "16Gi"  # no memory limit
+    assert _shm(translate("#!/bin/bash\n#SBATCH -N 2\nsrun ./a\n", "jobset")) is None  # one process per pod
+    site = parse_site_config({"defaults": {"shm_size": "8Gi"}})
+    assert _shm(translate(several, "jobset", site))["emptyDir"]["sizeLimit"] == "8Gi"
+    gpu = "#!/bin/bash\n#SBATCH --gres=gpu:1\npython x.py\n"
+    assert _shm(translate(gpu))["emptyDir"]["medium"] == "Memory"
+
+
+def test_multi_pod_jobs_run_the_script_on_node_0_with_resolvable_host_names() -> None:
+    text = "#!/bin/bash\n#SBATCH -N 3\n#SBATCH -J two\nsrun hostname\n"
+    for flavor in ("job", "jobset", "volcano"):
+        t = translate(text, flavor)
+        assert _pod_spec(t)["setHostnameAsFQDN"] is True, flavor
+        entry = next(e for e in t.fidelity.entries if e.item == "batch script")
+        assert entry.status == MAPPED and "once, in the pod of node 0" in entry.reason
+        configmap = find(documents(next(iter(t.files.values()))), "ConfigMap")
+        assert "stepd" in configmap["data"]
+    torch = translate(text.replace("srun hostname", "srun torchrun train.py"), "pytorchjob")
+    assert torch.flavor == "pytorchjob"
+    assert "setHostnameAsFQDN" not in _pod_spec(torch)  # the operator's replica Services
+    single = translate("#!/bin/bash\n#SBATCH -J one\nhostname\n")
+    assert "setHostnameAsFQDN" not in _pod_spec(single)
+    assert not any(e.item == "batch script" for e in single.fidelity.entries)
+    long_name = translate(text.replace("-J two", "-J " + "x" * 40), "jobset")
+    assert "setHostnameAsFQDN" not in _pod_spec(long_name)
+    entry = next(e for e in long_name.fidelity.entries if e.item == "hostname")
+    assert entry.status == APPROXIMATED
+
+
+def test_the_mpijob_launcher_starts_mpi_over_ssh_not_srun() -> None:
+    t = translate("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\nmpirun -np 8 ./a\n", "mpijob")
+    spec = workload(t)["spec"]["mpiReplicaSpecs"]
+    env = {e["name"]: e.get("value") for e in spec["Launcher"]["template"]["spec"]["containers"][0]["env"]}
+    assert (env["OMPI_MCA_plm"], env["OMPI_MCA_ras"], env["HYDRA_BOOTSTRAP"]) == ("rsh", "^slurm", "ssh")
+    worker_env = spec["Worker"]["template"]["spec"]["containers"][0]["env"]
+    assert "OMPI_MCA_plm" not in {e["name"] for e in worker_env}

@@ -142,6 +142,7 @@ CPU_LIMIT_POLICIES = ("except-whole-node", "always", "never")
 class Defaults:
     image: str | None = None
     namespace: str = "default"
+    shm_size: str | None = None  # sizeLimit of a translated pod's memory-backed /dev/shm
 
 
 @dataclass(frozen=True)
@@ -509,10 +510,11 @@ def _defaults(value: object, where: _Where) -> Defaults:
     if value is None:
         return Defaults()
     data = _mapping(value, where)
-    _only_keys(data, where, ("image", "namespace"))
+    _only_keys(data, where, ("image", "namespace", "shm_size"))
     return Defaults(
         image=_optional(data, "image", where, _string, None),
         namespace=_optional(data, "namespace", where, _string, "default"),
+        shm_size=_optional(data, "shm_size", where, _scalar_text, None),
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import pod_template, slurmenv
+from . import execution, pod_template, slurmenv
 from .job_policy import JobPolicy
 from .storage import Volume
 from .translation_context import Context, Workload
@@ -86,6 +86,11 @@ def job_spec(
     for text in policy.notes.get("podFailurePolicy", ()):
         comments.setdefault(("podFailurePolicy",), []).append(text)
     template = parts.template
+    if nodes > 1:
+        count = slurmenv.array_count(array) if array is not None else 1
+        names = [f"{ctx.name}-{i}.{ctx.name}" for i in range(count * nodes)]
+        execution.fqdn_hostname(ctx, template["spec"], names)
+        execution.record_batch_host(ctx, nodes, ctx.flavor)
     if policy.active_deadline is not None:
         if array is not None:
             # --time bounds each array task, not the whole array

@@ -30,6 +30,7 @@ TORCH_LAUNCHERS = frozenset(
 )
 MPI_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun"})
 _BEGIN_OPTION = re.compile(r"(?:--begin|-b)(?:[= ]|\Z)")
+_NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=(\S+))?\Z")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,24 @@ def torch_launcher(job: ir.Job) -> ir.Launcher | None:
             ):
                 return launcher
     return None
+
+
+def nproc_per_node(launcher: ir.Launcher | None, gpus: int) -> str:
+    """torchrun's --nproc_per_node when it is a number, else the GPUs per pod (or "auto")."""
+    values: list[str] = [
+        kv.value
+        for kv in (launcher.options if launcher else ())
+        if kv.key.lstrip("-").replace("_", "-") == "nproc-per-node"
+    ]
+    words = list(launcher.program) if launcher else []
+    for i, word in enumerate(words):
+        m = _NPROC.match(word)
+        if m:
+            values.append(m.group(1) or (words[i + 1] if i + 1 < len(words) else ""))
+    for value in values:
+        if value.isascii() and value.isdigit():
+            return value
+    return str(gpus) if gpus else "auto"
 
 
 def mpi_launcher(job: ir.Job) -> ir.Launcher | None:
@@ -126,8 +145,8 @@ def _cannot(job: ir.Job, flavor: str) -> str | None:
         return "the job has no schedule (not a scrontab entry or a self-resubmitting script)"
     if flavor == JOB and het:
         return "a Job has one pod template; this heterogeneous job has several components"
-    if flavor == JOBSET and job.array is not None and job.total_nodes() > 1:
-        return "a multi-node job array needs an Indexed Job"
+    if flavor == JOBSET and job.array is not None:
+        return "a job array needs an Indexed Job (a JobSet would run only its first task)"
     if flavor == PYTORCHJOB:
         if torch_launcher(job) is None:
             return "no torchrun/torch.distributed.run/accelerate/deepspeed launcher in the script"
@@ -162,4 +181,13 @@ def choose(job: ir.Job, requested: str) -> Choice:
     )
 
 
-__all__ = ["FLAVORS", "Choice", "auto", "choose", "mpi_launcher", "self_resubmit_begin", "torch_launcher"]
+__all__ = [
+    "FLAVORS",
+    "Choice",
+    "auto",
+    "choose",
+    "mpi_launcher",
+    "nproc_per_node",
+    "self_resubmit_begin",
+    "torch_launcher",
+]

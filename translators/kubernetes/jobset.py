@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import pod_template, slurmenv
+from . import execution, pod_template, slurmenv
 from .batchjob import failure_policy
 from .job_policy import JobPolicy
 from .storage import Volume
@@ -70,6 +70,7 @@ def build(
         )
         offset += nodes
         parts = pod_template.build(ctx, comp, index, topo, policy, volumes)
+        execution.fqdn_hostname(ctx, parts.template["spec"], all_hosts)
         child: dict[str, Any] = {
             "parallelism": 1,
             "completions": 1,
@@ -94,6 +95,7 @@ def build(
         for path, texts in parts.comments.items():
             for text in texts:
                 notes.append(((*base, *path), text))
+    execution.record_batch_host(ctx, len(all_hosts), "jobset")
     spec: dict[str, Any] = {
         "network": {"enableDNSHostnames": True, "subdomain": ctx.name},
         "failurePolicy": {"maxRestarts": policy.max_restarts},

@@ -18,7 +18,7 @@ from migrate.names import dns1123_label
 from migrate.translators.shell.conceal import LITERAL_SECRET, SECRET_ORIGIN
 from migrate.translators.shell.redact import redact
 
-from . import images, pod_resources, shims, slurmenv
+from . import execution, images, pod_resources, shims, slurmenv
 from .job_policy import JobPolicy
 from .storage import Volume
 from .translation_context import LABEL_JOB, Context
@@ -64,6 +64,8 @@ def script_configmap(ctx: Context) -> Manifest:
     data["sbatch"] = shims.SBATCH
     if ctx.job.modules:
         data["module"] = shims.MODULE
+    if ctx.job.total_nodes() > 1:
+        data["stepd"] = shims.STEPD
     body = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -90,6 +92,8 @@ def script_volume(ctx: Context) -> dict[str, Any]:
     ]
     if ctx.job.modules:
         items += [{"key": "module", "path": "bin/module"}, {"key": "module", "path": "bin/ml"}]
+    if ctx.job.total_nodes() > 1:
+        items.append({"key": "stepd", "path": shims.PATHS["stepd"]})
     return {
         "name": SCRIPT_VOLUME,
         "configMap": {"name": configmap_name(ctx), "defaultMode": 0o755, "items": items},
@@ -232,10 +236,11 @@ def build(
         pod_volumes.append(vol.volume())
         if vol.note:
             parts.note(("spec", "volumes", len(pod_volumes) - 1), vol.note)
-    if res.gpus:
-        # PyTorch data loaders and NCCL use /dev/shm; the container default is 64Mi
-        mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
-        pod_volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory"}})
+    shm = execution.shm_volume(ctx, comp, res.gpus, res.resources.get("memory"))
+    if shm is not None:
+        mounts.append(shm[0])
+        pod_volumes.append(shm[1])
+        parts.note(("spec", "volumes", len(pod_volumes) - 1), shm[2])
     container: dict[str, Any] = {"name": container_name, "image": image, "command": list(COMMAND)}
     workdir = policy.working_dir or next((c.workdir for c in comp.containers if c.workdir), None)
     if workdir:

@@ -8,10 +8,14 @@ environment variables set in the manifest (``MIGRATE_*`` and static
   node id, host list, job id ...), tees stdout/stderr into the ``--output`` file
   when that lies on shared storage, forwards ``--signal`` and then runs the
   unchanged job script.
-- ``bin/srun`` runs a step in this pod: once per local task with
-  ``SLURM_PROCID``/``SLURM_LOCALID`` set, or once for launchers that start
-  their own workers (torchrun, mpirun ...). Every pod runs the batch script
-  (Slurm runs it once, on the first node), so each pod runs its own share.
+- Slurm runs the batch script once, on the first node, and ``srun`` starts
+  the steps on the nodes: so does the pod set. The pod of node 0 runs the
+  script; every other pod of the job runs ``bin/migrate-stepd serve`` and
+  starts the steps that the script's ``srun`` sends it (docs/execution.md).
+- ``bin/srun`` starts a step on the nodes it uses: here, once per local task
+  with ``SLURM_PROCID``/``SLURM_LOCALID`` set (or once for launchers that
+  start their own workers: torchrun, mpirun ...), and in the other pods
+  through ``bin/migrate-stepd run``, with the batch shell's environment.
 - ``bin/scontrol`` answers ``show hostnames``; ``bin/sbatch`` refuses loudly;
   ``bin/module`` and ``bin/ml`` note that the image provides the software.
 """
@@ -35,6 +39,7 @@ __m_nodes=${MIGRATE_NODES:-1}
 __m_pos=$(( __m_idx / __m_nodes ))
 export MIGRATE_GROUP_NODEID=$(( __m_idx % __m_nodes ))
 export SLURM_NODEID=$(( MIGRATE_GROUP_NODEID + ${MIGRATE_NODE_OFFSET:-0} ))
+export MIGRATE_NODE_INDEX=$SLURM_NODEID  # in a step, SLURM_NODEID counts the step's nodes
 
 # Array task id: JOB_COMPLETION_INDEX counts 0..N-1; ranges "start:step:count"
 # map it onto the Slurm indices (stepped and sparse arrays included).
@@ -92,6 +97,20 @@ if [ -n "${MIGRATE_TIME_LIMIT:-}" ]; then
   export SLURM_JOB_END_TIME=$(( SLURM_JOB_START_TIME + MIGRATE_TIME_LIMIT ))
 fi
 
+# Several pods: Slurm runs the batch script once, on the first node, and srun
+# starts the steps everywhere. Every other pod only serves those steps.
+__m_count=0
+for __m_h in $__m_hosts; do __m_count=$(( __m_count + 1 )); done
+__m_multi=0
+if [ "$__m_count" -gt 1 ] && [ "${MIGRATE_SRUN_MODE:-local}" = local ]; then
+  __m_multi=1
+  export MIGRATE_STEP_PORT=${MIGRATE_STEP_PORT:-6820}
+  export MIGRATE_BATCH_HOST=${__m_hosts%% *}
+  if [ "$SLURM_NODEID" != 0 ]; then
+    exec perl "$MIGRATE_DIR/bin/migrate-stepd" serve
+  fi
+fi
+
 # --output/--error on shared storage: keep the file as well as the pod log.
 __m_expand() {
   local p=$1 user=${USER:-}
@@ -124,18 +143,28 @@ if [ -n "${MIGRATE_STDIN:-}" ]; then
   exec < "$(__m_expand "$MIGRATE_STDIN")"
 fi
 
-if [ -z "${MIGRATE_SIGNAL:-}" ]; then
+if [ "$__m_multi" = 1 ]; then
+  # The allocation is complete once every pod's name resolves (DNS records may
+  # lag the pods); the service here tells the other pods this pod still runs.
+  __m_deadline=$(( SECONDS + ${MIGRATE_STEP_WAIT:-600} ))
+  for __m_h in $__m_hosts; do
+    command -v getent >/dev/null 2>&1 || break
+    until getent hosts "$__m_h" >/dev/null 2>&1 || [ "$SECONDS" -ge "$__m_deadline" ]; do sleep 1; done
+  done
+  MIGRATE_BATCH_HOST="" perl "$MIGRATE_DIR/bin/migrate-stepd" serve </dev/null >/dev/null 2>&1 &
+  __m_server=$!
+elif [ -z "${MIGRATE_SIGNAL:-}" ]; then
   exec "$MIGRATE_DIR/job.sh" "$@"
 fi
 
-# --signal: Kubernetes only sends SIGTERM at deletion; send the requested signal
-# at that point and, like Slurm, LEAD seconds before the time limit.
+# The job script runs in the background, so that this shell can pass signals
+# on and, with several pods, end the other pods' service when the script ends.
 "$MIGRATE_DIR/job.sh" "$@" <&0 &
 __m_child=$!
 __m_send() {
-  local f s pid
-  if [ "${MIGRATE_SIGNAL_BATCH_ONLY:-0}" = 1 ]; then
-    kill -s "$MIGRATE_SIGNAL" "$__m_child" 2>/dev/null
+  local f s pid sig=${MIGRATE_SIGNAL:-TERM}
+  if [ -z "${MIGRATE_SIGNAL:-}" ] || [ "${MIGRATE_SIGNAL_BATCH_ONLY:-0}" = 1 ]; then
+    kill -s "$sig" "$__m_child" 2>/dev/null
     return 0
   fi
   for f in /proc/[0-9]*/stat; do  # the steps: children of the batch shell
@@ -143,13 +172,16 @@ __m_send() {
     pid=${f#/proc/}; pid=${pid%/stat}
     s=${s##*) }
     set -- $s
-    if [ "${2:-}" = "$__m_child" ]; then kill -s "$MIGRATE_SIGNAL" "$pid" 2>/dev/null; fi
+    if [ "${2:-}" = "$__m_child" ]; then kill -s "$sig" "$pid" 2>/dev/null; fi
   done
   return 0
 }
 trap __m_send TERM
 __m_timer=""
-if [ -n "${MIGRATE_TIME_LIMIT:-}" ] && [ "${MIGRATE_TIME_LIMIT}" -gt "${MIGRATE_SIGNAL_LEAD:-60}" ]; then
+if [ -n "${MIGRATE_SIGNAL:-}" ] && [ -n "${MIGRATE_TIME_LIMIT:-}" ] \
+    && [ "${MIGRATE_TIME_LIMIT}" -gt "${MIGRATE_SIGNAL_LEAD:-60}" ]; then
+  # --signal: Kubernetes only sends SIGTERM at deletion; send the requested
+  # signal at that point and, like Slurm, LEAD seconds before the time limit.
   ( sleep $(( MIGRATE_TIME_LIMIT - ${MIGRATE_SIGNAL_LEAD:-60} )) && kill -s TERM $$ ) &
   __m_timer=$!
 fi
@@ -159,18 +191,31 @@ while :; do
   kill -0 "$__m_child" 2>/dev/null || break
 done
 if [ -n "$__m_timer" ]; then kill "$__m_timer" 2>/dev/null; fi
+if [ "$__m_multi" = 1 ]; then
+  __m_k=0
+  __m_releases=()
+  for __m_h in $__m_hosts; do
+    if [ "$__m_k" -ne "$SLURM_NODEID" ]; then
+      perl "$MIGRATE_DIR/bin/migrate-stepd" release "$__m_h" "$__m_rc" &
+      __m_releases+=($!)
+    fi
+    __m_k=$(( __m_k + 1 ))
+  done
+  for __m_p in "${__m_releases[@]}"; do wait "$__m_p"; done
+  kill "$__m_server" 2>/dev/null
+fi
 exit "$__m_rc"
 """
 
 SRUN = r"""#!/bin/bash
-# srun shim written by migrate. Runs one job step inside this pod: once per
-# local task with SLURM_PROCID/SLURM_LOCALID set, or once for launchers that
-# start their own workers. Pods that Slurm would not have used skip the step.
+# srun shim written by migrate. Starts one job step on the nodes it uses: in
+# this pod once per local task with SLURM_PROCID/SLURM_LOCALID set (or once
+# for launchers that start their own workers), in the other pods of the job
+# through their step service (migrate-stepd), with this shell's environment.
 # Pyxis --container-* options are ignored: the pod already is the container.
-__m_nnodes=${SLURM_JOB_NUM_NODES:-1}
-__m_gnode=${MIGRATE_GROUP_NODEID:-${SLURM_NODEID:-0}}
-__m_me=${SLURMD_NODENAME:-$(hostname)}
-__m_me=${__m_me%%.*}
+__m_me=${MIGRATE_NODE_INDEX:-${SLURM_NODEID:-0}}
+__m_hosts=(${SLURM_JOB_NODELIST//,/ })
+[ ${#__m_hosts[@]} -gt 0 ] || __m_hosts=("$(hostname)")
 __m_pids=()
 
 __m_is_launcher() {
@@ -182,6 +227,22 @@ __m_is_launcher() {
       fi ;;
   esac
   return 1
+}
+
+# The node ids (positions in SLURM_JOB_NODELIST) of a list of host names.
+__m_ids_of() {
+  local name k found
+  for name in ${1//,/ }; do
+    found=""
+    for k in "${!__m_hosts[@]}"; do
+      if [ "${__m_hosts[$k]%%.*}" = "${name%%.*}" ]; then found=$k; break; fi
+    done
+    if [ -z "$found" ]; then
+      echo "srun: error: host $name is not in this job's node list ($SLURM_JOB_NODELIST)" >&2
+      return 1
+    fi
+    printf '%s\n' "$found"
+  done
 }
 
 __m_step() {
@@ -216,70 +277,92 @@ __m_step() {
       *) break ;;
     esac
   done
+  __m_plan_nodes=0 __m_plan_tasks=0
   [ $# -gt 0 ] || return 0
-  if [ -n "${MIGRATE_HET_GROUP:-}" ]; then
-    case ",${groups:-0}," in
-      *",${MIGRATE_HET_GROUP},"*) ;;
-      *) return 0 ;;
-    esac
-  fi
   if [ "${MIGRATE_SRUN_MODE:-local}" = mpirun ] && ! __m_is_launcher "$@"; then
+    [ "$__m_dry" = 1 ] && return 0
     mpirun -np "${ntasks:-${SLURM_NTASKS:-1}}" "$@"
     return $?
   fi
-  nodes=${nodes%%-*}
-  local used=$__m_nnodes here=0 target=""
-  if [ -n "$nodelist" ]; then
-    local h
-    for h in ${nodelist//,/ }; do
-      [ -n "$target" ] || target=$h
-      [ "${h%%.*}" = "$__m_me" ] && here=1
+  # The nodes this step may use: its het groups' (group 0 by default), or all.
+  local pool=() g var found
+  if [ -n "${MIGRATE_HET_GROUP:-}" ]; then
+    for g in ${groups//,/ }; do
+      var=SLURM_JOB_NODELIST_HET_GROUP_$g
+      found=$(__m_ids_of "${!var:-}") || return 1
+      pool+=($found)
     done
+    if [ -z "$groups" ]; then
+      found=$(__m_ids_of "${SLURM_JOB_NODELIST_HET_GROUP_0:-}") || return 1
+      pool=($found)
+    fi
   else
-    if [ -n "$nodes" ]; then
-      used=$nodes
-    elif [ -n "$ntasks" ] && [ "$ntasks" -lt "$used" ]; then
-      used=$ntasks
-    fi
-    [ "$__m_gnode" -lt "$used" ] && here=1
-    target=${SLURM_JOB_NODELIST%%,*}
+    pool=("${!__m_hosts[@]}")
   fi
-  if [ "$here" = 0 ]; then
-    # another pod runs this step; "hostname -i" for it is answered from DNS
-    if [ "${1##*/}" = hostname ]; then
-      case " $* " in
-        *" -i "*|*" -I "*|*" --ip-address "*|*" --all-ip-addresses "*)
-          local ip rest
-          read -r ip rest < <(getent hosts "$target" 2>/dev/null)
-          echo "${ip:-$target}" ;;
-        *) echo "${target%%.*}" ;;
-      esac
+  local targets=()
+  if [ "${MIGRATE_IN_STEP:-0}" = 1 ]; then
+    targets=("$__m_me")  # srun inside a step: this node only
+  elif [ -n "$nodelist" ]; then
+    found=$(__m_ids_of "$nodelist") || return 1
+    targets=($found)
+  else
+    local want=${#pool[@]}
+    nodes=${nodes%%-*}
+    if [ -n "$nodes" ] && [ "$nodes" -lt "$want" ]; then
+      want=$nodes
+    elif [ -z "$nodes" ] && [ -n "$ntasks" ] && [ "$ntasks" -lt "$want" ]; then
+      want=$ntasks
     fi
+    targets=("${pool[@]:0:$want}")
+  fi
+  local used=${#targets[@]} launcher=0 p id count first total step_nodes="" rc=0 pids=() t
+  __m_is_launcher "$@" && launcher=1
+  for id in "${targets[@]}"; do step_nodes+="${step_nodes:+,}${__m_hosts[$id]}"; done
+  if [ -n "$tpn" ]; then
+    total=${ntasks:-$(( used * tpn ))}
+  elif [ -n "$ntasks" ]; then
+    total=$ntasks
+  elif [ -n "$nodes" ] || [ -n "$nodelist" ]; then
+    total=$used
+  else
+    total=$(( used * ${SLURM_NTASKS_PER_NODE:-1} ))
+  fi
+  if [ "$__m_dry" = 1 ]; then
+    __m_plan_nodes=$used __m_plan_tasks=$total
     return 0
   fi
-  local local_tasks first
-  if [ -n "$tpn" ]; then
-    local_tasks=$tpn; first=$(( __m_gnode * tpn ))
-  elif [ -n "$ntasks" ]; then
-    local base=$(( ntasks / used )) extra=$(( ntasks % used ))
-    local_tasks=$(( base + (__m_gnode < extra ? 1 : 0) ))
-    first=$(( __m_gnode * base + (__m_gnode < extra ? __m_gnode : extra) ))
-  elif [ -n "$nodes" ] && [ "$nodes" -lt "$__m_nnodes" ]; then
-    local_tasks=1; first=$__m_gnode
-  else
-    local_tasks=${SLURM_NTASKS_PER_NODE:-1}; first=$(( __m_gnode * local_tasks ))
-  fi
-  local total=${ntasks:-$(( used * local_tasks ))}
-  if __m_is_launcher "$@"; then local_tasks=1; fi
-  local t rc=0 pids=()
-  for (( t = 0; t < local_tasks; t++ )); do
-    SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total \
-      SLURM_STEP_NUM_NODES=$used SLURM_STEP_NODELIST=$SLURM_JOB_NODELIST "$@" &
-    pids+=($!)
-    __m_pids+=($!)
+  for p in "${!targets[@]}"; do
+    id=${targets[$p]}
+    if [ -n "$tpn" ]; then
+      count=$tpn; first=$(( p * tpn ))
+    else
+      local base=$(( total / used )) extra=$(( total % used ))
+      count=$(( base + (p < extra ? 1 : 0) ))
+      first=$(( p * base + (p < extra ? p : extra) ))
+    fi
+    [ "$launcher" = 1 ] && count=1
+    [ "$count" -gt 0 ] || continue
+    first=$(( first + __m_task_base ))
+    if [ "$id" = "$__m_me" ]; then
+      for (( t = 0; t < count; t++ )); do
+        SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_NODEID=$(( p + __m_node_base )) \
+          SLURM_STEP_NUM_TASKS=$total \
+          SLURM_NTASKS=$total SLURM_STEP_NUM_NODES=$used SLURM_STEP_NODELIST=$step_nodes \
+          MIGRATE_IN_STEP=1 "$@" &
+        pids+=($!)
+        __m_pids+=($!)
+      done
+    else
+      SLURM_NODEID=$(( p + __m_node_base )) SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total \
+        SLURM_STEP_NUM_NODES=$used \
+        SLURM_STEP_NODELIST=$step_nodes \
+        perl "$MIGRATE_DIR/bin/migrate-stepd" run "${__m_hosts[$id]}" "$first" "$count" "$@" &
+      pids+=($!)
+      __m_pids+=($!)
+    fi
   done
-  for t in "${pids[@]}"; do
-    wait "$t" || { local s=$?; [ "$rc" = 0 ] && rc=$s; }
+  for p in "${pids[@]}"; do
+    wait "$p" || { local s=$?; [ "$rc" = 0 ] && rc=$s; }
   done
   return "$rc"
 }
@@ -287,15 +370,22 @@ __m_step() {
 __m_forward() { [ ${#__m_pids[@]} -gt 0 ] && kill -s "$1" "${__m_pids[@]}" 2>/dev/null; }
 for __m_sig in TERM INT USR1 USR2 HUP; do trap "__m_forward $__m_sig" "$__m_sig"; done
 
-# Heterogeneous steps: "srun --het-group=0 a : --het-group=1 b".
+# Heterogeneous steps: "srun --het-group=0 a : --het-group=1 b". Task and node
+# ids run on across the components, as in one Slurm het step.
 __m_rc=0
 __m_seg=()
 __m_steps=()
+__m_dry=0 __m_task_base=0 __m_node_base=0
 for __m_a in "$@" ":"; do
   if [ "$__m_a" = ":" ]; then
+    __m_dry=1
+    __m_step "${__m_seg[@]}" || { __m_rc=$?; break; }
+    __m_dry=0
     __m_step "${__m_seg[@]}" &
     __m_steps+=($!)
     __m_pids+=($!)
+    __m_task_base=$(( __m_task_base + __m_plan_tasks ))
+    __m_node_base=$(( __m_node_base + __m_plan_nodes ))
     __m_seg=()
   else
     __m_seg+=("$__m_a")
@@ -309,6 +399,263 @@ for __m_p in "${__m_steps[@]}"; do
   [ "$__m_rc" = 0 ] && __m_rc=$__m_s
 done
 exit "$__m_rc"
+"""
+
+STEPD = r"""#!/usr/bin/perl
+# Step service written by migrate. Slurm runs the batch script once, on the
+# first node, and srun starts the steps on every node of the allocation; in
+# Kubernetes the first pod runs the script and the other pods run this service,
+# which starts the steps its srun shim sends them:
+#   migrate-stepd serve                        wait for steps (the other pods)
+#   migrate-stepd run HOST FIRST COUNT ARGV... run COUNT tasks on HOST (srun)
+#   migrate-stepd release HOST RC              the job ended: HOST exits with RC
+# Requests carry the environment, the working folder and the argv of the step;
+# the tasks' output comes back framed (O<len>/E<len>) and ends with X<rc>.
+use strict;
+use warnings;
+use IO::Socket::INET;
+use IO::Select;
+use POSIX ();
+use Cwd ();
+
+$SIG{PIPE} = 'IGNORE';
+my $PORT = $ENV{MIGRATE_STEP_PORT} || 6820;
+my $WAIT = $ENV{MIGRATE_STEP_WAIT} || 600;
+# What a step takes from the pod it runs in, not from the batch shell.
+my @POD_VARS = qw(HOSTNAME SLURMD_NODENAME MIGRATE_NODE_INDEX SLURM_TOPOLOGY_ADDR MIGRATE_GROUP_NODEID
+  JOB_COMPLETION_INDEX RANK PET_NODE_RANK VC_TASK_INDEX VK_TASK_INDEX MIGRATE_JOBSET_INDEX
+  MIGRATE_RESTARTS SLURM_RESTART_COUNT POD_NAME POD_IP);
+push @POD_VARS, $ENV{MIGRATE_INDEX_FROM} if $ENV{MIGRATE_INDEX_FROM};
+
+sub put {
+  my ($fh, $data) = @_;
+  while (length $data) {
+    my $n = syswrite($fh, $data);
+    if (!defined $n) { next if $!{EINTR}; return 0; }
+    substr($data, 0, $n) = '';
+  }
+  return 1;
+}
+
+sub line_of {
+  my ($fh) = @_;
+  my ($line, $c) = ('', '');
+  while (1) {
+    my $n = sysread($fh, $c, 1);
+    if (!defined $n) { next if $!{EINTR}; return undef; }
+    return undef if $n == 0;
+    return $line if $c eq "\n";
+    $line .= $c;
+    return undef if length($line) > 64;
+  }
+}
+
+sub bytes_of {
+  my ($fh, $want) = @_;
+  my $data = '';
+  while (length($data) < $want) {
+    my $n = sysread($fh, my $chunk, $want - length($data));
+    if (!defined $n) { next if $!{EINTR}; return undef; }
+    return undef if $n == 0;
+    $data .= $chunk;
+  }
+  return $data;
+}
+
+sub nap { select(undef, undef, undef, $_[0]); }
+
+# Connect, retrying while the name does not resolve yet or nothing listens yet.
+sub reach {
+  my ($host, $wait) = @_;
+  my ($deadline, $delay, $said) = (time + $wait, 0.1, 0);
+  while (1) {
+    my $s = IO::Socket::INET->new(PeerAddr => $host, PeerPort => $PORT, Proto => 'tcp', Timeout => 5);
+    return $s if $s;
+    return undef if time >= $deadline;
+    if (!$said && time + $wait - $deadline > 30) {
+      print STDERR "migrate: waiting for $host:$PORT to serve job steps ($@)\n";
+      $said = 1;
+    }
+    nap($delay);
+    $delay = $delay < 2 ? $delay * 2 : 2;
+  }
+}
+
+sub status_of {
+  my ($status) = @_;
+  return 128 + ($status & 127) if $status & 127;
+  return $status >> 8;
+}
+
+sub run_step {
+  my ($c, $payload) = @_;
+  my @f = split /\0/, $payload, -1;
+  my (undef, $cwd, $first, $count, $nenv) = splice(@f, 0, 5);
+  my %env = map { /\A([^=]*)=(.*)\z/s ? ($1, $2) : () } splice(@f, 0, $nenv);
+  my @argv = @f;
+  for my $k (@POD_VARS) {
+    if (defined $ENV{$k}) { $env{$k} = $ENV{$k}; } else { delete $env{$k}; }
+  }
+  $env{MIGRATE_IN_STEP} = 1;
+  pipe(my $or, my $ow) or die "pipe: $!";
+  pipe(my $er, my $ew) or die "pipe: $!";
+  my %alive;
+  for my $t (0 .. $count - 1) {
+    my $pid = fork();
+    die "fork: $!" unless defined $pid;
+    if ($pid == 0) {
+      close $or; close $er; close $c;
+      POSIX::dup2(fileno($ow), 1); POSIX::dup2(fileno($ew), 2);
+      open(STDIN, '<', '/dev/null');
+      %ENV = %env;
+      $ENV{SLURM_PROCID} = $first + $t;
+      $ENV{SLURM_LOCALID} = $t;
+      $ENV{SLURM_TASK_PID} = $$;
+      $SIG{$_} = 'DEFAULT' for qw(PIPE TERM INT USR1 USR2 HUP CHLD);
+      if (!chdir $cwd) {
+        print STDERR "migrate: srun: no folder $cwd on $ENV{SLURMD_NODENAME}; the step runs in /tmp\n";
+        chdir '/tmp';
+      }
+      { no warnings "exec"; exec { $argv[0] } @argv; }
+      print STDERR "migrate: srun: $argv[0]: $!\n";
+      POSIX::_exit(127);
+    }
+    $alive{$pid} = 1;
+  }
+  close $ow; close $ew;
+  $SIG{TERM} = sub {  # the pod is being deleted
+    return if ($ENV{MIGRATE_SIGNAL_BATCH_ONLY} || '') eq '1';
+    kill($ENV{MIGRATE_SIGNAL} || 'TERM', keys %alive);
+  };
+  my $sel = IO::Select->new($or, $er, $c);
+  my ($rc, $ended) = (0, 0);
+  my $until = undef;  # after the tasks ended: drain their output briefly
+  while (1) {
+    for my $pid (keys %alive) {
+      my $got = waitpid($pid, POSIX::WNOHANG());
+      next unless $got == $pid;
+      delete $alive{$pid};
+      my $s = status_of($?);
+      $rc = $s if $rc == 0;
+    }
+    if (!%alive && !defined $until) { $until = time + 2; }
+    last if defined $until && (time > $until || $sel->count <= 1);
+    for my $fh ($sel->can_read(0.1)) {
+      my $n = sysread($fh, my $buf, 65536);
+      next if !defined $n && $!{EINTR};
+      if ($fh == $c) {
+        if (!$n) {  # srun is gone: so is its step
+          kill 'TERM', keys %alive; $sel->remove($c); $until = time + 5 unless defined $until;
+          next;
+        }
+        for my $sig ($buf =~ /K([A-Z0-9]+)\n/g) { kill $sig, keys %alive; }
+        next;
+      }
+      if (!$n) { $sel->remove($fh); next; }
+      my $tag = $fh == $or ? 'O' : 'E';
+      put($c, $tag . length($buf) . "\n" . $buf) or do { $sel->remove($c) if $sel->exists($c); };
+    }
+  }
+  kill 'KILL', keys %alive if %alive;
+  put($c, "X$rc\n");
+  close $c;
+}
+
+sub serve {
+  my $srv = IO::Socket::INET->new(LocalAddr => '0.0.0.0', LocalPort => $PORT, Listen => 64,
+    ReuseAddr => 1, Proto => 'tcp') or die "migrate: cannot serve job steps on port $PORT: $@\n";
+  $SIG{CHLD} = sub { 1 while waitpid(-1, POSIX::WNOHANG()) > 0; };
+  # The pod is being deleted: the running steps' tasks get what the batch pod sends its
+  # steps (the --signal, else SIGTERM), and have the grace period until the release or SIGKILL.
+  my %steps;
+  $SIG{TERM} = sub { kill 'TERM', keys %steps; };
+  my $batch = $ENV{MIGRATE_BATCH_HOST} || '';
+  my ($seen, $missed, $last) = (0, 0, time);
+  my $sel = IO::Select->new($srv);
+  while (1) {
+    if ($batch && time - $last >= 10) {  # is the batch pod still there?
+      $last = time;
+      my $p = IO::Socket::INET->new(PeerAddr => $batch, PeerPort => $PORT, Proto => 'tcp', Timeout => 3);
+      if ($p) { put($p, "P\n"); close $p; ($seen, $missed) = (1, 0); }
+      elsif ($seen && ++$missed >= 3) {
+        print STDERR "migrate: the batch pod $batch is gone; this pod stops serving job steps\n";
+        exit 1;
+      }
+    }
+    next unless $sel->can_read(2);
+    my $c = $srv->accept or next;
+    my $head = line_of($c);
+    if (!defined $head) { close $c; next; }
+    if ($head =~ /\AQ(-?\d+)\z/) { close $c; exit($1 & 255); }
+    if ($head eq 'P') { close $c; next; }
+    if ($head =~ /\AR(\d+)\z/) {
+      my $payload = bytes_of($c, $1);
+      if (!defined $payload) { close $c; next; }
+      my $pid = fork();
+      if (defined $pid && $pid == 0) {
+        $SIG{CHLD} = 'DEFAULT';
+        close $srv;
+        run_step($c, $payload);
+        POSIX::_exit(0);
+      }
+      $steps{$pid} = 1 if $pid;
+      delete $steps{$_} for grep { !kill(0, $_) } keys %steps;
+    }
+    close $c;
+  }
+}
+
+sub run_remote {
+  my ($host, $first, $count, @argv) = @_;
+  my $s = reach($host, $WAIT) or do {
+    print STDERR "migrate: srun: $host does not serve job steps (waited ${WAIT}s)\n";
+    exit 1;
+  };
+  my @env = map { "$_=$ENV{$_}" } grep { index($ENV{$_}, "\0") < 0 } sort keys %ENV;
+  my $payload = join("\0", 'run', Cwd::getcwd() // '/', $first, $count, scalar(@env), @env, @argv);
+  put($s, 'R' . length($payload) . "\n" . $payload) or exit 1;
+  for my $sig (qw(TERM INT USR1 USR2 HUP)) { $SIG{$sig} = sub { put($s, "K$sig\n"); }; }
+  my ($buf, $rc) = ('', undef);
+  READ: while (1) {
+    my $n = sysread($s, my $chunk, 65536);
+    if (!defined $n) { next if $!{EINTR}; last; }
+    last if $n == 0;
+    $buf .= $chunk;
+    while (1) {
+      if ($buf =~ /\A([OE])(\d+)\n/) {
+        my ($tag, $len, $skip) = ($1, $2, length($&));
+        last if length($buf) < $skip + $len;
+        put($tag eq 'O' ? \*STDOUT : \*STDERR, substr($buf, $skip, $len));
+        substr($buf, 0, $skip + $len) = '';
+      } elsif ($buf =~ /\AX(-?\d+)\n/) {
+        $rc = $1;
+        last READ;
+      } else {
+        last;
+      }
+    }
+  }
+  if (!defined $rc) {
+    print STDERR "migrate: srun: the step on $host ended without an exit code (the pod failed?)\n";
+    exit 1;
+  }
+  exit($rc & 255);
+}
+
+sub release {
+  my ($host, $rc) = @_;
+  my $s = reach($host, $ENV{MIGRATE_RELEASE_WAIT} || 30) or exit 1;
+  put($s, "Q$rc\n");
+  close $s;
+  exit 0;
+}
+
+my $mode = shift @ARGV // '';
+serve() if $mode eq 'serve';
+run_remote(@ARGV) if $mode eq 'run';
+release(@ARGV) if $mode eq 'release';
+print STDERR "usage: migrate-stepd serve | run HOST FIRST COUNT ARGV... | release HOST RC\n";
+exit 2;
 """
 
 SCONTROL = r"""#!/bin/bash
@@ -346,6 +693,7 @@ FILES: dict[str, str] = {
     "scontrol": SCONTROL,
     "sbatch": SBATCH,
     "module": MODULE,
+    "stepd": STEPD,
 }
 
 # ConfigMap key -> path under the mount (keys cannot hold '/').
@@ -357,6 +705,7 @@ PATHS: dict[str, str] = {
     "sbatch": "bin/sbatch",
     "module": "bin/module",
     "ml": "bin/ml",
+    "stepd": "bin/migrate-stepd",
 }
 
-__all__ = ["ENTRYPOINT", "FILES", "PATHS", "SBATCH", "SCONTROL", "SRUN"]
+__all__ = ["ENTRYPOINT", "FILES", "PATHS", "SBATCH", "SCONTROL", "SRUN", "STEPD"]

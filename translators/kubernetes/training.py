@@ -14,12 +14,10 @@ the tasks per node.
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
-from migrate import ir
-
-from . import flavors, pod_template, slurmenv
+from . import execution, flavors, pod_template, slurmenv
+from .flavors import nproc_per_node
 from .job_policy import JobPolicy
 from .storage import Volume
 from .translation_context import Context, Workload
@@ -28,26 +26,13 @@ from .yamlemit import Manifest, Path
 PYTORCH_API = "kubeflow.org/v1"
 MPI_API = "kubeflow.org/v2beta1"
 REPLICA_LABEL = "training.kubeflow.org/job-name"
-_NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=(\S+))?\Z")
 SSHD = ["/usr/sbin/sshd", "-De"]
-
-
-def nproc_per_node(launcher: ir.Launcher | None, gpus: int) -> str:
-    """torchrun's --nproc_per_node when it is a number, else the GPUs per pod (or "auto")."""
-    values: list[str] = [
-        kv.value
-        for kv in (launcher.options if launcher else ())
-        if kv.key.lstrip("-").replace("_", "-") == "nproc-per-node"
-    ]
-    words = list(launcher.program) if launcher else []
-    for i, word in enumerate(words):
-        m = _NPROC.match(word)
-        if m:
-            values.append(m.group(1) or (words[i + 1] if i + 1 < len(words) else ""))
-    for value in values:
-        if value.isascii() and value.isdigit():
-            return value
-    return str(gpus) if gpus else "auto"
+MPI_NOT_SLURM = (
+    ("OMPI_MCA_plm", "rsh"),  # Open MPI: launch over ssh, not srun
+    ("OMPI_MCA_ras", "^slurm"),  # and take the hosts from the hostfile, not SLURM_JOB_NODELIST
+    ("HYDRA_BOOTSTRAP", "ssh"),  # MPICH
+    ("I_MPI_HYDRA_BOOTSTRAP", "ssh"),  # Intel MPI
+)
 
 
 def _run_policy(policy: JobPolicy, kueue: bool) -> dict[str, Any]:
@@ -81,6 +66,7 @@ def build_pytorch(
     hosts = [f"{ctx.name}-master-0"] + [f"{ctx.name}-worker-{i}" for i in range(nodes - 1)]
     topo = slurmenv.Topology(index_from="RANK", nodes=nodes, hosts=tuple(hosts), uid_label=REPLICA_LABEL)
     parts = pod_template.build(ctx, comp, 0, topo, policy, volumes, container_name="pytorch")
+    execution.record_batch_host(ctx, nodes, "pytorchjob")
     launcher = flavors.torch_launcher(ctx.job)
     nproc = nproc_per_node(launcher, parts.gpus)
     replicas: dict[str, Any] = {
@@ -117,11 +103,15 @@ def build_mpi(
     hosts = tuple(f"{ctx.name}-worker-{i}.{ctx.name}" for i in range(nodes))
     topo = slurmenv.Topology(nodes=1, hosts=hosts, uid_label=REPLICA_LABEL, srun_mode="mpirun")
     parts = pod_template.build(ctx, comp, 0, topo, policy, volumes)
+    execution.record_batch_host(ctx, nodes, "mpijob")
     worker = copy.deepcopy(parts.template)
     worker_container = worker["spec"]["containers"][0]
     worker_container["command"] = list(SSHD)
     launcher = copy.deepcopy(parts.template)
     lspec = launcher["spec"]
+    # The SLURM_* variables the entrypoint sets would make mpirun start its daemons with srun;
+    # here they go over ssh to the hosts of the operator's hostfile.
+    lspec["containers"][0]["env"] += [{"name": k, "value": v} for k, v in MPI_NOT_SLURM]
     lspec["containers"][0]["resources"] = {
         "requests": {"cpu": "1", "memory": "2Gi"},
         "limits": {"cpu": "1", "memory": "2Gi"},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import pod_template, slurmenv
+from . import execution, pod_template, slurmenv
 from .job_policy import JobPolicy
 from .storage import Volume
 from .translation_context import Context, Workload
@@ -52,9 +52,12 @@ def build(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> tuple[list[
         )
         offset += nodes
         parts = pod_template.build(ctx, comp, index, topo, policy, volumes)
+        replicas = nodes * array_count
+        if len(all_hosts) > 1:
+            names = [f"{ctx.name}-{task}-{i}.{ctx.name}" for i in range(replicas)]
+            execution.fqdn_hostname(ctx, parts.template["spec"], names)
         if policy.active_deadline is not None:
             parts.template["spec"]["activeDeadlineSeconds"] = policy.active_deadline
-        replicas = nodes * array_count
         total += replicas
         tasks.append({"name": task, "replicas": replicas, "template": parts.template})
         for path, texts in parts.comments.items():
@@ -68,6 +71,7 @@ def build(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> tuple[list[
             "VC_TASK_INDEX; the %limit throttle and per-task failure are not kept",
             ctx.line_of("array"),
         )
+    execution.record_batch_host(ctx, len(all_hosts), "volcano")
     min_available = total if job.array is None else total // array_count
     spec: dict[str, Any] = {"schedulerName": "volcano", "minAvailable": min_available}
     if policy.queue:

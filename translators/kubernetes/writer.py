@@ -238,7 +238,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
         return Entry(
             item,
             FidelityStatus.MAPPED,
-            "PyTorchJob: runs once per pod (the srun shim starts launchers once) with the "
+            "PyTorchJob: srun starts it once in every pod (launchers start once per node) with the "
             "operator's MASTER_ADDR/PET_* rendezvous",
             line,
         )
@@ -260,12 +260,12 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
                 line,
             )
         if _is_torch(launcher) or _is_mpi(launcher):
-            return Entry(item, FidelityStatus.MAPPED, "the srun shim starts the launcher once per pod", line)
+            return Entry(item, FidelityStatus.MAPPED, "srun starts the launcher once on every node of the step", line)
         if multi:
             return Entry(
                 item,
                 FidelityStatus.APPROXIMATED,
-                "the srun shim runs the program once per local task in each pod "
+                "srun starts the program once per task on every node of the step, in their pods "
                 "(SLURM_PROCID/SLURM_LOCALID set); the tasks share no MPI world",
                 line,
             )
@@ -280,8 +280,8 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
             return Entry(
                 item,
                 FidelityStatus.APPROXIMATED,
-                "mpirun in each pod reaches only its own pod (no hostfile or ssh "
-                "between pods); use --flavor mpijob",
+                "mpirun runs in the pod of node 0, where the script runs, and reaches only that pod "
+                "(no hostfile or ssh between pods); use --flavor mpijob",
                 line,
             )
         return Entry(item, FidelityStatus.MAPPED, "runs inside the single pod", line)
@@ -289,8 +289,9 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
         return Entry(
             item,
             FidelityStatus.APPROXIMATED,
-            "runs in every pod; rendezvous through MASTER_ADDR and the host list the "
-            "entrypoint sets (the first pod's DNS name)",
+            "outside srun it runs once, in the pod of node 0, as on Slurm's first node; its "
+            "rendezvous is MASTER_ADDR (the first pod's DNS name) and the other pods join only "
+            "through srun",
             line,
         )
     return Entry(item, FidelityStatus.MAPPED, "runs unchanged inside the pod", line)

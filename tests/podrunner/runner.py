@@ -1,0 +1,349 @@
+"""Start a workload's pods, retry and restart them as its controller would, collect what they did."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import yaml
+
+from . import pod as podmod
+from . import workloads
+from .model import Attempt, Group, PodPlan, PodRun, RunResult, Workload
+from .network import Network
+
+POLL = 0.02
+
+
+class RunnerError(RuntimeError):
+    pass
+
+
+def why_not() -> str | None:
+    """Why pods cannot run here; None when they can."""
+    if os.geteuid() != 0:
+        return "the pod runner needs root (mount, network and UTS namespaces, chroot)"
+    for tool in ("unshare", "chroot", "ip", "mount"):
+        if shutil.which(tool) is None:
+            return f"the pod runner needs {tool}, which is not installed"
+    with open("/proc/filesystems") as fh:
+        if "overlay" not in fh.read():
+            return "the kernel has no overlay file system, which the pods' image folders use"
+    probe = subprocess.run(
+        ["unshare", "--mount", "--uts", "--pid", "--fork", "--net", "true"], capture_output=True, timeout=30
+    )
+    if probe.returncode != 0:
+        return f"unshare cannot create namespaces here: {probe.stderr.decode(errors='replace').strip()}"
+    return None
+
+
+@dataclass
+class _Running:
+    proc: subprocess.Popen[bytes]
+    out: IO[bytes]
+    err: IO[bytes]
+    pod_dir: Path
+    plan: PodPlan
+
+
+@dataclass
+class _GroupState:
+    group: Group
+    started: bool = False
+    start_time: float = 0.0
+    pending: list[int] = field(default_factory=list)  # positions in group.pods
+    not_before: dict[int, float] = field(default_factory=dict)
+    succeeded: set[int] = field(default_factory=set)
+    failed_indexes: set[int] = field(default_factory=set)
+    failures: dict[int, int] = field(default_factory=dict)
+    failed: bool = False
+
+    def reset(self) -> None:
+        self.started = False
+        self.pending = list(range(len(self.group.pods)))
+        self.not_before = {}
+        self.succeeded, self.failed_indexes, self.failures = set(), set(), {}
+        self.failed = False
+
+    @property
+    def total_failures(self) -> int:
+        return sum(self.failures.values())
+
+    def done(self, running: int) -> bool:
+        return self.failed or (not self.pending and running == 0)
+
+
+class Shared:
+    """Storage all pods see: PVCs and hostPaths, each a folder of the test (or a mapping it gives)."""
+
+    def __init__(self, workdir: Path, claims: dict[str, Path], host_paths: dict[str, Path]) -> None:
+        self.workdir = workdir
+        self.claims = claims
+        self.host_paths = host_paths
+
+    def claim(self, name: str) -> Path:
+        path = self.claims.get(name) or self.workdir / "pvc" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def host_path(self, path: str) -> Path:
+        mapped = self.host_paths.get(path) or self.workdir / "hostpath" / path.strip("/")
+        mapped.mkdir(parents=True, exist_ok=True)
+        return mapped
+
+
+class PodRunner:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        image_env: dict[str, str] | None = None,
+        claims: dict[str, Path] | None = None,
+        host_paths: dict[str, Path] | None = None,
+        start_delays: dict[int, float] | None = None,
+        image_dirs: tuple[str, ...] = (),
+        image_files: dict[str, str] | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.image_env = {**podmod.DEFAULT_IMAGE_ENV, **(image_env or {})}
+        self.shared = Shared(self.workdir, dict(claims or {}), dict(host_paths or {}))
+        self.start_delays = dict(start_delays or {})  # node index -> seconds
+        self.image_dirs = tuple(str(d) for d in image_dirs)  # host folders the stand-in image has
+        self.image_files = tuple(sorted((image_files or {}).items()))  # path -> text, in every pod
+        self.timeout = timeout
+
+    def run(self, text: str) -> RunResult:
+        docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+        kinds = ("ConfigMap", "Secret")
+        objects = {(d["kind"], d["metadata"]["name"]): d for d in docs if d.get("kind") in kinds}
+        found = [d for d in docs if workloads.is_workload(d)]
+        if len(found) != 1:
+            raise RunnerError(f"expected one workload in the manifests, found {len(found)}")
+        try:
+            workload = workloads.plan(found[0])
+        except workloads.Unsupported as exc:
+            raise RunnerError(str(exc)) from exc
+        network = Network()
+        try:
+            return _Run(self, workload, objects, network).go()
+        finally:
+            network.close()
+
+
+class _Run:
+    def __init__(
+        self,
+        runner: PodRunner,
+        workload: Workload,
+        objects: dict[tuple[str, str], dict[str, Any]],
+        network: Network,
+    ) -> None:
+        self.runner = runner
+        self.workload = workload
+        self.objects = {**objects, **workload.objects}
+        self.network = network
+        self.states = [_GroupState(g) for g in workload.groups]
+        for s in self.states:
+            s.reset()
+        self.pod_runs: dict[int, PodRun] = {}
+        self.netns: dict[int, str] = {}
+        for g in workload.groups:
+            for p in g.pods:
+                p.start_delay = runner.start_delays.get(p.index, 0.0)
+                ns, address = network.add_pod()
+                self.netns[p.index] = ns
+                self.pod_runs[p.index] = PodRun(p, address)
+        self.running: dict[int, _Running] = {}
+        self.published: list[int] = []  # pods whose DNS records exist, in start order
+        self.restarts = 0
+
+    # -- DNS ---------------------------------------------------------------------------------------
+
+    def _hosts_text(self, me: PodPlan) -> str:
+        address = self.pod_runs[me.index].address
+        own = [*me.dns_names[:1], me.hostname] if me.subdomain else [me.hostname]
+        lines = [
+            "# Kubernetes-managed hosts file (pod runner).",
+            "127.0.0.1\tlocalhost",
+            "::1\tlocalhost ip6-localhost ip6-loopback",
+            f"{address}\t{' '.join(own)}",
+        ]
+        for index in self.published:
+            other = self.pod_runs[index]
+            names = [n for n in other.plan.dns_names if index != me.index or n not in own]
+            if names:
+                lines.append(f"{other.address}\t{' '.join(names)}")
+        return "\n".join(lines) + "\n"
+
+    def _publish(self, plan: PodPlan) -> None:
+        if plan.index in self.published:
+            return
+        self.published.append(plan.index)
+        for index, running in self.running.items():
+            (running.pod_dir / "hosts").write_text(self._hosts_text(self.pod_runs[index].plan))
+
+    # -- pods --------------------------------------------------------------------------------------
+
+    def _start(self, state: _GroupState, position: int) -> None:
+        plan = state.group.pods[position]
+        run = self.pod_runs[plan.index]
+        pod_dir = self.runner.workdir / "pods" / f"{plan.name}"
+        if pod_dir.exists():  # a retry with restartPolicy Never is a new pod: fresh emptyDirs
+            _unmount_below(pod_dir)
+            shutil.rmtree(pod_dir, ignore_errors=True)
+        if (index_failures := state.failures.get(position)) is not None:
+            plan.annotations["batch.kubernetes.io/job-index-failure-count"] = str(index_failures)
+        self._publish(plan)
+        proc, out, err = podmod.start(
+            plan, pod_dir, self.netns[plan.index], self.objects, self.runner.shared, run.address,
+            self.runner.image_env, self._hosts_text(plan), self.runner.image_dirs, self.runner.image_files,
+        )  # fmt: skip
+        self.running[plan.index] = _Running(proc, out, err, pod_dir, plan)
+
+    def _finish(self, index: int, rc: int | None) -> None:
+        running = self.running.pop(index)
+        running.out.close()
+        running.err.close()
+        out = (running.pod_dir / "stdout").read_text(errors="replace")
+        err = (running.pod_dir / "stderr").read_text(errors="replace")
+        self.pod_runs[index].attempts.append(Attempt(rc, out, err, running.plan.name))
+
+    def _kill_all(self) -> None:
+        for index, running in list(self.running.items()):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(running.proc.pid, signal.SIGKILL)
+            running.proc.wait(timeout=30)
+            self._finish(index, None)
+
+    def _state_of(self, plan: PodPlan) -> tuple[_GroupState, int]:
+        for s in self.states:
+            for position, p in enumerate(s.group.pods):
+                if p is plan:
+                    return s, position
+        raise KeyError(plan.name)
+
+    def _may_start(self, state: _GroupState) -> bool:
+        wanted = set(state.group.depends_on)
+        if not wanted:
+            return True
+        ready = [s for s in self.states if s.group.role in wanted]
+        return all(s.done(self._running_in(s)) and not s.failed for s in ready)
+
+    def _running_in(self, state: _GroupState) -> int:
+        return sum(1 for r in self.running.values() if self._state_of(r.plan)[0] is state)
+
+    def _schedule(self, now: float) -> None:
+        for state in self.states:
+            if state.failed:
+                continue
+            if not state.started:
+                if not self._may_start(state):
+                    continue
+                state.started, state.start_time = True, now
+            free = state.group.parallelism - self._running_in(state)
+            for position in list(state.pending):
+                if free <= 0:
+                    break
+                plan = state.group.pods[position]
+                if now < state.start_time + plan.start_delay or now < state.not_before.get(position, 0):
+                    continue
+                state.pending.remove(position)
+                self._start(state, position)
+                free -= 1
+
+    def _reap(self) -> list[_GroupState]:
+        """Collect ended pods; the groups that failed by it."""
+        failed: list[_GroupState] = []
+        for index, running in list(self.running.items()):
+            rc = running.proc.poll()
+            if rc is None:
+                continue
+            self._finish(index, rc)
+            state, position = self._state_of(running.plan)
+            if rc == 0:
+                state.succeeded.add(position)
+                continue
+            state.failures[position] = state.failures.get(position, 0) + 1
+            used = state.failures[position] if state.group.per_index else state.total_failures
+            if used <= state.group.backoff_limit:
+                workloads.fresh_names(running.plan)
+                state.pending.append(position)
+                state.not_before[position] = time.monotonic() + 0.2
+            elif state.group.per_index:
+                state.failed_indexes.add(position)
+            else:
+                state.failed = True
+                failed.append(state)
+        for state in self.states:
+            if state.failed_indexes and not state.failed and state.done(self._running_in(state)):
+                state.failed = True
+                failed.append(state)
+        return failed
+
+    def _succeeded(self) -> bool:
+        w = self.workload
+        if w.success != "all":
+            master = next((s for s in self.states if s.group.role == w.success), None)
+            if master is not None:
+                return len(master.succeeded) == len(master.group.pods)
+        return all(len(s.succeeded) == len(s.group.pods) for s in self.states)
+
+    def go(self) -> RunResult:
+        began = time.monotonic()
+        deadline = began + self.runner.timeout
+        status = "Timeout"
+        try:
+            while time.monotonic() < deadline:
+                self._schedule(time.monotonic())
+                failed = self._reap()
+                if self._succeeded():
+                    status = "Complete"
+                    break
+                if failed:
+                    if not self.workload.gang:
+                        status = "Failed"
+                        break
+                    if self.restarts >= self.workload.restarts:
+                        status = "Failed"
+                        break
+                    self._kill_all()
+                    self.restarts += 1
+                    for s in self.states:
+                        s.reset()
+                        for p in s.group.pods:
+                            workloads.fresh_names(p)
+                            for table in (p.labels, p.annotations):
+                                if "jobset.sigs.k8s.io/restart-attempt" in table:
+                                    table["jobset.sigs.k8s.io/restart-attempt"] = str(self.restarts)
+                    continue
+                if all(s.done(self._running_in(s)) for s in self.states) and not self.running:
+                    status = "Failed"  # nothing left to run, and not all succeeded
+                    break
+                time.sleep(POLL)
+        finally:
+            self._kill_all()
+            for running_dir in (self.runner.workdir / "pods").glob("*"):
+                _unmount_below(running_dir)
+        pods = [self.pod_runs[i] for i in sorted(self.pod_runs)]
+        return RunResult(
+            self.workload.kind, self.workload.name, status, pods, self.restarts, time.monotonic() - began
+        )
+
+
+def _unmount_below(path: Path) -> None:
+    """Mounts live in the pods' own namespaces; this only guards against leftovers in ours."""
+    with open("/proc/self/mounts") as fh:
+        points = [line.split()[1] for line in fh]
+    for point in sorted((p for p in points if p.startswith(str(path) + "/")), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True, check=False)
+
+
+__all__ = ["PodRunner", "RunnerError", "why_not"]

@@ -1,0 +1,402 @@
+"""The pods a controller creates for a workload object: names, host names, labels, injected env."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from typing import Any
+
+from .model import Group, PodPlan, Workload
+
+CLUSTER_DOMAIN = "svc.cluster.local"
+KINDS = {
+    ("kubeflow.org/v2beta1", "MPIJob"),
+    ("batch/v1", "Job"),
+    ("batch/v1", "CronJob"),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"),
+    ("kubeflow.org/v1", "PyTorchJob"),
+    ("batch.volcano.sh/v1alpha1", "Job"),
+}
+
+
+class Unsupported(ValueError):
+    pass
+
+
+def is_workload(doc: dict[str, Any]) -> bool:
+    return (doc.get("apiVersion"), doc.get("kind")) in KINDS
+
+
+def _meta(doc: dict[str, Any]) -> tuple[str, str]:
+    meta = doc.get("metadata") or {}
+    return str(meta["name"]), str(meta.get("namespace") or "default")
+
+
+def _template_meta(template: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    meta = template.get("metadata") or {}
+    return dict(meta.get("labels") or {}), dict(meta.get("annotations") or {})
+
+
+def _dns(hostname: str, subdomain: str | None, namespace: str) -> tuple[str, ...]:
+    if not subdomain:
+        return ()
+    full = f"{hostname}.{subdomain}.{namespace}.{CLUSTER_DOMAIN}"
+    return (full, f"{hostname}.{subdomain}.{namespace}.svc", f"{hostname}.{subdomain}")
+
+
+def _job_pods(
+    job_name: str,
+    namespace: str,
+    spec: dict[str, Any],
+    uid: str,
+    first_index: int,
+    extra_labels: dict[str, str] | None = None,
+    hostname_prefix: str | None = None,
+) -> tuple[list[PodPlan], bool]:
+    """The pods of one batch/v1 Job; also whether it is Indexed."""
+    template = spec["template"]
+    labels, annotations = _template_meta(template)
+    completions = int(spec.get("completions", spec.get("parallelism", 1)) or 1)
+    indexed = spec.get("completionMode") == "Indexed"
+    pod_spec = template["spec"]
+    subdomain = pod_spec.get("subdomain")
+    pods: list[PodPlan] = []
+    for i in range(completions):
+        lab = {
+            **labels,
+            **(extra_labels or {}),
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": job_name,
+            "controller-uid": uid,
+            "job-name": job_name,
+        }
+        ann = dict(annotations)
+        if indexed:
+            lab["batch.kubernetes.io/job-completion-index"] = str(i)
+            ann["batch.kubernetes.io/job-completion-index"] = str(i)
+            hostname = f"{hostname_prefix or job_name}-{i}"
+        else:
+            hostname = f"{job_name}-{uuid.uuid4().hex[:5]}"
+        hostname = pod_spec.get("hostname") or hostname
+        env = {"JOB_COMPLETION_INDEX": str(i)} if indexed else {}
+        pods.append(
+            PodPlan(
+                name=f"{hostname}-{uuid.uuid4().hex[:5]}" if indexed else hostname,
+                hostname=hostname[:63],
+                namespace=namespace,
+                spec=copy.deepcopy(pod_spec),
+                labels=lab,
+                annotations=ann,
+                subdomain=subdomain,
+                index=first_index + i,
+                completion_index=i if indexed else None,
+                operator_env=env,
+                uid=uid,
+                dns_names=_dns(hostname, subdomain, namespace),
+            )
+        )
+    return pods, indexed
+
+
+def batch_job(doc: dict[str, Any], spec: dict[str, Any] | None = None) -> Workload:
+    name, namespace = _meta(doc)
+    spec = spec if spec is not None else doc["spec"]
+    uid = str(uuid.uuid4())
+    pods, _ = _job_pods(name, namespace, spec, uid, 0)
+    per_index = "backoffLimitPerIndex" in spec
+    limit = int(spec.get("backoffLimitPerIndex", spec.get("backoffLimit", 6)))
+    parallelism = int(spec.get("parallelism", 1) or 1)
+    group = Group(name, pods, parallelism, limit, per_index)
+    return Workload("Job", name, [group], gang=False)
+
+
+def cron_job(doc: dict[str, Any]) -> Workload:
+    name, namespace = _meta(doc)
+    job_name = f"{name}-{uuid.uuid4().int % 10**8:08d}"
+    template = doc["spec"]["jobTemplate"]
+    job_doc = {"metadata": {"name": job_name, "namespace": namespace}, "spec": template["spec"]}
+    workload = batch_job(job_doc)
+    workload.kind = "CronJob"
+    return workload
+
+
+JOBSET = "jobset.sigs.k8s.io/"
+
+
+def jobset(doc: dict[str, Any]) -> Workload:
+    name, namespace = _meta(doc)
+    spec = doc["spec"]
+    network = spec.get("network") or {}
+    dns = bool(network.get("enableDNSHostnames", True))
+    subdomain = network.get("subdomain") or name
+    js_uid = str(uuid.uuid4())
+    groups: list[Group] = []
+    index = 0
+    global_index = 0
+    for rjob in spec["replicatedJobs"]:
+        rname = rjob["name"]
+        replicas = int(rjob.get("replicas", 1))
+        job_spec = copy.deepcopy(rjob["template"]["spec"])
+        if dns:
+            job_spec["completionMode"] = "Indexed"
+            job_spec["template"].setdefault("spec", {})["subdomain"] = subdomain
+        depends = tuple(d["name"] for d in rjob.get("dependsOn") or ())
+        for j in range(replicas):
+            job_name = f"{name}-{rname}-{j}"
+            extra = {
+                f"{JOBSET}jobset-name": name,
+                f"{JOBSET}replicatedjob-name": rname,
+                f"{JOBSET}replicatedjob-replicas": str(replicas),
+                f"{JOBSET}job-index": str(j),
+                f"{JOBSET}job-global-index": str(global_index),
+                f"{JOBSET}restart-attempt": "0",
+                f"{JOBSET}jobset-uid": js_uid,
+                f"{JOBSET}job-key": uuid.uuid5(uuid.NAMESPACE_DNS, f"{namespace}/{job_name}").hex,
+            }
+            pods, _ = _job_pods(job_name, namespace, job_spec, str(uuid.uuid4()), index, extra)
+            for p in pods:
+                p.annotations.update(extra)  # JobSet puts its keys on both
+                p.role = rname
+            index += len(pods)
+            global_index += 1
+            limit = int(job_spec.get("backoffLimit", 6))
+            parallelism = int(job_spec.get("parallelism", 1) or 1)
+            groups.append(Group(job_name, pods, parallelism, limit, depends_on=depends, role=rname))
+    restarts = int((spec.get("failurePolicy") or {}).get("maxRestarts", 0))
+    return Workload("JobSet", name, groups, gang=True, restarts=restarts)
+
+
+PYTORCH_PORT = "23456"
+
+
+def pytorchjob(doc: dict[str, Any]) -> Workload:
+    """Master and Workers, with the env the training operator sets in the ``pytorch`` container."""
+    name, namespace = _meta(doc)
+    spec = doc["spec"]
+    replicas = spec["pytorchReplicaSpecs"]
+    uid = str(uuid.uuid4())
+    total = sum(int(r.get("replicas", 1)) for r in replicas.values())
+    nproc = str(spec.get("nprocPerNode", "")) or None
+    master = f"{name}-master-0"
+    groups: list[Group] = []
+    index = 0
+    for role in ("Master", "Worker"):
+        if role not in replicas:
+            continue
+        rspec = replicas[role]
+        labels, annotations = _template_meta(rspec["template"])
+        pods: list[PodPlan] = []
+        for i in range(int(rspec.get("replicas", 1))):
+            pod_name = f"{name}-{role.lower()}-{i}"
+            rank = index
+            env = {
+                "PYTHONUNBUFFERED": "1",
+                "MASTER_PORT": PYTORCH_PORT,
+                "PET_MASTER_PORT": PYTORCH_PORT,
+                "MASTER_ADDR": master,
+                "PET_MASTER_ADDR": master,
+                "PET_NNODES": str(total),
+                "RANK": str(rank),
+                "PET_NODE_RANK": str(rank),
+                "WORLD_SIZE": str(total * int(nproc) if nproc and nproc.isdigit() else total),
+            }
+            if nproc:
+                env["PET_NPROC_PER_NODE"] = nproc
+            lab = {
+                **labels,
+                "training.kubeflow.org/job-name": name,
+                "training.kubeflow.org/operator-name": "pytorchjob-controller",
+                "training.kubeflow.org/replica-type": role.lower(),
+                "training.kubeflow.org/replica-index": str(i),
+            }
+            if role == "Master":
+                lab["training.kubeflow.org/job-role"] = "master"
+            pods.append(
+                PodPlan(
+                    name=pod_name,
+                    hostname=pod_name,
+                    namespace=namespace,
+                    spec=copy.deepcopy(rspec["template"]["spec"]),
+                    labels=lab,
+                    annotations=dict(annotations),
+                    role=role,
+                    index=index,
+                    operator_env=env,
+                    uid=uid,
+                    # the operator's per-replica Service has the pod's name
+                    dns_names=(pod_name, f"{pod_name}.{namespace}.{CLUSTER_DOMAIN}"),
+                )
+            )
+            index += 1
+        groups.append(Group(f"{name}-{role.lower()}", pods, len(pods), 0, role=role))
+    restarts = int((spec.get("runPolicy") or {}).get("backoffLimit", 0))
+    return Workload("PyTorchJob", name, groups, gang=True, restarts=restarts, success="Master")
+
+
+def volcano_job(doc: dict[str, Any]) -> Workload:
+    name, namespace = _meta(doc)
+    spec = doc["spec"]
+    plugins = spec.get("plugins") or {}
+    uid = str(uuid.uuid4())
+    groups: list[Group] = []
+    index = 0
+    for task in spec["tasks"]:
+        tname = task["name"]
+        labels, annotations = _template_meta(task["template"])
+        pods: list[PodPlan] = []
+        for i in range(int(task.get("replicas", 1))):
+            pod_name = f"{name}-{tname}-{i}"
+            pod_spec = copy.deepcopy(task["template"]["spec"])
+            subdomain = name if "svc" in plugins else pod_spec.get("subdomain")
+            env = {"VC_TASK_INDEX": str(i), "VK_TASK_INDEX": str(i)} if "env" in plugins else {}
+            pods.append(
+                PodPlan(
+                    name=pod_name,
+                    hostname=pod_name,
+                    namespace=namespace,
+                    spec=pod_spec,
+                    labels={**labels, "volcano.sh/job-name": name, "volcano.sh/task-spec": tname},
+                    annotations={
+                        **annotations,
+                        "volcano.sh/job-name": name,
+                        "volcano.sh/task-spec": tname,
+                        "volcano.sh/task-index": str(i),
+                    },
+                    subdomain=subdomain,
+                    role=tname,
+                    index=index,
+                    operator_env=env,
+                    uid=uid,
+                    dns_names=_dns(pod_name, subdomain, namespace),
+                )
+            )
+            index += 1
+        groups.append(Group(f"{name}-{tname}", pods, len(pods), 0, role=tname))
+    actions = {p.get("event"): p.get("action") for p in spec.get("policies") or ()}
+    restarts = int(spec.get("maxRetry", 3)) if actions.get("PodFailed") == "RestartJob" else 0
+    return Workload("VolcanoJob", name, groups, gang=True, restarts=restarts)
+
+
+def _ssh_keys() -> tuple[str, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        key = os.path.join(tmp, "id")
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], check=True, timeout=30)
+        with open(key) as private, open(key + ".pub") as public:
+            return private.read(), public.read()
+
+
+def _add_volume(pod: PodPlan, volume: dict[str, Any], mount_path: str) -> None:
+    pod.spec.setdefault("volumes", []).append(volume)
+    pod.spec["containers"][0].setdefault("volumeMounts", []).append(
+        {"name": volume["name"], "mountPath": mount_path}
+    )
+
+
+def mpijob(doc: dict[str, Any]) -> Workload:
+    """Launcher and Workers as the MPI operator (v2beta1, Open MPI) makes them: hostfile, ssh keys, env."""
+    if shutil.which("ssh-keygen") is None:
+        raise Unsupported("an MPIJob needs ssh-keygen (openssh-client) for its keys")
+    name, namespace = _meta(doc)
+    spec = doc["spec"]
+    slots = int(spec.get("slotsPerWorker", 1))
+    replicas = spec["mpiReplicaSpecs"]
+    workers = int(replicas["Worker"].get("replicas", 1))
+    uid = str(uuid.uuid4())
+    hostfile = "".join(f"{name}-worker-{i}.{name}.{namespace}.svc slots={slots}\n" for i in range(workers))
+    private, public = _ssh_keys()
+    objects = {
+        ("ConfigMap", f"{name}-config"): {"data": {"hostfile": hostfile}},
+        ("Secret", f"{name}-ssh"): {"stringData": {"ssh-privatekey": private, "ssh-publickey": public}},
+    }
+    ssh = {
+        "name": "ssh-auth",
+        "secret": {
+            "secretName": f"{name}-ssh",
+            "defaultMode": 0o600,
+            "items": [
+                {"key": "ssh-privatekey", "path": "id_rsa"},
+                {"key": "ssh-publickey", "path": "id_rsa.pub"},
+                {"key": "ssh-publickey", "path": "authorized_keys"},
+            ],
+        },
+    }
+    groups: list[Group] = []
+    index = 0
+    for role in ("Launcher", "Worker"):
+        rspec = replicas[role]
+        labels, annotations = _template_meta(rspec["template"])
+        pods: list[PodPlan] = []
+        for i in range(int(rspec.get("replicas", 1))):
+            pod_name = f"{name}-launcher" if role == "Launcher" else f"{name}-worker-{i}"
+            pod_spec = copy.deepcopy(rspec["template"]["spec"])
+            subdomain = name if role == "Worker" else None
+            env = {"K_MPI_JOB_ROLE": role.lower()}
+            pod = PodPlan(
+                name=pod_name,
+                hostname=pod_name,
+                namespace=namespace,
+                spec=pod_spec,
+                labels={
+                    **labels,
+                    "training.kubeflow.org/job-name": name,
+                    "training.kubeflow.org/job-role": role.lower(),
+                },
+                annotations=dict(annotations),
+                subdomain=subdomain,
+                role=role,
+                index=index,
+                operator_env=env,
+                uid=uid,
+                dns_names=_dns(pod_name, subdomain, namespace),
+                node=i if role == "Worker" else -1,  # the ranks run on the Workers
+            )
+            _add_volume(pod, copy.deepcopy(ssh), "/root/.ssh")
+            if role == "Launcher":
+                _add_volume(
+                    pod, {"name": "mpi-job-config", "configMap": {"name": f"{name}-config"}}, "/etc/mpi"
+                )
+                env.update(
+                    {
+                        "OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+                        "OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile",
+                        "OMPI_MCA_orte_set_default_slots": str(slots),
+                        # the operator's images turn host key checks off in their ssh_config
+                        "OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no "
+                        "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+                    }
+                )
+            pods.append(pod)
+            index += 1
+        groups.append(Group(f"{name}-{role.lower()}", pods, len(pods), 0, role=role))
+    restarts = int((spec.get("runPolicy") or {}).get("backoffLimit", 0))
+    return Workload("MPIJob", name, groups, gang=True, restarts=restarts, success="Launcher", objects=objects)
+
+
+def plan(doc: dict[str, Any]) -> Workload:
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    if kind == "MPIJob":
+        return mpijob(doc)
+    if (api, kind) == ("batch/v1", "Job"):
+        return batch_job(doc)
+    if (api, kind) == ("batch/v1", "CronJob"):
+        return cron_job(doc)
+    if kind == "JobSet":
+        return jobset(doc)
+    if kind == "PyTorchJob":
+        return pytorchjob(doc)
+    if (api, kind) == ("batch.volcano.sh/v1alpha1", "Job"):
+        return volcano_job(doc)
+    raise Unsupported(f"{api} {kind} is not a workload the runner knows")
+
+
+def fresh_names(pod: PodPlan) -> None:
+    """A new pod for a retry (restartPolicy Never): same host name, new pod name."""
+    if pod.name != pod.hostname:
+        pod.name = f"{pod.hostname}-{uuid.uuid4().hex[:5]}"
+
+
+__all__ = ["Unsupported", "fresh_names", "is_workload", "plan"]

@@ -1,0 +1,523 @@
+"""Translated jobs run the way they ran on Slurm, proven by running both and comparing what happened.
+
+Every case under ``corpus/cases/run/`` runs twice: as sbatch on the project's
+Slurm sandbox (4 nodes, real ``srun``), and translated to Kubernetes (every
+flavor that can express it) in the pod runner (tests/podrunner). Both sides
+run the same programs: bash, coreutils and ``torchrun`` from ``torch`` with
+the gloo backend doing an ``all_reduce`` (tests/run_programs/allreduce.py, put
+on the shared file system as a site would). Compared: the world size, every
+rank's node index and local rank, the all_reduce result, the files written,
+how often each statement outside ``srun`` ran (the cases append to a log),
+and which node every host identity names, outside ``srun`` (node 0) and
+inside each step (the step's own node).
+
+The sandbox's nodes are slurmd processes on one host, so ``hostname`` is the
+same on every Slurm node: there, node identity is ``SLURMD_NODENAME`` /
+``SLURM_NODEID``; in the pods it is the pod's own host name and address, each
+mapped to the pod's node index. The sandbox runs in a private mount namespace
+that holds ``/mnt/shared`` (the test's folder) and an ``/etc/hosts`` naming
+the nodes, so nothing on the host changes.
+
+The tests skip, with the reason, only where torch, the sandbox (root on
+Debian) or the pod runner (unshare) cannot be had; in CI (``CI=true``) they
+fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, REPO
+from podrunner import RunResult
+from podrunner import testing as pods
+
+from migrate.diagnostics import Collector
+from migrate.site.config import parse_site_config
+from migrate.translate import translate_jobs
+from migrate.translators.kubernetes import flavors
+from migrate.translators.slurm import reader
+
+pytestmark = pytest.mark.slurm
+
+CASES = CORPUS / "cases" / "run"
+PROGRAMS = [REPO / "tests" / "run_programs" / name for name in ("allreduce.py", "mpi_hello.py")]
+SANDBOX = REPO / "scripts" / "slurm-sandbox.sh"
+NODES = 4
+SHARED = "/mnt/shared"
+SITE = parse_site_config(
+    {
+        "site": "run",
+        "filesystems": [{"prefix": SHARED, "kind": "nfs", "pvc": "shared"}],
+        "defaults": {"image": "stand-in", "namespace": "run"},
+    }
+)
+FLAVORS = ("job", "jobset", "volcano", "pytorchjob", "mpijob")
+# Open MPI: root may run it, and its TCP traffic stays on the loopback addresses (the sandbox's
+# one host; the pods' aliases are loopback ones too, on interfaces other than lo)
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+SLURM_MPI_ENV = {
+    **MPI_ENV,
+    "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_oob_tcp_if_include": "lo",
+    "OMPI_MCA_btl": "self,tcp",  # the sandbox's "nodes" share one host: no shared memory across them
+}
+POD_MPI_FILES = {"/etc/openmpi/openmpi-mca-params.conf": "btl_tcp_if_exclude = lo\noob_tcp_if_exclude = lo\n"}
+IDENTITY = ("hostname", "hostname_s", "hostname_f", "hostname_i", "hostname_I", "HOSTNAME")
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the differential tests: {reason}")
+    pytest.skip(reason)
+
+
+def _need_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        _unavailable("torch is not installed (scripts/test.sh installs torch==2.13.0)")
+
+
+def _need_mpi(case: str) -> None:
+    if "mpirun" in source(case).read_text() and not all(
+        shutil.which(tool) for tool in ("mpirun", "orted", "/usr/sbin/sshd", "ssh-keygen")
+    ):
+        _unavailable("Open MPI and OpenSSH are not installed (scripts/test.sh installs them)")
+
+
+def source(case: str) -> Path:
+    return CASES / f"{case}.sbatch"
+
+
+def translate(case: str, flavor: str) -> str | None:
+    """The manifests of a case in a flavor, or None when the flavor cannot express it."""
+    path = source(case)
+    rel = str(path.relative_to(REPO))
+    jobs = reader.read(path.read_text(encoding="utf-8"), rel, Collector(rel))
+    t = translate_jobs(jobs, flavor=flavor, config=SITE).translations[0]
+    if t.flavor != flavor:
+        return None
+    if flavors.mpi_launcher(jobs[0]) is not None and flavor != "mpijob":
+        return None  # mpirun reaches other pods only in an MPIJob
+    (text,) = t.files.values()
+    return text
+
+
+def case_flavors() -> list[tuple[str, str]]:
+    out = []
+    for path in sorted(CASES.glob("*.sbatch")):
+        for flavor in FLAVORS:
+            if translate(path.stem, flavor) is not None:
+                out.append((path.stem, flavor))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Slurm side
+
+
+def _free_ports(count: int) -> int:
+    for _ in range(50):
+        first = random.randint(20000, 40000)
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError("no free port range for the Slurm sandbox")
+
+
+@pytest.fixture(scope="module")
+def slurm() -> Iterator[dict[str, Any]]:
+    _need_torch()
+    if os.geteuid() != 0 or not Path("/etc/debian_version").exists():
+        _unavailable("the Slurm sandbox needs root on Debian")
+    if shutil.which("unshare") is None:
+        _unavailable("unshare is not installed")
+    folder = Path(tempfile.mkdtemp(prefix="migrate-run-slurm-", dir="/tmp"))
+    folder.chmod(0o755)
+    shared = folder / "shared"
+    shared.mkdir()
+    hosts = folder / "hosts"
+    names = " ".join(f"node{i}" for i in range(1, NODES + 1))
+    hosts.write_text(Path("/etc/hosts").read_text() + f"\n127.0.0.1\t{names}\n")
+    port = _free_ports(NODES + 1)
+    env = {
+        **os.environ,
+        "PATH": f"{pods.VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        **SLURM_MPI_ENV,
+        "SLURM_SANDBOX_DIR": str(folder / "sbx"),
+        "SLURM_SANDBOX_NODES": str(NODES),
+        "SLURM_SANDBOX_CPUS": "8",
+        "SLURM_SANDBOX_MEM_MB": "16000",
+        "SLURM_SANDBOX_GPUS": "0",
+        "SLURM_SANDBOX_CTLD_PORT": str(port),
+        "SLURM_SANDBOX_SLURMD_PORT": str(port + 1),
+        "SLURM_SANDBOX_PARTITIONS": "cpu",
+        "SLURM_SANDBOX_LICENSES": "",
+    }
+    # the daemons (and so the jobs) live in a mount namespace of their own
+    private = (
+        f"mkdir -p /mnt && mount -t tmpfs migrate-run /mnt && mkdir {SHARED} && "
+        f"mount --bind {shared} {SHARED} && mount --bind {hosts} /etc/hosts && exec bash {SANDBOX} start"
+    )
+    for _attempt in range(2):  # a port taken between the check and the bind: once more, on others
+        started = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "bash", "-c", private],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if started.returncode == 0:
+            break
+        subprocess.run(
+            ["bash", str(SANDBOX), "purge"], env=env, capture_output=True, timeout=120, check=False
+        )
+        port = _free_ports(NODES + 1)
+        env["SLURM_SANDBOX_CTLD_PORT"], env["SLURM_SANDBOX_SLURMD_PORT"] = str(port), str(port + 1)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.fail(f"the Slurm sandbox did not start:\n{started.stdout}\n{started.stderr}")
+    env["SLURM_CONF"] = str(folder / "sbx" / "etc" / "slurm.conf")
+    try:
+        sandbox = {"env": env, "shared": shared, "folder": folder, "results": {}, "jobs": {}}
+        _submit_all(sandbox)
+        yield sandbox
+    finally:
+        subprocess.run(
+            ["bash", str(SANDBOX), "purge"], env=env, capture_output=True, timeout=120, check=False
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _submit_all(slurm: dict[str, Any]) -> None:
+    """Submit every case at once: the sandbox has room for all, and they run while pods do."""
+    shared: Path = slurm["shared"]
+    for program in PROGRAMS:
+        shutil.copy(program, shared / program.name)
+    for path in sorted(CASES.glob("*.sbatch")):
+        submit = slurm["folder"] / path.stem
+        submit.mkdir()
+        done = subprocess.run(
+            ["sbatch", "--parsable", str(path)],
+            cwd=submit,
+            env=slurm["env"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        slurm["jobs"][path.stem] = (done.returncode, done.stdout.strip().split(";")[0], done.stderr)
+
+
+def slurm_run(slurm: dict[str, Any], case: str) -> dict[str, Any]:
+    """What a case's sbatch run left in the shared folder (all cases were submitted at the start)."""
+    if case in slurm["results"]:
+        return slurm["results"][case]
+    _need_mpi(case)
+    shared: Path = slurm["shared"]
+    submit = slurm["folder"] / case
+    rc, job, stderr = slurm["jobs"][case]
+    assert rc == 0, f"sbatch: {stderr}"
+    states = _wait(slurm["env"], job)
+    logs = "\n".join(p.read_text(errors="replace") for p in sorted(submit.glob("*.out")))
+    assert states == {"COMPLETED"}, f"{case}: {states}\n{logs}"
+    slurm.setdefault("logs", {})[case] = logs
+    out = _case_dir(shared, case)
+    nodes = _job_nodes(slurm["env"], job)  # node index = place in the job's own allocation
+
+    def node_of(record: dict[str, str]) -> set[int]:
+        found: set[int] = set()
+        for key in ("SLURMD_NODENAME", "head"):
+            if key in record:
+                found.add(nodes.index(record[key]))
+        return found  # host names are the one host's on every sandbox node
+
+    slurm["results"][case] = observe(out, node_of)
+    return slurm["results"][case]
+
+
+FINISHED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL"}
+
+
+def _wait(env: dict[str, str], job: str, seconds: float = 240) -> set[str]:
+    """The states of a job (of every task of an array) once all have ended; sbatch --wait polls slowly."""
+    deadline = time.monotonic() + seconds
+    states: set[str] = set()
+    while time.monotonic() < deadline:
+        done = subprocess.run(["scontrol", "-o", "show", "job", job], env=env, capture_output=True, text=True)
+        states = set(re.findall(r"JobState=(\S+)", done.stdout))
+        if states and states <= FINISHED:
+            break
+        time.sleep(0.3)
+    return states
+
+
+def _job_nodes(env: dict[str, str], job: str) -> list[str]:
+    """The nodes of a job in allocation order (a het job's components one after the other)."""
+    shown = subprocess.run(["scontrol", "-o", "show", "job", job], env=env, capture_output=True, text=True)
+    nodes: list[str] = []
+    for nodelist in re.findall(r"(?<![A-Za-z])NodeList=(\S+)", shown.stdout):
+        if nodelist == "(null)":
+            continue
+        names = subprocess.run(
+            ["scontrol", "show", "hostnames", nodelist], env=env, capture_output=True, text=True
+        ).stdout.split()
+        nodes += [n for n in names if n not in nodes]
+    return nodes
+
+
+def _case_dir(shared: Path, case: str) -> Path:
+    """The folder a case writes to: its ``out=/mnt/shared/NAME`` line."""
+    line = next(x for x in source(case).read_text().splitlines() if x.startswith(f"out={SHARED}/"))
+    out = shared / line.split("/")[-1]
+    assert out.is_dir(), f"{case} wrote nothing under {shared}: {sorted(p.name for p in shared.iterdir())}"
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes side
+
+
+def pod_run(
+    case: str, flavor: str, workdir: Path, text: str | None = None, timeout: float = 90, **options: Any
+) -> Any:
+    pods.require_pods()
+    manifests = text if text is not None else translate(case, flavor)
+    assert manifests is not None
+    shared = workdir / "shared"
+    shared.mkdir(parents=True)
+    for program in PROGRAMS:
+        shutil.copy(program, shared / program.name)
+    options.setdefault("image_env", {"PATH": pods.IMAGE_PATH, **MPI_ENV})
+    options.setdefault("image_files", POD_MPI_FILES)
+    result = pods.run(manifests, workdir / "pods", claims={"shared": shared}, timeout=timeout, **options)
+    return result, shared
+
+
+def pod_observe(result: RunResult, shared: Path, case: str) -> dict[str, Any]:
+    def node_of(record: dict[str, str]) -> set[int]:
+        found: set[int] = set()
+        for key in ("SLURMD_NODENAME", "head", *IDENTITY):
+            if record.get(key):
+                found.add(result.node_of(record[key]))
+        return found
+
+    return observe(_case_dir(shared, case), node_of)
+
+
+# ---------------------------------------------------------------------------
+# What happened, without what differs by nature (names, ids, addresses)
+
+
+def _records(text: str) -> list[dict[str, str]]:
+    out, current = [], {}
+    for line in [*text.splitlines(), ""]:
+        if not line.strip():
+            if current:
+                out.append(current)
+            current = {}
+            continue
+        key, _, value = line.partition("=")
+        current[key] = value
+    return out
+
+
+def observe(out: Path, find: Callable[[dict[str, str]], set[int]]) -> dict[str, Any]:
+    def node_of(record: dict[str, str]) -> list[object]:
+        """The nodes a record's names and addresses name, and its SLURM_NODEID (in a step: the step's)."""
+        return [*sorted(find(record)), f"SLURM_NODEID={record.get('SLURM_NODEID')}"]
+
+    seen: dict[str, Any] = {}
+    log = out / "statements.log"
+    seen["statements"] = sorted(Counter(log.read_text().splitlines()).items()) if log.exists() else []
+    batch = out / "batch.env"
+    if batch.exists():
+        seen["batch host"] = [node_of(r) for r in _records(batch.read_text())]
+    steps = {}
+    for path in sorted(out.glob("*.env")):
+        if path.stem in ("batch", "pinned"):
+            continue
+        (record,) = _records(path.read_text())
+        name, _, procid = path.stem.rpartition("-")
+        steps[procid if name == "step" else path.stem] = {
+            "nodes": node_of(record),
+            **{k: record[k] for k in ("local", "sum") if k in record},
+        }
+    if steps:
+        seen["steps"] = steps
+    pinned = out / "pinned.env"
+    if pinned.exists():
+        seen["pinned step"] = [node_of(r) for r in _records(pinned.read_text())]
+    ranks = [json.loads(p.read_text()) for p in sorted(out.glob("rank-*.json"))]
+    if ranks:
+        # by name only: MPI ranks started over ssh in an MPIJob have no SLURM_* variables
+        rank_nodes = [
+            sorted(find({"SLURMD_NODENAME": r["nodename"], "hostname": str(r["hostname"])})) for r in ranks
+        ]
+        seen["world sizes"] = sorted({r["world_size"] for r in ranks})
+        seen["ranks"] = len(ranks)
+        pairs = zip(rank_nodes, ranks, strict=True)
+        seen["node and local rank"] = sorted((n, r["local_rank"]) for n, r in pairs)
+        seen["all_reduce"] = sorted({r["allreduce"] for r in ranks})
+    seen["files"] = {
+        p.name: p.read_text()
+        for p in sorted(out.iterdir())
+        if p.suffix == ".txt" or p.name.startswith("task-")
+    }
+    return seen
+
+
+# ---------------------------------------------------------------------------
+# The tests
+
+
+@pytest.mark.parametrize(("case", "flavor"), case_flavors())
+def test_translated_job_runs_as_on_slurm(
+    case: str, flavor: str, slurm: dict[str, Any], tmp_path: Path
+) -> None:
+    on_slurm = slurm_run(slurm, case)
+    result, shared = pod_run(case, flavor, tmp_path)
+    assert result.status == "Complete", result.describe()
+    in_pods = pod_observe(result, shared, case)
+    assert in_pods == on_slurm, f"Slurm's output:\n{slurm['logs'][case]}\nthe pods':\n{result.describe()}"
+
+
+def test_the_cases_check_what_they_claim(slurm: dict[str, Any]) -> None:
+    """The Slurm side itself: node 0 outside srun, one line per statement, 4 ranks summing to 10."""
+    hostname = slurm_run(slurm, "torchrun_hostname")
+    assert hostname["batch host"] == [[0, "SLURM_NODEID=0"]]
+    assert hostname["statements"] == [("epilog 0", 1), ("prolog", 1)]
+    assert hostname["world sizes"] == [4] and hostname["all_reduce"] == [10.0]
+    node = [[n, f"SLURM_NODEID={n}"] for n in range(2)]
+    assert hostname["node and local rank"] == [([0], 0), ([0], 1), ([1], 0), ([1], 1)]
+    assert hostname["steps"] == {"0": {"nodes": node[0]}, "1": {"nodes": node[1]}}
+    download = slurm_run(slurm, "download_once")
+    assert download["statements"] == [("download", 1), ("epilog 0", 1), ("prepared 1000", 1)]
+    assert sorted(s["nodes"][0] for s in download["steps"].values()) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert download["batch host"] == [[0, "SLURM_NODEID=None"]]
+    assert download["pinned step"] == [[3, "SLURM_NODEID=0"]]  # in a step, the step's node index
+    mpi = slurm_run(slurm, "mpi_hello")
+    assert mpi["world sizes"] == [4] and mpi["all_reduce"] == [10.0]
+    assert mpi["node and local rank"] == [([0], 0), ([0], 1), ([1], 0), ([1], 1)]
+    array = slurm_run(slurm, "array_task_files")
+    assert sorted(array["files"]) == [f"task-{i}.txt" for i in range(4)]
+
+
+def per_pod(text: str) -> str:
+    """The translation as it was before batch-host semantics: every pod runs the whole script.
+
+    Every pod skips serving steps and runs the script itself, with its own host
+    name; srun runs only this pod's share.
+    """
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    for doc in docs:
+        if doc["kind"] != "ConfigMap":
+            continue
+        data = doc["data"]
+        serve = 'if [ "$SLURM_NODEID" != 0 ]; then\n    exec perl'
+        assert serve in data["entrypoint.sh"]
+        data["entrypoint.sh"] = (
+            data["entrypoint.sh"]
+            .replace(serve, "if false; then\n    exec perl")
+            .replace("__m_multi=1", "__m_multi=0")
+        )
+        local = 'if [ "${MIGRATE_IN_STEP:-0}" = 1 ]; then'
+        assert local in data["srun"]
+        data["srun"] = data["srun"].replace(local, "if true; then")
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def test_running_the_script_in_every_pod_fails_the_hostname_rendezvous(
+    slurm: dict[str, Any], tmp_path: Path
+) -> None:
+    """The tests can fail: without batch-host semantics each pod's torchrun waits at its own name."""
+    on_slurm = slurm_run(slurm, "torchrun_hostname")
+    text = translate("torchrun_hostname", "jobset")
+    assert text is not None
+    result, shared = pod_run("torchrun_hostname", "jobset", tmp_path, per_pod(text), timeout=12)
+    assert result.status != "Complete" or pod_observe(result, shared, "torchrun_hostname") != on_slurm
+    statements = (shared / "rdzv-hostname" / "statements.log").read_text().splitlines()
+    assert statements.count("prolog") == 2  # and the statements outside srun ran once per pod
+
+
+def test_a_pod_that_starts_late_is_waited_for(slurm: dict[str, Any], tmp_path: Path) -> None:
+    """Its name does not resolve, and nothing listens, until it starts: the batch pod retries."""
+    on_slurm = slurm_run(slurm, "download_once")
+    result, shared = pod_run("download_once", "job", tmp_path, start_delays={3: 3.0})
+    assert result.status == "Complete", result.describe()
+    assert pod_observe(result, shared, "download_once") == on_slurm
+
+
+# ---------------------------------------------------------------------------
+# The other direction: a manifest's pods in the runner, its sbatch translation on Slurm
+
+REVERSE = {
+    "indexed_shards": None,
+    "jobset_pair": "the Slurm writer drops the JobSet job-index label (fidelity: dropped), so both "
+    "replicas write replica-.txt",
+}
+
+
+def _written(folder: Path) -> dict[str, Any]:
+    log = folder / "statements.log"
+    return {
+        "statements": sorted(Counter(log.read_text().splitlines()).items()) if log.exists() else [],
+        "files": {p.name: p.read_text() for p in sorted(folder.iterdir()) if p.name != "statements.log"},
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=why, strict=True)) if why else n
+        for n, why in REVERSE.items()
+    ],
+)
+def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any], tmp_path: Path) -> None:
+    from migrate.translators.kubernetes import reader as k8s_reader
+
+    path = CASES / f"{name}.yaml"
+    text = path.read_text(encoding="utf-8")
+    folder = re.search(rf"mkdir -p {SHARED}/(\S+)", text)
+    assert folder is not None
+    result, shared = pod_run(name, "", tmp_path, text)
+    assert result.status == "Complete", result.describe()
+    in_pods = _written(shared / folder.group(1))
+
+    rel = str(path.relative_to(REPO))
+    jobs = k8s_reader.read(text, rel, Collector(rel))
+    translated = translate_jobs(jobs, to="slurm", flavor="none", config=SITE)  # no pyxis on the sandbox
+    out = slurm["folder"] / f"reverse-{name}"
+    translated.tree.commit(str(out))
+    (script,) = out.glob("*/job.sbatch")
+    done = subprocess.run(
+        ["sbatch", "--parsable", script.name],
+        cwd=script.parent,
+        env=slurm["env"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    states = _wait(slurm["env"], done.stdout.strip().split(";")[0])
+    logs = "\n".join(p.read_text(errors="replace") for p in sorted(script.parent.glob("*.out")))
+    assert states == {"COMPLETED"}, f"{states}\n{logs}"
+    assert _written(slurm["shared"] / folder.group(1)) == in_pods

@@ -1,0 +1,138 @@
+"""The step service of the shims (migrate-stepd), run with perl on this machine, without pods.
+
+It is what lets the batch pod's srun start steps in the other pods: output and
+exit codes come back, the environment and working folder go along (the serving
+pod keeps its own identity), signals reach the tasks, and a release ends the
+service with the job's exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from migrate.translators.kubernetes import shims
+
+pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="perl runs the step service")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def stepd(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], subprocess.Popen[str]]]:
+    program = tmp_path / "migrate-stepd"
+    program.write_text(shims.STEPD)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "MIGRATE_STEP_PORT": str(_free_port()),
+        "MIGRATE_STEP_WAIT": "10",
+    }
+    server_env = {**env, "SLURMD_NODENAME": "pod-1", "MIGRATE_NODE_INDEX": "1", "HOSTNAME": "pod-1"}
+    server = subprocess.Popen(
+        ["perl", str(program), "serve"],
+        env=server_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield program, env, server
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(timeout=10)
+
+
+def _run(
+    program: Path, env: dict[str, str], *argv: str, cwd: Path, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["perl", str(program), "run", "127.0.0.1", *argv],
+        env={**env, **extra},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_a_step_runs_its_tasks_there_with_the_batch_env_and_its_own_identity(
+    stepd: tuple[Path, dict[str, str], subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    program, env, _ = stepd
+    script = (
+        'echo "$SLURM_PROCID $SLURM_LOCALID $SLURMD_NODENAME $MIGRATE_NODE_INDEX $FROM_BATCH $PWD"; '
+        "echo err >&2"
+    )
+    done = _run(
+        program, env, "4", "2", "bash", "-c", script,
+        cwd=tmp_path, FROM_BATCH="exported", SLURMD_NODENAME="pod-0", MIGRATE_NODE_INDEX="0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == [
+        f"4 0 pod-1 1 exported {tmp_path}",
+        f"5 1 pod-1 1 exported {tmp_path}",
+    ]
+    assert done.stderr.splitlines() == ["err", "err"]
+
+
+def test_exit_codes_signals_and_release(
+    stepd: tuple[Path, dict[str, str], subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    program, env, server = stepd
+    assert _run(program, env, "0", "1", "bash", "-c", "exit 3", cwd=tmp_path).returncode == 3
+    assert _run(program, env, "0", "1", "/no/such/program", cwd=tmp_path).returncode == 127
+    waiting = subprocess.Popen(
+        ["perl", str(program), "run", "127.0.0.1", "0", "1", "sleep", "30"], env=env, cwd=tmp_path
+    )
+    time.sleep(1)
+    waiting.send_signal(signal.SIGTERM)  # srun passes it on to the tasks
+    assert waiting.wait(timeout=20) == 128 + signal.SIGTERM
+    released = subprocess.run(["perl", str(program), "release", "127.0.0.1", "7"], env=env, timeout=30)
+    assert released.returncode == 0
+    assert server.wait(timeout=20) == 7  # the serving pod ends with the job's exit code
+
+
+def test_a_step_for_a_host_that_never_serves_fails_after_the_wait(tmp_path: Path) -> None:
+    program = tmp_path / "migrate-stepd"
+    program.write_text(shims.STEPD)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MIGRATE_STEP_PORT": str(_free_port())}
+    began = time.monotonic()
+    done = subprocess.run(
+        ["perl", str(program), "run", "no-such-host.invalid", "0", "1", "true"],
+        env={**env, "MIGRATE_STEP_WAIT": "2"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1 and "does not serve job steps" in done.stderr
+    assert time.monotonic() - began >= 1  # it kept retrying the name for the wait (whole seconds)
+
+
+def test_sigterm_to_the_service_reaches_the_running_tasks(
+    stepd: tuple[Path, dict[str, str], subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    program, env, server = stepd
+    marker = tmp_path / "got-term"
+    script = f"trap 'touch {marker}; exit 0' TERM; sleep 30 & wait"
+    argv = ["perl", str(program), "run", "127.0.0.1", "0", "1", "bash", "-c", script]
+    step = subprocess.Popen(argv, env=env)
+    time.sleep(1)
+    server.send_signal(signal.SIGTERM)  # the kubelet, when the pod is deleted
+    assert step.wait(timeout=20) == 0  # the task caught it and ended well
+    assert marker.exists()
+    assert server.poll() is None  # the service stays until the release (or SIGKILL)
+    subprocess.run(["perl", str(program), "release", "127.0.0.1", "0"], env=env, timeout=30, check=True)
+    assert server.wait(timeout=20) == 0
