@@ -996,7 +996,7 @@ def test_multi_pod_jobs_run_the_script_on_node_0_with_resolvable_host_names() ->
         t = translate(text, flavor)
         assert _pod_spec(t)["setHostnameAsFQDN"] is True, flavor
         entry = next(e for e in t.fidelity.entries if e.item == "batch script")
-        assert entry.status == MAPPED and "once, in the pod of node 0" in entry.reason
+        assert entry.status == FidelityStatus.MAPPED and "once, in the pod of node 0" in entry.reason
         configmap = find(documents(next(iter(t.files.values()))), "ConfigMap")
         assert "stepd" in configmap["data"]
     torch = translate(text.replace("srun hostname", "srun torchrun train.py"), "pytorchjob")
@@ -1008,7 +1008,7 @@ def test_multi_pod_jobs_run_the_script_on_node_0_with_resolvable_host_names() ->
     long_name = translate(text.replace("-J two", "-J " + "x" * 40), "jobset")
     assert "setHostnameAsFQDN" not in _pod_spec(long_name)
     entry = next(e for e in long_name.fidelity.entries if e.item == "hostname")
-    assert entry.status == APPROXIMATED
+    assert entry.status == FidelityStatus.APPROXIMATED
 
 
 def test_the_mpijob_launcher_starts_mpi_over_ssh_not_srun() -> None:

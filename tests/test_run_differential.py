@@ -49,6 +49,7 @@ from migrate.site.config import parse_site_config
 from migrate.translate import translate_jobs
 from migrate.translators.kubernetes import flavors
 from migrate.translators.slurm import reader
+from migrate.vocab import Format
 
 pytestmark = pytest.mark.slurm
 
@@ -504,7 +505,7 @@ def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any
 
     rel = str(path.relative_to(REPO))
     jobs = k8s_reader.read(text, rel, Collector(rel))
-    translated = translate_jobs(jobs, to="slurm", flavor="none", config=SITE)  # no pyxis on the sandbox
+    translated = translate_jobs(jobs, to=Format.SLURM, runtime="none", config=SITE)  # no pyxis on the sandbox
     out = slurm["folder"] / f"reverse-{name}"
     translated.tree.commit(str(out))
     (script,) = out.glob("*/job.sbatch")
