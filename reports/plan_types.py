@@ -47,6 +47,8 @@ class Demand(TypedDict):
     node_hours: float  # over the demand window
     gpu_hours: float
     basis: str
+    node_load: NotRequired[float]  # the nodes one run holds, when it is not `nodes` (a share of a node)
+    assumed: NotRequired[list[str]]  # what the figures rest on that no option or site value told
     accounting: NotRequired[Accounting]
 
 
@@ -202,6 +204,15 @@ class InventoryPartition(TypedDict):
     mem_gb: int | None
     default: bool
     detail: str
+    # What the file states of the site's defaults (docs/allocation.md), only when it states them.
+    def_mem_per_cpu_mb: NotRequired[int]
+    def_mem_per_node_mb: NotRequired[int]
+    def_mem_per_gpu_mb: NotRequired[int]
+    def_cpu_per_gpu: NotRequired[int]
+    default_time_s: NotRequired[int]
+    max_time_s: NotRequired[int]
+    memory_scheduled: NotRequired[bool]
+    devices: NotRequired[dict[str, int]]
 
 
 class InventoryFile(TypedDict):

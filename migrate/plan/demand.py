@@ -79,7 +79,7 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     node_hours = round(load * hours * runs, 2)
     gpu_hours = round(facts.gpus * hours * runs, 2)
     per_node = max(1, math.ceil(facts.gpus / facts.nodes)) if facts.gpus else 0
-    assumed = facts.assumed if job.source.format == "slurm" else ()
+    assumed = facts.assumed if job.source.format == Format.SLURM else ()
     return JobDemand(
         job.id, partition_of(job, config, facts), gang, per_node, node_hours, gpu_hours, basis, load, assumed
     )
