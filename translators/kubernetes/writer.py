@@ -260,7 +260,9 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
                 line,
             )
         if _is_torch(launcher) or _is_mpi(launcher):
-            return Entry(item, FidelityStatus.MAPPED, "srun starts the launcher once on every node of the step", line)
+            return Entry(
+                item, FidelityStatus.MAPPED, "srun starts the launcher once on every node of the step", line
+            )
         if multi:
             return Entry(
                 item,
