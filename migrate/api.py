@@ -37,8 +37,6 @@ from migrate.vocab import Direction, FidelityStatus
 
 # The schedulers a plan or a translation can go to, with the way there.
 TARGETS: dict[str, Direction] = {d.target: d for d in Direction}
-# A folder holding one of these is a repository's root: the search for migrate.yaml stops there.
-VCS_MARKERS = (".git", ".hg", ".svn")
 
 
 def default_scan_options() -> scan_results.ScanOptions:
@@ -65,38 +63,14 @@ def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, s
 
 
 def find_config(paths: Sequence[str]) -> str | None:
-    """The nearest ``migrate.yaml`` above every path, the same one for all of them, or None.
-
-    Each path looks in its own folder (a file: the folder it is in), then upwards,
-    up to a repository's root or the file system's. Two paths under two different
-    files leave the choice to ``--config``.
-    """
-    found: dict[str, str] = {}  # real path -> as shown
-    for path in paths:
-        nearest = _nearest_config(path)
-        if nearest is not None:
-            found.setdefault(os.path.realpath(nearest), nearest)
+    """The nearest ``migrate.yaml`` above every path, the same one for all of them, or None."""
+    found = siteconfig.find_site_configs(paths)
     if len(found) > 1:
-        first, second = list(found.values())[:2]
         raise UsageError(
-            f"the given paths are under two site configurations, {first} and {second}; "
+            f"the given paths are under two site configurations, {found[0]} and {found[1]}; "
             "pass the one to use with --config"
         )
-    return next(iter(found.values()), None)
-
-
-def _nearest_config(path: str) -> str | None:
-    start = os.path.abspath(path)
-    folder = start if os.path.isdir(start) else os.path.dirname(start)
-    while True:
-        candidate = os.path.join(folder, siteconfig.CONFIG_NAME)
-        if os.path.isfile(candidate):
-            # shown the way the path was given: relative paths stay relative
-            return candidate if os.path.isabs(path) else os.path.relpath(candidate)
-        parent = os.path.dirname(folder)
-        if parent == folder or any(os.path.exists(os.path.join(folder, m)) for m in VCS_MARKERS):
-            return None
-        folder = parent
+    return found[0] if found else None
 
 
 def load_accounting(paths: Sequence[str]) -> list[AccountingFile]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import random
+import socket
 import tempfile
 from pathlib import Path
 
@@ -81,3 +83,17 @@ def corpus_inputs() -> list[str]:
             for name in sorted(filenames):
                 found.append(str((Path(dirpath) / name).relative_to(REPO)))
     return found
+
+
+def free_ports(count: int) -> int:
+    """A first port with ``count`` free ports after it (slurmctld, then one per slurmd)."""
+    for _ in range(50):
+        first = random.randint(20000, 40000)
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError("no free port range for the Slurm sandbox")

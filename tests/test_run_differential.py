@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -40,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, REPO
+from conftest import CORPUS, REPO, free_ports
 from podrunner import RunResult
 from podrunner import testing as pods
 
@@ -130,19 +128,6 @@ def case_flavors() -> list[tuple[str, str]]:
 # Slurm side
 
 
-def _free_ports(count: int) -> int:
-    for _ in range(50):
-        first = random.randint(20000, 40000)
-        try:
-            for port in range(first, first + count):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return first
-    raise RuntimeError("no free port range for the Slurm sandbox")
-
-
 @pytest.fixture(scope="module")
 def slurm() -> Iterator[dict[str, Any]]:
     _need_torch()
@@ -157,7 +142,7 @@ def slurm() -> Iterator[dict[str, Any]]:
     hosts = folder / "hosts"
     names = " ".join(f"node{i}" for i in range(1, NODES + 1))
     hosts.write_text(Path("/etc/hosts").read_text() + f"\n127.0.0.1\t{names}\n")
-    port = _free_ports(NODES + 1)
+    port = free_ports(NODES + 1)
     env = {
         **os.environ,
         "PATH": f"{pods.VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
@@ -190,7 +175,7 @@ def slurm() -> Iterator[dict[str, Any]]:
         subprocess.run(
             ["bash", str(SANDBOX), "purge"], env=env, capture_output=True, timeout=120, check=False
         )
-        port = _free_ports(NODES + 1)
+        port = free_ports(NODES + 1)
         env["SLURM_SANDBOX_CTLD_PORT"], env["SLURM_SANDBOX_SLURMD_PORT"] = str(port), str(port + 1)
     else:
         shutil.rmtree(folder, ignore_errors=True)

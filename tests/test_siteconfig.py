@@ -12,7 +12,7 @@ from migrate.site.config import (
     SiteConfig,
     SiteConfigError,
     Thresholds,
-    find_site_config,
+    find_site_configs,
     load_site_config,
     parse_site_config,
     parse_site_config_text,
@@ -219,15 +219,18 @@ def test_error_names_the_file(tmp_path: Path) -> None:
         load_site_config(path)
 
 
-def test_find_site_config(tmp_path: Path) -> None:
+def test_find_site_configs(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # the search stops at a repository's root
     (tmp_path / "jobs").mkdir()
     job = tmp_path / "jobs" / "train.sbatch"
     job.write_text("#!/bin/bash\n")
-    assert find_site_config([tmp_path]) is None
+    assert find_site_configs([str(tmp_path)]) == []
     (tmp_path / "migrate.yaml").write_text("site: x\n")
-    assert find_site_config([tmp_path / "jobs", tmp_path]) == tmp_path / "migrate.yaml"
+    top = str(tmp_path / "migrate.yaml")
+    assert find_site_configs([str(tmp_path / "jobs"), str(tmp_path)]) == [top]  # found from below, once
     (tmp_path / "jobs" / "migrate.yaml").write_text("site: y\n")
-    assert find_site_config([job]) == tmp_path / "jobs" / "migrate.yaml"
+    assert find_site_configs([str(job)]) == [str(tmp_path / "jobs" / "migrate.yaml")]
+    assert find_site_configs([str(job), str(tmp_path)]) == [str(tmp_path / "jobs" / "migrate.yaml"), top]
 
 
 def test_parse_accepts_already_loaded_yaml() -> None:

@@ -12,10 +12,8 @@ not Debian.
 from __future__ import annotations
 
 import os
-import random
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import textwrap
@@ -24,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, REPO
+from conftest import CORPUS, REPO, free_ports
 
 from migrate import slurmcheck
 from migrate.diagnostics import Collector
@@ -49,20 +47,6 @@ def _why_not() -> str | None:
     return None
 
 
-def _free_ports(count: int) -> int:
-    """A first port with ``count`` free ports after it (slurmctld, then one per slurmd)."""
-    for _ in range(50):
-        first = random.randint(20000, 40000)
-        try:
-            for port in range(first, first + count):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return first
-    raise RuntimeError("no free port range for the Slurm sandbox")
-
-
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[dict[str, str]]:
     reason = _why_not()
@@ -71,7 +55,7 @@ def sandbox() -> Iterator[dict[str, str]]:
     # munged wants every folder above its socket searchable by all: not pytest's 0700 tmp folders
     folder = Path(tempfile.mkdtemp(prefix="migrate-slurm-test-", dir="/tmp"))
     folder.chmod(0o755)
-    port = _free_ports(NODES + 1)
+    port = free_ports(NODES + 1)
     knobs = {
         "SLURM_SANDBOX_DIR": str(folder / "sbx"),
         "SLURM_SANDBOX_NODES": str(NODES),

@@ -11,7 +11,8 @@ would silently fall back to a default, so it is an error with its key path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -269,14 +270,34 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
     )
 
 
-def find_site_config(roots: list[str] | list[Path]) -> Path | None:
-    """The first ``migrate.yaml`` at the top of one of the scanned roots, if any."""
-    for root in roots:
-        base = Path(root)
-        candidate = base / CONFIG_NAME if base.is_dir() else base.parent / CONFIG_NAME
-        if candidate.is_file():
-            return candidate
-    return None
+# A folder holding one of these is a repository's root: the search for migrate.yaml stops there.
+VCS_MARKERS = (".git", ".hg", ".svn")
+
+
+def nearest_site_config(path: str) -> str | None:
+    """The nearest ``migrate.yaml`` above ``path``: its own folder (a file: the folder it is in),
+    then upwards, up to a repository's root or the file system's; shown relative when ``path`` is."""
+    start = os.path.abspath(path)
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
+    while True:
+        candidate = os.path.join(folder, CONFIG_NAME)
+        if os.path.isfile(candidate):
+            return candidate if os.path.isabs(path) else os.path.relpath(candidate)
+        parent = os.path.dirname(folder)
+        if parent == folder or any(os.path.exists(os.path.join(folder, m)) for m in VCS_MARKERS):
+            return None
+        folder = parent
+
+
+def find_site_configs(paths: Sequence[str]) -> list[str]:
+    """The distinct nearest ``migrate.yaml`` files of ``paths``, in the order found (one file, twice
+    reached through a link, counts once); more than one leaves the choice to the caller."""
+    found: dict[str, str] = {}  # real path -> as shown
+    for path in paths:
+        nearest = nearest_site_config(path)
+        if nearest is not None:
+            found.setdefault(os.path.realpath(nearest), nearest)
+    return list(found.values())
 
 
 # ---------------------------------------------------------------------------
@@ -553,6 +574,7 @@ def _thresholds(value: object, where: _Where) -> Thresholds:
 __all__ = [
     "CONFIG_NAME",
     "CPU_LIMIT_POLICIES",
+    "VCS_MARKERS",
     "Defaults",
     "FileSystemConfig",
     "KubernetesSettings",
@@ -560,8 +582,9 @@ __all__ = [
     "SiteConfig",
     "SiteConfigError",
     "Thresholds",
-    "find_site_config",
+    "find_site_configs",
     "load_site_config",
+    "nearest_site_config",
     "parse_site_config",
     "parse_site_config_text",
 ]
