@@ -455,11 +455,8 @@ def test_a_pod_that_starts_late_is_waited_for(slurm: dict[str, Any], tmp_path: P
 # ---------------------------------------------------------------------------
 # The other direction: a manifest's pods in the runner, its sbatch translation on Slurm
 
-REVERSE = {
-    "indexed_shards": None,
-    "jobset_pair": "the Slurm writer drops the JobSet job-index label (fidelity: dropped), so both "
-    "replicas write replica-.txt",
-}
+# Each pod's index (an Indexed Job's completion index, a JobSet's job-index label) is its srun task's.
+REVERSE = ("indexed_shards", "jobset_pair")
 
 
 def _written(folder: Path) -> dict[str, Any]:
@@ -470,13 +467,7 @@ def _written(folder: Path) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=why, strict=True)) if why else n
-        for n, why in REVERSE.items()
-    ],
-)
+@pytest.mark.parametrize("name", REVERSE)
 def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any], tmp_path: Path) -> None:
     from migrate.translators.kubernetes import reader as k8s_reader
 

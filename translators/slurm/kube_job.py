@@ -364,7 +364,9 @@ def _part_lines(
     comp = part.launcher if part.launch == MPI and part.launcher is not None else part.main
     worker = part.main
     container = shape.container_of(worker)
-    env = environment.export_lines(ctx, environment.container_env(worker), config_maps, preset)
+    env = environment.export_lines(
+        ctx, environment.container_env(worker), config_maps, preset, worker.pods_per_job
+    )
     mounts = volumes.Mounts() if container is None else volumes.plan(ctx, container, config_maps)
     kube_steps.record_containers(ctx, part)
     lines: list[str] = []
@@ -387,7 +389,7 @@ def _part_lines(
     elif part.launch == MPI:
         lines += kube_steps.mpi_lines(ctx, part, comp, mounts, names, extra, defined)
     else:
-        lines += kube_steps.plain_or_torch(ctx, part, mounts, names, extra, defined)
+        lines += kube_steps.plain_or_torch(ctx, part, mounts, names, extra, defined, env.per_task)
     return lines, mounts, env
 
 
