@@ -52,6 +52,25 @@ class Demand(TypedDict):
     accounting: NotRequired[Accounting]
 
 
+class SourcedValue(TypedDict):
+    value: int | str | None
+    source: str  # option | partition | inventory | site-default | exclusive | inferred | assumed
+
+
+class Allocation(TypedDict):
+    """What Slurm allocates a job of the source scheduler (docs/allocation.md)."""
+
+    partition: SourcedValue
+    nodes: SourcedValue
+    cpus_per_node: SourcedValue
+    mem_per_node_mb: SourcedValue
+    gpus_per_node: SourcedValue
+    time_limit_s: SourcedValue
+    gpu_type: NotRequired[str]
+    components: NotRequired[int]
+    details: NotRequired[dict[str, str]]  # value name -> where it came from, when not the job's options
+
+
 class Job(TypedDict):
     id: str
     pattern: str
@@ -64,6 +83,7 @@ class Job(TypedDict):
     unit: str | None
     phase: str | None
     demand: NotRequired[Demand]
+    allocation: NotRequired[Allocation]
 
 
 class Held(TypedDict):
@@ -250,6 +270,7 @@ def read_plan(text: str) -> PlanDoc:
 
 __all__ = [
     "Accounting",
+    "Allocation",
     "Capacity",
     "Demand",
     "Held",
@@ -263,6 +284,7 @@ __all__ = [
     "RiskFactor",
     "Rule",
     "SharedName",
+    "SourcedValue",
     "Stay",
     "Step",
     "Summary",

@@ -228,6 +228,7 @@ class ReportModel:
     scanned: Scanned
     verdict: Verdict
     overview: Overview
+    assumptions: tuple[str, ...]  # what the demand rests on that nothing told, with the jobs it applies to
     risks: tuple[RiskItem, ...]
     inventory: tuple[Table, ...]
     diagnostics_summary: Table
@@ -237,6 +238,7 @@ class ReportModel:
     phases: tuple[PhaseView, ...]
     units: Table
     jobs: Table
+    allocation: Table
     translations: tuple[JobTranslation, ...]
     translation_totals: tuple[tuple[str, int], ...]  # status -> entries, when translations were given
     diagnostics: tuple[DiagnosticGroup, ...]

@@ -36,7 +36,7 @@ from migrate.site.usage import (
     usage_section,
     usage_warnings,
 )
-from migrate.vocab import Action, Direction, Pattern, UnitAction
+from migrate.vocab import WRAPPER_KINDS, Action, Direction, Format, Pattern, UnitAction
 
 PLAN_SCHEMA = "migrate-plan/1"
 
@@ -333,9 +333,10 @@ def _plan_dict(plan: Plan, streamed: bool = False) -> dict[str, Any]:
     unit_of = {job: d.unit.id for d in plan.units for job in d.unit.jobs}
     phase_of = {job: p.id for p in plan.phases for job in p.jobs}
     demand_of = {d.job_id: d for d in plan.demands}
+    source = plan.direction.source
 
     def job_entry(a: Assessment) -> dict[str, Any]:
-        job = _job_dict(a, unit_of.get(a.job_id), phase_of.get(a.job_id), demand_of.get(a.job_id))
+        job = _job_dict(a, unit_of.get(a.job_id), phase_of.get(a.job_id), demand_of.get(a.job_id), source)
         # Present only when given, so that a plan from the scripts alone keeps the same bytes.
         if plan.usage is not None and "demand" in job:
             job["demand"]["accounting"] = job_accounting(plan.usage, job["id"])
@@ -381,7 +382,10 @@ def _summary(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _job_dict(a: Assessment, unit: str | None, phase: str | None, demand: JobDemand | None) -> dict[str, Any]:
+def _job_dict(
+    a: Assessment, unit: str | None, phase: str | None, demand: JobDemand | None, source: Format
+) -> dict[str, Any]:
+    """``source``: the scheduler the plan moves from; its jobs get their Slurm allocation."""
     rec = a.recommendation
     out: dict[str, Any] = {
         "id": a.job_id,
@@ -407,6 +411,8 @@ def _job_dict(a: Assessment, unit: str | None, phase: str | None, demand: JobDem
             out["demand"]["node_load"] = demand.node_load
         if demand.assumed:  # allocation values no option or site value told
             out["demand"]["assumed"] = list(demand.assumed)
+    if a.facts.allocation is not None and a.facts.format == source and a.facts.kind not in WRAPPER_KINDS:
+        out["allocation"] = a.facts.allocation
     return out
 
 

@@ -313,6 +313,9 @@ def _cpus(
             part.def_cpu_per_gpu * gpus,
             Provenance(Source.SITE_DEFAULT, f"{detail} ({where})" if where else detail),
         )
+    elif tpn > 1:  # the tasks per node come from the job's options; each task gets Slurm's one CPU
+        detail = f"{tpn} tasks per node, one CPU each (Slurm's default)"
+        asked = Sourced(tpn, Provenance(Source.OPTION, detail))
     else:
         asked = Sourced(tpn, _ONE_CPU)
     if res.cpus_per_node and res.cpus_per_node > asked.value:
