@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -648,10 +647,9 @@ TRANSLATE_COLUMNS = (
     ("dropped", "right"),
     ("diag", "right"),
 )
+
+
 # What a fallback's reason says the requested flavor could not do (see translators/kubernetes/flavors.py).
-_CANNOT = re.compile(r"cannot express this job \((.*)\); ")
-
-
 def _print_translation(run: api.TranslateRun, paths: Sequence[str], requested: str) -> None:
     result = run.result
     shown, base = _relative_to(paths)
@@ -707,8 +705,7 @@ def _print_translation(run: api.TranslateRun, paths: Sequence[str], requested: s
 
 
 def _fallback_reason(t: Translation) -> str:
-    found = _CANNOT.search(t.flavor_reason)
-    return found.group(1) if found else t.flavor_reason
+    return t.fallback or t.flavor_reason
 
 
 def _strict_problems(translations: Sequence[Translation], fallbacks: int, requested: str) -> list[str]:

@@ -25,6 +25,9 @@ class Entry:
     reason: str = ""
     line: int | None = None
     loses: str | None = None  # what the job gets less of than its allocation: "2 CPUs per node"
+    # What the entry is about, for code that finds it again (not written out):
+    # ("dependency", type, target, ...) for a dependency of an sbatch job.
+    key: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"item": self.item, "status": self.status, "reason": self.reason}
@@ -42,11 +45,25 @@ class FidelityLog:
     def mapped(self, item: str, reason: str = "", line: int | None = None) -> None:
         self.entries.append(Entry(item, FidelityStatus.MAPPED, reason, line))
 
-    def approximated(self, item: str, reason: str, line: int | None = None, loses: str | None = None) -> None:
-        self.entries.append(Entry(item, FidelityStatus.APPROXIMATED, reason, line, loses))
+    def approximated(
+        self,
+        item: str,
+        reason: str,
+        line: int | None = None,
+        loses: str | None = None,
+        key: tuple[str, ...] = (),
+    ) -> None:
+        self.entries.append(Entry(item, FidelityStatus.APPROXIMATED, reason, line, loses, key))
 
-    def dropped(self, item: str, reason: str, line: int | None = None, loses: str | None = None) -> None:
-        self.entries.append(Entry(item, FidelityStatus.DROPPED, reason, line, loses))
+    def dropped(
+        self,
+        item: str,
+        reason: str,
+        line: int | None = None,
+        loses: str | None = None,
+        key: tuple[str, ...] = (),
+    ) -> None:
+        self.entries.append(Entry(item, FidelityStatus.DROPPED, reason, line, loses, key))
 
     def record(
         self,
@@ -116,6 +133,7 @@ class Translation:
     fidelity: FidelityLog = field(default_factory=FidelityLog)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     wait: WaitTarget | None = None
+    fallback: str | None = None  # why the requested flavor could not express the job (it got another)
     needs: Any = None  # target-specific shared objects this job needs (rendered once per output)
 
     @property

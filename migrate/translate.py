@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
-from migrate.fidelity import Edge, Entry, Translation, interactive_translation
+from migrate.fidelity import Edge, Translation, interactive_translation
 from migrate.graph.deps import resolve_dependencies
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
@@ -39,7 +39,6 @@ WRITERS: dict[str, str] = {
     Format.KUBERNETES: "migrate.translators.kubernetes.writer",
     Format.SLURM: "migrate.translators.slurm.writer",
 }
-FLAVOR_FALLBACK = "TRANSLATE-FLAVOR-FALLBACK"
 
 
 @dataclass
@@ -68,7 +67,7 @@ class TranslationSet:
     @property
     def fallbacks(self) -> list[Translation]:
         """The jobs the requested flavor could not express: they got what ``auto`` picks."""
-        return [t for t in self.translations if any(d.code == FLAVOR_FALLBACK for d in t.diagnostics)]
+        return [t for t in self.translations if t.fallback is not None]
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -189,13 +188,18 @@ def _mark_unresolved(t: Translation, dep_type: str, target: str, note: str, line
     short = target.split(":", 1)[-1]
     for i, entry in enumerate(t.fidelity.entries):
         if (
-            entry.item.startswith("--dependency=")
-            and short in entry.item
+            entry.key[:2] == ("dependency", dep_type)
+            and any(short in (named, _job_id_of(named)) for named in entry.key[2:])
             and entry.status != FidelityStatus.DROPPED
         ):
-            t.fidelity.entries[i] = Entry(entry.item, FidelityStatus.DROPPED, reason, entry.line)
+            t.fidelity.entries[i] = replace(entry, status=FidelityStatus.DROPPED, reason=reason)
             return
     t.fidelity.dropped(f"{dep_type} on {target}", reason, line)
+
+
+def _job_id_of(target: str) -> str:
+    """A directive's target without its delay or array task: ``123+30`` and ``123_4`` are job 123."""
+    return target.split("+", 1)[0].split("_", 1)[0]
 
 
 __all__ = ["TranslationSet", "Writer", "translate_jobs", "writer_for"]

@@ -40,6 +40,7 @@ class Choice:
     reason: str
     requested: str
     fell_back: bool = False
+    cannot: str | None = None  # why the requested flavor cannot express the job, when it fell back
 
     @property
     def name(self) -> str:
@@ -178,6 +179,7 @@ def choose(job: ir.Job, requested: str) -> Choice:
         f"--flavor {requested} cannot express this job ({problem}); {why}",
         requested,
         fell_back=True,
+        cannot=problem,
     )
 
 

@@ -105,6 +105,7 @@ def translate_job(
         target=TARGET,
         flavor=choice.name,
         flavor_reason=choice.reason,
+        fallback=choice.cannot,
         name=ctx.name,
         files=files,
         shared=shared.render(ctx.needs, site),
