@@ -45,25 +45,11 @@ class FidelityLog:
     def mapped(self, item: str, reason: str = "", line: int | None = None) -> None:
         self.entries.append(Entry(item, FidelityStatus.MAPPED, reason, line))
 
-    def approximated(
-        self,
-        item: str,
-        reason: str,
-        line: int | None = None,
-        loses: str | None = None,
-        key: tuple[str, ...] = (),
-    ) -> None:
-        self.entries.append(Entry(item, FidelityStatus.APPROXIMATED, reason, line, loses, key))
+    def approximated(self, item: str, reason: str, line: int | None = None, loses: str | None = None) -> None:
+        self.entries.append(Entry(item, FidelityStatus.APPROXIMATED, reason, line, loses))
 
-    def dropped(
-        self,
-        item: str,
-        reason: str,
-        line: int | None = None,
-        loses: str | None = None,
-        key: tuple[str, ...] = (),
-    ) -> None:
-        self.entries.append(Entry(item, FidelityStatus.DROPPED, reason, line, loses, key))
+    def dropped(self, item: str, reason: str, line: int | None = None, loses: str | None = None) -> None:
+        self.entries.append(Entry(item, FidelityStatus.DROPPED, reason, line, loses))
 
     def record(
         self,
@@ -72,8 +58,9 @@ class FidelityLog:
         reason: str,
         line: int | None = None,
         loses: str | None = None,
+        key: tuple[str, ...] = (),
     ) -> None:
-        self.entries.append(Entry(item, status, reason, line, loses))
+        self.entries.append(Entry(item, status, reason, line, loses, key))
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {s: 0 for s in FidelityStatus}
