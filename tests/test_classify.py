@@ -193,7 +193,7 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
         (
             wrapper("p/run.sh", submit("a.sbatch"), submit("b.sbatch")),
             Pattern.ORCHESTRATION,
-            "wrapper script that submits 2 job(s)",
+            "wrapper script that submits 2 jobs",
         ),
         (
             slurm_job("x/plain.sbatch", name="x", body="python main.py\n"),
@@ -237,7 +237,7 @@ def test_pods_are_not_nodes() -> None:
     )
     found = classify_job(job, SITE)
     assert found.pattern == Pattern.SMALL_TRAINING
-    assert "2 node(s) <= large_training_nodes (4)" in found.reasons
+    assert "2 nodes <= large_training_nodes (4)" in found.reasons
 
 
 def test_every_pattern_is_known() -> None:
@@ -500,7 +500,7 @@ def test_large_kubernetes_training_moves_to_slurm() -> None:
     assert texts(rec) == (
         "run image registry.example.com/app:1 through pyxis/enroot or Apptainer",
         "claim fsx-pvc is /fsx on Slurm nodes",
-        "8 pods become one allocation of 8 node(s), started with srun",
+        "8 pods become one allocation of 8 nodes, started with srun",
     )
 
 

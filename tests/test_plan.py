@@ -343,7 +343,7 @@ def test_an_image_to_push_is_a_new_image_whatever_its_file_is_called() -> None:
         f"push image {image} to a registry as an OCI image"
         in result.assessments[0].recommendation.changes[0].text
     )
-    assert "+5: 1 job(s) need a new container image" in result.units[0].risk.reasons
+    assert "+5: 1 job needs a new container image" in result.units[0].risk.reasons
     assert [(s.name, s.detail) for s in result.phases[0].steps if s.kind == "image"] == [
         (image, f"push image {image} to a registry as an OCI image, before the first run on the target")
     ]

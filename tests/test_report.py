@@ -180,10 +180,10 @@ def test_the_largest_risk_is_the_factor_with_the_most_points() -> None:
     """Points are read as numbers from ``risk.factors``, not out of the words of a reason."""
     factors = [
         {"points": 5, "reason": "+20: a reason that starts like a score"},
-        {"points": 10, "reason": "1 job(s) with strict placement: exclusive"},
+        {"points": 10, "reason": "1 job with strict placement: exclusive"},
         {"points": 10, "reason": "an equal one later"},
     ]
-    assert top_reason(factors) == "1 job(s) with strict placement: exclusive"
+    assert top_reason(factors) == "1 job with strict placement: exclusive"
     assert top_reason([]) == ""
 
 

@@ -38,6 +38,7 @@ from migrate.plan.facts import (
     facts_of,
 )
 from migrate.plan.rules import Recommendation, Rule, recommend
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.vocab import (
     CRON_KINDS,
@@ -171,7 +172,7 @@ def _probe(sub: ir.Submission) -> bool:
 
 def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     if facts.kind in WRAPPER_KINDS:
-        return Pattern.ORCHESTRATION, [f"wrapper script that submits {len(job.submits)} job(s)"]
+        return Pattern.ORCHESTRATION, [f"wrapper script that submits {plural(len(job.submits), 'job')}"]
     return None
 
 
@@ -306,7 +307,7 @@ def _training_scale(facts: JobFacts, config: SiteConfig) -> tuple[Pattern, str]:
         )
     return (
         Pattern.SMALL_TRAINING,
-        f"{facts.nodes} node(s) <= large_training_nodes ({limits.large_training_nodes})",
+        f"{plural(facts.nodes, 'node')} <= large_training_nodes ({limits.large_training_nodes})",
     )
 
 

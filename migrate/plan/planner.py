@@ -26,6 +26,7 @@ from migrate.plan.classify import Assessment, assess_jobs
 from migrate.plan.demand import JobDemand, accounted_demand, helper_demand, job_demand, unaccounted_demand
 from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
 from migrate.plan.units import UnitDecision, decide_units
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.site.inventory import Inventory, inventory_section, merge_inventory
 from migrate.site.usage import (
@@ -217,7 +218,9 @@ def _build_plan(
         previous = {c.partition: c.target_nodes for c in caps}
     phases.append(_end(decisions, tracker, config, source, warnings))
     if analysis.cycles:
-        warnings.append(f"{len(analysis.cycles)} dependency cycle(s): their units are blocked until fixed")
+        warnings.append(
+            f"{plural(len(analysis.cycles), 'dependency cycle')}: their units are blocked until fixed"
+        )
     plan = Plan(
         direction=direction,
         site=config.site,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from migrate import ir
 from migrate.plan.changes import Change, kubernetes_changes, slurm_changes
 from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, JobFacts
+from migrate.render import plural
 from migrate.site.config import SiteConfig, Thresholds
 from migrate.vocab import SERVING_KINDS, TRAINING_PATTERNS, Action, Direction, Pattern
 
@@ -226,7 +227,10 @@ def _to_kubernetes(
         )
     simple = {
         Pattern.LONG_TRAINING: ("long training within the node threshold", "mid-training-either"),
-        Pattern.SMALL_TRAINING: (f"{facts.nodes} node(s), within the threshold", "mid-training-either"),
+        Pattern.SMALL_TRAINING: (
+            f"{plural(facts.nodes, 'node')}, within the threshold",
+            "mid-training-either",
+        ),
         Pattern.FINE_TUNING: ("fine-tuning fits beside serving on Kubernetes", "mixed-to-kubernetes"),
         Pattern.SWEEP: ("a sweep: trials can be queued and preempted by Kueue", "sweeps-on-kubernetes"),
         Pattern.DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from migrate.render import plural
 from migrate.site.inventory_model import SLURM_CONF, Inventory, InventoryPartition
 from migrate.site.slurmtime import parse_slurm_time
 
@@ -191,12 +192,16 @@ class _Reader:
         missing = [m for m in members if m not in self.nodes]
         if missing:
             self.notes.append(
-                f"partition {name}: {len(missing)} node(s) without a NodeName line ({missing[0]} ...): "
+                f"partition {name}: {plural(len(missing), 'node')} without a NodeName line "
+                f"({missing[0]} ...): "
                 "counted, but what they hold is unknown"
             )
         future = sum(1 for s in specs if s.future)
         if future:
-            self.notes.append(f"partition {name}: {future} node(s) are State=FUTURE (not in service yet)")
+            self.notes.append(
+                f"partition {name}: {plural(future, 'node')} {'is' if future == 1 else 'are'} "
+                "State=FUTURE (not in service yet)"
+            )
         state = props.get("state", "UP").upper()
         if state != "UP":
             self.notes.append(f"partition {name} is State={state}: its nodes are counted all the same")
@@ -313,7 +318,8 @@ class _Reader:
                 shared = len(members_of[first] & members_of[second])
                 if shared:
                     self.notes.append(
-                        f"partitions {first} and {second} share {shared} node(s): capacity is planned per "
+                        f"partitions {first} and {second} share {plural(shared, 'node')}: "
+                        "capacity is planned per "
                         "partition, so those nodes count in both"
                     )
 
@@ -322,7 +328,7 @@ class _Reader:
         if self.includes:
             notes.insert(0, "include lines not followed: " + ", ".join(self.includes))
         if len(notes) > MAX_NOTES:
-            notes = [*notes[:MAX_NOTES], f"and {len(notes) - MAX_NOTES} more note(s)"]
+            notes = [*notes[:MAX_NOTES], f"and {plural(len(notes) - MAX_NOTES, 'more note')}"]
         return notes
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from migrate import ir
+from migrate.render import plural
 from migrate.vocab import FidelityStatus, JobKind
 
 from . import (
@@ -215,7 +216,8 @@ def _requeue(ctx: Context, header: Header, stage: Stage) -> None:
         )
         ctx.fidelity.approximated(
             why,
-            f"a failed program is re-run, {retries} more time(s) at most, and {written} re-queues the job "
+            f"a failed program is re-run, {plural(retries, 'more time')} at most, and {written} "
+            "re-queues the job "
             "after a node failure or preemption (no exponential back-off)",
         )
     elif why:
@@ -243,7 +245,7 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
     res = part.resources
     tpn = kube_steps.tasks_per_node(part)
     written = [header.add("nodes", sbatch.format_nodes(part.nodes, None)), header.add("ntasks-per-node", tpn)]
-    asked = [f"{part.nodes} pod(s)"]
+    asked = [f"{plural(part.nodes, 'pod')}"]
     if res.cpus_per_node:
         rounded = res.cpus_per_node % tpn != 0
         note = f"approximated: {res.cpus_per_node} CPUs over {tpn} tasks, rounded up" if rounded else ""
@@ -258,7 +260,7 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
     if gres:
         written.append(header.add("gres", sbatch.format_gres(tuple(gres))))
     if gpus:
-        asked.append(f"{gpus} GPU(s)" + (f" ({res.gpu_type})" if res.gpu_type else ""))
+        asked.append(f"{plural(gpus, 'GPU')}" + (f" ({res.gpu_type})" if res.gpu_type else ""))
     if res.tmp_disk_mb:
         written.append(header.add("tmp", sbatch.format_memory(res.tmp_disk_mb)))
         asked.append(f"ephemeral-storage {res.tmp_disk_mb}Mi")

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Mapping
 
 from migrate import ir
+from migrate.render import plural
 from migrate.vocab import Format, JobKind
 
 from . import environment, kubevars, launch, shape
@@ -101,7 +102,7 @@ def plain_or_torch(
     ):
         argv, why = launch.torch_program(ctx, part, prog.argv, raw)
         ctx.fidelity.mapped(
-            f"{part.name}: {' '.join(raw[:4])}", f"srun torchrun on {part.nodes} node(s): {why}", line
+            f"{part.name}: {' '.join(raw[:4])}", f"srun torchrun on {plural(part.nodes, 'node')}: {why}", line
         )
         return [*launch.torch_env_lines(), step(launch.Program(argv))]
     if part.launch == TORCH and prog.uses_entrypoint:
@@ -127,7 +128,7 @@ def plain_or_torch(
     what = "the image's entrypoint with these args" if prog.uses_entrypoint else "the container's command"
     ctx.fidelity.mapped(
         f"{part.name}: {' '.join(raw[:4]) or 'command'}",
-        f"srun runs {what} on {part.nodes} node(s), each word quoted as written",
+        f"srun runs {what} on {plural(part.nodes, 'node')}, each word quoted as written",
         line,
     )
     return [step(prog)]
@@ -198,7 +199,7 @@ def mpi_lines(
         ctx.fidelity.approximated(f"mpirun {dropped}", "srun places the ranks from the allocation", line)
     ctx.fidelity.mapped(
         f"{launcher.name}: mpirun {' '.join(mpi.program[:3])}",
-        f"srun --mpi=pmix starts {mpi.ranks or tpn * part.nodes} ranks on {part.nodes} node(s), "
+        f"srun --mpi=pmix starts {mpi.ranks or tpn * part.nodes} ranks on {plural(part.nodes, 'node')}, "
         f"{tpn} per node; the launcher pod is not needed",
         line,
     )
@@ -247,7 +248,7 @@ def ray_lines(ctx: Context, part: Part, mounts: Mounts, names: list[str]) -> lis
         lines.append("rc=0")
     lines += ['kill "${pids[@]}" 2>/dev/null', "wait", 'exit "$rc"']
     ctx.fidelity.approximated(
-        f"Ray cluster: head + {worker_nodes} worker node(s)",
+        f"Ray cluster: head + {plural(worker_nodes, 'worker node')}",
         "started with ray start inside the Slurm allocation; every node gets the largest role's resources",
         head.line,
     )

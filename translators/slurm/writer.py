@@ -128,7 +128,7 @@ def _describe(ctx: Context, scripts: list[Script]) -> tuple[str, str]:
         return "hetjob", f"{job.kind}: {len(scripts[0].components)} different roles as one heterogeneous job"
     if header.has("array"):
         return "sbatch-array", f"{job.kind}: a job array ({header.value('array')})"
-    return "sbatch", f"{job.kind} on {nodes} node(s)"
+    return "sbatch", f"{job.kind} on {nodes} {'node' if nodes == '1' else 'nodes'}"
 
 
 def _serving(ctx: Context) -> Translation:
