@@ -120,6 +120,12 @@ RULES: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "a rendezvous store or Ray cluster that only jobs use moves, and runs, with those jobs",
         (),
     ),
+    "long-running-on-kubernetes": (
+        "no article row (migrate default)",
+        "a long-running object that serves no traffic (a worker or daemon) has no end, as a Slurm job must: "
+        "it stays on Kubernetes",
+        (),
+    ),
     "general-either": (
         "no article row (migrate default)",
         "an ordinary batch job moves with the listed changes",
@@ -258,6 +264,12 @@ def _to_slurm(job: ir.Job, facts: JobFacts, pattern: Pattern) -> tuple[Action, s
             Action.STAY,
             f"a long-running {facts.kind} with a service: stays on Kubernetes (hybrid)",
             ("interactive-either"),
+        )
+    if pattern not in (Pattern.HELPER, Pattern.INTERACTIVE) and facts.kind in SERVING_KINDS:
+        return (
+            Action.STAY,
+            f"a long-running {facts.kind} that serves no traffic has no end: stays on Kubernetes (hybrid)",
+            "long-running-on-kubernetes",
         )
     simple = {
         Pattern.LONG_TRAINING: ("large training is at home on Slurm", "large-training-on-slurm"),
