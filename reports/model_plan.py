@@ -275,6 +275,7 @@ def phases(plan: PlanDoc, names: Mapping[str, str], rel: fmt.Relative) -> tuple[
                 gates=tuple(map(rel, phase["gates"])),
                 rollback=tuple(map(rel, phase["rollback"])),
                 exit_criteria=tuple(map(rel, phase["exit_criteria"])),
+                why=tuple(phase.get("why", ())),
                 stays=tuple(
                     StayGroup(reason, tuple(jobs[:PHASE_JOBS_SHOWN]))
                     for reason, jobs in sorted(stays.items(), key=lambda kv: (-len(kv[1]), kv[0]))

@@ -152,6 +152,7 @@ class Phase(TypedDict):
     rollback: list[str]
     exit_criteria: list[str]
     stays: list[Stay]
+    why: NotRequired[list[str]]  # the pilot: which workload each unit stands for
 
 
 class Summary(TypedDict):

@@ -163,6 +163,7 @@ class PhaseView:
     gates: tuple[str, ...]
     rollback: tuple[str, ...]
     exit_criteria: tuple[str, ...]
+    why: tuple[str, ...]  # why the phase has its units (the pilot)
     stays: tuple[StayGroup, ...]
     stay_count: int
     source_nodes: int

@@ -544,3 +544,29 @@ def test_an_assumed_basis_is_said_in_plan_json() -> None:
     demand = _demand([slurm_job("misc/x.sbatch")], site)["misc/x.sbatch"]
     assert demand["basis"] == "no time limit: 1 h assumed"
     assert demand["assumed"] == ["time_limit", "node_share"]  # no time limit, and no node size known
+
+
+def test_the_pilot_stands_for_the_largest_workload_patterns() -> None:
+    """Not just the lowest-risk units: the lowest-risk unit of each large pattern of the moving work."""
+    from migrate.scan import scanner
+    from migrate.site.config import load_site_config
+
+    jobs = scanner.scan([str(SAMPLE)]).jobs
+    config = load_site_config(SAMPLE / "migrate.yaml")
+    doc = json.loads(plan_json(build_plan(jobs, Direction.TO_KUBERNETES, config)))
+    pilot = next(p for p in doc["phases"] if p["kind"] == "pilot")
+    patterns = {j["id"]: j["pattern"] for j in doc["jobs"]}
+    in_pilot = {patterns[j] for j in pilot["jobs"]}
+    moving_hours: dict[str, float] = {}
+    for job in doc["jobs"]:
+        if job["phase"] and patterns[job["id"]] != "maintenance":
+            moving_hours[job["pattern"]] = moving_hours.get(job["pattern"], 0.0) + job["demand"]["node_hours"]
+    # the largest pattern that has a unit under the risk limit is in the pilot, with its share said
+    assert "sweep" in in_pilot
+    assert any(line.startswith(tuple(pilot["units"])) and "sweep" in line for line in pilot["why"])
+    # interactive sessions (no node-hours to speak of) no longer fill the pilot ahead of real work
+    assert "interactive" not in in_pilot
+    assert len(pilot["units"]) == config.thresholds.pilot_max_units
+    # the pattern holding most of the move, with no low-risk unit, is named as moving in the waves
+    biggest = max(moving_hours, key=lambda p: moving_hours[p])
+    assert biggest in in_pilot or any(biggest in line and "waves" in line for line in pilot["why"])

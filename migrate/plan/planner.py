@@ -12,6 +12,7 @@ the stable, byte-for-byte deterministic ``plan.json``.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -63,6 +64,7 @@ class Phase:
     rollback: tuple[str, ...] = ()
     exit_criteria: tuple[str, ...] = ()
     stays: tuple[tuple[str, str], ...] = ()  # job -> why it stays on the source
+    why: tuple[str, ...] = ()  # why these units (the pilot: the workload each one stands for)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +178,10 @@ def _build_plan(
     source, target = direction.source.display_name, direction.target.display_name
 
     movable = sorted((d for d in decisions if d.moving), key=lambda d: (d.risk.score, d.unit.id))
-    pilot, waves, warnings = _schedule(movable, config, {a.job_id: a.pattern for a in assessed})
+    hours = {job: need.node_hours for job, need in demands.items()}
+    pilot, waves, warnings, chosen = _schedule(
+        movable, config, {a.job_id: a.pattern for a in assessed}, hours
+    )
     warnings[:0] = input_warnings  # what the inputs could not tell comes first
     moving = [j for d in movable for j in d.moving]
     bridge_fs = {fs for d in decisions for fs in d.bridge_filesystems}
@@ -213,6 +218,7 @@ def _build_plan(
                 capacity=tuple(caps),
                 gates=tuple(gates(jobs_now, graph, bridges, direction, config)),
                 rollback=tuple(rollback(caps, previous, direction)),
+                why=tuple(chosen) if index == 0 else (),
             )
         )
         previous = {c.partition: c.target_nodes for c in caps}
@@ -259,29 +265,91 @@ def _upkeep_only(decision: UnitDecision, patterns: Mapping[str, str]) -> bool:
 
 
 def _schedule(
-    movable: list[UnitDecision], config: SiteConfig, patterns: Mapping[str, str]
-) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str]]:
-    """The pilot (lowest risk under the limit) and the waves after it, lowest risk first."""
+    movable: list[UnitDecision], config: SiteConfig, patterns: Mapping[str, str], hours: Mapping[str, float]
+) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str], list[str]]:
+    """The pilot, the waves after it (lowest risk first), warnings, and why the pilot has its units."""
     limits = config.thresholds
     if not movable:
-        return [], [], ["nothing moves: every job stays where it is or is already on the target"]
+        return [], [], ["nothing moves: every job stays where it is or is already on the target"], []
     warnings: list[str] = []
     # The pilot proves real workloads; upkeep jobs are duplicated on both sides anyway.
     candidates = [
         d for d in movable if d.risk.score <= limits.pilot_max_risk and not _upkeep_only(d, patterns)
     ]
-    pilot = candidates[: limits.pilot_max_units]
+    workload = [d for d in movable if not _upkeep_only(d, patterns)]
+    pilot, why = _representative(candidates, workload, patterns, hours, limits.pilot_max_units)
     if not pilot:
-        workload = [d for d in movable if not _upkeep_only(d, patterns)]
         pilot = (workload or movable)[:1]
         warnings.append(
             f"no workload unit scores at or below pilot_max_risk ({limits.pilot_max_risk}); "
             f"the pilot takes the lowest-risk unit ({pilot[0].unit.id}, risk {pilot[0].risk.score})"
         )
+        why = [f"{pilot[0].unit.id}: the lowest-risk unit of the workload that moves"]
     rest = [d for d in movable if d not in pilot]
     size = max(1, limits.wave_max_units)
     waves = [rest[i : i + size] for i in range(0, len(rest), size)]
-    return pilot, waves, warnings
+    return pilot, waves, warnings, why
+
+
+def _representative(
+    candidates: list[UnitDecision],
+    workload: list[UnitDecision],
+    patterns: Mapping[str, str],
+    hours: Mapping[str, float],
+    limit: int,
+) -> tuple[list[UnitDecision], list[str]]:
+    """Units that stand for the workload that moves: the lowest-risk unit of each of its largest patterns.
+
+    Patterns are weighed by the node-hours of all the moving work (so the pilot proves what most of
+    the move is made of); a unit stands for the pattern holding most of its own node-hours. When the
+    workload has fewer patterns than the pilot has room, the lowest-risk units fill it up.
+    """
+    weight: dict[str, float] = defaultdict(float)
+    for d in workload:
+        for job in d.moving:
+            if patterns[job] != Pattern.MAINTENANCE:
+                weight[patterns[job]] += hours.get(job, 0.0)
+
+    def main_pattern(d: UnitDecision) -> str:
+        own: dict[str, float] = defaultdict(float)
+        for job in d.moving:
+            if patterns[job] != Pattern.MAINTENANCE:
+                own[patterns[job]] += hours.get(job, 0.0) + 1e-9  # a job with no demand still counts
+        return max(sorted(own), key=lambda p: own[p])
+
+    chosen: list[UnitDecision] = []
+    why: list[str] = []
+    missed: list[str] = []
+    total = sum(weight.values()) or 1.0
+    for pattern in sorted(weight, key=lambda p: (-weight[p], p)):
+        if len(chosen) >= limit:
+            break
+        percent = 100 * weight[pattern] / total
+        share = f"{round(percent)}%" if percent >= 0.5 or not percent else "under 1%"
+        pick = next((d for d in candidates if d not in chosen and main_pattern(d) == pattern), None)
+        if pick is None:
+            if percent:
+                missed.append(f"{pattern} ({share} of the moving node-hours)")
+            continue
+        chosen.append(pick)
+        why.append(
+            f"{pick.unit.id}: {pattern}, {share} of the moving node-hours; "
+            f"its lowest-risk unit (risk {pick.risk.score})"
+        )
+    for d in candidates:  # fewer patterns than room: the lowest-risk units fill the pilot
+        if len(chosen) >= limit:
+            break
+        if d not in chosen:
+            chosen.append(d)
+            why.append(f"{d.unit.id}: {main_pattern(d)} again, a low-risk unit (risk {d.risk.score})")
+    order = {id(d): i for i, d in enumerate(candidates)}
+    ranked = sorted(zip(chosen, why, strict=True), key=lambda pair: order[id(pair[0])])
+    notes = [w for _, w in ranked]
+    if missed and chosen:
+        notes.append(
+            f"no unit of {', '.join(missed)} scores at or below pilot_max_risk: they move in the waves"
+        )
+    return [d for d, _ in ranked], notes
 
 
 def _end(
@@ -460,6 +528,7 @@ def _phase_dict(p: Phase) -> dict[str, Any]:
         "rollback": list(p.rollback),
         "exit_criteria": list(p.exit_criteria),
         "stays": [{"job": j, "reason": r} for j, r in p.stays],
+        **({"why": list(p.why)} if p.why else {}),
     }
 
 
