@@ -12,6 +12,7 @@ the stable, byte-for-byte deterministic ``plan.json``.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -28,7 +29,7 @@ from migrate.plan.demand import JobDemand, accounted_demand, helper_demand, job_
 from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
 from migrate.plan.units import UnitDecision, decide_units
 from migrate.render import plural
-from migrate.site.config import SiteConfig
+from migrate.site.config import CONFIG_NAME, PLACEHOLDER, SiteConfig
 from migrate.site.inventory import Inventory, inventory_section, merge_inventory
 from migrate.site.usage import (
     AccountingFile,
@@ -161,6 +162,13 @@ def _build_plan(
 ) -> tuple[Plan, nx.MultiDiGraph, Flows]:
     """The plan, and the graph (without its produces_for edges) and flows it was built on."""
     config, input_warnings = merge_inventory(config, inventory)
+    if config.unfilled:
+        shown = ", ".join(config.unfilled[:4]) + (" ..." if len(config.unfilled) > 4 else "")
+        input_warnings.append(
+            f"{os.path.basename(config.source or CONFIG_NAME)} still has "
+            f"{plural(len(config.unfilled), 'value')} to fill in ({PLACEHOLDER}: {shown}); "
+            "a count or duration left so is read as not given"
+        )
     job_list = sorted(jobs, key=lambda j: j.id)
     graph, flows = build_graph_and_flows(job_list, config)
     assessed = assess_jobs(job_list, direction, config)

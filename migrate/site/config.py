@@ -12,7 +12,7 @@ would silently fall back to a default, so it is an error with its key path.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +25,10 @@ CONFIG_NAME = "migrate.yaml"
 DEFAULT_GPUS_PER_NODE = 8  # the common 8-GPU server, when migrate.yaml says nothing
 
 T = TypeVar("T")
+
+
+# What `migrate init` writes where only the site knows the value; a key holding it counts as not given.
+PLACEHOLDER = "REPLACE-ME"
 
 
 class SiteConfigError(ValueError):
@@ -165,6 +169,8 @@ class SiteConfig:
     thresholds: Thresholds = field(default_factory=Thresholds)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
     source: str | None = None  # the file it came from, for messages and the report
+    # Keys still holding PLACEHOLDER (a starter file from `migrate init`): read as not given.
+    unfilled: tuple[str, ...] = ()
 
     def partition(self, name: str) -> PartitionConfig | None:
         for part_name, part in self.partitions:
@@ -267,7 +273,20 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
         thresholds=_thresholds(top.get("thresholds"), where.child("thresholds")),
         kubernetes=_kubernetes(top.get("kubernetes"), where.child("kubernetes")),
         source=source,
+        unfilled=tuple(_unfilled(top, "")),
     )
+
+
+def _unfilled(node: object, path: str) -> Iterator[str]:
+    """The dotted keys whose value is still the starter file's PLACEHOLDER."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from _unfilled(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _unfilled(value, f"{path}[{index}]")
+    elif node == PLACEHOLDER:
+        yield path
 
 
 # A folder holding one of these is a repository's root: the search for migrate.yaml stops there.
@@ -368,6 +387,8 @@ def _optional(
 ) -> T:
     if key not in data or data[key] is None:
         return default
+    if data[key] == PLACEHOLDER and convert in _NUMBERS:  # a count or duration still to fill: unknown
+        return default
     return convert(data[key], where.child(key))
 
 
@@ -449,7 +470,9 @@ def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfi
                     memory_scheduled=_optional(entry, "memory_scheduled", at, _flag, None),
                     devices=_optional(entry, "devices", at, _devices, ()),
                     tolerations=_optional(entry, "tolerations", at, _tolerations, ()),
-                    explicit=tuple(sorted(by_key[key] for key in entry if entry[key] is not None)),
+                    explicit=tuple(
+                        sorted(by_key[key] for key in entry if entry[key] not in (None, PLACEHOLDER))
+                    ),
                 ),
             )
         )
@@ -482,7 +505,8 @@ def _duration(value: object, where: _Where) -> int | None:
 
 def _devices(value: object, where: _Where) -> tuple[tuple[str, int], ...]:
     data = _mapping(value, where)
-    return tuple(sorted((key, _count(data[key], where.child(key))) for key in data))
+    known = [key for key in data if data[key] != PLACEHOLDER]  # a count still to fill: no device yet
+    return tuple(sorted((key, _count(data[key], where.child(key))) for key in known))
 
 
 _TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
@@ -571,9 +595,13 @@ def _thresholds(value: object, where: _Where) -> Thresholds:
     return Thresholds(**given)
 
 
+# The converters of counts and durations: the keys a PLACEHOLDER may stand in for.
+_NUMBERS: tuple[Callable[..., object], ...] = (_count, _duration)
+
 __all__ = [
     "CONFIG_NAME",
     "CPU_LIMIT_POLICIES",
+    "PLACEHOLDER",
     "VCS_MARKERS",
     "Defaults",
     "FileSystemConfig",
