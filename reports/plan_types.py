@@ -120,6 +120,16 @@ class Stay(TypedDict):
     reason: str
 
 
+class PoolShare(TypedDict):
+    """One partition's nodes both schedulers draw from (Slinky's NodeSet nodes, slurm-bridge's nodes)."""
+
+    partition: str
+    shared_nodes: int
+    gpus_per_node: int
+    slurm_node_hours: float
+    kubernetes_node_hours: float
+
+
 class Phase(TypedDict):
     id: str
     name: str
@@ -132,6 +142,7 @@ class Phase(TypedDict):
     rollback: list[str]
     exit_criteria: list[str]
     stays: list[Stay]
+    pool: NotRequired[list[PoolShare]]
 
 
 class Summary(TypedDict):
@@ -222,6 +233,36 @@ class InventoryFile(TypedDict):
     notes: list[str]
 
 
+class CoexistenceFinding(TypedDict):
+    reason: str  # a CoexistenceReason
+    detail: str
+
+
+class CoexistenceRejection(TypedDict):
+    mode: str
+    reasons: list[CoexistenceFinding]
+
+
+class PhaseIdle(TypedDict):
+    phase: str
+    split: int  # GPUs idle under the static split
+    pooled: int  # GPUs idle if both sides drew from one pool
+    stranded: int
+
+
+class Coexistence(TypedDict):
+    requested: str  # partition | slinky | slurm-bridge | auto
+    mode: str  # the mode the phases follow
+    source: str
+    reasons: list[CoexistenceFinding]
+    rejected: list[CoexistenceRejection]
+    idle_gpus: list[PhaseIdle]
+    total_gpus: int
+    teams: dict[str, int]
+    versions: dict[str, str]
+    hybrid_controller: bool
+
+
 class PlanDoc(TypedDict):
     schema: str
     direction: str
@@ -238,6 +279,7 @@ class PlanDoc(TypedDict):
     warnings: list[str]
     usage: NotRequired[Usage]
     inventory: NotRequired[list[InventoryFile]]
+    coexistence: NotRequired[Coexistence]
 
 
 def read_plan(text: str) -> PlanDoc:
@@ -251,14 +293,19 @@ def read_plan(text: str) -> PlanDoc:
 __all__ = [
     "Accounting",
     "Capacity",
+    "Coexistence",
+    "CoexistenceFinding",
+    "CoexistenceRejection",
     "Demand",
     "Held",
     "InventoryFile",
     "InventoryPartition",
     "Job",
     "Phase",
+    "PhaseIdle",
     "PhaseKind",
     "PlanDoc",
+    "PoolShare",
     "Risk",
     "RiskFactor",
     "Rule",
