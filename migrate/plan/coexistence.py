@@ -265,40 +265,56 @@ def decide(
         "a shared pool is worth it only when the split strands GPUs",
     )
     wants_pool = split.reason == CoexistenceReason.SPLIT_STRANDS_GPUS
-    findings: dict[CoexistenceMode, list[Finding]] = {
-        CoexistenceMode.PARTITION: [split, mix] if not wants_pool else [split],
-        CoexistenceMode.SLINKY: [split, mix, who, *operator_blocked],
-        CoexistenceMode.SLURM_BRIDGE: [split, mix, who, *bridge_blocked],
-    }
+    team_mode = (
+        CoexistenceMode.SLINKY
+        if who.reason == CoexistenceReason.SLURM_TEAMS_LEAD
+        else CoexistenceMode.SLURM_BRIDGE
+    )
+    blockers = {CoexistenceMode.SLURM_BRIDGE: bridge_blocked, CoexistenceMode.SLINKY: operator_blocked}
+
+    def supporting(mode: CoexistenceMode) -> list[Finding]:
+        """The findings that speak for ``mode``; the others speak against it."""
+        if mode == CoexistenceMode.PARTITION:
+            return (
+                [split, mix]
+                if not wants_pool
+                else ([mix] if mix.reason != CoexistenceReason.MIXED_WORKLOAD else [])
+            )
+        out = [split] if wants_pool else []
+        out += [mix] if mix.reason == CoexistenceReason.MIXED_WORKLOAD else []
+        return out + ([who] if team_mode == mode else [])
+
+    def against(mode: CoexistenceMode) -> list[Finding]:
+        if mode == CoexistenceMode.PARTITION:
+            return [split] if wants_pool else []
+        out = [] if wants_pool else [simpler]
+        out += [] if team_mode == mode else [who]
+        return out + blockers[mode]
+
     if requested != AUTO_COEXISTENCE:
         mode = CoexistenceMode(requested)
     elif not wants_pool or (bridge_blocked and operator_blocked):
         mode = CoexistenceMode.PARTITION
-    elif bridge_blocked or (who.reason == CoexistenceReason.SLURM_TEAMS_LEAD and not operator_blocked):
+    elif bridge_blocked or (team_mode == CoexistenceMode.SLINKY and not operator_blocked):
         mode = CoexistenceMode.SLINKY
     else:
         mode = CoexistenceMode.SLURM_BRIDGE
 
-    blockers = {CoexistenceMode.SLURM_BRIDGE: bridge_blocked, CoexistenceMode.SLINKY: operator_blocked}
-    chosen = (
-        [Finding(CoexistenceReason.REQUESTED, f"--coexistence {requested}")]
-        if requested != AUTO_COEXISTENCE
-        else []
-    )
-    chosen += [f for f in findings[mode] if f not in blockers.get(mode, [])]
-    warnings = [f"coexistence {mode}: {f.detail}" for f in blockers.get(mode, [])]
-    rejected = []
-    for other in CoexistenceMode:
-        if other == mode:
-            continue
-        why = list(blockers.get(other, []))
-        if other == CoexistenceMode.PARTITION:
-            why = [split] if wants_pool else []
-        elif not wants_pool:
-            why = [simpler, *why]
-        elif not why:
-            why = [who]  # both pool modes fit: the teams decided
-        rejected.append(Rejection(other, tuple(why)))
+    chosen = supporting(mode)
+    warnings: list[str] = []
+    if requested != AUTO_COEXISTENCE:
+        chosen.insert(0, Finding(CoexistenceReason.REQUESTED, f"--coexistence {requested}"))
+        warnings = [f"coexistence {mode}: asked for, though {f.detail}" for f in against(mode)]
+    elif mode != CoexistenceMode.PARTITION and blockers[mode]:
+        warnings = [f"coexistence {mode}: {f.detail}" for f in blockers[mode]]
+    asked = Finding(CoexistenceReason.REQUESTED, f"--coexistence {requested}")
+    rejected = [
+        Rejection(
+            other, tuple(against(other) or ([asked] if requested != AUTO_COEXISTENCE else supporting(mode)))
+        )
+        for other in CoexistenceMode
+        if other != mode
+    ]
     return CoexistenceDecision(
         requested=requested,
         mode=mode,

@@ -24,6 +24,7 @@ OBJECTS = "slinky-objects.yaml"
 SLURM_CONF_NODESETS = "slurm.conf.nodesets"
 SLURM_CONF_BRIDGE = "slurm.conf.bridge"
 README = "README.md"
+PLACEHOLDER_HOST = "slurmctld.example.invalid"  # no slurm.conf told the controller's address
 
 # What upstream documents as the risks of each mode (slurm-bridge's README and issue tracker,
 # slurm-operator's hybrid guide), in the words an operator acts on.
@@ -68,7 +69,7 @@ def _external(plan: Plan, inventory: Sequence[Inventory]) -> slinky.ExternalCont
     settings = controller_settings(inventory)
     host = settings.get("SlurmctldHost")
     if host is None:
-        return slinky.ExternalController("slurmctld.example.invalid")  # README says to fill it in
+        return slinky.ExternalController(PLACEHOLDER_HOST)  # the README says to fill it in
     port = settings.get("SlurmctldPort", (str(slinky.SLURMCTLD_PORT), ""))[0].split("-")[0]
     return slinky.ExternalController(
         slinky.parse_slurmctld_host(host[0]), int(port) if port.isdigit() else 6817
@@ -135,6 +136,11 @@ def _slinky_readme(
             f"Copy the cluster's slurm.key and jwt.key into the Secrets {slinky.SLURM_KEY_SECRET} and "
             f"{slinky.JWT_KEY_SECRET}, and add {SLURM_CONF_NODESETS} to the site's slurm.conf.",
         ]
+        if external.host == PLACEHOLDER_HOST:
+            steps[-1] += (
+                f" The address {PLACEHOLDER_HOST} is a placeholder: set controller.externalConfig.host, "
+                "or plan again with the site's slurm.conf given to --inventory."
+            )
     steps += [
         f"Install the slurm chart with `helm install {slinky.RELEASE} ... -f {VALUES}`; {OBJECTS} shows the "
         "NodeSet and Controller objects it renders (`migrate validate` checks them offline).",

@@ -13,7 +13,7 @@ the stable, byte-for-byte deterministic ``plan.json``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import networkx as nx
@@ -307,7 +307,12 @@ class _Layout:
                 )
             )
             previous = {c.partition: c.target_nodes for c in caps}
-        phases.append(_end(self.decisions, tracker, config, self.source, warnings))
+        end = _end(self.decisions, tracker, config, self.source, warnings)
+        if mode is not None:
+            shares = pool(mode, end.capacity, direction)
+            kept = () if mode == CoexistenceMode.SLURM_BRIDGE else end.capacity
+            end = replace(end, capacity=kept, pool=shares)
+        phases.append(end)
         return phases, warnings
 
 
