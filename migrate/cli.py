@@ -339,7 +339,7 @@ FlavorOption = Annotated[
     typer.Option(
         "--flavor",
         help="Kubernetes object to write (--to kubernetes): auto, job, jobset, volcano, kueue, pytorchjob, "
-        "mpijob, cronjob. Default: auto.",
+        "mpijob, cronjob, slurm-bridge. Default: auto.",
     ),
 ]
 ContainerRuntimeOption = Annotated[

@@ -211,3 +211,87 @@ def test_a_broken_slinky_object_fails(
     problems = validate_object(obj)
     assert problems, f"{kind} with a broken {expected} passed"
     assert any(expected in p.render() for p in problems), [p.render() for p in problems]
+
+
+# ---------------------------------------------------------------------------
+# The slurm-bridge flavor
+
+
+BRIDGE_SITE = parse_site_config_text(
+    "partitions:\n"
+    "  gpu: {nodes: 4, gpus_per_node: 8, gpu_type: h100, cpus_per_node: 96, mem_gb: 1024, default: true}\n"
+    "filesystems:\n  - {prefix: /mnt/shared, kind: nfs, pvc: shared}\n"
+    "defaults: {image: stand-in, namespace: run}\n"
+)
+
+
+def _bridge(text: str, name: str = "job.sbatch") -> Any:
+    from migrate.diagnostics import Collector
+    from migrate.translate import translate_jobs
+    from migrate.translators.slurm import reader
+
+    jobs = reader.read(text, name, Collector(name))
+    return translate_jobs(jobs, flavor="slurm-bridge", config=BRIDGE_SITE).translations[0]
+
+
+def _workload(translation: Any) -> dict[str, Any]:
+    (text,) = translation.files.values()
+    return next(d for d in yaml.safe_load_all(text) if d and d["kind"] in ("Job", "JobSet"))
+
+
+def test_the_bridge_flavor_tells_slurm_the_allocation() -> None:
+    t = _bridge(
+        "#!/bin/bash\n#SBATCH --job-name=eval\n#SBATCH --account=nlp\n#SBATCH --qos=high\n"
+        "#SBATCH --time=02:30:00\n#SBATCH --gres=gpu:h100:4\n#SBATCH --constraint=nvlink\n"
+        "#SBATCH --licenses=matlab:2\nsrun python eval.py\n"
+    )
+    assert t.flavor == "slurm-bridge"
+    job = _workload(t)
+    got = {k.removeprefix("slurmjob.slinky.slurm.net/"): v for k, v in job["metadata"]["annotations"].items()}
+    assert {k: got[k] for k in ("partition", "account", "qos", "timelimit", "gres", "constraints")} == {
+        "partition": "gpu",  # the site's default partition: what Slurm would have used
+        "account": "nlp",
+        "qos": "high",
+        "timelimit": "150",
+        "gres": "gres/gpu:h100=4",
+        "constraints": "nvlink",
+    }
+    assert got["licenses"] == "matlab:2" and got["exclusive"] == "false" and got["job-name"] == "eval"
+    assert job["spec"]["template"]["spec"]["schedulerName"] == "slurm-bridge-scheduler"
+    status = {e.item: e.status for e in t.fidelity.entries}
+    assert status["--licenses=matlab:2"] == "mapped" and status["--gres=gpu:h100:4"] == "mapped"
+    assert validate_object(job) == []
+
+
+def test_a_torchrun_job_becomes_a_jobset_the_bridge_can_read() -> None:
+    t = _bridge(
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --exclusive\n#SBATCH --gpus-per-node=8\n"
+        "srun torchrun --nproc_per_node=8 train.py\n"
+    )
+    job = _workload(t)
+    assert job["kind"] == "JobSet" and "exclusive" not in str(job["metadata"]["annotations"])
+    pods = job["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pods["schedulerName"] == "slurm-bridge-scheduler"
+    entries = {e.item: e for e in t.fidelity.entries}
+    assert (
+        entries["--nodes=2"].status == "approximated"
+        and "not allocated together" in entries["--nodes=2"].reason
+    )
+    assert entries["--exclusive"].status == "mapped"
+
+
+def test_the_pod_runner_runs_the_bridge_flavor_like_the_others(tmp_path: Path) -> None:
+    from podrunner.testing import require_pods
+    from podrunner.testing import run as run_pods
+
+    require_pods()
+    text = (CORPUS / "cases" / "run" / "download_once.sbatch").read_text()
+    t = _bridge(text, "download_once.sbatch")
+    (manifests,) = t.files.values()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    result = run_pods(manifests, tmp_path / "pods", claims={"shared": shared}, timeout=90)
+    assert result.status == "Complete", result.describe()
+    out = shared / "download-once"
+    assert (out / "statements.log").read_text().splitlines()[:2] == ["download", "prepared 1000"]
+    assert sorted(p.name for p in out.glob("step-*.env")) == [f"step-{i}.env" for i in range(8)]
