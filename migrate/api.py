@@ -215,6 +215,9 @@ def run_report(
     # An inventory completes the partitions the plan's graph was built with; the report shows the site's own.
     graph = build_graph(result.jobs, site) if clusters else plan_graph
     text = plan.plan_json(the_plan)
+    tree = OutputTree()
+    tree.add("plan.json", text)
+    coexistence_files = _add_artifacts(tree, the_plan, site, clusters)
     # The report reads back the very text written to plan.json: its figures cannot drift from the file.
     model = build_model(
         result,
@@ -224,10 +227,8 @@ def run_report(
         paths=list(paths),
         config_path=config_path,
         artifact_root=artifact_root,
+        coexistence_files=coexistence_files,
     )
-    tree = OutputTree()
-    tree.add("plan.json", text)
-    _add_artifacts(tree, the_plan, site, clusters)
     for rel, content in sorted(render_report(model).items()):
         tree.add(rel, content)
     return ReportRun(result, the_plan, graph, config_path, _commit(tree, out, force))
@@ -242,12 +243,12 @@ def coexistence_choice(value: str) -> str:
 
 def _add_artifacts(
     tree: OutputTree, the_plan: plan.Plan, site: SiteConfig, clusters: Sequence[Inventory]
-) -> None:
-    """The chosen coexistence mode's files under ``coexistence/``."""
-    if the_plan.coexistence is None:
-        return
-    for rel, content in coexistence_artifacts(the_plan, merge_inventory(site, clusters)[0], clusters).items():
+) -> tuple[str, ...]:
+    """The chosen coexistence mode's files under ``coexistence/``; their names."""
+    made = coexistence_artifacts(the_plan, merge_inventory(site, clusters)[0], clusters)
+    for rel, content in sorted(made.items()):
         tree.add(f"coexistence/{rel}", content)
+    return tuple(sorted(made))
 
 
 def _commit(tree: OutputTree, out: str, force: bool) -> list[str]:

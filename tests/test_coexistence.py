@@ -295,3 +295,24 @@ def test_the_pod_runner_runs_the_bridge_flavor_like_the_others(tmp_path: Path) -
     out = shared / "download-once"
     assert (out / "statements.log").read_text().splitlines()[:2] == ["download", "prepared 1000"]
     assert sorted(p.name for p in out.glob("step-*.env")) == [f"step-{i}.env" for i in range(8)]
+
+
+@pytest.mark.parametrize("mode", ["partition", "slinky", "slurm-bridge"])
+def test_sample_site_report_section(
+    mode: str, tmp_path: Path, update_golden: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    api.run_report(
+        ["corpus/sample-site"], "kubernetes", str(tmp_path), inventory=[SLURM_CONF], coexistence=mode
+    )
+    report = (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    if mode == "partition":
+        assert "## Coexistence" not in report and 'id="coexistence"' not in html
+        return
+    section = report[report.index("## Coexistence") : report.index("## Phases")]
+    check_text(GOLDEN / f"sample-site.{mode}" / "report-section.md", section, update_golden)
+    for line in section.splitlines():  # every file the section links was written beside it
+        if line.startswith("- [coexistence/"):
+            assert (tmp_path / line.split("](")[1].split(")")[0]).is_file()
+    assert 'id="coexistence"' in html and f"<strong>{mode}</strong>" in html
