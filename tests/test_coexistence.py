@@ -316,3 +316,18 @@ def test_sample_site_report_section(
         if line.startswith("- [coexistence/"):
             assert (tmp_path / line.split("](")[1].split(")")[0]).is_file()
     assert 'id="coexistence"' in html and f"<strong>{mode}</strong>" in html
+
+
+def test_slinky_without_a_slurmctld_runs_its_own(tmp_path: Path) -> None:
+    api.run_plan([str(CORPUS / "sample-site")], "slurm", out=str(tmp_path), coexistence="slinky")
+    objects = [
+        d for d in yaml.safe_load_all((tmp_path / "coexistence" / "slinky-objects.yaml").read_text()) if d
+    ]
+    [controller] = [o for o in objects if o["kind"] == "Controller"]
+    assert "external" not in controller["spec"] and controller["spec"]["clusterName"] == "northwind-nw1"
+    assert all(validate_object(o) == [] for o in objects)
+    values = yaml.safe_load_all((tmp_path / "coexistence" / "slinky-values.yaml").read_text())
+    [doc] = [d for d in values if d]
+    assert doc["controller"] == {"extraConfMap": {"GresTypes": "gpu"}}
+    assert all(doc["partitions"][name]["nodesets"] == [name] for name in doc["nodesets"])
+    assert not (tmp_path / "coexistence" / "slurm.conf.nodesets").exists()

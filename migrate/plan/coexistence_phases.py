@@ -47,11 +47,14 @@ def controller_settings(inventory: Sequence[Inventory]) -> dict[str, tuple[str, 
 
 
 def foundation_steps(
-    decision: CoexistenceDecision, direction: Direction, inventory: Sequence[Inventory]
+    decision: CoexistenceDecision,
+    direction: Direction,
+    inventory: Sequence[Inventory],
+    gpu_partitions: Sequence[str] = (),
 ) -> list[Step]:
     """Phase 0's coexistence steps for the chosen mode (static partitioning keeps its own)."""
     if decision.mode == CoexistenceMode.SLINKY:
-        return _slinky_foundations(decision, inventory)
+        return _slinky_foundations(decision, inventory, gpu_partitions)
     minimum = ", ".join(f"{k} {v}" for k, v in sorted(BRIDGE_MINIMUM.items()))
     return [
         Step(
@@ -74,8 +77,21 @@ def foundation_steps(
     ]
 
 
-def _slinky_foundations(decision: CoexistenceDecision, inventory: Sequence[Inventory]) -> list[Step]:
-    steps = [
+def _slinky_foundations(
+    decision: CoexistenceDecision, inventory: Sequence[Inventory], gpu_partitions: Sequence[str]
+) -> list[Step]:
+    steps = []
+    if gpu_partitions:
+        steps.append(
+            Step(
+                "coexistence",
+                "GPU Operator for slurmd pods",
+                "the NVIDIA GPU Operator (driver and device plugin) on the nodes of "
+                + ", ".join(gpu_partitions)
+                + ": the NodeSet pods request nvidia.com/gpu, and gres.conf AutoDetect=nvidia finds them",
+            )
+        )
+    steps += [
         Step(
             "coexistence",
             "slurm-operator",

@@ -217,7 +217,8 @@ def _build_plan(
             movable = sorted(movable, key=lambda d: rank[d.unit.id])
         if coexistence.mode != CoexistenceMode.PARTITION:
             kept = [s for s in foundation_steps if s.kind != "coexistence"]
-            steps = kept + coexistence_foundations(coexistence, direction, inventory)
+            gpu_parts = [name for name, part in config.partitions if part.gpus_per_node and part.nodes]
+            steps = kept + coexistence_foundations(coexistence, direction, inventory, gpu_parts)
             phases, warnings = layout.phases(movable, steps, coexistence.mode)
         warnings += coexistence.warnings
     warnings[:0] = input_warnings  # what the inputs could not tell comes first
