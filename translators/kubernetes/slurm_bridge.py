@@ -21,7 +21,7 @@ from typing import Any
 
 from migrate.fidelity import Entry
 
-from .translation_context import Context
+from .translation_context import Context, option_name
 from .yamlemit import Manifest
 
 SCHEDULER = "slurm-bridge-scheduler"  # schedulerConfig.schedulerName's default
@@ -81,6 +81,9 @@ def _annotations(ctx: Context) -> list[tuple[str, str, str, str]]:
         out.append(("time", str(limit), "timelimit", str(-(-limit // 60))))
     if job.name:
         out.append(("job-name", job.name, "job-name", job.name))
+    for raw in job.raw:
+        if raw.origin.startswith("#SBATCH") and option_name(raw.key) == "wckey" and raw.value:
+            out.append(("wckey", raw.value, "wckey", raw.value))
     if res.constraint:
         out.append(("constraint", res.constraint, "constraints", res.constraint))
     if res.licenses:
