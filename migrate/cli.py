@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from migrate import EXIT_INTERRUPTED, INTERRUPTED, __version__
-from migrate.vocab import FidelityStatus, Format
+from migrate.vocab import AUTO_COEXISTENCE, FidelityStatus, Format
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -338,7 +338,7 @@ FlavorOption = Annotated[
     typer.Option(
         "--flavor",
         help="Kubernetes object to write (--to kubernetes): auto, job, jobset, volcano, kueue, pytorchjob, "
-        "mpijob, cronjob. Default: auto.",
+        "mpijob, cronjob, slurm-bridge. Default: auto.",
     ),
 ]
 ContainerRuntimeOption = Annotated[
@@ -398,6 +398,16 @@ InventoryOption = Annotated[
     ),
 ]
 
+CoexistenceOption = Annotated[
+    str,
+    typer.Option(
+        "--coexistence",
+        help="How both schedulers share the nodes: partition, slinky, slurm-bridge, or auto (the plan "
+        "chooses and says why).",
+        metavar="MODE",
+    ),
+]
+
 
 @app.command("plan")
 def plan_command(
@@ -413,6 +423,7 @@ def plan_command(
     ] = OutputFormat.table,
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
+    coexistence: CoexistenceOption = AUTO_COEXISTENCE,
 ) -> None:
     """Classify every job, group them into migration units and lay out the phased plan."""
     from migrate import api
@@ -428,6 +439,7 @@ def plan_command(
             force=force,
             accounting=accounting or [],
             inventory=inventory or [],
+            coexistence=coexistence,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -492,6 +504,10 @@ def _print_plan(run: api.PlanRun) -> None:
             f"{_plural(len(usage['unmatched']), 'name')} not in the scan",
             markup=False,
         )
+    if "coexistence" in doc:
+        mode = doc["coexistence"]
+        why = "; ".join(r["detail"] for r in mode["reasons"])
+        _out().print(f"coexistence: {mode['mode']} ({why})", markup=False)
     for warning in doc["warnings"]:
         _out().print(f"warning: {warning}", markup=False)
     if run.written:
@@ -519,6 +535,7 @@ def report_command(
     container_runtime: ContainerRuntimeOption = None,
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
+    coexistence: CoexistenceOption = AUTO_COEXISTENCE,
 ) -> None:
     """Write the migration report: Markdown and a self-contained HTML page with pictures."""
     from migrate import api
@@ -548,6 +565,7 @@ def report_command(
             artifact_root="translated" if translate else "",
             accounting=accounting or [],
             inventory=inventory or [],
+            coexistence=coexistence,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None

@@ -219,6 +219,19 @@ class JobTranslation:
 
 
 @dataclass(frozen=True)
+class CoexistenceView:
+    """How both schedulers share the nodes: the modes side by side, the chosen one's timeline, its files."""
+
+    mode: str
+    requested: str
+    source: str  # the article and question the modes come from
+    reasons: tuple[str, ...]
+    modes: Table  # one row per mode: capacity, control plane, what users change, verdict
+    timeline: Table  # the chosen mode's phases: what each does to the nodes
+    artifacts: tuple[tuple[str, str], ...]  # (path relative to the report, what it is)
+
+
+@dataclass(frozen=True)
 class ReportModel:
     title: str
     tool: str  # "migrate 0.1.0"
@@ -245,6 +258,7 @@ class ReportModel:
     diagnostics: tuple[DiagnosticGroup, ...]
     warnings: tuple[str, ...]
     cycles: tuple[tuple[str, ...], ...]
+    coexistence: CoexistenceView | None = None  # absent when static partitioning was asked
 
     @property
     def translated(self) -> bool:
@@ -269,6 +283,7 @@ __all__ = [
     "TEXT",
     "Artifact",
     "CapacityRow",
+    "CoexistenceView",
     "Column",
     "DiagnosticGroup",
     "DiagnosticItem",

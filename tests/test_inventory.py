@@ -504,3 +504,15 @@ def test_the_default_partition_of_slurm_conf_fills_migrate_yaml() -> None:
     inventory = parse_inventory(conf, "slurm.conf")
     merged, _ = merge_inventory(parse_site_config_text("partitions:\n  cpu: {nodes: 4}\n"), [inventory])
     assert [(name, part.default) for name, part in merged.partitions] == [("cpu", True), ("gpu", False)]
+
+
+def test_slurm_conf_keeps_the_controller_settings_with_their_lines() -> None:
+    from migrate.site.slurmconf import parse_slurm_conf
+
+    text = (
+        "ClusterName=hb1\nSlurmctldHost=hb1-ctl(10.1.0.5)\nSlurmctldHost=hb1-backup\n"
+        "SlurmctldPort=6820\nAuthType=auth/munge\nNodeName=n[1-2] CPUs=8\nPartitionName=all Nodes=n[1-2]\n"
+    )
+    found = dict(parse_slurm_conf(text, "slurm.conf").controller)
+    assert found["SlurmctldHost"] == ("hb1-ctl(10.1.0.5)", 2)  # the primary; the backup comes after it
+    assert found["SlurmctldPort"] == ("6820", 4) and found["AuthType"] == ("auth/munge", 5)

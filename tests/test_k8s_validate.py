@@ -266,6 +266,27 @@ MINIMAL: dict[str, dict[str, Any]] = {
         "value": 1000,
         "description": "from the Slurm qos 'high'",
     },
+    "NodeSet": {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "NodeSet",
+        "metadata": {"name": "slurm-worker-gpu", "namespace": "slurm"},
+        "spec": {
+            "controllerRef": {"name": "slurm"},
+            "replicas": 2,
+            "slurmd": {"name": "slurmd", "resources": {"limits": {"nvidia.com/gpu": 8}}},
+            "template": {"spec": {"hostname": "gpu-", "nodeSelector": {"pool": "gpu"}}},
+        },
+    },
+    "Controller": {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "Controller",
+        "metadata": {"name": "slurm", "namespace": "slurm"},
+        "spec": {
+            "clusterName": "hb1",
+            "slurmKeyRef": {"name": "slurm-key", "key": "slurm.key"},
+            "jwtKeyRef": {"name": "slurm-jwt-key", "key": "jwt.key"},
+        },
+    },
 }
 
 # Where a container of the embedded pod template sits (None: the kind embeds no core object).
@@ -273,6 +294,8 @@ EMBEDDED: dict[str, str | None] = {
     "Job": "spec.template.spec.containers[0]",
     "CronJob": "spec.jobTemplate.spec.template.spec.containers[0]",
     "ConfigMap": None,
+    "NodeSet": "spec.slurmd",
+    "Controller": None,
     "Service": "spec.ports[0]",
     "PersistentVolumeClaim": "spec.resources",
     "Deployment": "spec.template.spec.containers[0]",
@@ -314,6 +337,8 @@ WRONG_TYPE: dict[str, tuple[str, Any]] = {
     "ClusterQueue": ("spec.resourceGroups[0].coveredResources", "cpu"),
     "ResourceFlavor": ("spec.nodeLabels", "gpu"),
     "WorkloadPriorityClass": ("value", "high"),
+    "NodeSet": ("spec.replicas", "two"),
+    "Controller": ("spec.clusterName", 7),
 }
 
 BAD_ENUM: dict[str, tuple[str, str]] = {
@@ -334,6 +359,7 @@ BAD_ENUM: dict[str, tuple[str, str]] = {
     "LocalQueue": ("spec.stopPolicy", "Pause"),
     "ClusterQueue": ("spec.queueingStrategy", "FIFO"),
     "ResourceFlavor": ("spec.nodeTaints[0].effect", "NoRun"),
+    "NodeSet": ("spec.scalingMode", "ReplicaSet"),
 }
 
 REQUIRED: dict[str, str] = {
@@ -356,6 +382,8 @@ REQUIRED: dict[str, str] = {
     "ClusterQueue": "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
     "ResourceFlavor": "spec.nodeTaints[0].key",
     "WorkloadPriorityClass": "value",
+    "NodeSet": "spec.controllerRef",
+    "Controller": "spec",
 }
 
 KINDS = sorted(MINIMAL)
@@ -1435,7 +1463,9 @@ def _objects(node: Any, where: str = "") -> list[tuple[str, dict[str, Any]]]:
 
 @pytest.mark.parametrize(("name", "schema"), _schema_files())
 def test_schema_files_are_strict_and_say_where_they_come_from(name: str, schema: dict[str, Any]) -> None:
-    assert re.search(r"(volcano-sh|kubernetes-sigs|kubeflow|ray-project)/[\w.-]+ \S+\.go", schema["$comment"])
+    assert re.search(
+        r"(volcano-sh|kubernetes-sigs|kubeflow|ray-project|SlinkyProject)/[\w.-]+ \S+\.go", schema["$comment"]
+    )
     assert schema["$id"] == f"urn:migrate:schema:{name.removesuffix('.json')}"
     for where, obj in _objects(schema):
         if where == "/properties/status":

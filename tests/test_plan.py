@@ -387,8 +387,9 @@ def test_plan_json_is_stable_and_deterministic(plan: Plan) -> None:
     assert data["schema"] == PLAN_SCHEMA
     assert set(data) == {
         "schema", "direction", "site", "source", "target", "thresholds", "summary",
-        "jobs", "units", "phases", "shared_filesystems", "cycles", "warnings",
+        "jobs", "units", "phases", "shared_filesystems", "cycles", "warnings", "coexistence",
     }  # fmt: skip
+    assert data["coexistence"]["requested"] == "auto"
     assert data["thresholds"]["large_training_nodes"] == 4
     job = next(j for j in data["jobs"] if j["id"] == "llm/pretrain.sbatch")
     assert job["action"] == "stay" and job["rule"]["id"] == "large-training-on-slurm" and job["phase"] is None

@@ -125,7 +125,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_writes_markdown_html_pictures_and_the_plan(sample: dict[str, Any]) -> None:
-    assert sorted(sample["files"]) == sorted(["plan.json", "report.html", "report.md", *PICTURES])
+    written = ["plan.json", "report.html", "report.md", "coexistence/README.md", *PICTURES]
+    assert sorted(sample["files"]) == sorted(written)  # auto kept static partitioning: its README
     assert sample["md"].count("](img/") == 3
     assert all(f"]({name})" in sample["md"] for name in PICTURES)
 

@@ -63,7 +63,7 @@ SITE = parse_site_config(
         "defaults": {"image": "stand-in", "namespace": "run"},
     }
 )
-FLAVORS = ("job", "jobset", "volcano", "pytorchjob", "mpijob")
+FLAVORS = ("job", "jobset", "volcano", "pytorchjob", "mpijob", "slurm-bridge")
 # Open MPI: root may run it, and its TCP traffic stays on the loopback addresses (the sandbox's
 # one host; the pods' aliases are loopback ones too, on interfaces other than lo)
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}

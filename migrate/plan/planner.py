@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import networkx as nx
@@ -25,12 +25,24 @@ from migrate.graph import model as gm
 from migrate.graph.builder import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
 from migrate.graph.perf import paused_gc
 from migrate.plan.classify import Assessment, assess_jobs
+from migrate.plan.coexistence import CoexistenceDecision, check_choice, decide, decision_dict
+from migrate.plan.coexistence_phases import (
+    PoolShare,
+    bridge_order,
+    mode_gates,
+    mode_rollback,
+    phase_steps,
+    pool,
+    pool_dict,
+)
+from migrate.plan.coexistence_phases import foundation_steps as coexistence_foundations
 from migrate.plan.demand import JobDemand, accounted_demand, helper_demand, job_demand, unaccounted_demand
 from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
 from migrate.plan.units import UnitDecision, decide_units
 from migrate.render import plural
 from migrate.site.config import CONFIG_NAME, PLACEHOLDER, SiteConfig
 from migrate.site.inventory import Inventory, inventory_section, merge_inventory
+from migrate.site.inventory_model import SLURM_CONF
 from migrate.site.usage import (
     AccountingFile,
     UsageReport,
@@ -39,7 +51,16 @@ from migrate.site.usage import (
     usage_section,
     usage_warnings,
 )
-from migrate.vocab import WRAPPER_KINDS, Action, Direction, Format, Pattern, UnitAction
+from migrate.vocab import (
+    AUTO_COEXISTENCE,
+    WRAPPER_KINDS,
+    Action,
+    CoexistenceMode,
+    Direction,
+    Format,
+    Pattern,
+    UnitAction,
+)
 
 PLAN_SCHEMA = "migrate-plan/1"
 
@@ -66,6 +87,7 @@ class Phase:
     exit_criteria: tuple[str, ...] = ()
     stays: tuple[tuple[str, str], ...] = ()  # job -> why it stays on the source
     why: tuple[str, ...] = ()  # why these units (the pilot: the workload each one stands for)
+    pool: tuple[PoolShare, ...] = ()  # nodes both schedulers draw from (Slinky, slurm-bridge)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +106,7 @@ class Plan:
     warnings: tuple[str, ...]
     usage: UsageReport | None = None  # accounting dumps and what they matched, when given
     inventory: tuple[Inventory, ...] = ()  # slurm.conf / ParallelCluster files, when given
+    coexistence: CoexistenceDecision | None = None  # None: static partitioning as asked
 
     def to_dict(self) -> dict[str, Any]:
         return _plan_dict(self)
@@ -96,6 +119,7 @@ def build_plan(
     fidelity: Mapping[str, tuple[int, int]] | None = None,
     usage: Sequence[AccountingFile] = (),
     inventory: Sequence[Inventory] = (),
+    coexistence: str = AUTO_COEXISTENCE,
 ) -> Plan:
     """The plan for moving ``jobs`` in ``direction``.
 
@@ -105,10 +129,13 @@ def build_plan(
     estimate of every job it matches with what the job used; ``inventory``
     (``migrate.site.inventory.parse_inventory``) completes the partitions of
     ``config``. Both add plan warnings for what they could not place.
+    ``coexistence`` is a mode of ``CoexistenceMode`` or auto (``coexistence.decide``).
     """
     direction = Direction.of(direction)
     with paused_gc():
-        plan, graph, _ = _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
+        plan, graph, _ = _build_plan(
+            jobs, direction, config or SiteConfig(), fidelity, usage, inventory, coexistence
+        )
         release_graph(graph)
         return plan
 
@@ -120,11 +147,14 @@ def build_plan_and_graph(
     fidelity: Mapping[str, tuple[int, int]] | None = None,
     usage: Sequence[AccountingFile] = (),
     inventory: Sequence[Inventory] = (),
+    coexistence: str = AUTO_COEXISTENCE,
 ) -> tuple[Plan, nx.MultiDiGraph]:
     """``build_plan``, and the graph it was built on (``build_graph``): the report draws it."""
     direction = Direction.of(direction)
     with paused_gc():
-        plan, graph, flows = _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
+        plan, graph, flows = _build_plan(
+            jobs, direction, config or SiteConfig(), fidelity, usage, inventory, coexistence
+        )
         add_flow_edges(graph, flows)
         return plan, graph
 
@@ -159,6 +189,7 @@ def _build_plan(
     fidelity: Mapping[str, tuple[int, int]] | None,
     usage: Sequence[AccountingFile],
     inventory: Sequence[Inventory],
+    mode: str,
 ) -> tuple[Plan, nx.MultiDiGraph, Flows]:
     """The plan, and the graph (without its produces_for edges) and flows it was built on."""
     config, input_warnings = merge_inventory(config, inventory)
@@ -186,51 +217,31 @@ def _build_plan(
     source, target = direction.source.display_name, direction.target.display_name
 
     movable = sorted((d for d in decisions if d.moving), key=lambda d: (d.risk.score, d.unit.id))
-    hours = {job: need.node_hours for job, need in demands.items()}
-    pilot, waves, warnings, chosen = _schedule(
-        movable, config, {a.job_id: a.pattern for a in assessed}, hours
-    )
-    warnings[:0] = input_warnings  # what the inputs could not tell comes first
+    patterns = {a.job_id: a.pattern for a in assessed}
     moving = [j for d in movable for j in d.moving]
     bridge_fs = {fs for d in decisions for fs in d.bridge_filesystems}
     touched = {fs for d in movable for fs in d.unit.filesystems} | bridge_fs
     shared = [fs for fs in analysis.shared_filesystems if fs.node in touched or fs.node in bridge_fs]
-
-    phases = [
-        Phase(
-            "P0",
-            FOUNDATIONS,
-            FOUNDATIONS,
-            steps=tuple(
-                foundations(graph, moving, by_id, demands, sorted(touched), shared, direction, config)
-            ),
+    layout = _Layout(graph, by_id, demands, direction, config, decisions, source)
+    foundation_steps = foundations(graph, moving, by_id, demands, sorted(touched), shared, direction, config)
+    phases, warnings = layout.phases(movable, foundation_steps, None)
+    coexistence = None
+    if check_choice(mode) != CoexistenceMode.PARTITION:
+        caps = [(p.id, p.capacity) for p in phases if p.kind in (PILOT, WAVE, END_STATE)]
+        coexistence = decide(
+            mode, job_list, assessed, demands, caps, config, _has_slurmctld(direction, inventory)
         )
-    ]
-    previous: dict[str, int] = {}
-    in_scope = [j for j in demands if by_id[j].recommendation.action != Action.ALREADY_THERE]
-    tracker = CapacityTracker(in_scope, demands, config)
-    for index, group in enumerate([pilot, *waves] if pilot else []):
-        phase_id, name, kind = ("P1", PILOT, PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}", WAVE)
-        jobs_now = [j for d in group for j in d.moving]
-        tracker.move(jobs_now)
-        caps, notes = tracker.snapshot()
-        warnings += [f"{phase_id}: {n}" for n in notes]
-        bridges = [b for d in group for b in d.bridges]
-        phases.append(
-            Phase(
-                phase_id,
-                name,
-                kind,
-                units=tuple(d.unit.id for d in group),
-                jobs=tuple(jobs_now),
-                capacity=tuple(caps),
-                gates=tuple(gates(jobs_now, graph, bridges, direction, config)),
-                rollback=tuple(rollback(caps, previous, direction)),
-                why=tuple(chosen) if index == 0 else (),
-            )
-        )
-        previous = {c.partition: c.target_nodes for c in caps}
-    phases.append(_end(decisions, tracker, config, source, warnings))
+        if coexistence.mode == CoexistenceMode.SLURM_BRIDGE:
+            order = bridge_order([(d.unit.id, [patterns[j] for j in d.moving]) for d in movable])
+            rank = {unit: i for i, unit in enumerate(order)}
+            movable = sorted(movable, key=lambda d: rank[d.unit.id])
+        if coexistence.mode != CoexistenceMode.PARTITION:
+            kept = [s for s in foundation_steps if s.kind != "coexistence"]
+            gpu_parts = [name for name, part in config.partitions if part.gpus_per_node and part.nodes]
+            steps = kept + coexistence_foundations(coexistence, direction, inventory, gpu_parts)
+            phases, warnings = layout.phases(movable, steps, coexistence.mode)
+        warnings += coexistence.warnings
+    warnings[:0] = input_warnings  # what the inputs could not tell comes first
     if analysis.cycles:
         warnings.append(
             f"{plural(len(analysis.cycles), 'dependency cycle')}: their units are blocked until fixed"
@@ -250,8 +261,85 @@ def _build_plan(
         warnings=tuple(warnings),
         usage=report,
         inventory=tuple(inventory),
+        coexistence=coexistence,
     )
     return plan, graph, flows
+
+
+def _has_slurmctld(direction: Direction, inventory: Sequence[Inventory]) -> bool:
+    """A Slurm the site already runs: the source of a move to Kubernetes, or a slurm.conf given."""
+    return direction == Direction.TO_KUBERNETES or any(inv.format == SLURM_CONF for inv in inventory)
+
+
+@dataclass
+class _Layout:
+    """Lays out the phases after Phase 0 from the movable units, for a coexistence mode."""
+
+    graph: nx.MultiDiGraph
+    by_id: Mapping[str, Assessment]
+    demands: Mapping[str, JobDemand]
+    direction: Direction
+    config: SiteConfig
+    decisions: list[UnitDecision]
+    source: str
+
+    def phases(
+        self,
+        movable: list[UnitDecision],
+        foundation_steps: list[Step],
+        mode: CoexistenceMode | None,
+    ) -> tuple[list[Phase], list[str]]:
+        by_id, demands, direction, config = self.by_id, self.demands, self.direction, self.config
+        hours = {job: need.node_hours for job, need in demands.items()}
+        patterns = {a.job_id: a.pattern for a in by_id.values()}
+        pilot, waves, warnings, chosen = _schedule(movable, config, patterns, hours)
+        phases = [Phase("P0", FOUNDATIONS, FOUNDATIONS, steps=tuple(foundation_steps))]
+        previous: dict[str, int] = {}
+        in_scope = [j for j in demands if by_id[j].recommendation.action != Action.ALREADY_THERE]
+        tracker = CapacityTracker(in_scope, demands, config)
+        for index, group in enumerate([pilot, *waves] if pilot else []):
+            phase_id, name, kind = (
+                ("P1", PILOT, PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}", WAVE)
+            )
+            jobs_now = [j for d in group for j in d.moving]
+            tracker.move(jobs_now)
+            caps, notes = tracker.snapshot()
+            warnings += [f"{phase_id}: {n}" for n in notes]
+            bridges = [b for d in group for b in d.bridges]
+            phase_gates = gates(jobs_now, self.graph, bridges, direction, config)
+            back = rollback(caps, previous, direction)
+            steps: list[Step] = []
+            shares: tuple[PoolShare, ...] = ()
+            if mode is not None:
+                steps = phase_steps(mode, caps, previous)
+                phase_gates += mode_gates(mode)
+                back = back[:1] + mode_rollback(mode, caps, previous)
+                shares = pool(mode, caps, direction)
+                if mode == CoexistenceMode.SLURM_BRIDGE:
+                    caps = []  # no node changes hands: the pool is the picture
+            phases.append(
+                Phase(
+                    phase_id,
+                    name,
+                    kind,
+                    units=tuple(d.unit.id for d in group),
+                    jobs=tuple(jobs_now),
+                    steps=tuple(steps),
+                    capacity=tuple(caps),
+                    gates=tuple(phase_gates),
+                    rollback=tuple(back),
+                    pool=shares,
+                    why=tuple(chosen) if index == 0 else (),
+                )
+            )
+            previous = {c.partition: c.target_nodes for c in caps}
+        end = _end(self.decisions, tracker, config, self.source, warnings)
+        if mode is not None:
+            shares = pool(mode, end.capacity, direction)
+            kept = () if mode == CoexistenceMode.SLURM_BRIDGE else end.capacity
+            end = replace(end, capacity=kept, pool=shares)
+        phases.append(end)
+        return phases, warnings
 
 
 def _weigh_by_usage(demands: Mapping[str, JobDemand], report: UsageReport) -> dict[str, JobDemand]:
@@ -442,6 +530,8 @@ def _plan_dict(plan: Plan, streamed: bool = False) -> dict[str, Any]:
         out["usage"] = usage_section(plan.usage)
     if plan.inventory:
         out["inventory"] = inventory_section(plan.inventory)
+    if plan.coexistence is not None:  # absent when static partitioning was asked: today's bytes
+        out["coexistence"] = decision_dict(plan.coexistence)
     return out
 
 
@@ -537,7 +627,7 @@ def _phase_dict(p: Phase) -> dict[str, Any]:
         "exit_criteria": list(p.exit_criteria),
         "stays": [{"job": j, "reason": r} for j, r in p.stays],
         **({"why": list(p.why)} if p.why else {}),
-    }
+    } | ({"pool": [pool_dict(s) for s in p.pool]} if p.pool else {})
 
 
 __all__ = [

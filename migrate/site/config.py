@@ -12,6 +12,7 @@ would silently fall back to a default, so it is an error with its key path.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -108,6 +109,8 @@ class PartitionConfig:
     devices: tuple[tuple[str, int], ...] = ()
     # Tolerations the partition's node pool asks of its pods: a list of {key, operator, value, effect}.
     tolerations: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # How one GPU is split among pods on Kubernetes (mig, time-slicing, mps), None: whole GPUs only.
+    gpu_sharing: str | None = None
     # Keys written in migrate.yaml, so that a slurm.conf or ParallelCluster inventory fills only the others.
     explicit: tuple[str, ...] = ()
     # Where the keys an inventory filled come from (key -> "slurm.conf line 12 (NodeName=...)").
@@ -141,6 +144,15 @@ class KubernetesSettings:
 
 
 CPU_LIMIT_POLICIES = ("except-whole-node", "always", "never")
+GPU_SHARING = ("mig", "time-slicing", "mps")
+
+
+@dataclass(frozen=True)
+class SiteVersions:
+    """The releases the site runs (``versions: {slurm: "24.05", kubernetes: "1.31"}``), as written."""
+
+    slurm: str | None = None
+    kubernetes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,7 @@ class SiteConfig:
     defaults: Defaults = field(default_factory=Defaults)
     thresholds: Thresholds = field(default_factory=Thresholds)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
+    versions: SiteVersions = field(default_factory=SiteVersions)
     source: str | None = None  # the file it came from, for messages and the report
     # Keys still holding PLACEHOLDER (a starter file from `migrate init`): read as not given.
     unfilled: tuple[str, ...] = ()
@@ -261,6 +274,7 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
             "defaults",
             "thresholds",
             "kubernetes",
+            "versions",
         ),
     )
     return SiteConfig(
@@ -272,6 +286,7 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
         defaults=_defaults(top.get("defaults"), where.child("defaults")),
         thresholds=_thresholds(top.get("thresholds"), where.child("thresholds")),
         kubernetes=_kubernetes(top.get("kubernetes"), where.child("kubernetes")),
+        versions=_versions(top.get("versions"), where.child("versions")),
         source=source,
         unfilled=tuple(_unfilled(top, "")),
     )
@@ -470,6 +485,7 @@ def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfi
                     memory_scheduled=_optional(entry, "memory_scheduled", at, _flag, None),
                     devices=_optional(entry, "devices", at, _devices, ()),
                     tolerations=_optional(entry, "tolerations", at, _tolerations, ()),
+                    gpu_sharing=_optional(entry, "gpu_sharing", at, _gpu_sharing, None),
                     explicit=tuple(
                         sorted(by_key[key] for key in entry if entry[key] not in (None, PLACEHOLDER))
                     ),
@@ -583,6 +599,34 @@ def _kubernetes(value: object, where: _Where) -> KubernetesSettings:
     )
 
 
+def _gpu_sharing(value: object, where: _Where) -> str:
+    text = _string(value, where)
+    if text not in GPU_SHARING:
+        raise where.fail(f"expected one of {', '.join(GPU_SHARING)}, got {text!r}")
+    return text
+
+
+_VERSION = re.compile(r"^\d+(\.\d+)*$")
+
+
+def _versions(value: object, where: _Where) -> SiteVersions:
+    if value is None:
+        return SiteVersions()
+    data = _mapping(value, where)
+    _only_keys(data, where, ("slurm", "kubernetes"))
+    given: dict[str, str] = {}
+    for key in ("slurm", "kubernetes"):
+        if data.get(key) is None:
+            continue
+        if not isinstance(data[key], str):  # YAML reads 1.30 as the number 1.3
+            raise where.child(key).fail(f'quote the release ("{data[key]}"): YAML reads it as a number')
+        text = data[key].removeprefix("v")
+        if not _VERSION.match(text):
+            raise where.child(key).fail(f"expected a release number such as 24.05 or 1.31, got {text!r}")
+        given[key] = text
+    return SiteVersions(**given)
+
+
 def _thresholds(value: object, where: _Where) -> Thresholds:
     if value is None:
         return Thresholds()
@@ -601,6 +645,7 @@ _NUMBERS: tuple[Callable[..., object], ...] = (_count, _duration)
 __all__ = [
     "CONFIG_NAME",
     "CPU_LIMIT_POLICIES",
+    "GPU_SHARING",
     "PLACEHOLDER",
     "VCS_MARKERS",
     "Defaults",
@@ -609,6 +654,7 @@ __all__ = [
     "PartitionConfig",
     "SiteConfig",
     "SiteConfigError",
+    "SiteVersions",
     "Thresholds",
     "find_site_configs",
     "load_site_config",

@@ -68,6 +68,18 @@ _DEFAULT_KEYS = (
 )
 _TIME_KEYS = (("DefaultTime", "default_time_s"), ("MaxTime", "max_time_s"))
 _GLOBAL_KEYS = frozenset(k.lower() for k, _ in _DEFAULT_KEYS) | {"selecttypeparameters", "selecttype"}
+# What a Kubernetes-hosted slurmd or slurmrestd needs to know of the site's own controller.
+CONTROLLER_KEYS = (
+    "ClusterName",
+    "SlurmctldHost",
+    "SlurmctldPort",
+    "AuthType",
+    "AuthAltTypes",
+    "AuthInfo",
+    "SlurmctldParameters",
+    "GresTypes",
+)
+_CONTROLLER_LOWER = {k.lower(): k for k in CONTROLLER_KEYS}
 
 
 def looks_like_slurm_conf(text: str) -> bool:
@@ -78,7 +90,13 @@ def parse_slurm_conf(text: str, path: str) -> Inventory:
     reader = _Reader(path)
     for number, line in _logical_lines(text):
         reader.read(number, line)
-    return Inventory(path, SLURM_CONF, tuple(reader.partitions()), tuple(reader.finished_notes()))
+    return Inventory(
+        path,
+        SLURM_CONF,
+        tuple(reader.partitions()),
+        tuple(reader.finished_notes()),
+        tuple(sorted(reader.controller.items())),
+    )
 
 
 class _Reader:
@@ -92,6 +110,7 @@ class _Reader:
         self.partition_defaults: dict[str, str] = {}
         self.partition_default_lines: dict[str, int] = {}  # key -> line of its PartitionName=DEFAULT
         self.cluster: dict[str, tuple[str, int]] = {}  # cluster-wide parameters: key -> (value, line)
+        self.controller: dict[str, tuple[str, int]] = {}  # CONTROLLER_KEYS as written -> (value, line)
         self.includes: list[str] = []
         self.notes: list[str] = []
         self.budget = MAX_NODES
@@ -105,6 +124,11 @@ class _Reader:
         kind = first.group(1).lower() if first else ""
         if kind in _GLOBAL_KEYS:
             self._cluster_parameter(number, line)
+            return
+        if kind in _CONTROLLER_LOWER:
+            # the first SlurmctldHost is the primary; later ones are backups
+            value = line.split("=", 1)[1].strip() if "=" in line else ""
+            self.controller.setdefault(_CONTROLLER_LOWER[kind], (value, number))
             return
         if kind not in ("nodename", "partitionname", "nodeset"):
             return  # other scheduler parameters: not inventory

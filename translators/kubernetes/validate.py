@@ -902,7 +902,21 @@ def _rules_configmap(obj: Mapping[str, Any]) -> Issues:
             yield ["binaryData", key], f"key {key!r} is in both data and binaryData"
 
 
+def _rules_slinky_controller(obj: Mapping[str, Any]) -> Issues:
+    """The Controller CRD's CEL rules: its own slurmctld needs the keys, an external one its address."""
+    spec = obj.get("spec") or {}
+    if spec.get("external"):
+        if not spec.get("externalConfig"):
+            yield ["spec", "externalConfig"], "an external controller needs externalConfig (host, port)"
+        return
+    if not spec.get("slurmKeyRef"):
+        yield ["spec", "slurmKeyRef"], "a controller the operator runs needs slurmKeyRef"
+    if not (spec.get("jwtKeyRef") or spec.get("jwtHs256KeyRef")):
+        yield ["spec", "jwtKeyRef"], "a controller the operator runs needs jwtKeyRef"
+
+
 _KIND_RULES: dict[tuple[str, str], Callable[[Mapping[str, Any]], Issues]] = {
+    ("slinky.slurm.net/v1beta1", "Controller"): _rules_slinky_controller,
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): _rules_jobset,
     ("batch.volcano.sh/v1alpha1", "Job"): _rules_volcano_job,
     ("kubeflow.org/v2beta1", "MPIJob"): _rules_mpijob,

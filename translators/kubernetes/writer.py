@@ -38,6 +38,7 @@ from . import (
     jobset,
     pod_template,
     shared,
+    slurm_bridge,
     slurmenv,
     storage,
     training,
@@ -83,8 +84,11 @@ def translate_job(
     policy = job_policy.decide(ctx, volumes)
     if choice.kueue:
         _kueue_labels(ctx, policy)
-    _licenses(ctx)
+    if not choice.bridge:  # on the bridge Slurm counts the licenses itself
+        _licenses(ctx)
     manifests, workload = _build(ctx, choice, policy, volumes)
+    if choice.bridge:
+        slurm_bridge.apply(ctx, manifests)
     _launchers(ctx, choice)
     _submissions(ctx, choice)
     _monitoring(ctx)
