@@ -28,6 +28,7 @@ from migrate.plan.classify import Assessment
 from migrate.plan.demand import JobDemand
 from migrate.plan.phases import Capacity
 from migrate.plan.rules import SLURM_KUBERNETES_ARTICLE
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.vocab import (
     AUTO_COEXISTENCE,
@@ -184,7 +185,8 @@ def _bridge_blockers(
         out.append(
             Finding(
                 CoexistenceReason.SUB_NODE_PODS,
-                f"{len(small)} Kubernetes job(s) need less than a GPU node (first: {small[0]}); "
+                f"{plural(len(small), 'Kubernetes job')} {'needs' if len(small) == 1 else 'need'} "
+                f"less than a GPU node (first: {small[0]}); "
                 "slurm-bridge would give each pod a whole node",
             )
         )
@@ -241,13 +243,15 @@ def decide(
     who = (
         Finding(
             CoexistenceReason.SLURM_TEAMS_LEAD,
-            f"{slurm_teams} team(s) submit with sbatch and {kube_teams} with Kubernetes manifests: "
+            f"{plural(slurm_teams, 'team')} {'submits' if slurm_teams == 1 else 'submit'} with sbatch and "
+            f"{kube_teams} with Kubernetes manifests: "
             "with Slinky the sbatch users change nothing",
         )
         if slurm_teams >= kube_teams
         else Finding(
             CoexistenceReason.KUBERNETES_TEAMS_LEAD,
-            f"{kube_teams} team(s) submit Kubernetes manifests and {slurm_teams} use sbatch: "
+            f"{plural(kube_teams, 'team')} {'submits' if kube_teams == 1 else 'submit'} Kubernetes manifests "
+            f"and {slurm_teams} {'uses' if slurm_teams == 1 else 'use'} sbatch: "
             "with slurm-bridge the Kubernetes users keep their manifests and Slurm places them",
         )
     )

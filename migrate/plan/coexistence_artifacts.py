@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from migrate.plan.coexistence_phases import BRIDGE_PARTITION, BRIDGE_SCHEDULER, controller_settings
 from migrate.plan.planner import Plan
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.site.inventory_model import Inventory
 from migrate.translators.kubernetes import slinky
@@ -178,7 +179,7 @@ def _bridge_files(plan: Plan) -> dict[str, str]:
     ]
     lines += [f"{i}. {s}" for i, s in enumerate(steps, 1)]
     lines += ["", "## Waves", ""]
-    lines += [f"- {p.id}: {len(p.jobs)} job(s)" for p in plan.phases if p.jobs]
+    lines += [f"- {p.id}: {plural(len(p.jobs), 'job')}" for p in plan.phases if p.jobs]
     text = "\n".join(lines + _risks(CoexistenceMode.SLURM_BRIDGE)) + "\n"
     return {SLURM_CONF_BRIDGE: "\n".join(conf) + "\n", README: text}
 
