@@ -115,12 +115,17 @@ def translate(case: str, flavor: str) -> str | None:
     return text
 
 
+# Kueue wraps the same Job or JobSet in a queue (suspended until admitted): one case of each is enough.
+KUEUE_CASES = ("array_task_files", "torchrun_hostname")
+
+
 def case_flavors() -> list[tuple[str, str]]:
     out = []
     for path in sorted(CASES.glob("*.sbatch")):
         for flavor in FLAVORS:
             if translate(path.stem, flavor) is not None:
                 out.append((path.stem, flavor))
+    out += [(case, "kueue") for case in KUEUE_CASES if translate(case, "kueue") is not None]
     return out
 
 
