@@ -38,6 +38,15 @@ UNREAD_FIELD: Fate = (FidelityStatus.DROPPED, "no Slurm counterpart")
 _IN_THE_COMMAND = "kept in the command, which runs unchanged on Slurm"
 
 RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
+    # the Argo reader's keys (translators/argo/raw_keys.py)
+    "argo-task": (FidelityStatus.MAPPED, "one batch script per task; submit.sh chains the workflow's tasks"),
+    "argo-depends": (FidelityStatus.MAPPED, "submit.sh gives the script this --dependency type"),
+    "argo-depends-approximated": (
+        FidelityStatus.APPROXIMATED,
+        "submit.sh gives the script the nearest --dependency type",
+    ),
+    "argo-when": (FidelityStatus.DROPPED, "Slurm cannot skip a job on a condition: the script always runs"),
+    "argo-schedule": (FidelityStatus.DROPPED, "one scrontab entry per job: it runs on the first schedule"),
     # the Kubernetes reader's keys (translators/kubernetes/raw_keys.py)
     "pvc": _claim,
     "completions": (FidelityStatus.APPROXIMATED, "each completion is an array task"),
