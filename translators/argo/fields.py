@@ -143,18 +143,31 @@ CONDITIONS: dict[str, Condition] = {
     "dependsOn": Condition((TaskResult.SUCCEEDED,), True, "Succeeded: the step ended with success"),
 }
 
-# How Argo knows that a created job ended: success and failure conditions of a ``resource`` template
-# (label-selector expressions over the object's JSON paths), by the kind of the created object.
-RESOURCE_CONDITIONS: dict[str, tuple[str, str]] = {
-    "Job": ("status.succeeded > 0", "status.failed > 0"),
-    "JobSet": ("status.terminalState == Completed", "status.terminalState == Failed"),
-    "Job.batch.volcano.sh": ("status.state.phase == Completed", "status.state.phase in (Failed, Aborted)"),
-    "PyTorchJob": (
-        "status.replicaStatuses.Master.succeeded > 0",
-        "status.replicaStatuses.Master.failed > 0",
+# How Argo knows that a job a ``resource`` template created has ended: its success and failure
+# conditions (label-selector expressions over the object's JSON paths; no list lookups), by the
+# created object's apiVersion and kind. ``{done}`` and ``{retries}`` are filled from the object.
+RESOURCE_CONDITIONS: dict[tuple[str, str], tuple[str, str]] = {
+    ("batch/v1", "Job"): ("status.succeeded > {done}", "status.failed > {retries}"),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): (
+        "status.terminalState == Completed",
+        "status.terminalState == Failed",
     ),
-    "MPIJob": ("status.replicaStatuses.Launcher.succeeded > 0", "status.replicaStatuses.Launcher.failed > 0"),
+    ("batch.volcano.sh/v1alpha1", "Job"): (
+        "status.state.phase == Completed",
+        "status.state.phase in (Failed,Aborted,Terminated)",
+    ),
+    ("kubeflow.org/v1", "PyTorchJob"): (
+        "status.replicaStatuses.{role}.succeeded > 0",
+        "status.replicaStatuses.{role}.failed > 0",
+    ),
+    ("kubeflow.org/v2beta1", "MPIJob"): (
+        "status.replicaStatuses.Launcher.succeeded > 0",
+        "status.replicaStatuses.Launcher.failed > 0",
+    ),
 }
+# Objects that run on a schedule of their own: created by the workflow, never waited for.
+SCHEDULED_KINDS = frozenset({("batch/v1", "CronJob")})
+JOB_BACKOFF_DEFAULT = 6  # batch/v1 Job spec.backoffLimit when unset
 
 __all__ = [
     "API_VERSION",
