@@ -186,7 +186,9 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], runner: str) -> li
             key = (link.dependent, prerequisite.job_id, link.dep_type)
             if key not in seen:
                 seen.add(key)
-                edges.append(Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line))
+                edges.append(
+                    Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line, link.any_of)
+                )
             if link.via != "directive":
                 dependent.fidelity.approximated(
                     f"{link.dep_type} on {prerequisite.name} ({link.via}: {link.path}:{link.line})",

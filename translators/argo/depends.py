@@ -216,6 +216,16 @@ def _term(term: Expr) -> SlurmDependency:
     return SlurmDependency(kinds.pop(), tasks, any_of=len(tasks) > 1, exact=exact, why=why, written=written)
 
 
+def why_approximated(term: str) -> str:
+    """Why a term of an expression has only the nearest Slurm type (for a raw item written as
+    'term -> type'); empty when the type says it exactly or the term does not parse."""
+    try:
+        found = to_slurm(parse(term))
+    except DependsSyntaxError:
+        return ""
+    return "; ".join(d.why for d in found if not d.exact and d.why)
+
+
 def render_expr(expr: Expr, outer: int = 0) -> str:
     """The expression as Argo text, with parentheses only where needed."""
     if isinstance(expr, Operand):

@@ -386,7 +386,7 @@ class _Walk:
                 "ARGO-DEPENDS-NO-SLURM-TYPE", f"{dep.written}: read as {dep.type}; {dep.why}", line
             )
         key = "argo-depends" if dep.exact else "argo-depends-approximated"
-        value = f"{dep.written} -> {dep.type}" + (f": {dep.why}" if not dep.exact else "")
+        value = f"{dep.written} -> {dep.type}"  # the why follows from the term (depends.to_slurm)
         for pending in node.entries:
             pending.dependencies.append(
                 ir.Dependency(dep.type, targets, any_of=dep.any_of and len(targets) > 1, line=line)

@@ -59,13 +59,24 @@ def render_chain(
             templates.append({"name": prep, "resource": {"action": "apply", "manifest": _yaml(extra)}})
             dag.append({"name": prep, "template": prep})
             terms.append(f"{prep}.Succeeded")
-        for edge in sorted(
-            (e for e in edges if e.dependent == t.job_id), key=lambda e: (e.prerequisite, e.dep_type)
-        ):
-            pre = by_id.get(edge.prerequisite)
-            if pre is None or edge.dep_type == DependencyType.SINGLETON:
-                continue
-            terms.append(_wait(t, pre, edge, tasks[pre.job_id], _is_scheduled(found[pre.job_id][0])))
+        own = sorted(
+            (
+                e
+                for e in edges
+                if e.dependent == t.job_id
+                and e.prerequisite in by_id
+                and e.dep_type != DependencyType.SINGLETON
+            ),
+            key=lambda e: (e.prerequisite, e.dep_type),
+        )
+        waits = [
+            _wait(t, by_id[e.prerequisite], e, tasks[e.prerequisite], _is_scheduled(found[e.prerequisite][0]))
+            for e in own
+        ]
+        if len(own) > 1 and all(e.any_of for e in own):  # an OR list of Slurm ('?'): any one will do
+            terms.append("(" + " || ".join(waits) + ")")
+        else:
+            terms.extend(waits)
         if terms:
             task["depends"] = " && ".join(terms)
         dag.append(task)
