@@ -244,3 +244,10 @@ def test_the_corpus_workflows_validate_except_the_broken_ones() -> None:
     report = validate.validate_tree(CORPUS / "cases" / "argo")
     bad = sorted({Path(p.file or "").name for p in report.problems})
     assert bad == ["depends_broken.yaml", "workflowtemplate_ref_run.yaml"]
+
+
+def test_the_whole_output_tree_validates(genome: Any, tmp_path: Path) -> None:
+    genome.tree.commit(str(tmp_path / "out"))
+    report = validate.validate_tree(tmp_path / "out")
+    assert [p.render() for p in report.problems] == []
+    assert report.kinds.get("argoproj.io/v1alpha1 Workflow") == 1

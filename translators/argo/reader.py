@@ -501,7 +501,16 @@ class _Walk:
             self.root.namespace,
         )
         assert _JOB_WORKLOAD is not None
-        job = build_job(obj, _JOB_WORKLOAD, job_id, self.path, FileContext(), self.diags)
+        read_as_job = Collector(self.path)
+        job = build_job(obj, _JOB_WORKLOAD, job_id, self.path, FileContext(), read_as_job)
+        paths = _ArgoPaths(scope, template, body)
+        self.diags.extend([replace(d, message=paths.of(d.message)) for d in read_as_job.items])
+        job = replace(
+            job,
+            raw=tuple(
+                replace(item, origin=paths.of(item.origin), value=paths.of(item.value)) for item in job.raw
+            ),
+        )
         runs = (
             str(template.get("name"))
             if here
@@ -578,6 +587,33 @@ def with_parameters(node: Any, values: dict[str, str]) -> Any:
         items.spans = list(node.spans)
         return items
     return node
+
+
+class _ArgoPaths:
+    """The Kubernetes reader names fields by their path in the Job it read; the user wrote them
+    in the workflow: ``spec.template.spec.containers[0].image`` is ``spec.templates[2].container.image``."""
+
+    def __init__(self, scope: Scope, template: LineDict, body: str) -> None:
+        spec = ".".join(fields.SPEC_PATH[scope.kind])
+        listed = scope.spec.get("templates")
+        names = [t.get("name") for t in listed] if isinstance(listed, list) else []
+        name = template.get("name")
+        at = f"{spec}.templates[{names.index(name)}]" if name in names else f"{spec}.templates[{name}]"
+        self.rules = [
+            ("spec.template.spec.containers[0]", f"{at}.{body}"),
+            ("spec.template.metadata", f"{at}.metadata"),
+            ("spec.backoffLimit", f"{at}.retryStrategy.limit"),
+            ("spec.activeDeadlineSeconds", f"{spec}.activeDeadlineSeconds"),
+        ]
+        # pod fields: the template's own, else the workflow's
+        self.pod_fields = [(f"spec.template.spec.{key}", f"{at}.{key}") for key in template] + [
+            (f"spec.template.spec.{key}", f"{spec}.{key}") for key in fields.WORKFLOW_POD_FIELDS
+        ]
+
+    def of(self, text: str) -> str:
+        for job_path, argo_path in (*self.rules, *self.pod_fields):
+            text = re.sub(r"(?<![\w.-])" + re.escape(job_path) + r"(?![\w-])", argo_path, text)
+        return text
 
 
 def _group(group: Any) -> list[LineDict]:
