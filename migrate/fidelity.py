@@ -102,6 +102,7 @@ class Edge:
     dep_type: str
     delay_s: int | None = None
     line: int | None = None
+    any_of: bool = False  # joined with the job's other any_of edges by OR ('?'), not AND
 
 
 @dataclass

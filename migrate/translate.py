@@ -33,8 +33,13 @@ from migrate.graph.deps import resolve_dependencies
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
+from migrate.translators.argo import writer as argo_writer
 from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, FidelityStatus, Format
 
+SCRIPT = "script"
+ARGO = "argo"
+# How jobs that wait for each other are run on Kubernetes (``workflow``): a shell script, or Argo.
+CHAIN_RUNNERS = (SCRIPT, ARGO)
 WRITERS: dict[str, str] = {
     Format.KUBERNETES: "migrate.translators.kubernetes.writer",
     Format.SLURM: "migrate.translators.slurm.writer",
@@ -108,9 +113,14 @@ def translate_jobs(
     flavor: str = "auto",
     config: SiteConfig | None = None,
     runtime: str = "auto",
+    workflow: str = "script",
 ) -> TranslationSet:
     """``flavor``: the Kubernetes object to write (``auto``, ``job``, ``jobset`` ...);
-    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``)."""
+    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``);
+    ``workflow``: what runs jobs that wait for each other on Kubernetes: ``script`` (``submit.sh``)
+    or ``argo`` (one Argo Workflow, ``workflow.yaml``)."""
+    if workflow not in CHAIN_RUNNERS:
+        raise ValueError(f"unknown workflow {workflow!r}; expected one of {', '.join(sorted(CHAIN_RUNNERS))}")
     writer = writer_for(to)
     choice = runtime if to == Format.SLURM else flavor
     names = NameAllocator(writer.NAME_MAX)
@@ -125,7 +135,8 @@ def translate_jobs(
         else:
             translations.append(writer.translate_job(job, config, choice, name=name))
     by_id = {t.job_id: t for t in translations}
-    edges = _edges(jobs, by_id)
+    argo = workflow == ARGO and to == Format.KUBERNETES
+    edges = _edges(jobs, by_id, argo_writer.WORKFLOW_FILE if argo else "submit.sh")
     tree = OutputTree()
     # outputs per translation, by position: two scanned jobs may share an id
     outputs = [
@@ -141,11 +152,16 @@ def translate_jobs(
         tree.add(rel, text)
     if edges:
         folders = {t.job_id: t.name for t in translations}
-        tree.add("submit.sh", writer.render_submit(translations, edges, folders), executable=True)
+        if argo:
+            chain = argo_writer.render_chain(translations, edges, folders)
+        else:
+            chain = {"submit.sh": writer.render_submit(translations, edges, folders)}
+        for rel, text in chain.items():
+            tree.add(rel, text, executable=rel.endswith(".sh"))
         linked = {e.dependent for e in edges} | {e.prerequisite for e in edges}
         for t, out in zip(translations, outputs, strict=True):
             if t.files and t.job_id in linked:
-                out.append("submit.sh")
+                out.extend(sorted(chain))
     document = {
         "ir_version": ir.IR_VERSION,
         "target": to,
@@ -155,7 +171,7 @@ def translate_jobs(
     return TranslationSet(to, translations, tree, edges)
 
 
-def _edges(jobs: list[ir.Job], by_id: dict[str, Translation]) -> list[Edge]:
+def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], runner: str) -> list[Edge]:
     """Dependencies between translated jobs; the rest become fidelity entries of the dependent job."""
     resolved = resolve_dependencies(jobs)
     edges: list[Edge] = []
@@ -169,11 +185,13 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation]) -> list[Edge]:
             key = (link.dependent, prerequisite.job_id, link.dep_type)
             if key not in seen:
                 seen.add(key)
-                edges.append(Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line))
+                edges.append(
+                    Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line, link.any_of)
+                )
             if link.via != "directive":
                 dependent.fidelity.approximated(
                     f"{link.dep_type} on {prerequisite.name} ({link.via}: {link.path}:{link.line})",
-                    f"submit.sh waits for {prerequisite.name} before applying this job",
+                    f"{runner} waits for {prerequisite.name} before applying this job",
                     link.line,
                 )
             continue

@@ -147,6 +147,39 @@ CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.SCRONTAB))
 INTERACTIVE_KINDS = frozenset((JobKind.SALLOC,))
 
 
+class ArgoKind(StrEnum):
+    """The Argo Workflows objects the reader takes (group ``argoproj.io``)."""
+
+    WORKFLOW = "Workflow"
+    WORKFLOW_TEMPLATE = "WorkflowTemplate"
+    CLUSTER_WORKFLOW_TEMPLATE = "ClusterWorkflowTemplate"
+    CRON_WORKFLOW = "CronWorkflow"
+
+
+class TaskResult(StrEnum):
+    """The results an Argo ``depends`` expression may test (``task.Succeeded``)."""
+
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    ERRORED = "Errored"
+    SKIPPED = "Skipped"
+    OMITTED = "Omitted"
+    DAEMONED = "Daemoned"
+    ANY_SUCCEEDED = "AnySucceeded"
+    ALL_FAILED = "AllFailed"
+
+
+class DependencyType(StrEnum):
+    """The Slurm ``--dependency`` types a chain between jobs is written in."""
+
+    AFTER_OK = "afterok"
+    AFTER_NOT_OK = "afternotok"
+    AFTER_ANY = "afterany"
+    AFTER = "after"  # after the job started
+    AFTER_CORR = "aftercorr"  # array task by array task
+    SINGLETON = "singleton"
+
+
 class FidelityStatus(StrEnum):
     """What a translation did with one source item."""
 
@@ -198,12 +231,15 @@ __all__ = [
     "TRAINING_PATTERNS",
     "WRAPPER_KINDS",
     "Action",
+    "ArgoKind",
     "CoexistenceMode",
     "CoexistenceReason",
+    "DependencyType",
     "Direction",
     "FidelityStatus",
     "Format",
     "JobKind",
     "Pattern",
+    "TaskResult",
     "UnitAction",
 ]

@@ -138,6 +138,47 @@ MINIMAL: dict[str, dict[str, Any]] = {
             ]
         },
     },
+    "Workflow": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"generateName": "chain-", "namespace": "team-a"},
+        "spec": {
+            "entrypoint": "chain",
+            "templates": [
+                {"name": "chain", "dag": {"tasks": [{"name": "a", "template": "run"}]}},
+                {
+                    "name": "run",
+                    "retryStrategy": {"limit": 2},
+                    "container": {"image": "ghcr.io/acme/train:1.0"},
+                },
+            ],
+        },
+    },
+    "WorkflowTemplate": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "WorkflowTemplate",
+        "metadata": meta("library"),
+        "spec": {"templates": [{"name": "run", "script": {"image": "python:3.12", "source": "print(1)"}}]},
+    },
+    "ClusterWorkflowTemplate": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "ClusterWorkflowTemplate",
+        "metadata": {"name": "shared"},
+        "spec": {"templates": [{"name": "run", "container": {"image": "busybox"}}]},
+    },
+    "CronWorkflow": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "CronWorkflow",
+        "metadata": meta("nightly"),
+        "spec": {
+            "schedules": ["0 2 * * *"],
+            "concurrencyPolicy": "Forbid",
+            "workflowSpec": {
+                "entrypoint": "run",
+                "templates": [{"name": "run", "container": {"image": "busybox"}}],
+            },
+        },
+    },
     "JobFlow": {
         "apiVersion": "flow.volcano.sh/v1alpha1",
         "kind": "JobFlow",
@@ -312,6 +353,10 @@ EMBEDDED: dict[str, str | None] = {
     "ClusterQueue": "spec.namespaceSelector",
     "ResourceFlavor": "spec.nodeTaints[0]",
     "WorkloadPriorityClass": None,
+    "Workflow": "spec.templates[1].retryStrategy",
+    "WorkflowTemplate": "spec.templates[0].script",
+    "ClusterWorkflowTemplate": "spec.templates[0].container",
+    "CronWorkflow": "spec.workflowSpec.templates[0]",
 }
 
 # Where an unknown field at the top of the spec goes (the object itself for kinds without a spec).
@@ -327,6 +372,10 @@ WRONG_TYPE: dict[str, tuple[str, Any]] = {
     "StatefulSet": ("spec.serviceName", 7),
     "VolcanoJob": ("spec.minAvailable", "two"),
     "JobFlow": ("spec.flows[1].dependsOn.targets", "prep"),
+    "Workflow": ("spec.parallelism", "two"),
+    "WorkflowTemplate": ("spec.templates[0].script.source", 7),
+    "ClusterWorkflowTemplate": ("spec.templates", "run"),
+    "CronWorkflow": ("spec.schedules", "0 2 * * *"),
     "JobTemplate": ("spec.tasks[0].replicas", "1"),
     "JobSet": ("spec.replicatedJobs[0].replicas", "2"),
     "PyTorchJob": ("spec.pytorchReplicaSpecs.Worker.replicas", "2"),
@@ -350,6 +399,8 @@ BAD_ENUM: dict[str, tuple[str, str]] = {
     "StatefulSet": ("spec.podManagementPolicy", "Random"),
     "VolcanoJob": ("spec.tasks[0].policies[0].action", "Explode"),
     "JobFlow": ("spec.jobRetainPolicy", "keep"),
+    "Workflow": ("spec.templates[1].retryStrategy.retryPolicy", "Sometimes"),
+    "CronWorkflow": ("spec.concurrencyPolicy", "Sometimes"),
     "JobTemplate": ("spec.tasks[0].topologyPolicy", "any"),
     "JobSet": ("spec.successPolicy.operator", "Some"),
     "PyTorchJob": ("spec.runPolicy.cleanPodPolicy", "Always"),
@@ -363,6 +414,10 @@ BAD_ENUM: dict[str, tuple[str, str]] = {
 }
 
 REQUIRED: dict[str, str] = {
+    "Workflow": "spec.templates[0].dag.tasks",
+    "WorkflowTemplate": "spec.templates[0].script.source",
+    "ClusterWorkflowTemplate": "spec",
+    "CronWorkflow": "spec.workflowSpec",
     "Job": "spec.template.spec.containers",
     "CronJob": "spec.schedule",
     "ConfigMap": "metadata.name",

@@ -949,7 +949,7 @@ def test_quoting_refuses_what_cannot_be_carried() -> None:
 TO_SLURM_GOLDEN = GOLDEN / "to-slurm"
 KUBERNETES_INPUTS = [
     str(p.relative_to(REPO))
-    for top in ("cases/kubernetes", "sample-site")
+    for top in ("cases/kubernetes", "cases/argo", "sample-site")
     for p in sorted((CORPUS / top).rglob("*"))
     if p.is_file()
     and (p.suffix in (".yaml", ".yml") or top == "cases/kubernetes")

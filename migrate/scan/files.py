@@ -21,6 +21,7 @@ from migrate.scan.results import (
     ScanOptions,
     cap_repeats,
 )
+from migrate.translators.argo import reader as argo_reader
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
 from migrate.vocab import Format
@@ -80,9 +81,16 @@ def sniff(text: str) -> Format | None:
     return None
 
 
-def read_text(text: str, path: str, fmt: str, diags: Collector) -> list[ir.Job]:
-    reader = slurm_reader if fmt == Format.SLURM else k8s_reader
-    return reader.read(text, path, diags)
+def read_text(
+    text: str, path: str, fmt: str, diags: Collector, library: argo_reader.Library | None = None
+) -> list[ir.Job]:
+    """``library``: the WorkflowTemplates of the other scanned files, for Argo's templateRef."""
+    if fmt == Format.SLURM:
+        return slurm_reader.read(text, path, diags)
+    jobs = k8s_reader.read(text, path, diags)
+    if argo_reader.sniff(text):  # Argo objects beside the others: the Kubernetes reader leaves them
+        jobs += argo_reader.read(text, path, diags, library)
+    return jobs
 
 
 def _open_regular(path: str) -> IO[bytes]:
@@ -127,7 +135,9 @@ def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | Non
     return data
 
 
-def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
+def read_data(
+    data: bytes, path: str, job_like: bool, library: argo_reader.Library | None = None
+) -> FileResult | None:
     """Read a file's content as the job file at ``path``; None when it is not worth reporting.
 
     The result depends on ``path`` only as an opaque id, which is what lets the
@@ -152,7 +162,7 @@ def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
         diags.add("FILE-NOT-A-JOB", "no #SBATCH directives, sbatch calls or Kubernetes objects found")
         return FileResult(path, Format.UNKNOWN, [], diags.items)
     try:
-        jobs = read_text(text, path, fmt, diags)
+        jobs = read_text(text, path, fmt, diags, library)
     except Exception as exc:  # a reader bug must not lose the file or the run
         diags.add("INTERNAL-ERROR", f"reader failed: {type(exc).__name__}: {exc}")
         jobs = []

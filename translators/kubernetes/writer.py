@@ -70,6 +70,14 @@ def translate_job(
     choice = flavors.choose(job, flavor)
     diags = Collector(job.source.path)
     ctx = Context.create(job, site, name, choice.name, diags)
+    if job.array is not None and not job.array.count and not job.array.indices:
+        # a fan-out whose size is known only at run time (Argo withParam): no count to write
+        ctx.fidelity.dropped(
+            f"fan-out {job.array.spec}",
+            "its size is known only at run time: one pod is written; set completions before applying",
+        )
+        job = replace(job, array=None)
+        ctx.job = job
     ctx.allocation = allocate(job, config, ctx.option_lines, ctx.option_texts)
     allocated = _as_allocated(job, ctx.allocation)
     if allocated is not job:  # the nodes and the time limit Slurm gives where the script leaves them to it

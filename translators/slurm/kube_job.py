@@ -134,6 +134,17 @@ def _intro(ctx: Context, stage: Stage) -> list[str]:
 def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
     """``--array`` from Indexed completions, or from parallel pods of a plain Job."""
     job = ctx.job
+    if job.array is not None and not job.array.count and not job.array.indices:
+        # a fan-out whose size is known only at run time (Argo withParam): the submitter gives it
+        limit = job.array.max_concurrent
+        spec = "0" + (f"%{limit}" if limit else "")
+        written = header.add("array", spec, "set --array=0-<items - 1> when submitting")
+        ctx.fidelity.approximated(
+            f"fan-out {job.array.spec}",
+            f"{written}: its size is known only at run time; give sbatch --array=0-<items - 1> at submission",
+            stage.parts[0].main.line,
+        )
+        return spec
     if job.array is not None:
         base = job.array.spec.split("%", 1)[0]
         try:
