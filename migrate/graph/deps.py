@@ -100,6 +100,9 @@ class JobIndex:
     def script(self, submitter: ir.Job, script: str | None, line: int | None = None) -> Target:
         """The scanned job(s) that ``sbatch <script>`` in ``submitter`` submits."""
         if not script:
+            wrapped = ir.wrap_job_id(submitter.source.path, line)
+            if wrapped in self.by_id:
+                return Target(jobs=(wrapped,), note="the --wrap command, read as a job of its own")
             return Target(
                 external=f"wrap:{submitter.source.path}:{line if line is not None else '?'}",
                 note="sbatch with no script file (--wrap or stdin)",
@@ -254,6 +257,7 @@ def _submissions(
     self_resubmit: set[str],
 ) -> None:
     captured: dict[str, list[tuple[int, Target]]] = defaultdict(list)
+    submitted: dict[int, Target] = {}  # sbatch line -> what it submitted, for ir.SUBMITTED_AT targets
     aliases = _aliases(job)
     for sub in sorted(job.submits, key=lambda s: _line(s.line)):
         child = index.script(job, sub.script, sub.line)
@@ -268,11 +272,18 @@ def _submissions(
                 )
             for dep in sub.dependencies:
                 for ref in dep.targets:
-                    target = _submission_target(index, job, ref, sub.line, captured, aliases)
+                    if ref.startswith(ir.SUBMITTED_AT):
+                        at = ref.removeprefix(ir.SUBMITTED_AT)
+                        target = submitted.get(int(at) if at.isdigit() else -1) or Target(
+                            external=f"unresolved:{ref}", note="no earlier sbatch at that line"
+                        )
+                    else:
+                        target = _submission_target(index, job, ref, sub.line, captured, aliases)
                     for child_id in child.jobs:
                         links.extend(_links(child_id, dep, target, VIA_WRAPPER, job, sub.line))
         if sub.captures:
             captured[sub.captures.lstrip("$")].append((_line(sub.line), child))
+        submitted[_line(sub.line)] = child
 
 
 def _aliases(job: ir.Job) -> dict[str, list[tuple[int, str]]]:
