@@ -89,9 +89,19 @@ class Writer(Protocol):
 
     def render_index(self, paths: list[str]) -> dict[str, str]: ...
 
-    def render_submit(
-        self, translations: list[Translation], edges: list[Edge], folders: dict[str, str]
-    ) -> str: ...
+    def render_chain(
+        self,
+        translations: list[Translation],
+        edges: list[Edge],
+        folders: dict[str, str],
+        workflow: str | None,
+    ) -> dict[str, str]:
+        """The files that run the dependency chains (``submit.sh``, a JobFlow ...); may rewrite job files."""
+        ...
+
+    def chain_flavor(self, workflow: str | None) -> str | None:
+        """The flavor a job in a chain must have on ``workflow``, when it needs one."""
+        ...
 
     def translate_wrapper(self, job: ir.Job, name: str) -> Translation: ...
 
@@ -109,9 +119,12 @@ def translate_jobs(
     flavor: str = "auto",
     config: SiteConfig | None = None,
     runtime: str = "auto",
+    workflow: str | None = None,
 ) -> TranslationSet:
     """``flavor``: the Kubernetes object to write (``auto``, ``job``, ``jobset`` ...);
-    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``)."""
+    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``);
+    ``workflow``: what runs the dependency chains on Kubernetes (``argo``, ``jobflow``, ``script``;
+    None: Argo when it is available, else ``script``)."""
     writer = writer_for(to)
     choice = runtime if to == Format.SLURM else flavor
     names = NameAllocator(writer.NAME_MAX)
@@ -126,7 +139,21 @@ def translate_jobs(
         else:
             translations.append(writer.translate_job(job, config, choice, name=name))
     by_id = {t.job_id: t for t in translations}
-    edges = _edges(jobs, by_id)
+    wanted = writer.chain_flavor(workflow)
+    edges = _edges(jobs, by_id, record=wanted is None)
+    if wanted is not None:
+        # the engine holds one kind of object (a JobFlow holds Volcano Jobs): the chained jobs get it
+        linked = {e.dependent for e in edges} | {e.prerequisite for e in edges}
+        for i, job in enumerate(jobs):
+            t = translations[i]
+            if t.job_id in linked and t.files and t.flavor != wanted:
+                translations[i] = writer.translate_job(job, config, wanted, name=t.name)
+        by_id = {t.job_id: t for t in translations}
+        edges = _edges(jobs, by_id, record=True)
+    chain_files: dict[str, str] = {}
+    if edges:
+        folders = {t.job_id: t.name for t in translations}
+        chain_files = writer.render_chain(translations, edges, folders, workflow)
     tree = OutputTree()
     # outputs per translation, by position: two scanned jobs may share an id
     outputs = [
@@ -137,16 +164,16 @@ def translate_jobs(
         tree.add(rel, text)
     for t, out in zip(translations, outputs, strict=True):
         out += sorted(rel for rel in t.shared if rel in shared)
+    for rel, text in sorted(chain_files.items()):
+        tree.add(rel, text, executable=rel.endswith(".sh"))
     manifests = sorted(p for p in tree.files if p.endswith(".yaml"))
     for rel, text in writer.render_index(manifests).items():
         tree.add(rel, text)
-    if edges:
-        folders = {t.job_id: t.name for t in translations}
-        tree.add("submit.sh", writer.render_submit(translations, edges, folders), executable=True)
+    if chain_files:
         linked = {e.dependent for e in edges} | {e.prerequisite for e in edges}
         for t, out in zip(translations, outputs, strict=True):
             if t.files and t.job_id in linked:
-                out.append("submit.sh")
+                out.extend(sorted(chain_files))
     document = {
         "ir_version": ir.IR_VERSION,
         "target": to,
@@ -156,8 +183,9 @@ def translate_jobs(
     return TranslationSet(to, translations, tree, edges)
 
 
-def _edges(jobs: list[ir.Job], by_id: dict[str, Translation]) -> list[Edge]:
-    """Dependencies between translated jobs; the rest become fidelity entries of the dependent job."""
+def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], record: bool = True) -> list[Edge]:
+    """Dependencies between translated jobs; the rest become fidelity entries of the dependent job
+    (``record``: False only finds the edges)."""
     resolved = resolve_dependencies(jobs)
     edges: list[Edge] = []
     seen: set[tuple[str, str, str]] = set()
@@ -171,15 +199,16 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation]) -> list[Edge]:
             if key not in seen:
                 seen.add(key)
                 edges.append(Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line))
-            if link.via != "directive":
+            if record and link.via != "directive":
                 dependent.fidelity.approximated(
                     f"{link.dep_type} on {prerequisite.name} ({link.via}: {link.path}:{link.line})",
                     f"submit.sh waits for {prerequisite.name} before applying this job",
                     link.line,
                 )
             continue
-        target = link.external or (link.prerequisite or "?")
-        _mark_unresolved(dependent, link.dep_type, target, link.note, link.line)
+        if record:
+            target = link.external or (link.prerequisite or "?")
+            _mark_unresolved(dependent, link.dep_type, target, link.note, link.line)
     return edges
 
 

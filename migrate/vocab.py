@@ -147,6 +147,19 @@ CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.SCRONTAB))
 INTERACTIVE_KINDS = frozenset((JobKind.SALLOC,))
 
 
+class DependencyType(StrEnum):
+    """How a job waits for another: Slurm's --dependency types, and dependsOn of the Kubernetes kinds."""
+
+    AFTER = "after"  # the other job started (or was cancelled), plus an optional delay
+    AFTERANY = "afterany"  # it ended, in any state
+    AFTEROK = "afterok"  # it ended with exit code 0
+    AFTERNOTOK = "afternotok"  # it ended in a failed state (non-zero exit, timeout, node failure)
+    AFTERCORR = "aftercorr"  # element by element across two arrays
+    AFTERBURSTBUFFER = "afterburstbuffer"
+    SINGLETON = "singleton"  # one job of this name and user at a time
+    DEPENDS_ON = "dependsOn"  # JobSet / JobFlow ordering, read from manifests
+
+
 class FidelityStatus(StrEnum):
     """What a translation did with one source item."""
 

@@ -65,3 +65,21 @@ def test_function_spans() -> None:
         ("g", 11, 13),
         ("h", 14, 17),
     ]
+
+
+def test_an_array_of_ids_joined_with_colons_names_every_submission() -> None:
+    subs = submits(
+        """
+        jids=()
+        for case in a b; do
+            jid=$(sbatch --parsable "run_$case.sbatch")
+            jids+=("$jid")
+        done
+        first=$(sbatch --parsable extra.sbatch)
+        jids+=("$first")
+        deps=$(IFS=:; echo "${jids[*]}")
+        sbatch --dependency=afterany:$deps post.sbatch
+        """
+    )
+    # the loop is read once: its sbatch is one submission
+    assert subs[-1].dependencies[0].targets == ("submitted-at:3", "submitted-at:6")

@@ -18,9 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from migrate import ir
+from migrate.vocab import DependencyType
 
-SINGLETON = "singleton"
-DEPENDS_ON = "dependsOn"
+SINGLETON = DependencyType.SINGLETON
+DEPENDS_ON = DependencyType.DEPENDS_ON
 
 # How a link was found, for the report.
 VIA_DIRECTIVE = "directive"

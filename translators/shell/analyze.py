@@ -160,10 +160,9 @@ class _Analysis:
                     if not word.value.startswith("-"):
                         name, _, value = word.value.partition("=")
                         local[name] = value
-                        self.ids.assign(name, value, call.line)
+                        self.ids.assign(f"{name}={value}", call.line)
             for word in bound.assignments:
-                name, value = environment.split_assignment(word.value)
-                self.ids.assign(name, value, call.line)
+                self.ids.assign(word.value, call.line)
             if bound.name == "sbatch":
                 self._submit(bound, bound.words)
 
@@ -183,7 +182,7 @@ class _Analysis:
         defining = depth == 0 and self._in_definition(cmd)
         if not defining:
             for word in cmd.assignments:
-                self.ids.assign(*environment.split_assignment(word.value), cmd.line)
+                self.ids.assign(word.value, cmd.line)
             if cmd.name in self.functions:
                 self._call(cmd)
         words = self._spliced(self._command_variable(cmd))

@@ -24,6 +24,8 @@ from .model import Command, Word
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))\Z")
 _CONDITIONAL = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?\+(.*)\}\Z", re.DOTALL)
 _PARAMETER = re.compile(r"\$(?:\{([0-9]|[A-Za-z_][A-Za-z0-9_]*)\}|([0-9]|[A-Za-z_][A-Za-z0-9_]*))")
+_ARRAY = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[*@]\]\}")
+_JOINED = re.compile(r"\$\(\s*IFS=[^;]*;\s*echo\s+(\"?\$\{[A-Za-z_][A-Za-z0-9_]*\[[*@]\]\}\"?)\s*\)")
 _ALL_ARGUMENTS = frozenset({"$@", "${@}", "$*", "${*}"})
 _EMPTY = frozenset({"", '""', "''"})
 # name() {   |   function name {   |   function name() {
@@ -70,29 +72,48 @@ def function_spans(text: str, start_line: int) -> list[FunctionSpan]:
 
 @dataclass
 class JobIdFlow:
-    """Variables that hold a submission's job id: name -> line of that sbatch, None when empty."""
+    """Variables that hold job ids: name -> the lines of the sbatch calls whose ids it holds, in order
+    (empty when the variable is set but empty; an array of ids or ``a:b`` joined ids hold several)."""
 
-    held: dict[str, int | None] = field(default_factory=dict)
+    held: dict[str, tuple[int, ...]] = field(default_factory=dict)
     captured: dict[str, int] = field(default_factory=dict)  # name -> line of its last capture
 
-    def assign(self, name: str, value: str, line: int) -> None:
+    def assign(self, word: str, line: int) -> None:
+        """One ``NAME=value`` or ``NAME+=(value)`` word, as written."""
+        name, _, value = word.partition("=")
+        append = name.endswith("+")
+        name = name.rstrip("+")
         text = value.strip()
-        ref = _REFERENCE.match(text.strip("\"'"))
-        if ref is not None:
-            source = ref.group(1) or ref.group(2)
-            if source in self.held:
-                self.held[name] = self.held[source]
-            else:
-                self.held.pop(name, None)
-        elif text in _EMPTY:
-            self.held[name] = None
-        elif ("$(" in text or "`" in text) and self.captured.get(name) == line:
-            pass  # jid=$(sbatch ...): the capture just recorded it
-        else:
+        if text.startswith("(") and text.endswith(")"):
+            text = text[1:-1].strip()
+        ids = self._ids(text)
+        if ids is None and ("$(" in text or "`" in text) and self.captured.get(name) == line:
+            return  # jid=$(sbatch ...): the capture just recorded it
+        if ids is None:
             self.held.pop(name, None)
+        elif append and name in self.held:
+            self.held[name] = self.held[name] + ids
+        else:
+            self.held[name] = ids
+
+    def _ids(self, text: str) -> tuple[int, ...] | None:
+        """What a value holds when it is made only of job-id variables; None when it is anything else."""
+        joined = _JOINED.fullmatch(text)
+        if joined is not None:  # $(IFS=:; echo "${jids[*]}")
+            text = joined.group(1)
+        if text in _EMPTY:
+            return ()
+        out: tuple[int, ...] = ()
+        for part in re.split(r"[:,\s]+", text.strip("\"'")):
+            ref = _REFERENCE.fullmatch(part.strip("\"'")) or _ARRAY.fullmatch(part.strip("\"'"))
+            source = (ref.group(1) or ref.group(2)) if ref else None
+            if source is None or source not in self.held:
+                return None
+            out += self.held[source]
+        return out
 
     def capture(self, name: str, line: int) -> None:
-        self.held[name] = line
+        self.held[name] = (line,)
         self.captured[name] = line
 
     def open_conditionals(self, words: tuple[Word, ...]) -> tuple[Word, ...]:
@@ -103,17 +124,21 @@ class JobIdFlow:
             m = _CONDITIONAL.match(word.value)
             if m is None or m.group(1) not in self.held:
                 out.append(word)
-            elif self.held[m.group(1)] is not None:
+            elif self.held[m.group(1)]:
                 out.extend(Word(part, part, word.line) for part in m.group(2).split())
         return tuple(out)
 
     def resolve(self, dependency: ir.Dependency) -> ir.Dependency:
-        """Targets naming a variable that holds a submission become that submission."""
+        """Targets naming a variable that holds submissions become those submissions."""
         targets: list[str] = []
         for target in dependency.targets:
-            ref = _REFERENCE.match(target)
-            line = self.held.get((ref.group(1) or ref.group(2)) or "") if ref else None
-            targets.append(f"{ir.SUBMITTED_AT}{line}" if line is not None else target)
+            ids = self._ids(target)
+            if ids:
+                targets.extend(
+                    f"{ir.SUBMITTED_AT}{line}" for line in ids if f"{ir.SUBMITTED_AT}{line}" not in targets
+                )
+            else:
+                targets.append(target)
         return ir.replace(dependency, targets=tuple(targets))
 
 
