@@ -33,7 +33,7 @@ from migrate.graph.deps import resolve_dependencies
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
-from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, FidelityStatus, Format
+from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, DependencyType, FidelityStatus, Format
 
 WRITERS: dict[str, str] = {
     Format.KUBERNETES: "migrate.translators.kubernetes.writer",
@@ -202,7 +202,8 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], record: bool = Tru
             if record and link.via != "directive":
                 dependent.fidelity.approximated(
                     f"{link.dep_type} on {prerequisite.name} ({link.via}: {link.path}:{link.line})",
-                    f"submit.sh waits for {prerequisite.name} before applying this job",
+                    f"submit.sh waits for {prerequisite.name} before applying this job"
+                    + (", for the whole array" if link.dep_type == DependencyType.AFTERCORR else ""),
                     link.line,
                 )
             continue

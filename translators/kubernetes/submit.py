@@ -13,7 +13,6 @@ from __future__ import annotations
 import shlex
 
 from migrate.fidelity import Edge, Translation
-from migrate.vocab import DependencyType
 
 FILE = "submit.sh"
 
@@ -87,15 +86,6 @@ def render_chain(
     translations: list[Translation], edges: list[Edge], folders: dict[str, str]
 ) -> dict[str, str]:
     """``--workflow script``: the chain as submit.sh."""
-    for edge in edges:
-        if edge.dep_type == DependencyType.AFTERCORR:
-            t = next(t for t in translations if t.job_id == edge.dependent)
-            pre = next(p for p in translations if p.job_id == edge.prerequisite)
-            t.fidelity.approximated(
-                f"aftercorr on {pre.name}",
-                "submit.sh waits for the whole array to succeed, not element by element",
-                edge.line,
-            )
     return {FILE: render(translations, edges, folders)}
 
 

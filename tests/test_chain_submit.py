@@ -1,0 +1,158 @@
+"""submit.sh run against a stand-in kubectl: every job is applied only once what it depends on
+ended as its dependency type asks, and what can never start is never applied.
+
+The stand-in records each apply and answers the ``get ... -o jsonpath`` queries submit.sh makes:
+a workload is pending until applied, running on its first poll, and ends (Complete or Failed, as
+the test chooses) on its third. No cluster is involved; what differs from one is timing only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from migrate import api
+from migrate.scan.results import ScanOptions
+
+CHAINS = Path(__file__).resolve().parent.parent / "corpus" / "cases" / "slurm" / "chains"
+
+_KUBECTL = """#!{python}
+import fcntl, json, os, sys
+import yaml
+
+NOT_WORKLOADS = {{"ConfigMap", "PersistentVolumeClaim", "PersistentVolume", "Secret", "Service",
+                 "LocalQueue", "ClusterQueue", "ResourceFlavor", "WorkloadPriorityClass", "PriorityClass"}}
+state_file = os.environ["KUBECTL_STATE"]
+outcomes = json.loads(os.environ["KUBECTL_OUTCOMES"])
+args = sys.argv[1:]
+with open(state_file + ".lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    state = json.load(open(state_file)) if os.path.exists(state_file) else {{"events": [], "objects": {{}}}}
+    code = 0
+    if args[0] == "apply":
+        for i, arg in enumerate(args):
+            if arg != "-f":
+                continue
+            for doc in yaml.safe_load_all(open(args[i + 1])):
+                if doc and doc["kind"] not in NOT_WORKLOADS:
+                    name = doc["metadata"]["name"]
+                    state["objects"][name] = {{"polls": 0}}
+                    state["events"].append(["applied", name])
+    elif args[0] == "get":
+        name, query = args[2], args[-1]
+        obj = state["objects"].get(name)
+        if obj is None:
+            sys.stderr.write(f"Error from server (NotFound): {{name}}\\n")
+            code = 1
+        elif "startTime" in query:
+            print("2026-01-01T00:00:00Z", end="")
+        else:
+            obj["polls"] += 1
+            if obj["polls"] == 1:
+                state["events"].append(["started", name])
+            outcome = outcomes.get(name, "Complete")
+            if obj["polls"] == 3:
+                state["events"].append([outcome, name])
+            if obj["polls"] >= 3:
+                print(outcome + " ", end="")
+    json.dump(state, open(state_file, "w"))
+sys.exit(code)
+"""
+
+
+@pytest.fixture(scope="module")
+def translated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("chains") / "out"
+    options = ScanOptions(cache=None)
+    api.run_translate([str(CHAINS)], "kubernetes", str(out), workflow="script", options=options)
+    return out
+
+
+def run_submit(out: Path, tmp: Path, outcomes: dict[str, str]) -> list[tuple[str, str]]:
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(_KUBECTL.format(python=sys.executable), encoding="utf-8")
+    kubectl.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "KUBECTL_STATE": str(tmp / "state.json"),
+        "KUBECTL_OUTCOMES": json.dumps(outcomes),
+        "MIGRATE_POLL_SECONDS": "0.05",
+    }
+    done = subprocess.run(
+        ["bash", str(out / "submit.sh")], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    state: dict[str, Any] = json.loads((tmp / "state.json").read_text(encoding="utf-8"))
+    return [(what, name) for what, name in state["events"]]
+
+
+def at(events: list[tuple[str, str]], what: str | tuple[str, ...], name: str) -> int:
+    kinds = (what,) if isinstance(what, str) else what
+    return next(i for i, (w, n) in enumerate(events) if w in kinds and n == name)
+
+
+ENDED = ("Complete", "Failed")
+
+
+def test_each_dependency_type_holds_when_everything_succeeds(translated: Path, tmp_path: Path) -> None:
+    events = run_submit(translated, tmp_path, {})
+    applied = {n for w, n in events if w == "applied"}
+    for after_ok in (
+        ("merge-bams", "align-reads"),
+        ("qc-sample", "align-reads"),  # aftercorr: the whole array first
+        ("sample-sheet", "merge-bams"),  # the --wrap step, between merge and calling
+        ("call-variants", "sample-sheet"),
+        ("archive-cohort", "call-variants"),  # afterany
+        ("refresh-index-2", "refresh-index"),  # singleton: one refresh-index at a time
+    ):
+        dependent, prerequisite = after_ok
+        assert at(events, "applied", dependent) > at(events, ENDED, prerequisite), after_ok
+    # after: once merge-bams started, not once it ended
+    assert at(events, "applied", "watch-merge") > at(events, "started", "merge-bams")
+    # afternotok on a success: never applied, and submit.sh still finished
+    assert "cohort-failed" not in applied
+    assert {"align-reads", "sample-sheet", "archive-cohort", "watch-merge", "refresh-index"} <= applied
+
+
+def test_a_failure_runs_afternotok_and_afterany_and_stops_afterok(translated: Path, tmp_path: Path) -> None:
+    events = run_submit(translated, tmp_path, {"call-variants": "Failed"})
+    assert at(events, "applied", "cohort-failed") > at(events, "Failed", "call-variants")
+    assert at(events, "applied", "archive-cohort") > at(events, "Failed", "call-variants")
+
+
+def test_a_job_that_never_runs_releases_nobody(translated: Path, tmp_path: Path) -> None:
+    """merge-bams fails: everything after it in the chain is never applied, and submit.sh ends."""
+    events = run_submit(translated, tmp_path, {"merge-bams": "Failed"})
+    applied = {n for w, n in events if w == "applied"}
+    assert not applied & {"sample-sheet", "call-variants", "cohort-failed", "archive-cohort"}
+    assert {"watch-merge", "qc-sample"} <= applied  # after: merge-bams did start; aftercorr: align ok
+
+
+def test_the_array_keeps_its_throttle(translated: Path) -> None:
+    docs = list(yaml.safe_load_all((translated / "align-reads" / "job.yaml").read_text(encoding="utf-8")))
+    job = next(d for d in docs if d and d["kind"] == "Job")
+    assert (job["spec"]["completions"], job["spec"]["parallelism"]) == (32, 4)
+    assert job["spec"]["completionMode"] == "Indexed"
+
+
+def test_each_dependency_is_recorded(translated: Path) -> None:
+    doc = json.loads((translated / "translation.json").read_text(encoding="utf-8"))
+    entries = {
+        (j["name"], e["item"].split(" (")[0]): e["status"]
+        for j in doc["jobs"]
+        for e in j["fidelity"]
+        if " on " in e["item"] or e["item"].startswith("--dependency")
+    }
+    assert entries[("sample-sheet", "afterok on merge-bams")] == "approximated"
+    assert entries[("refresh-index-2", "--dependency=singleton")] == "approximated"
+    assert all(status != "dropped" for status in entries.values()), entries
