@@ -1,9 +1,10 @@
 """submit.sh run against a stand-in kubectl: every job is applied only once what it depends on
 ended as its dependency type asks, and what can never start is never applied.
 
-The stand-in records each apply and answers the ``get ... -o jsonpath`` queries submit.sh makes:
-a workload is pending until applied, running on its first poll, and ends (Complete or Failed, as
-the test chooses) on its third. No cluster is involved; what differs from one is timing only.
+The stand-in records each apply and answers the ``get ... -o jsonpath`` queries submit.sh
+makes: a workload is pending until applied, running once applied (it has a startTime), and
+ends (Complete or Failed, as the test chooses) on its third poll of conditions. No cluster is
+involved; what differs from one is timing only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from chain_entries import dependency_statuses
 
 from migrate import api
 from migrate.scan.results import ScanOptions
@@ -51,12 +53,13 @@ with open(state_file + ".lock", "w") as lock:
         if obj is None:
             sys.stderr.write(f"Error from server (NotFound): {{name}}\\n")
             code = 1
-        elif "startTime" in query:
+        elif "startTime" in query:  # asked only while no condition is true: it is running
+            if not obj.get("started"):
+                obj["started"] = True
+                state["events"].append(["started", name])
             print("2026-01-01T00:00:00Z", end="")
         else:
             obj["polls"] += 1
-            if obj["polls"] == 1:
-                state["events"].append(["started", name])
             outcome = outcomes.get(name, "Complete")
             if obj["polls"] == 3:
                 state["events"].append([outcome, name])
@@ -146,13 +149,7 @@ def test_the_array_keeps_its_throttle(translated: Path) -> None:
 
 
 def test_each_dependency_is_recorded(translated: Path) -> None:
-    doc = json.loads((translated / "translation.json").read_text(encoding="utf-8"))
-    entries = {
-        (j["name"], e["item"].split(" (")[0]): e["status"]
-        for j in doc["jobs"]
-        for e in j["fidelity"]
-        if " on " in e["item"] or e["item"].startswith("--dependency")
-    }
+    entries = dependency_statuses(translated)
     assert entries[("sample-sheet", "afterok on merge-bams")] == "approximated"
     assert entries[("refresh-index-2", "--dependency=singleton")] == "approximated"
     assert all(status != "dropped" for status in entries.values()), entries

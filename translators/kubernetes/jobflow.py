@@ -170,17 +170,19 @@ def _to_template(t: Translation) -> None:
 
 
 def _record(t: Translation, edge: Edge, by_id: dict[str, Translation], status: str, reason: str) -> None:
-    """The dependency's entry says how the JobFlow carries it (replacing the writer's submit.sh wording)."""
+    """The dependency's entries say how the JobFlow carries it (replacing the writer's submit.sh wording)."""
     pre = by_id[edge.prerequisite].name
     item = f"{edge.dep_type} on {pre}"
+    found = False
     for i, entry in enumerate(t.fidelity.entries):
         if entry.item.startswith("--dependency=") and edge.dep_type in entry.item:
             t.fidelity.entries[i] = Entry(entry.item, FidelityStatus(status), f"{item}: {reason}", entry.line)
-            return
-        if entry.item.startswith(item):
+            found = True
+        elif entry.item.startswith(item):
             t.fidelity.entries[i] = Entry(entry.item, FidelityStatus(status), reason, entry.line)
-            return
-    t.fidelity.entries.append(Entry(item, FidelityStatus(status), reason, edge.line))
+            found = True
+    if not found:
+        t.fidelity.entries.append(Entry(item, FidelityStatus(status), reason, edge.line))
 
 
 def _namespace(t: Translation) -> str:
