@@ -112,7 +112,9 @@ class JobKind(StrEnum):
     JOBSET = "JobSet"
     VOLCANO_JOB = "VolcanoJob"
     VOLCANO_JOB_TEMPLATE = "VolcanoJobTemplate"
+    VOLCANO_CRONJOB = "VolcanoCronJob"
     PYTORCH_JOB = "PyTorchJob"
+    HYPERPOD_PYTORCH_JOB = "HyperPodPyTorchJob"
     TF_JOB = "TFJob"
     XGBOOST_JOB = "XGBoostJob"
     PADDLE_JOB = "PaddleJob"
@@ -134,6 +136,7 @@ SERVING_KINDS = frozenset((JobKind.DEPLOYMENT, JobKind.STATEFUL_SET, JobKind.RAY
 TRAINING_KINDS = frozenset(
     (
         JobKind.PYTORCH_JOB,
+        JobKind.HYPERPOD_PYTORCH_JOB,
         JobKind.TRAIN_JOB,
         JobKind.TF_JOB,
         JobKind.JAX_JOB,
@@ -142,7 +145,7 @@ TRAINING_KINDS = frozenset(
     )
 )
 # Jobs run on a schedule.
-CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.SCRONTAB))
+CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.VOLCANO_CRONJOB, JobKind.SCRONTAB))
 # A script that holds an allocation open for a person.
 INTERACTIVE_KINDS = frozenset((JobKind.SALLOC,))
 
