@@ -117,3 +117,32 @@ def test_the_cohort_flow_runs_in_dependency_order(translated: Path, tmp_path: Pa
     assert {r.flow: r.status for r in runs}["call-variants"] == "Failed"
     # afterany became "after it completed": the archive never starts after a failed call
     assert "archive-cohort" not in order
+
+
+def test_the_sample_sites_data_pipeline_flow_runs_in_order(tmp_path: Path) -> None:
+    require_pods()
+    out = tmp_path / "out"
+    site = CHAINS.parents[2] / "sample-site"
+    api.run_translate(
+        [str(site)], "kubernetes", str(out), workflow="jobflow", options=ScanOptions(cache=None)
+    )
+    fsx = tmp_path / "fsx"
+    fsx.mkdir()
+    chain = ["dl-web-v3", "dedup-web-v3", "shardlist", "tok-web-v3", "tok-verify", "llm13b-pretrain"]
+    chain += ["llm13b-eval", "llm13b-export"]
+    scripts = {n: _script(n, 0).replace("/lustre", "/fsx") for n in chain}
+    runs = run_jobflow(
+        out,
+        "dl-web-v3-flow",
+        tmp_path / "pods",
+        scripts,
+        claims={"fsx-pvc": fsx},
+        image_env={"PATH": IMAGE_PATH},
+        timeout=20,
+    )
+    # llm13b-pretrain's pods fail here: its workingDir is the literal $CODE_DIR of the script's
+    # --chdir, which no pod has. The flow stops there, as Volcano's would: eval and export wait.
+    assert [(r.flow, r.status) for r in runs] == [(n, "Complete") for n in chain[:5]] + [
+        ("llm13b-pretrain", "Failed")
+    ], runs
+    assert (fsx / "order").read_text().split() == chain[:5]
