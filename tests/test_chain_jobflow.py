@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from chain_entries import dependency_statuses
-from podrunner.jobflow import run_jobflow
+from podrunner.jobflow import FlowRun, run_jobflow
 from podrunner.testing import IMAGE_PATH, require_pods
 
 from migrate import api
@@ -81,6 +82,12 @@ def _script(name: str, code: int) -> str:
     )
 
 
+def _run(out: Path, flow: str, tmp_path: Path, scripts: dict[str, str], **mounts: Any) -> list[FlowRun]:
+    return run_jobflow(
+        out, flow, tmp_path / "pods", scripts, image_env={"PATH": IMAGE_PATH}, timeout=20, **mounts
+    )
+
+
 def test_the_cohort_flow_runs_in_dependency_order(translated: Path, tmp_path: Path) -> None:
     require_pods()
     lustre = tmp_path / "lustre"
@@ -95,15 +102,7 @@ def test_the_cohort_flow_runs_in_dependency_order(translated: Path, tmp_path: Pa
         "watch-merge",
     ]
     scripts = {n: _script(n, 1 if n == "call-variants" else 0) for n in names}
-    runs = run_jobflow(
-        translated,
-        "align-reads-flow",
-        tmp_path / "pods",
-        scripts,
-        host_paths={"/lustre": lustre},
-        image_env={"PATH": IMAGE_PATH},
-        timeout=20,
-    )
+    runs = _run(translated, "align-reads-flow", tmp_path, scripts, host_paths={"/lustre": lustre})
     order = (lustre / "order").read_text().split()
     assert order == [r.flow for r in runs]
     for before, after in (
@@ -131,15 +130,7 @@ def test_the_sample_sites_data_pipeline_flow_runs_in_order(tmp_path: Path) -> No
     chain = ["dl-web-v3", "dedup-web-v3", "shardlist", "tok-web-v3", "tok-verify", "llm13b-pretrain"]
     chain += ["llm13b-eval", "llm13b-export"]
     scripts = {n: _script(n, 0).replace("/lustre", "/fsx") for n in chain}
-    runs = run_jobflow(
-        out,
-        "dl-web-v3-flow",
-        tmp_path / "pods",
-        scripts,
-        claims={"fsx-pvc": fsx},
-        image_env={"PATH": IMAGE_PATH},
-        timeout=20,
-    )
+    runs = _run(out, "dl-web-v3-flow", tmp_path, scripts, claims={"fsx-pvc": fsx})
     # llm13b-pretrain's pods fail here: its workingDir is the literal $CODE_DIR of the script's
     # --chdir, which no pod has. The flow stops there, as Volcano's would: eval and export wait.
     assert [(r.flow, r.status) for r in runs] == [(n, "Complete") for n in chain[:5]] + [
