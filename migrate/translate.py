@@ -198,7 +198,9 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], record: bool = Tru
             key = (link.dependent, prerequisite.job_id, link.dep_type)
             if key not in seen:
                 seen.add(key)
-                edges.append(Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line))
+                edges.append(
+                    Edge(link.dependent, prerequisite.job_id, link.dep_type, link.delay_s, link.line)
+                )
             if record and link.via != "directive":
                 dependent.fidelity.approximated(
                     f"{link.dep_type} on {prerequisite.name} ({link.via}: {link.path}:{link.line})",

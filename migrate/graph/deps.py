@@ -56,6 +56,7 @@ class DependencyLink:
     prerequisite: str | None = None
     external: str | None = None
     note: str = ""
+    delay_s: int | None = None  # after:id+minutes, in seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +206,16 @@ def _links(
             )
         ]
     return [
-        DependencyLink(dependent, dep.type, via, where.source.path, at, prerequisite=p, note=target.note)
+        DependencyLink(
+            dependent,
+            dep.type,
+            via,
+            where.source.path,
+            at,
+            prerequisite=p,
+            note=target.note,
+            delay_s=dep.delay_s,
+        )
         for p in target.jobs
         if p != dependent
     ]
