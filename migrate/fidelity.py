@@ -117,6 +117,8 @@ class Translation:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     wait: WaitTarget | None = None
     needs: Any = None  # target-specific shared objects this job needs (rendered once per output)
+    # its chain engine cannot start it: applied by hand once its condition holds, left out of the index
+    by_hand: bool = False
 
     @property
     def dropped(self) -> list[Entry]:

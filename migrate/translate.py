@@ -166,7 +166,8 @@ def translate_jobs(
         out += sorted(rel for rel in t.shared if rel in shared)
     for rel, text in sorted(chain_files.items()):
         tree.add(rel, text, executable=rel.endswith(".sh"))
-    manifests = sorted(p for p in tree.files if p.endswith(".yaml"))
+    by_hand = {rel for t, out in zip(translations, outputs, strict=True) if t.by_hand for rel in out}
+    manifests = sorted(p for p in tree.files if p.endswith(".yaml") and p not in by_hand)
     for rel, text in writer.render_index(manifests).items():
         tree.add(rel, text)
     if chain_files:

@@ -55,6 +55,9 @@ def test_the_flows_validate_and_name_their_templates(translated: Path) -> None:
         d for d in yaml.safe_load_all((translated / "cohort-failed" / "volcano-job.yaml").read_text()) if d
     ]
     assert [d["kind"] for d in failed][-1] == "Job"
+    index = yaml.safe_load((translated / "kustomization.yaml").read_text())["resources"]
+    assert "jobflow.yaml" in index and "merge-bams/volcano-job.yaml" in index
+    assert "cohort-failed/volcano-job.yaml" not in index  # apply -k must not start it at once
 
 
 def test_every_dependency_says_how_the_jobflow_carries_it(translated: Path) -> None:

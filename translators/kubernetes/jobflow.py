@@ -67,6 +67,7 @@ def render_chain(
             if job_id in outside:
                 for edge in waits[job_id]:
                     _record(t, edge, by_id, FidelityStatus.DROPPED, outside[job_id])
+                t.by_hand = bool(waits[job_id])  # kubectl apply -k would start it at once
                 continue
             flows.append(_flow(t, waits[job_id], by_id))
         if flows:
