@@ -34,6 +34,7 @@ from migrate.site.config import SiteConfig, SiteConfigError
 from migrate.site.inventory import Inventory, InventoryError, merge_inventory, parse_inventory
 from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
+from migrate.translators.kubernetes import chains as k8s_chains
 from migrate.translators.kubernetes import validate as k8s_validate
 from migrate.vocab import AUTO_COEXISTENCE, Direction, FidelityStatus
 
@@ -315,11 +316,15 @@ def run_translate(
     options: scan_results.ScanOptions | None = None,
     runtime: str = "auto",
     inventory: Sequence[str] = (),
+    workflow: str | None = None,
 ) -> TranslateRun:
-    """``flavor`` picks the Kubernetes object, ``runtime`` how Slurm scripts run containers;
-    ``inventory`` (slurm.conf or ParallelCluster files) completes the partitions the jobs are
-    sized by, as for ``run_plan``."""
+    """``flavor`` picks the Kubernetes object, ``runtime`` how Slurm scripts run containers,
+    ``workflow`` what runs dependency chains on Kubernetes (None: Argo when available, else
+    submit.sh); ``inventory`` (slurm.conf or ParallelCluster files) completes the partitions the
+    jobs are sized by, as for ``run_plan``."""
     direction = direction_for(target)
+    if workflow is not None:
+        _check_workflow(workflow)
     site, config_path = load_config(config, paths)
     clusters = load_inventory(inventory)
     if clusters:
@@ -332,11 +337,24 @@ def run_translate(
         raise UsageError(_nothing_to_translate(target, len(skipped)))
     try:
         translated = translate.translate_jobs(
-            jobs, to=direction.target, flavor=flavor, config=site, runtime=runtime
+            jobs, to=direction.target, flavor=flavor, config=site, runtime=runtime, workflow=workflow
         )
     except ValueError as exc:  # an unknown flavor or container runtime
         raise UsageError(str(exc)) from exc
     return TranslateRun(result, translated, skipped, _commit(translated.tree, out, force), config_path, out)
+
+
+def _check_workflow(workflow: str) -> None:
+    if workflow not in k8s_chains.WORKFLOWS:
+        raise UsageError(
+            f"unknown --workflow {workflow!r}; expected one of {', '.join(k8s_chains.WORKFLOWS)}"
+        )
+    available = k8s_chains.renderers()
+    if workflow not in available:
+        raise UsageError(
+            f"--workflow {workflow} is not available in this installation; "
+            f"use one of {', '.join(sorted(available))}"
+        )
 
 
 def _nothing_to_translate(target: str, already: int) -> str:

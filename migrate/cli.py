@@ -350,6 +350,29 @@ ContainerRuntimeOption = Annotated[
 ]
 
 
+WorkflowOption = Annotated[
+    str | None,
+    typer.Option(
+        "--workflow",
+        help="What runs dependency chains (--to kubernetes): argo (an Argo Workflow), jobflow (a Volcano "
+        "JobFlow) or script (submit.sh with kubectl). Default: argo when available, else script.",
+    ),
+]
+
+
+def _workflow_choice(to: Target, workflow: str | None) -> str | None:
+    """``--workflow`` is for Kubernetes only: Slurm chains jobs itself with --dependency."""
+    if to is Target.slurm and workflow is not None:
+        _err().print(
+            "migrate: --workflow picks what runs the dependency chains on Kubernetes and does not apply to "
+            "--to slurm; the sbatch scripts chain themselves with --dependency in submit.sh (use "
+            "--container-runtime to choose how they run containers)",
+            markup=False,
+        )
+        raise typer.Exit(2)
+    return workflow
+
+
 def _writer_choice(to: Target, flavor: str | None, container_runtime: str | None) -> str:
     """The one choice the writer of ``to`` takes; the option of the other direction is a usage error."""
     wrong = None
@@ -611,6 +634,7 @@ def translate_command(
     out: Annotated[str, typer.Option("--out", "-o", help="Folder for the translated jobs.", metavar="DIR")],
     flavor: FlavorOption = None,
     container_runtime: ContainerRuntimeOption = None,
+    workflow: WorkflowOption = None,
     config: ConfigOption = None,
     force: ForceOption = False,
     strict: Annotated[
@@ -630,6 +654,7 @@ def translate_command(
 
     # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
     choice = _writer_choice(to, flavor, container_runtime)
+    chain_engine = _workflow_choice(to, workflow)
     _check_paths(paths)
     try:
         run = api.run_translate(
@@ -641,6 +666,7 @@ def translate_command(
             force=force,
             runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
             inventory=inventory or [],
+            workflow=chain_engine,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None

@@ -123,6 +123,8 @@ class Translation:
     wait: WaitTarget | None = None
     fallback: str | None = None  # why the requested flavor could not express the job (it got another)
     needs: Any = None  # target-specific shared objects this job needs (rendered once per output)
+    # its chain engine cannot start it: applied by hand once its condition holds, left out of the index
+    by_hand: bool = False
 
     @property
     def dropped(self) -> list[Entry]:

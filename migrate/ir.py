@@ -280,6 +280,16 @@ class Service:
     ] = ()  # the Kubernetes Services that select its pods: the host names clients use
 
 
+# A dependency target naming the job an earlier sbatch of the same wrapper submitted: this
+# prefix and that sbatch's line (for ``dep=$jid`` chains the reader could follow).
+SUBMITTED_AT = "submitted-at:"
+
+
+def wrap_job_id(path: str, line: int | None) -> str:
+    """The id of the job an ``sbatch --wrap`` command in the script at ``path`` submits."""
+    return f"{path}@{line if line is not None else 0}"
+
+
 @dataclass(frozen=True, slots=True)
 class Submission:
     """A nested ``sbatch`` call found in a wrapper script."""

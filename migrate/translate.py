@@ -33,13 +33,8 @@ from migrate.graph.deps import resolve_dependencies
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
-from migrate.translators.argo import writer as argo_writer
-from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, FidelityStatus, Format
+from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, DependencyType, FidelityStatus, Format
 
-SCRIPT = "script"
-ARGO = "argo"
-# How jobs that wait for each other are run on Kubernetes (``workflow``): a shell script, or Argo.
-CHAIN_RUNNERS = (SCRIPT, ARGO)
 WRITERS: dict[str, str] = {
     Format.KUBERNETES: "migrate.translators.kubernetes.writer",
     Format.SLURM: "migrate.translators.slurm.writer",
@@ -93,9 +88,23 @@ class Writer(Protocol):
 
     def render_index(self, paths: list[str]) -> dict[str, str]: ...
 
-    def render_submit(
-        self, translations: list[Translation], edges: list[Edge], folders: dict[str, str]
-    ) -> str: ...
+    def render_chain(
+        self,
+        translations: list[Translation],
+        edges: list[Edge],
+        folders: dict[str, str],
+        workflow: str | None,
+    ) -> dict[str, str]:
+        """The files that run the dependency chains (``submit.sh``, a JobFlow ...); may rewrite job files."""
+        ...
+
+    def chain_file(self, workflow: str | None) -> str:
+        """The file that runs the chains on ``workflow`` (``submit.sh``, ``workflow.yaml`` ...)."""
+        ...
+
+    def chain_flavor(self, workflow: str | None) -> str | None:
+        """The flavor a job in a chain must have on ``workflow``, when it needs one."""
+        ...
 
     def translate_wrapper(self, job: ir.Job, name: str) -> Translation: ...
 
@@ -113,14 +122,12 @@ def translate_jobs(
     flavor: str = "auto",
     config: SiteConfig | None = None,
     runtime: str = "auto",
-    workflow: str = "script",
+    workflow: str | None = None,
 ) -> TranslationSet:
     """``flavor``: the Kubernetes object to write (``auto``, ``job``, ``jobset`` ...);
     ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``);
-    ``workflow``: what runs jobs that wait for each other on Kubernetes: ``script`` (``submit.sh``)
-    or ``argo`` (one Argo Workflow, ``workflow.yaml``)."""
-    if workflow not in CHAIN_RUNNERS:
-        raise ValueError(f"unknown workflow {workflow!r}; expected one of {', '.join(sorted(CHAIN_RUNNERS))}")
+    ``workflow``: what runs the dependency chains on Kubernetes (``argo``, ``jobflow``, ``script``;
+    None: Argo when it is available, else ``script``)."""
     writer = writer_for(to)
     choice = runtime if to == Format.SLURM else flavor
     names = NameAllocator(writer.NAME_MAX)
@@ -135,8 +142,22 @@ def translate_jobs(
         else:
             translations.append(writer.translate_job(job, config, choice, name=name))
     by_id = {t.job_id: t for t in translations}
-    argo = workflow == ARGO and to == Format.KUBERNETES
-    edges = _edges(jobs, by_id, argo_writer.WORKFLOW_FILE if argo else "submit.sh")
+    wanted = writer.chain_flavor(workflow)
+    runner = writer.chain_file(workflow)
+    edges = _edges(jobs, by_id, runner, record=wanted is None)
+    if wanted is not None:
+        # the engine holds one kind of object (a JobFlow holds Volcano Jobs): the chained jobs get it
+        linked = {e.dependent for e in edges} | {e.prerequisite for e in edges}
+        for i, job in enumerate(jobs):
+            t = translations[i]
+            if t.job_id in linked and t.files and t.flavor != wanted:
+                translations[i] = writer.translate_job(job, config, wanted, name=t.name)
+        by_id = {t.job_id: t for t in translations}
+        edges = _edges(jobs, by_id, runner, record=True)
+    chain_files: dict[str, str] = {}
+    if edges:
+        folders = {t.job_id: t.name for t in translations}
+        chain_files = writer.render_chain(translations, edges, folders, workflow)
     tree = OutputTree()
     # outputs per translation, by position: two scanned jobs may share an id
     outputs = [
@@ -147,21 +168,17 @@ def translate_jobs(
         tree.add(rel, text)
     for t, out in zip(translations, outputs, strict=True):
         out += sorted(rel for rel in t.shared if rel in shared)
-    manifests = sorted(p for p in tree.files if p.endswith(".yaml"))
+    for rel, text in sorted(chain_files.items()):
+        tree.add(rel, text, executable=rel.endswith(".sh"))
+    by_hand = {rel for t, out in zip(translations, outputs, strict=True) if t.by_hand for rel in out}
+    manifests = sorted(p for p in tree.files if p.endswith(".yaml") and p not in by_hand)
     for rel, text in writer.render_index(manifests).items():
         tree.add(rel, text)
-    if edges:
-        folders = {t.job_id: t.name for t in translations}
-        if argo:
-            chain = argo_writer.render_chain(translations, edges, folders)
-        else:
-            chain = {"submit.sh": writer.render_submit(translations, edges, folders)}
-        for rel, text in chain.items():
-            tree.add(rel, text, executable=rel.endswith(".sh"))
+    if chain_files:
         linked = {e.dependent for e in edges} | {e.prerequisite for e in edges}
         for t, out in zip(translations, outputs, strict=True):
             if t.files and t.job_id in linked:
-                out.extend(sorted(chain))
+                out.extend(sorted(chain_files))
     document = {
         "ir_version": ir.IR_VERSION,
         "target": to,
@@ -171,8 +188,9 @@ def translate_jobs(
     return TranslationSet(to, translations, tree, edges)
 
 
-def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], runner: str) -> list[Edge]:
-    """Dependencies between translated jobs; the rest become fidelity entries of the dependent job."""
+def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], runner: str, record: bool = True) -> list[Edge]:
+    """Dependencies between translated jobs; the rest become fidelity entries of the dependent job
+    (``record``: False only finds the edges)."""
     resolved = resolve_dependencies(jobs)
     edges: list[Edge] = []
     seen: set[tuple[str, str, str]] = set()
@@ -186,17 +204,26 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], runner: str) -> li
             if key not in seen:
                 seen.add(key)
                 edges.append(
-                    Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line, link.any_of)
+                    Edge(
+                        link.dependent,
+                        prerequisite.job_id,
+                        link.dep_type,
+                        link.delay_s,
+                        link.line,
+                        link.any_of,
+                    )
                 )
-            if link.via != "directive":
+            if record and link.via != "directive":
                 dependent.fidelity.approximated(
                     f"{link.dep_type} on {prerequisite.name} ({link.via}: {link.path}:{link.line})",
-                    f"{runner} waits for {prerequisite.name} before applying this job",
+                    f"{runner} waits for {prerequisite.name} before applying this job"
+                    + (", for the whole array" if link.dep_type == DependencyType.AFTERCORR else ""),
                     link.line,
                 )
             continue
-        target = link.external or (link.prerequisite or "?")
-        _mark_unresolved(dependent, link.dep_type, target, link.note, link.line)
+        if record:
+            target = link.external or (link.prerequisite or "?")
+            _mark_unresolved(dependent, link.dep_type, target, link.note, link.line)
     return edges
 
 

@@ -112,7 +112,9 @@ class JobKind(StrEnum):
     JOBSET = "JobSet"
     VOLCANO_JOB = "VolcanoJob"
     VOLCANO_JOB_TEMPLATE = "VolcanoJobTemplate"
+    VOLCANO_CRONJOB = "VolcanoCronJob"
     PYTORCH_JOB = "PyTorchJob"
+    HYPERPOD_PYTORCH_JOB = "HyperPodPyTorchJob"
     TF_JOB = "TFJob"
     XGBOOST_JOB = "XGBoostJob"
     PADDLE_JOB = "PaddleJob"
@@ -134,6 +136,7 @@ SERVING_KINDS = frozenset((JobKind.DEPLOYMENT, JobKind.STATEFUL_SET, JobKind.RAY
 TRAINING_KINDS = frozenset(
     (
         JobKind.PYTORCH_JOB,
+        JobKind.HYPERPOD_PYTORCH_JOB,
         JobKind.TRAIN_JOB,
         JobKind.TF_JOB,
         JobKind.JAX_JOB,
@@ -142,7 +145,7 @@ TRAINING_KINDS = frozenset(
     )
 )
 # Jobs run on a schedule.
-CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.SCRONTAB))
+CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.VOLCANO_CRONJOB, JobKind.SCRONTAB))
 # A script that holds an allocation open for a person.
 INTERACTIVE_KINDS = frozenset((JobKind.SALLOC,))
 
@@ -170,14 +173,16 @@ class TaskResult(StrEnum):
 
 
 class DependencyType(StrEnum):
-    """The Slurm ``--dependency`` types a chain between jobs is written in."""
+    """How a job waits for another: Slurm's --dependency types, and dependsOn of the Kubernetes kinds."""
 
-    AFTER_OK = "afterok"
-    AFTER_NOT_OK = "afternotok"
-    AFTER_ANY = "afterany"
-    AFTER = "after"  # after the job started
-    AFTER_CORR = "aftercorr"  # array task by array task
-    SINGLETON = "singleton"
+    AFTER = "after"  # the other job started (or was cancelled), plus an optional delay
+    AFTERANY = "afterany"  # it ended, in any state
+    AFTEROK = "afterok"  # it ended with exit code 0
+    AFTERNOTOK = "afternotok"  # it ended in a failed state (non-zero exit, timeout, node failure)
+    AFTERCORR = "aftercorr"  # element by element across two arrays
+    AFTERBURSTBUFFER = "afterburstbuffer"
+    SINGLETON = "singleton"  # one job of this name and user at a time
+    DEPENDS_ON = "dependsOn"  # JobSet / JobFlow ordering, read from manifests
 
 
 class FidelityStatus(StrEnum):

@@ -75,8 +75,8 @@ def test_each_term_gets_the_slurm_type_of_its_results(
 
 
 def test_condition_writes_each_slurm_type_back() -> None:
-    assert depends.condition(DependencyType.AFTER_OK, "x") == "x.Succeeded"
-    assert depends.condition(DependencyType.AFTER_NOT_OK, "x") == "(x.Failed || x.Errored)"
+    assert depends.condition(DependencyType.AFTEROK, "x") == "x.Succeeded"
+    assert depends.condition(DependencyType.AFTERNOTOK, "x") == "(x.Failed || x.Errored)"
     for dep_type in ("afterok", "afternotok", "afterany"):
         back = depends.to_slurm(depends.parse(depends.condition(dep_type, "x")))
         assert [(d.type, d.exact) for d in back] == [(dep_type, True)]  # the round trip is exact

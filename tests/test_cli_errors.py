@@ -28,6 +28,7 @@ from conftest import REPO
 
 from migrate import cli
 from migrate.outputs import STAGING_PREFIX, OutputTree
+from migrate.translators.kubernetes import chains
 
 SBATCH = "#!/bin/bash\n#SBATCH --job-name=demo\n#SBATCH --nodes=2\n#SBATCH --frobnicate=3\nsrun hostname\n"
 # What a hint can start with: the message must say what to do, not only what is wrong.
@@ -135,6 +136,18 @@ def test_options_of_the_other_direction(probe: Probe, tree: Path) -> None:
     cli_error(probe, *argv, what=towards_slurm)
     argv = ("report", jobs, "--to", "kubernetes", "--out", out, "--container-runtime", "none")
     cli_error(probe, *argv, what=towards_kubernetes)
+    argv = ("translate", jobs, "--to", "slurm", "--out", out, "--workflow", "jobflow")
+    cli_error(probe, *argv, what=("--workflow", "--to slurm", "--dependency"))
+    assert not (tree / "out").exists()
+
+
+def test_workflow_names(probe: Probe, tree: Path) -> None:
+    """An unknown engine, and one this installation has no writer for, are usage errors."""
+    jobs, out = str(tree / "jobs"), str(tree / "out")
+    argv = ("translate", jobs, "--to", "kubernetes", "--out", out)
+    cli_error(probe, *argv, "--workflow", "airflow", what=("unknown --workflow", "argo, jobflow, script"))
+    if "argo" not in chains.renderers():
+        cli_error(probe, *argv, "--workflow", "argo", what=("--workflow argo is not available", "jobflow"))
     assert not (tree / "out").exists()
 
 

@@ -831,6 +831,22 @@ def test_volcano_rules() -> None:
     assert "metadata.name" in paths(validate_object(too_long))
 
 
+def test_jobflow_rules() -> None:
+    missing = with_value(MINIMAL["JobFlow"], "spec.flows[1].dependsOn.targets", ["prep", "tokenize"])
+    assert [(p.path, p.message) for p in validate_object(missing)] == [
+        ("spec.flows[1].dependsOn.targets[1]", "target 'tokenize' is not a flow of this JobFlow")
+    ]
+    itself = with_value(MINIMAL["JobFlow"], "spec.flows[1].dependsOn.targets", ["train"])
+    messages = [p.message for p in validate_object(itself)]
+    assert "flow 'train' depends on itself" in messages
+    circle = with_value(MINIMAL["JobFlow"], "spec.flows[0].dependsOn", {"targets": ["train"]})
+    assert [p.message for p in validate_object(circle)] == [
+        "the flows' dependsOn form a circle: none of them would ever start"
+    ]
+    twice = with_value(MINIMAL["JobFlow"], "spec.flows[1].name", "prep")
+    assert "flow 'prep' is named twice" in [p.message for p in validate_object(twice)]
+
+
 def test_volcano_policy_task_and_volume_rules() -> None:
     vcjob = copy.deepcopy(MINIMAL["VolcanoJob"])
     spec = vcjob["spec"]

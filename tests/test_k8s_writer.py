@@ -521,8 +521,12 @@ def test_dependency_is_recorded_for_the_submit_script() -> None:
     assert "submit.sh" in entry(t, "--dependency=afterok:123").reason
     js = translate("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --dependency=afterany:123\nsrun x\n", "jobset")
     assert "dependsOn" in entry(js, "--dependency").reason
+    # aftercorr: submit.sh waits for the whole array, not element by element
     corr = translate("#!/bin/bash\n#SBATCH --dependency=aftercorr:123\npython x.py\n")
-    assert entry(corr, "--dependency").status == FidelityStatus.DROPPED
+    assert entry(corr, "--dependency").status == FidelityStatus.APPROXIMATED
+    assert "whole array" in entry(corr, "--dependency").reason
+    burst = translate("#!/bin/bash\n#SBATCH --dependency=afterburstbuffer:123\npython x.py\n")
+    assert entry(burst, "--dependency").status == FidelityStatus.DROPPED
 
 
 def test_array_throttle_becomes_parallelism() -> None:

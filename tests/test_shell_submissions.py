@@ -33,14 +33,15 @@ def test_wrapper_chain() -> None:
     assert prep == ir.Submission(
         script="prep.sbatch", options=(ir.KeyValue("parsable", ""),), captures="jid1", parsable=True, line=7
     )
-    assert train.dependencies == (ir.Dependency(type="afterok", targets=("$jid1",), line=8),)
+    # a variable holding an earlier submission's id names that submission by its line
+    assert train.dependencies == (ir.Dependency(type="afterok", targets=("submitted-at:7",), line=8),)
     assert (train.captures, train.script) == ("jid2", "train.sbatch")
-    assert evaluate.dependencies == (ir.Dependency(type="afterany", targets=("${jid2}",), line=9),)
+    assert evaluate.dependencies == (ir.Dependency(type="afterany", targets=("submitted-at:8",), line=9),)
     assert ir.KeyValue("export", "ALL,CKPT=/fsx/ckpt") in evaluate.options
     assert (post.captures, post.parsable, post.script) == ("jid4", False, "post.sbatch")
     assert report.dependencies == (
-        ir.Dependency(type="afterok", targets=("$jid1", "$jid2"), line=11),
-        ir.Dependency(type="afternotok", targets=("$jid3",), line=11),
+        ir.Dependency(type="afterok", targets=("submitted-at:7", "submitted-at:8"), line=11),
+        ir.Dependency(type="afternotok", targets=("submitted-at:9",), line=11),
     )
     assert ir.KeyValue("job-name", "report") in report.options and report.captures is None
     assert not facts.self_resubmit and not [d for d in diags if d.code == "SLURM-SELF-RESUBMIT"]

@@ -137,7 +137,7 @@ def test_dependencies_between_translated_jobs_make_an_ordered_submit_script(
         for j in corpus_jobs()
         if Path(j.source.path).name in ("submit_pipeline.sh", "prep.sbatch", "train.sbatch", "eval.sbatch")
     ]
-    result = translate_jobs(jobs, config=SITE)
+    result = translate_jobs(jobs, config=SITE, workflow="script")
     by_name = {t.name: t for t in result.translations}
     assert {
         (e.dep_type, by_name_of(result, e.dependent), by_name_of(result, e.prerequisite))

@@ -18,9 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from migrate import ir
+from migrate.vocab import DependencyType
 
-SINGLETON = "singleton"
-DEPENDS_ON = "dependsOn"
+SINGLETON = DependencyType.SINGLETON
+DEPENDS_ON = DependencyType.DEPENDS_ON
 
 # How a link was found, for the report.
 VIA_DIRECTIVE = "directive"
@@ -56,6 +57,7 @@ class DependencyLink:
     external: str | None = None
     note: str = ""
     any_of: bool = False  # one of an OR list ('?'): any one of them lets the job start
+    delay_s: int | None = None  # after:id+minutes, in seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,9 @@ class JobIndex:
     def script(self, submitter: ir.Job, script: str | None, line: int | None = None) -> Target:
         """The scanned job(s) that ``sbatch <script>`` in ``submitter`` submits."""
         if not script:
+            wrapped = ir.wrap_job_id(submitter.source.path, line)
+            if wrapped in self.by_id:
+                return Target(jobs=(wrapped,), note="the --wrap command, read as a job of its own")
             return Target(
                 external=f"wrap:{submitter.source.path}:{line if line is not None else '?'}",
                 note="sbatch with no script file (--wrap or stdin)",
@@ -211,6 +216,7 @@ def _links(
             prerequisite=p,
             note=target.note,
             any_of=dep.any_of,
+            delay_s=dep.delay_s,
         )
         for p in target.jobs
         if p != dependent
@@ -264,6 +270,7 @@ def _submissions(
     self_resubmit: set[str],
 ) -> None:
     captured: dict[str, list[tuple[int, Target]]] = defaultdict(list)
+    submitted: dict[int, Target] = {}  # sbatch line -> what it submitted, for ir.SUBMITTED_AT targets
     aliases = _aliases(job)
     for sub in sorted(job.submits, key=lambda s: _line(s.line)):
         child = index.script(job, sub.script, sub.line)
@@ -278,11 +285,18 @@ def _submissions(
                 )
             for dep in sub.dependencies:
                 for ref in dep.targets:
-                    target = _submission_target(index, job, ref, sub.line, captured, aliases)
+                    if ref.startswith(ir.SUBMITTED_AT):
+                        at = ref.removeprefix(ir.SUBMITTED_AT)
+                        target = submitted.get(int(at) if at.isdigit() else -1) or Target(
+                            external=f"unresolved:{ref}", note="no earlier sbatch at that line"
+                        )
+                    else:
+                        target = _submission_target(index, job, ref, sub.line, captured, aliases)
                     for child_id in child.jobs:
                         links.extend(_links(child_id, dep, target, VIA_WRAPPER, job, sub.line))
         if sub.captures:
             captured[sub.captures.lstrip("$")].append((_line(sub.line), child))
+        submitted[_line(sub.line)] = child
 
 
 def _aliases(job: ir.Job) -> dict[str, list[tuple[int, str]]]:

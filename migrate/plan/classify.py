@@ -157,6 +157,9 @@ def _preparation(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | No
         return Pattern.MAINTENANCE, [
             "node setup: its only Slurm use is " + ", ".join(f'sbatch --wrap "{w}"' for w in wraps)
         ]
+    wrapped = job.script.body.strip() if job.script else ""
+    if job.id == ir.wrap_job_id(job.source.path, job.source.line) and _probe_text(wrapped):
+        return Pattern.MAINTENANCE, [f'a scheduler probe: sbatch --wrap "{wrapped}"']
     if IMAGE_BUILD in facts.phrases and not facts.ml:
         return Pattern.MAINTENANCE, ["an image build (docker build, enroot import or apptainer build)"]
     runners = sorted(facts.command_words & TEST_HARNESS_WORDS)
@@ -170,7 +173,11 @@ def _probe(sub: ir.Submission) -> bool:
     wrapped = [kv.value for kv in sub.options if kv.key == "wrap"]
     if sub.script is not None or not wrapped:
         return False
-    return all(text.split()[:1] and text.split()[0] in PROBE_COMMANDS for text in wrapped)
+    return all(_probe_text(text) for text in wrapped)
+
+
+def _probe_text(text: str) -> bool:
+    return bool(text.split()[:1]) and text.split()[0] in PROBE_COMMANDS
 
 
 def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:

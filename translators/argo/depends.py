@@ -199,7 +199,7 @@ def _term(term: Expr) -> SlurmDependency:
     per_task = _results(term)
     tasks = tuple(tasks_of(term))
     fallback = SlurmDependency(
-        DependencyType.AFTER_ANY,
+        DependencyType.AFTERANY,
         tasks,
         exact=False,
         why=f"{written}: no Slurm dependency type says this; afterany waits for every task it names",

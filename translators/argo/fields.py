@@ -88,26 +88,26 @@ def slurm_reading(results: frozenset[TaskResult]) -> Reading | None:
     """The Slurm type for ``task.R1 || task.R2 ...``; None when no type comes near."""
     if results == {TaskResult.SUCCEEDED} or results == set(BARE_TASK):
         # a bare task name also passes a skipped or daemon task: neither is a job that ends in Slurm
-        return Reading(DependencyType.AFTER_OK, True)
+        return Reading(DependencyType.AFTEROK, True)
     if results == {TaskResult.SUCCEEDED, TaskResult.SKIPPED}:
         return Reading(
-            DependencyType.AFTER_OK, False, "Slurm has no skipped or daemoned job: afterok waits for success"
+            DependencyType.AFTEROK, False, "Slurm has no skipped or daemoned job: afterok waits for success"
         )
     if results <= FAILED:
         exact = results == FAILED or results == {TaskResult.FAILED}
-        return Reading(DependencyType.AFTER_NOT_OK, exact, "" if exact else "afternotok also takes a failure")
+        return Reading(DependencyType.AFTERNOTOK, exact, "" if exact else "afternotok also takes a failure")
     if results >= ENDED or {TaskResult.SUCCEEDED, TaskResult.FAILED} <= results:
         # Skipped and Daemoned, as a bare name adds them, are no job that ends: nothing to wait for
         extra = results - ENDED - {TaskResult.SKIPPED, TaskResult.DAEMONED}
         why = f"{', '.join(sorted(extra))}: no Slurm state; afterany waits for the end" if extra else ""
-        return Reading(DependencyType.AFTER_ANY, not extra, why)
+        return Reading(DependencyType.AFTERANY, not extra, why)
     if results == {TaskResult.ALL_FAILED}:
         return Reading(
-            DependencyType.AFTER_NOT_OK, False, "Slurm cannot require every array task to fail: afternotok"
+            DependencyType.AFTERNOTOK, False, "Slurm cannot require every array task to fail: afternotok"
         )
     if results == {TaskResult.ANY_SUCCEEDED}:
         return Reading(
-            DependencyType.AFTER_ANY, False, "Slurm cannot wait for one array task's success: afterany"
+            DependencyType.AFTERANY, False, "Slurm cannot wait for one array task's success: afterany"
         )
     if results == {TaskResult.DAEMONED}:
         return Reading(DependencyType.AFTER, False, "after (started) for a daemon that is running")
@@ -123,11 +123,11 @@ class Condition:
 
 
 CONDITIONS: dict[str, Condition] = {
-    DependencyType.AFTER_OK: Condition((TaskResult.SUCCEEDED,), True, "Succeeded: the job ended with exit 0"),
-    DependencyType.AFTER_NOT_OK: Condition(
+    DependencyType.AFTEROK: Condition((TaskResult.SUCCEEDED,), True, "Succeeded: the job ended with exit 0"),
+    DependencyType.AFTERNOTOK: Condition(
         (TaskResult.FAILED, TaskResult.ERRORED), True, "Failed or Errored: the job ended in failure"
     ),
-    DependencyType.AFTER_ANY: Condition(
+    DependencyType.AFTERANY: Condition(
         (TaskResult.SUCCEEDED, TaskResult.FAILED, TaskResult.ERRORED), True, "the job ended, however"
     ),
     DependencyType.AFTER: Condition(
@@ -135,7 +135,7 @@ CONDITIONS: dict[str, Condition] = {
         False,
         "Argo has no 'after it started': the task waits for the job to end",
     ),
-    DependencyType.AFTER_CORR: Condition(
+    DependencyType.AFTERCORR: Condition(
         (TaskResult.SUCCEEDED,),
         False,
         "Argo has no element-wise wait between fan-outs: the task waits for the whole array to succeed",

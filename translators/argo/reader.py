@@ -411,7 +411,7 @@ class _Walk:
                 line = groups.item_line(index)
                 prior = [str(s.get("name")) for s in _group(groups[index - 1])]
                 order = depends.SlurmDependency(
-                    DependencyType.AFTER_OK,
+                    DependencyType.AFTEROK,
                     tuple(prior),
                     written=f"after step group {index} ({', '.join(prior)})",
                 )

@@ -16,7 +16,7 @@ from typing import Any
 from migrate.names import dns1123_label
 from migrate.site.allocation_model import Source
 from migrate.translators.slurm import options as sbatch_options
-from migrate.vocab import FidelityStatus
+from migrate.vocab import DependencyType, FidelityStatus
 
 from .storage import Volume
 from .translation_context import Context, QueueNeed
@@ -35,6 +35,8 @@ _DEPENDENCY_WAITS = {
     "afterany": "finished",
     "afternotok": "failed",
     "after": "started",
+    DependencyType.AFTERCORR: "complete",
+    DependencyType.SINGLETON: "finished",
 }
 
 
@@ -441,6 +443,10 @@ def _dependencies(ctx: Context, policy: JobPolicy) -> None:
             )
             continue
         where = "submit.sh waits (kubectl) for the jobs it depends on before applying this one"
+        if dep.type == DependencyType.SINGLETON:
+            where = "the translated jobs of this name and account are applied one after the other"
+        elif dep.type == DependencyType.AFTERCORR:
+            where += ", for the whole array rather than element by element"
         if ctx.flavor == JOBSET:
             where += "; JobSet dependsOn only orders replicated jobs inside one JobSet"
         if dep.any_of:

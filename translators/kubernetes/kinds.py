@@ -6,7 +6,8 @@ root (or, inside ``Roles``, from one role). Field names were checked against
 the upstream API types: batch/v1, jobset.x-k8s.io/v1alpha2,
 batch.volcano.sh/v1alpha1 and flow.volcano.sh/v1alpha1, kubeflow.org/v1
 (training-operator) and v2beta1 (mpi-operator), trainer.kubeflow.org/v1alpha1,
-ray.io/v1, and Kueue's labels and annotations.
+ray.io/v1, sagemaker.amazonaws.com/v1 (HyperPod training operator), and Kueue's labels
+and annotations.
 """
 
 from __future__ import annotations
@@ -129,21 +130,22 @@ _VOLCANO_TASKS = Roles(
 )
 
 
-def _volcano(group: str, kind: str, ir_kind: JobKind) -> WorkloadKind:
+def _volcano(group: str, kind: str, ir_kind: JobKind, spec: Path = ("spec",)) -> WorkloadKind:
+    """A Volcano JobSpec at ``spec``: the object's own, or a CronJob's job template."""
     return WorkloadKind(
         group=group,
         kind=kind,
         ir_kind=ir_kind,
         versions=("v1alpha1",),
-        roles=(_VOLCANO_TASKS,),
-        retries=(("spec", "maxRetry"),),
-        ttl=(("spec", "ttlSecondsAfterFinished"),),
-        queue=(("spec", "queue"),),
-        priority=(("spec", "priorityClassName"),),
-        gang=(("spec", "minAvailable"),),
-        scheduler=(("spec", "schedulerName"),),
-        network_topology=(("spec", "networkTopology"),),
-        policies=(("spec", "policies"),),
+        roles=(replace(_VOLCANO_TASKS, at=(*spec, "tasks")),),
+        retries=((*spec, "maxRetry"),),
+        ttl=((*spec, "ttlSecondsAfterFinished"),),
+        queue=((*spec, "queue"),),
+        priority=((*spec, "priorityClassName"),),
+        gang=((*spec, "minAvailable"),),
+        scheduler=((*spec, "schedulerName"),),
+        network_topology=((*spec, "networkTopology"),),
+        policies=((*spec, "policies"),),
     )
 
 
@@ -212,9 +214,25 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     _volcano("batch.volcano.sh", "Job", JobKind.VOLCANO_JOB),
     # A JobFlow's building block: a Volcano JobSpec kept as a template.
     _volcano("flow.volcano.sh", "JobTemplate", JobKind.VOLCANO_JOB_TEMPLATE),
+    # Volcano's CronJob (v1.13+): a Volcano Job on a schedule, read like batch/v1 CronJob.
+    replace(
+        _volcano("batch.volcano.sh", "CronJob", JobKind.VOLCANO_CRONJOB, ("spec", "jobTemplate", "spec")),
+        suspend=(("spec", "suspend"),),
+        schedule=("spec", "schedule"),
+        metadata=(("spec", "jobTemplate", "metadata"),),
+    ),
     replace(
         _kubeflow_v1(JobKind.PYTORCH_JOB, "pytorchReplicaSpecs"),
         procs_per_pod=(("spec", "nprocPerNode"), ("spec", "elasticPolicy", "nProcPerNode")),
+    ),
+    # SageMaker HyperPod's training operator: PyTorchJob-like, its replica specs a named list.
+    WorkloadKind(
+        group="sagemaker.amazonaws.com",
+        kind="HyperPodPyTorchJob",
+        ir_kind=JobKind.HYPERPOD_PYTORCH_JOB,
+        versions=("v1",),
+        roles=(Roles(at=("spec", "replicaSpecs"), shape=NAMED_LIST, replicas=("replicas",)),),
+        procs_per_pod=(("spec", "nprocPerNode"),),
     ),
     _kubeflow_v1(JobKind.TF_JOB, "tfReplicaSpecs"),
     _kubeflow_v1(JobKind.XGBOOST_JOB, "xgbReplicaSpecs"),

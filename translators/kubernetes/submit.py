@@ -4,8 +4,8 @@ Each job is applied by its own background block that first waits for the
 jobs it depends on (``afterok`` waits for success, ``afternotok`` for failure,
 ``afterany`` for either, ``after`` for the start), so independent chains run
 side by side as they would in Slurm. A job whose condition can no longer hold
-is not applied, like Slurm's DependencyNeverSatisfied. Every value is
-shell-quoted.
+is not applied, like Slurm's DependencyNeverSatisfied, and the jobs that wait
+for it stop waiting too. Every value is shell-quoted.
 """
 
 from __future__ import annotations
@@ -14,11 +14,16 @@ import shlex
 
 from migrate.fidelity import Edge, Translation
 
+FILE = "submit.sh"
+
 _PRELUDE = r"""#!/bin/bash
 # Written by migrate: applies the translated jobs in dependency order.
 # Needs kubectl with access to the cluster. Run from anywhere: ./submit.sh
 set -uo pipefail
 cd "$(dirname "$0")"
+# a job that will never be applied leaves a mark here, so that what waits for it stops waiting
+never=$(mktemp -d)
+trap 'rm -rf "$never"' EXIT
 
 # state RESOURCE NAME NAMESPACE OK FAILED BY_PHASE -> ok | failed | running | pending
 state() {
@@ -50,6 +55,10 @@ wait_for() {
   local want=$1 s
   shift
   while :; do
+    if [ -e "$never/$1.$2" ]; then
+      echo "submit.sh: $1/$2 was never applied; the jobs that wait for it ($want) are not applied" >&2
+      return 1
+    fi
     s=$(state "$@")
     case "$want:$s" in
       complete:ok|failed:failed|finished:ok|finished:failed) return 0 ;;
@@ -73,6 +82,13 @@ _WANT = {
 }
 
 
+def render_chain(
+    translations: list[Translation], edges: list[Edge], folders: dict[str, str]
+) -> dict[str, str]:
+    """``--workflow script``: the chain as submit.sh."""
+    return {FILE: render(translations, edges, folders)}
+
+
 def render(translations: list[Translation], edges: list[Edge], folders: dict[str, str]) -> str:
     by_id = {t.job_id: t for t in translations}
     lines = [_PRELUDE]
@@ -87,11 +103,13 @@ def render(translations: list[Translation], edges: list[Edge], folders: dict[str
         waits = [e for e in edges if e.dependent == t.job_id]
         files = " ".join(f"-f {shlex.quote(folders[t.job_id] + '/' + rel)}" for rel in sorted(t.files))
         lines.append(f"# {t.name}: {t.source}")
+        mark = shlex.quote(f"{t.wait.resource}.{t.wait.name}")
         if not waits:
-            lines.append(f"kubectl apply {files}")
+            lines.append(f'kubectl apply {files} || touch "$never"/{mark}')
             lines.append("")
             continue
         lines.append("(")
+        lines.append(f'  trap \'[ "$?" = 0 ] || touch "$never"/{mark}\' EXIT')
         for edge in waits:
             pre = by_id[edge.prerequisite]
             if pre.wait is None:
@@ -119,4 +137,4 @@ def render(translations: list[Translation], edges: list[Edge], folders: dict[str
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["render"]
+__all__ = ["FILE", "render", "render_chain"]

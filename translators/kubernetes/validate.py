@@ -843,6 +843,32 @@ def _rules_volcano_job(obj: Mapping[str, Any]) -> Issues:
         mounts.add(volume.get("mountPath"))
 
 
+def _rules_jobflow(obj: Mapping[str, Any]) -> Issues:
+    """What Volcano's admission policy and controller refuse: a target that is no flow of this JobFlow,
+    a flow that waits for itself, two flows of one name, and a circle of flows that never starts."""
+    flows = _items(_dig(obj, "spec", "flows"))
+    names = [f.get("name") for _, f in flows]
+    seen: set[Any] = set()
+    for i, flow in flows:
+        where: list[PathPart] = ["spec", "flows", i]
+        if flow.get("name") in seen:
+            yield [*where, "name"], f"flow {flow.get('name')!r} is named twice"
+        seen.add(flow.get("name"))
+        targets = _dig(flow, "dependsOn", "targets") or []
+        for k, target in enumerate(targets if isinstance(targets, list) else []):
+            at: list[PathPart] = [*where, "dependsOn", "targets", k]
+            if target == flow.get("name"):
+                yield at, f"flow {target!r} depends on itself"
+            elif target not in names:
+                yield at, f"target {target!r} is not a flow of this JobFlow"
+    needs: list[tuple[int, Mapping[str, Any]]] = [
+        (i, {"name": f.get("name"), "dependsOn": {"name": _dig(f, "dependsOn", "targets") or []}})
+        for i, f in flows
+    ]
+    if _volcano_cycle(needs):
+        yield ["spec", "flows"], "the flows' dependsOn form a circle: none of them would ever start"
+
+
 def _rules_mpijob(obj: Mapping[str, Any]) -> Issues:
     name = _dig(obj, "metadata", "name")
     replicas = _int(_dig(obj, "spec", "mpiReplicaSpecs", "Worker", "replicas"), 1)
@@ -924,6 +950,7 @@ _KIND_RULES: dict[tuple[str, str], Callable[[Mapping[str, Any]], Issues]] = {
     ("slinky.slurm.net/v1beta1", "Controller"): _rules_slinky_controller,
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): _rules_jobset,
     ("batch.volcano.sh/v1alpha1", "Job"): _rules_volcano_job,
+    ("flow.volcano.sh/v1alpha1", "JobFlow"): _rules_jobflow,
     ("kubeflow.org/v2beta1", "MPIJob"): _rules_mpijob,
     ("kueue.x-k8s.io/v1beta1", "ClusterQueue"): _rules_clusterqueue,
     ("ray.io/v1", "RayJob"): _rules_rayjob,

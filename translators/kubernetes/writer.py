@@ -31,6 +31,7 @@ from migrate.vocab import FidelityStatus, Format
 
 from . import (
     batchjob,
+    chains,
     coverage,
     cron,
     flavors,
@@ -44,7 +45,6 @@ from . import (
     training,
     volcano,
 )
-from . import submit as submit_script
 from .site import Site
 from .translation_context import NAME_MAX, Context, Needs, QueueNeed, Workload
 from .yamlemit import Manifest, dump_all
@@ -389,16 +389,31 @@ def render_index(paths: list[str]) -> dict[str, str]:
     return {"kustomization.yaml": dump_all([manifest])}
 
 
-def render_submit(translations: list[Translation], edges: list[Edge], folders: dict[str, str]) -> str:
-    return submit_script.render(translations, edges, folders)
+def render_chain(
+    translations: list[Translation], edges: list[Edge], folders: dict[str, str], workflow: str | None = None
+) -> dict[str, str]:
+    """The dependency chains on the engine ``--workflow`` names (``chains.WORKFLOWS``)."""
+    return chains.render(workflow, translations, edges, folders)
+
+
+def chain_file(workflow: str | None) -> str:
+    """The file that runs the chains on the engine ``--workflow`` names."""
+    return chains.chain_file(workflow)
+
+
+def chain_flavor(workflow: str | None) -> str | None:
+    """The flavor the jobs of a chain must have for ``workflow`` (a JobFlow holds Volcano Jobs)."""
+    return flavors.VOLCANO if workflow == chains.JOBFLOW else None
 
 
 __all__ = [
     "NAME_MAX",
     "RESERVED",
+    "chain_file",
+    "chain_flavor",
+    "render_chain",
     "render_index",
     "render_shared",
-    "render_submit",
     "translate_job",
     "translate_wrapper",
 ]

@@ -25,7 +25,7 @@ from dataclasses import replace
 from migrate import ir
 from migrate.diagnostics import Collector
 
-from . import environment, monitoring, paths, signals, submissions
+from . import environment, idflow, monitoring, paths, signals, submissions
 from .chain import Chain, Layer, decompose
 from .facts import BodyFacts
 from .launchers import DECLARING, SHELLS, basename
@@ -105,6 +105,10 @@ class _Analysis:
         # id of a word of the current command -> container paths under which it names nothing
         # on the host; ("",) for a runtime's own options, whose paths are read elsewhere
         self.skip_paths: dict[int, tuple[str, ...]] = {}
+        self.ids = idflow.JobIdFlow()
+        # shell functions that call sbatch: read at each call with its arguments, not where defined
+        self.functions: dict[str, list[Command]] = {}
+        self.defined: list[idflow.FunctionSpan] = []
 
     # -- reading -------------------------------------------------------------------
     def read(self, text: str, start_line: int, origin: str, depth: int) -> None:
@@ -123,10 +127,44 @@ class _Analysis:
         if depth == 0:
             self.slurm_vars |= slurm_variables(script.code)
             self.monitoring.extend(monitoring.text_hooks(script.code, start_line))
-        for cmd in script.commands_at(start_line):
+        commands = list(script.commands_at(start_line))
+        if depth == 0 and origin == "body":
+            self._functions(text, start_line, commands)
+        for cmd in commands:
             if origin != "body" and cmd.origin == "body":
                 cmd = replace(cmd, origin=origin)
             self.command(cmd, depth)
+
+    def _functions(self, text: str, start_line: int, commands: list[Command]) -> None:
+        for span in idflow.function_spans(text, start_line):
+            body = [c for c in commands if span.first <= c.line <= span.last]
+            if any(c.name == "sbatch" for c in body):
+                self.defined.append(span)
+                self.functions[span.name] = body
+
+    def _in_definition(self, cmd: Command) -> bool:
+        return any(s.first <= cmd.line <= s.last for s in self.defined)
+
+    def _call(self, call: Command) -> None:
+        """A call of a function that submits: its sbatch and job-id assignments, at the call's line."""
+        arguments = [w.value for w in call.words[1:]]
+        local: dict[str, str] = {}
+        for cmd in self.functions[call.name]:
+            bound = idflow.bind_arguments(cmd, arguments, local, call.line)
+            if bound.name == "shift":
+                count = bound.words[1].value if len(bound.words) > 1 else "1"
+                arguments = arguments[int(count) if count.isdigit() else 1 :]
+                continue
+            if bound.name in DECLARING:
+                for word in bound.words[1:]:
+                    if not word.value.startswith("-"):
+                        name, _, value = word.value.partition("=")
+                        local[name] = value
+                        self.ids.assign(f"{name}={value}", call.line)
+            for word in bound.assignments:
+                self.ids.assign(word.value, call.line)
+            if bound.name == "sbatch":
+                self._submit(bound, bound.words)
 
     def inner(self, text: str, line: int, origin: str, depth: int) -> None:
         if not text.strip():
@@ -141,6 +179,12 @@ class _Analysis:
     # -- one command -----------------------------------------------------------------
     def command(self, cmd: Command, depth: int) -> None:
         top = depth == 0 and cmd.origin == "body" and not cmd.nested
+        defining = depth == 0 and self._in_definition(cmd)
+        if not defining:
+            for word in cmd.assignments:
+                self.ids.assign(word.value, cmd.line)
+            if cmd.name in self.functions:
+                self._call(cmd)
         words = self._spliced(self._command_variable(cmd))
         if not words:
             self._assignments(cmd, top)
@@ -299,10 +343,8 @@ class _Analysis:
             environment.software_command(program, setup)
             self._apply(setup)
         elif name == "sbatch":
-            submission, itself = submissions.sbatch_call(cmd, program)
-            self.submits.append(submission)
-            if itself:
-                self._resubmits(program[0].line, "sbatch resubmits the script itself")
+            if not (depth == 0 and self._in_definition(cmd)):  # read at each call of the function
+                self._submit(cmd, program)
         elif name == "scontrol" and submissions.requeues_itself(program):
             self._resubmits(program[0].line, "scontrol requeue puts the job back in the queue")
         elif name == "trap":
@@ -328,6 +370,17 @@ class _Analysis:
         if program[0].value.startswith(("/", "~", "$")):
             self._word_paths(program[0], paths.READ, "argument")
         consumed.add(id(program[0]))
+
+    def _submit(self, cmd: Command, program: tuple[Word, ...]) -> None:
+        submission, itself = submissions.sbatch_call(cmd, self.ids.open_conditionals(program))
+        submission = replace(
+            submission, dependencies=tuple(self.ids.resolve(d) for d in submission.dependencies)
+        )
+        self.submits.append(submission)
+        if submission.captures and submission.line is not None:
+            self.ids.capture(submission.captures, submission.line)
+        if itself:
+            self._resubmits(program[0].line, "sbatch resubmits the script itself")
 
     def _declaration(self, program: tuple[Word, ...], top: bool) -> None:
         setup = environment.Setup()

@@ -131,9 +131,11 @@ def _read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     if kind == JobKind.SCRONTAB:
         return _read_scrontab(lines, path, diags)
     if kind == JobKind.WRAPPER:
-        return [_read_wrapper(lines, path, diags)]
+        wrapper = _read_wrapper(lines, path, diags)
+        return [wrapper, *_wrapped_jobs(wrapper, diags)]
     if kind == JobKind.SBATCH:
-        return [_read_sbatch(lines, path, diags)]
+        job = _read_sbatch(lines, path, diags)
+        return [job, *_wrapped_jobs(job, diags)]
     if kind == JobKind.SALLOC:
         return [_read_salloc(lines, path, diags)]
     return []
@@ -192,6 +194,38 @@ def _read_script_job(
     script = _script_info(shebang, body, facts, first)
     source = ir.SourceRef(path=path, format=Format.SLURM, line=1, end_line=max(len(lines), 1))
     return builder.build(source, kind, script)
+
+
+_NOT_JOB_OPTIONS = frozenset({"wrap", "parsable", "dependency", "script"})
+
+
+def _wrapped_jobs(submitter: ir.Job, diags: Collector) -> list[ir.Job]:
+    """Each ``sbatch --wrap "command"`` in a script is a job of its own: its options as sbatch reads
+    them, its command as the body of the ``#!/bin/sh`` script sbatch writes around it."""
+    jobs: list[ir.Job] = []
+    path = submitter.source.path
+    for sub in submitter.submits:
+        command = next((kv.value for kv in sub.options if kv.key == "wrap"), None)
+        if command is None or sub.script is not None:
+            continue
+        line = sub.line or 1
+        job_id = ir.wrap_job_id(path, sub.line)
+        words = [
+            directives.Word(f"--{kv.key}={kv.value}" if kv.value else f"--{kv.key}", line)
+            for kv in sub.options
+            if kv.key not in _NOT_JOB_OPTIONS
+        ]
+        settings, unknown = directives.parse_words(words, diags, job_id)
+        directives.check_settings(settings, diags, job_id, command_line=True)
+        builder = _JobBuilder(job_id, diags, 1, "sbatch")
+        builder.apply_all(tuple(settings), tuple(unknown))
+        builder.keep_directives(tuple(settings), tuple(unknown))
+        body, facts = _analyze(command + "\n", line, diags, job_id)
+        builder.merge_facts(facts)
+        script = _script_info("#!/bin/sh", body, facts, line)
+        source = ir.SourceRef(path=path, format=Format.SLURM, line=line, end_line=line)
+        jobs.append(builder.build(source, JobKind.SBATCH, script))
+    return jobs
 
 
 def _salloc_words(lines: list[str]) -> list[directives.Word] | None:

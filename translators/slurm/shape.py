@@ -31,9 +31,11 @@ RAY = "ray"
 TORCH_PROGRAMS = frozenset({"torchrun", "torch.distributed.run", "torch.distributed.launch"})
 MPI_PROGRAMS = frozenset({"mpirun", "mpiexec", "orterun"})
 # Kinds whose pods form one distributed torch job.
-TORCH_KINDS = frozenset({JobKind.PYTORCH_JOB, JobKind.TRAIN_JOB})
+TORCH_KINDS = frozenset({JobKind.PYTORCH_JOB, JobKind.HYPERPOD_PYTORCH_JOB, JobKind.TRAIN_JOB})
 # Kinds whose roles are an mpirun launcher and its workers.
-MPI_KINDS = frozenset({JobKind.MPI_JOB, JobKind.VOLCANO_JOB, JobKind.VOLCANO_JOB_TEMPLATE})
+MPI_KINDS = frozenset(
+    {JobKind.MPI_JOB, JobKind.VOLCANO_JOB, JobKind.VOLCANO_JOB_TEMPLATE, JobKind.VOLCANO_CRONJOB}
+)
 _LAUNCHER_ROLES = frozenset({"launcher"})
 
 

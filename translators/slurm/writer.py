@@ -183,6 +183,22 @@ def render_index(paths: list[str]) -> dict[str, str]:
     return {}
 
 
+def render_chain(
+    translations: list[Translation], edges: list[Edge], folders: dict[str, str], workflow: str | None = None
+) -> dict[str, str]:
+    """sbatch chains itself (--dependency): one submit.sh, whatever the workflow."""
+    return {"submit.sh": render_submit(translations, edges, folders)}
+
+
+def chain_file(workflow: str | None) -> str:
+    """Slurm chains always run through submit.sh (sbatch --dependency)."""
+    return "submit.sh"
+
+
+def chain_flavor(workflow: str | None) -> str | None:
+    return None
+
+
 def render_submit(translations: list[Translation], edges: list[Edge], folders: dict[str, str]) -> str:
     """The top-level submit.sh: every translated script, each after the jobs it depends on."""
     units: list[chain.Unit] = []
@@ -254,6 +270,8 @@ __all__ = [
     "NAME_MAX",
     "RESERVED",
     "SlurmPlan",
+    "chain_flavor",
+    "render_chain",
     "render_index",
     "render_shared",
     "render_submit",
