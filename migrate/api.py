@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import networkx as nx
@@ -25,7 +25,7 @@ from migrate.reports.model import build_model
 from migrate.reports.model_scan import fidelity_counts
 from migrate.reports.plan_types import read_plan
 from migrate.reports.render import render_report
-from migrate.scan import cache, scanner
+from migrate.scan import cache, scanner, templates
 from migrate.scan import results as scan_results
 from migrate.site import config as siteconfig
 from migrate.site.config import SiteConfig, SiteConfigError
@@ -46,6 +46,23 @@ def default_scan_options() -> scan_results.ScanOptions:
 
 class UsageError(Exception):
     """Something the user can fix; the message says what and how."""
+
+
+def template_values(assignments: Sequence[str] = (), env_files: Sequence[str] = ()) -> templates.Values:
+    """The values of ``--env-file`` files (in order) and ``--set NAME=VALUE`` (last wins)."""
+    try:
+        files = [templates.parse_env_file(_read_input(path, "--env-file"), path) for path in env_files]
+        pairs = [templates.parse_assignment(text, "--set") for text in assignments]
+    except templates.ValuesError as exc:
+        raise UsageError(f"bad template value: {exc}") from None
+    return templates.combine(files, pairs)
+
+
+def scan_options(
+    options: scan_results.ScanOptions | None, values: templates.Values = ()
+) -> scan_results.ScanOptions:
+    """The options of a command's scan, with the template values it was given."""
+    return replace(options or default_scan_options(), values=values)
 
 
 def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
@@ -121,6 +138,7 @@ def run_plan(
     out: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    values: templates.Values = (),
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
 ) -> PlanRun:
@@ -128,7 +146,7 @@ def run_plan(
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, values))
     the_plan = plan.build_plan(result.jobs, direction, site, usage=usage, inventory=clusters)
     written: list[str] = []
     if out:
@@ -152,9 +170,10 @@ def run_graph(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    values: templates.Values = (),
 ) -> GraphRun:
     site, config_path = load_config(config, paths)
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, values))
     graph = build_graph(result.jobs, site)
     buffer = io.BytesIO()
     graph_export.to_graphml(graph, buffer)
@@ -181,6 +200,7 @@ def run_report(
     force: bool = False,
     translations: TranslationSet | Sequence[Translation] | None = None,
     options: scan_results.ScanOptions | None = None,
+    values: templates.Values = (),
     artifact_root: str = "",
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
@@ -195,7 +215,7 @@ def run_report(
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, values))
     fidelity = fidelity_counts(translations) or None
     the_plan, plan_graph = plan.build_plan_and_graph(
         result.jobs, direction, site, fidelity, usage=usage, inventory=clusters
@@ -282,6 +302,7 @@ def run_translate(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    values: templates.Values = (),
     runtime: str = "auto",
     inventory: Sequence[str] = (),
 ) -> TranslateRun:
@@ -293,7 +314,7 @@ def run_translate(
     clusters = load_inventory(inventory)
     if clusters:
         site, _ = merge_inventory(site, clusters)
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, values))
     wanted = direction.source  # jobs already in the target's format are not translated again
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]
@@ -376,9 +397,10 @@ def run_init(
     site: str = "site",
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    values: templates.Values = (),
 ) -> InitRun:
     """Write a starter ``migrate.yaml`` from a scan of ``paths``."""
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, values))
     text = init_config.render_starter(result.jobs, site)
     siteconfig.parse_site_config_text(text, out)  # what init writes, plan and translate must read
     tree = OutputTree()

@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -236,15 +236,21 @@ def scan_command(
         ),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every file again.")] = False,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Find every job file under PATHS (by content) and read it into the job IR."""
+    from migrate import api
     from migrate.scan import cache, jsonstream, scanner
     from migrate.scan import results as scan_results
 
     _check_paths(paths)
+    values = _template_values(set_values, env_file)
     cache_folder = None if no_cache else (cache_dir or cache.default_dir())
     limit = scan_results.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
-    options = scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs)
+    options = api.scan_options(
+        scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs), values
+    )
     if output_format is OutputFormat.json:  # streamed: memory stays flat on any tree size
         errors = jsonstream.write_scan(scanner.iter_rendered(paths, options), sys.stdout).errors
     else:
@@ -332,6 +338,15 @@ def _usage_error(exc: api.UsageError) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _template_values(set_values: list[str] | None, env_file: list[str] | None) -> tuple[tuple[str, str], ...]:
+    from migrate import api
+
+    try:
+        return api.template_values(set_values or [], env_file or [])
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
+
+
 DEFAULT_FLAVOR = "auto"
 DEFAULT_CONTAINER_RUNTIME = "pyxis"
 FlavorOption = Annotated[
@@ -382,20 +397,44 @@ ConfigOption = Annotated[
     ),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace files that already exist in --out.")]
+
+
+def _repeatable(flag: str, help_text: str, metavar: str) -> Any:
+    """A --flag VALUE that may be given several times."""
+    return typer.Option(flag, help=help_text, metavar=metavar)
+
+
+SetOption = Annotated[
+    list[str] | None,
+    _repeatable(
+        "--set",
+        "A value for templates: $NAME and ${NAME} in manifests, ${NAME} and <NAME> in #SBATCH lines "
+        "(repeatable; wins over --env-file).",
+        "NAME=VALUE",
+    ),
+]
+EnvFileOption = Annotated[
+    list[str] | None,
+    _repeatable(
+        "--env-file",
+        "Values for templates from NAME=value or export NAME=value lines (repeatable).",
+        "FILE",
+    ),
+]
 AccountingOption = Annotated[
     list[str] | None,
-    typer.Option(
+    _repeatable(
         "--accounting",
-        help="What ran: sacct --parsable2 output or kubectl get jobs -A -o json (repeatable).",
-        metavar="FILE",
+        "What ran: sacct --parsable2 output or kubectl get jobs -A -o json (repeatable).",
+        "FILE",
     ),
 ]
 InventoryOption = Annotated[
     list[str] | None,
-    typer.Option(
+    _repeatable(
         "--inventory",
-        help="Nodes per partition: a slurm.conf or ParallelCluster config (repeatable).",
-        metavar="FILE",
+        "Nodes per partition: a slurm.conf or ParallelCluster config (repeatable).",
+        "FILE",
     ),
 ]
 
@@ -414,12 +453,15 @@ def plan_command(
     ] = OutputFormat.table,
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Classify every job, group them into migration units and lay out the phased plan."""
     from migrate import api
     from migrate.plan.planner import plan_json
 
     _check_paths(paths)
+    values = _template_values(set_values, env_file)
     try:
         run = api.run_plan(
             paths,
@@ -427,6 +469,7 @@ def plan_command(
             config=config,
             out=out,
             force=force,
+            values=values,
             accounting=accounting or [],
             inventory=inventory or [],
         )
@@ -520,12 +563,15 @@ def report_command(
     container_runtime: ContainerRuntimeOption = None,
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Write the migration report: Markdown and a self-contained HTML page with pictures."""
     from migrate import api
 
     choice = _writer_choice(to, flavor, container_runtime)
     _check_paths(paths)
+    values = _template_values(set_values, env_file)
     try:
         translations = None
         if translate:
@@ -537,6 +583,7 @@ def report_command(
                 config=config,
                 force=force,
                 runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
+                values=values,
             )
             translations = translated.result
         run = api.run_report(
@@ -549,6 +596,7 @@ def report_command(
             artifact_root="translated" if translate else "",
             accounting=accounting or [],
             inventory=inventory or [],
+            values=values,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -571,13 +619,16 @@ def graph_command(
     ],
     config: ConfigOption = None,
     force: ForceOption = False,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Export the graph of jobs, storage, monitoring, images, queues and dependencies."""
     from migrate import api
 
     _check_paths(paths)
+    values = _template_values(set_values, env_file)
     try:
-        run = api.run_graph(paths, out, config=config, force=force)
+        run = api.run_graph(paths, out, config=config, force=force, values=values)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     _say_config(run.config_path)
@@ -607,6 +658,8 @@ def translate_command(
         OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
     ] = OutputFormat.table,
     inventory: InventoryOption = None,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
     from migrate import api
@@ -614,6 +667,7 @@ def translate_command(
     # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
     choice = _writer_choice(to, flavor, container_runtime)
     _check_paths(paths)
+    values = _template_values(set_values, env_file)
     try:
         run = api.run_translate(
             paths,
@@ -624,6 +678,7 @@ def translate_command(
             force=force,
             runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
             inventory=inventory or [],
+            values=values,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -732,13 +787,16 @@ def init_command(
     ] = "migrate.yaml",
     site: Annotated[str, typer.Option(help="The site's name.", metavar="NAME")] = "site",
     force: ForceOption = False,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Write a starter migrate.yaml from a scan, with REPLACE-ME where only the site knows the answer."""
     from migrate import api
 
     _check_paths(paths)
+    values = _template_values(set_values, env_file)
     try:
-        run = api.run_init(paths, out, site=site, force=force)
+        run = api.run_init(paths, out, site=site, force=force, values=values)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     _out().print(

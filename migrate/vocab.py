@@ -147,6 +147,14 @@ CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.SCRONTAB))
 INTERACTIVE_KINDS = frozenset((JobKind.SALLOC,))
 
 
+class PlaceholderRole(StrEnum):
+    """What a template placeholder left without a value stands for, so that no one reads it as a default."""
+
+    NODES = "nodes"  # a replica, parallelism or node count
+    GPUS = "gpus"  # a GPU request
+    OTHER = "other"  # an image, a name, an argument ...
+
+
 class FidelityStatus(StrEnum):
     """What a translation did with one source item."""
 
@@ -169,5 +177,6 @@ __all__ = [
     "Format",
     "JobKind",
     "Pattern",
+    "PlaceholderRole",
     "UnitAction",
 ]

@@ -14,6 +14,7 @@ from typing import IO
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.scan import templates
 from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.results import (
     DEFAULT_OPTIONS,
@@ -21,6 +22,7 @@ from migrate.scan.results import (
     ScanOptions,
     cap_repeats,
 )
+from migrate.scan.templates import Values
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
 from migrate.vocab import Format
@@ -127,7 +129,7 @@ def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | Non
     return data
 
 
-def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
+def read_data(data: bytes, path: str, job_like: bool, values: Values = ()) -> FileResult | None:
     """Read a file's content as the job file at ``path``; None when it is not worth reporting.
 
     The result depends on ``path`` only as an opaque id, which is what lets the
@@ -146,6 +148,8 @@ def read_data(data: bytes, path: str, job_like: bool) -> FileResult | None:
         return FileResult(path, Format.UNKNOWN, [], diags.items)
     text = decode(data, diags)
     fmt = sniff(text)
+    if fmt is not None:
+        text = templates.fill(text, fmt, values)
     if fmt is None:
         if not job_like:
             return None
@@ -194,7 +198,7 @@ def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> F
     loaded = load(candidate, options)
     if not isinstance(loaded, bytes):
         return loaded
-    return read_data(loaded, path, job_like_name(path))
+    return read_data(loaded, path, job_like_name(path), options.values)
 
 
 def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from migrate import ir
-from migrate.vocab import FidelityStatus, JobKind
+from migrate.vocab import FidelityStatus, JobKind, PlaceholderRole
 
 from . import (
     configmaps,
@@ -239,11 +239,33 @@ def _requeue(ctx: Context, header: Header, stage: Stage) -> None:
 # Resources
 
 
+def _unresolved(ctx: Context, role: PlaceholderRole, instead: str) -> bool:
+    """Whether a template placeholder left ``role`` unknown; each one recorded as dropped, not defaulted."""
+    found = [u for u in ctx.job.unresolved if u.role == role]
+    for item in found:
+        ctx.fidelity.dropped(
+            f"{item.field}: ${item.name}" if item.field else f"${item.name}",
+            f"a template placeholder with no value; {instead} (give it with --set {item.name}=VALUE)",
+            item.line,
+        )
+        ctx.diag(
+            "TO-SLURM-UNRESOLVED",
+            f"{item.field or 'a value'} is ${item.name}, which has no value: {instead}; "
+            f"translate again with --set {item.name}=VALUE or --env-file FILE",
+            item.line,
+        )
+    return bool(found)
+
+
 def _resources(ctx: Context, header: Header, part: Part, place: placement.Placement) -> None:
     res = part.resources
     tpn = kube_steps.tasks_per_node(part)
-    written = [header.add("nodes", sbatch.format_nodes(part.nodes, None)), header.add("ntasks-per-node", tpn)]
-    asked = [f"{part.nodes} pod(s)"]
+    nodes_unknown = _unresolved(ctx, PlaceholderRole.NODES, "no --nodes is written (sbatch's default is 1)")
+    gpus_unknown = _unresolved(ctx, PlaceholderRole.GPUS, "no GPUs are requested")
+    _unresolved(ctx, PlaceholderRole.OTHER, "kept as written, and nothing fills it in the script")
+    written = [] if nodes_unknown else [header.add("nodes", sbatch.format_nodes(part.nodes, None))]
+    written.append(header.add("ntasks-per-node", tpn))
+    asked = ["an unknown number of pods" if nodes_unknown else f"{part.nodes} pod(s)"]
     if res.cpus_per_node:
         rounded = res.cpus_per_node % tpn != 0
         note = f"approximated: {res.cpus_per_node} CPUs over {tpn} tasks, rounded up" if rounded else ""
@@ -262,7 +284,9 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
     if res.tmp_disk_mb:
         written.append(header.add("tmp", sbatch.format_memory(res.tmp_disk_mb)))
         asked.append(f"ephemeral-storage {res.tmp_disk_mb}Mi")
-    if part.nodes > 1:
+    if gpus_unknown:
+        asked.append("GPUs unknown")
+    if part.nodes > 1 and not nodes_unknown:
         written.append(
             header.add("exclusive", None, "approximated: a gang of pods; each node is given to the job whole")
         )
@@ -395,6 +419,12 @@ __all__ = ["translate"]
 
 
 def _printable_name(name: str | None, fallback: str) -> str:
-    """The job name as one directive line; a name of only line breaks or NULs uses ``fallback``."""
+    """The job name as one directive line; a name of only line breaks or NULs uses ``fallback``.
+
+    A name that still holds a template placeholder uses ``fallback`` too: sbatch would keep
+    ``${RUN_NAME}`` as written.
+    """
     text = " ".join((name or "").splitlines()).replace("\0", "")
+    if "$" in text:
+        return fallback
     return text or fallback

@@ -160,7 +160,8 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
     builder.merge_facts(facts)
     script = _script_info(header.shebang, body, facts, header.first_command_line, written)
     source = ir.SourceRef(path=path, format=Format.SLURM, line=1, end_line=max(len(lines), 1))
-    return builder.build(source, JobKind.SBATCH, script, templated=header.templated)
+    job = builder.build(source, JobKind.SBATCH, script, templated=header.templated)
+    return replace(job, unresolved=header.unresolved) if header.unresolved else job
 
 
 def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:

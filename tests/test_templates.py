@@ -1,0 +1,129 @@
+"""Template values (--set, --env-file): filled before reading; what has no value is read as unknown."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS
+
+from migrate import api
+from migrate.scan import scanner, templates
+from migrate.scan.results import ScanOptions
+from migrate.translate import translate_jobs
+from migrate.vocab import Format, PlaceholderRole
+
+MANIFEST = CORPUS / "cases/kubernetes/pytorchjob_envsubst.yaml"
+ENV_FILE = CORPUS / "cases/kubernetes/pytorch_envsubst.env"
+SBATCH = CORPUS / "cases/slurm/envsubst_template.sbatch.in"
+
+
+def _values() -> templates.Values:
+    return api.template_values([], [str(ENV_FILE)])
+
+
+def test_env_file_reads_export_and_dotenv_lines_with_shell_quotes() -> None:
+    text = "# c\nexport A=1\nB='two words'  # note\nC=\"x y\"\nset -a\nexport D=\n"
+    assert templates.parse_env_file(text, "f") == {"A": "1", "B": "two words", "C": "x y", "D": ""}
+    with pytest.raises(templates.ValuesError):
+        templates.parse_env_file("A='open\n", "f")
+
+
+def test_set_wins_over_env_file_and_bad_assignments_are_usage_errors(tmp_path: Path) -> None:
+    env = tmp_path / "v.env"
+    env.write_text("NUM_NODES=2\n")
+    assert dict(api.template_values(["NUM_NODES=8"], [str(env)]))["NUM_NODES"] == "8"
+    with pytest.raises(api.UsageError, match="NAME=VALUE"):
+        api.template_values(["1X=3"])
+    with pytest.raises(api.UsageError, match="no such file"):
+        api.template_values([], [str(tmp_path / "missing.env")])
+
+
+def test_fill_is_envsubst_for_given_names_only_and_keeps_lines() -> None:
+    text = "a: $A\nb: ${B}\nc: $C\n"
+    filled = templates.fill(text, Format.KUBERNETES, (("A", "1"), ("B", "2")))
+    assert filled == "a: 1\nb: 2\nc: $C\n"
+    script = "#!/bin/bash\n#SBATCH -A <ACCOUNT> -N ${N}\necho ${N} <ACCOUNT>\n"
+    filled = templates.fill(script, Format.SLURM, (("ACCOUNT", "ml"), ("N", "2")))
+    assert filled == "#!/bin/bash\n#SBATCH -A ml -N 2\necho ${N} <ACCOUNT>\n"  # the body is the shell's
+
+
+def test_without_values_one_templated_warning_and_no_field_errors() -> None:
+    result = scanner.scan([str(MANIFEST)])
+    codes = [d.code for d in result.diagnostics]
+    assert codes == ["K8S-TEMPLATED"]
+    message = result.diagnostics[0].message
+    for name in ("RUN_NAME", "NUM_NODES", "IMAGE_URI", "GPU_PER_NODE", "MODEL_CONFIG"):
+        assert f"${name}" in message
+    (job,) = result.jobs
+    roles = {u.name: u.role for u in job.unresolved}
+    assert roles["NUM_NODES"] == PlaceholderRole.NODES
+    assert roles["GPU_PER_NODE"] == PlaceholderRole.GPUS
+    assert roles["IMAGE_URI"] == PlaceholderRole.OTHER
+
+
+def test_with_values_the_template_reads_as_rendered() -> None:
+    result = scanner.scan([str(MANIFEST)], ScanOptions(values=_values()))
+    assert result.diagnostics == []
+    (job,) = result.jobs
+    assert job.total_nodes() == 4 and job.total_gpus() == 32 and not job.unresolved
+    assert job.components[0].containers[0].image.endswith("llm-train:2024.06")
+
+
+def test_sbatch_placeholders_are_filled_in_directives() -> None:
+    values = api.template_values(
+        ["RUN_NAME=r1", "NODES=2", "GPUS_PER_NODE=4", "WALLTIME=2:00:00", "PARTITION=gpu", "ACCOUNT=ml"]
+    )
+    result = scanner.scan([str(SBATCH)], ScanOptions(values=values))
+    assert [d.code for d in result.diagnostics] == []
+    (job,) = result.jobs
+    assert job.total_nodes() == 2 and job.total_gpus() == 8 and job.time_limit_s == 7200
+    bare = scanner.scan([str(SBATCH)]).jobs[0]
+    assert {u.name for u in bare.unresolved if u.role == PlaceholderRole.NODES} == {"NODES"}
+
+
+def test_values_are_part_of_the_cache_key(tmp_path: Path) -> None:
+    cold = scanner.scan([str(MANIFEST)], ScanOptions(cache=str(tmp_path)))
+    warm = scanner.scan([str(MANIFEST)], ScanOptions(cache=str(tmp_path), values=_values()))
+    assert cold.jobs[0].unresolved and not warm.jobs[0].unresolved
+    again = scanner.scan([str(MANIFEST)], ScanOptions(cache=str(tmp_path)))
+    assert again.jobs[0].unresolved == cold.jobs[0].unresolved
+
+
+def test_a_placeholder_count_never_becomes_a_default_in_the_script() -> None:
+    job = scanner.scan([str(MANIFEST)]).jobs[0]
+    t = translate_jobs([job], to="slurm").translations[0]
+    script = t.files["job.sbatch"]
+    assert "#SBATCH --nodes" not in script and "#SBATCH --gres" not in script
+    dropped = {e["item"] for e in t.fidelity.to_list() if e["status"] == "dropped"}
+    assert any("$NUM_NODES" in item for item in dropped)
+    assert any("$GPU_PER_NODE" in item for item in dropped)
+    assert sum(d.code == "TO-SLURM-UNRESOLVED" for d in t.diagnostics) >= 2
+
+    rendered = scanner.scan([str(MANIFEST)], ScanOptions(values=_values())).jobs[0]
+    script = translate_jobs([rendered], to="slurm").translations[0].files["job.sbatch"]
+    assert "#SBATCH --nodes=4" in script and "gpu:8" in script
+
+
+def test_sbatch_placeholder_is_dropped_towards_kubernetes() -> None:
+    job = scanner.scan([str(SBATCH)]).jobs[0]
+    t = translate_jobs([job], to="kubernetes").translations[0]
+    entries = {e["item"]: e for e in t.fidelity.to_list()}
+    assert entries["--nodes=${NODES}"]["status"] == "dropped"
+    assert "$NODES" in entries["--nodes=${NODES}"]["reason"]
+
+
+def test_cli_scan_takes_set_and_env_file() -> None:
+    base = [sys.executable, "-c", "from migrate.cli import main; main()", "scan", "--no-cache", str(MANIFEST)]
+    res = subprocess.run(
+        [*base, "--env-file", str(ENV_FILE), "--set", "NUM_NODES=2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "2 nodes and 16 GPUs requested" in res.stdout
+    res = subprocess.run([*base, "--set", "oops"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "NAME=VALUE" in res.stderr
