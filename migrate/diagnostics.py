@@ -40,6 +40,7 @@ CODES: dict[str, tuple[str, str]] = {
     "SLURM-DIRECTIVE-AFTER-COMMAND": (WARNING, "an #SBATCH line after the first command; sbatch ignores it"),
     "SLURM-COMMENTED-DIRECTIVE": (INFO, "a disabled directive (##SBATCH or # SBATCH) was ignored"),
     "SLURM-TEMPLATED": (WARNING, "the script is a template; render it first"),
+    "SLURM-BODY-NOT-SHELL": (INFO, "the script runs under another interpreter; its body is not analysed"),
     "SLURM-DYNAMIC-VALUE": (WARNING, "an option value depends on the environment at submit time"),
     "SLURM-HETJOB": (INFO, "a heterogeneous job with several components"),
     "SLURM-SCRONTAB-ENTRY": (INFO, "a scrontab entry was read as a scheduled job"),

@@ -20,7 +20,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
-from . import kinds
+from . import embedded, kinds
 from . import manifest_configmaps as configmaps
 from . import manifest_templates as templates
 from .manifest_context import FileContext, K8sObject, read_context
@@ -38,8 +38,22 @@ _JSON_KEYS = re.compile(r"\"apiVersion\"\s*:.*\"kind\"\s*:|\"kind\"\s*:.*\"apiVe
 
 
 def sniff(text: str) -> bool:
-    """Whether a file looks like Kubernetes manifests, from its head and without parsing YAML."""
-    head = text[:_SNIFF_HEAD].lstrip("\ufeff")
+    """Whether a file looks like Kubernetes manifests, from its head and without parsing YAML.
+
+    A shell script holds manifests only in here-documents fed to kubectl; a
+    Dockerfile, a Makefile or a document quoting YAML holds none.
+    """
+    text = text.lstrip("\ufeff")
+    if embedded.shell_script(text):
+        inner = embedded.heredoc_manifests(text)
+        return inner is not None and _sniff_yaml(inner)
+    if embedded.other_language(text) is not None:
+        return False
+    return _sniff_yaml(text)
+
+
+def _sniff_yaml(text: str) -> bool:
+    head = text[:_SNIFF_HEAD]
     if _TOP_API_VERSION.search(head) and _TOP_KIND.search(head):
         return True
     if _TOP_LIST.search(head):
@@ -58,6 +72,8 @@ def sniff(text: str) -> bool:
 def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     """Every workload of a manifest file as an ir.Job; problems go to ``diags``."""
     text = text.lstrip("\ufeff")
+    if embedded.shell_script(text):  # the manifests of its kubectl here-documents, at their lines
+        text = embedded.heredoc_manifests(text) or ""
     helm_lines = templates.template_lines(text)
     documents = load_documents(text, diags, templated=bool(helm_lines))
     objects = list(_objects(documents, diags))
