@@ -58,11 +58,22 @@ def template_values(assignments: Sequence[str] = (), env_files: Sequence[str] = 
     return templates.combine(files, pairs)
 
 
+def template_inputs(
+    assignments: Sequence[str] = (), env_files: Sequence[str] = (), helm_values: Sequence[str] = ()
+) -> templates.TemplateInputs:
+    """``--set``, ``--env-file`` and ``--values`` (values files for helm, checked to exist)."""
+    for path in helm_values:
+        if not Path(path).is_file():
+            raise UsageError(f"no such file: {path}; check the path given to --values")
+    values = template_values(assignments, env_files)
+    return templates.TemplateInputs(values, tuple(os.path.abspath(p) for p in helm_values))
+
+
 def scan_options(
-    options: scan_results.ScanOptions | None, values: templates.Values = ()
+    options: scan_results.ScanOptions | None, inputs: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS
 ) -> scan_results.ScanOptions:
     """The options of a command's scan, with the template values it was given."""
-    return replace(options or default_scan_options(), values=values)
+    return replace(options or default_scan_options(), values=inputs.values, helm_values=inputs.helm_values)
 
 
 def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
@@ -138,7 +149,7 @@ def run_plan(
     out: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
-    values: templates.Values = (),
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
 ) -> PlanRun:
@@ -146,7 +157,7 @@ def run_plan(
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scanner.scan(paths, scan_options(options, values))
+    result = scanner.scan(paths, scan_options(options, templating))
     the_plan = plan.build_plan(result.jobs, direction, site, usage=usage, inventory=clusters)
     written: list[str] = []
     if out:
@@ -170,10 +181,10 @@ def run_graph(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
-    values: templates.Values = (),
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
 ) -> GraphRun:
     site, config_path = load_config(config, paths)
-    result = scanner.scan(paths, scan_options(options, values))
+    result = scanner.scan(paths, scan_options(options, templating))
     graph = build_graph(result.jobs, site)
     buffer = io.BytesIO()
     graph_export.to_graphml(graph, buffer)
@@ -200,7 +211,7 @@ def run_report(
     force: bool = False,
     translations: TranslationSet | Sequence[Translation] | None = None,
     options: scan_results.ScanOptions | None = None,
-    values: templates.Values = (),
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
     artifact_root: str = "",
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
@@ -215,7 +226,7 @@ def run_report(
     direction = direction_for(target)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scanner.scan(paths, scan_options(options, values))
+    result = scanner.scan(paths, scan_options(options, templating))
     fidelity = fidelity_counts(translations) or None
     the_plan, plan_graph = plan.build_plan_and_graph(
         result.jobs, direction, site, fidelity, usage=usage, inventory=clusters
@@ -302,7 +313,7 @@ def run_translate(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
-    values: templates.Values = (),
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
     runtime: str = "auto",
     inventory: Sequence[str] = (),
 ) -> TranslateRun:
@@ -314,7 +325,7 @@ def run_translate(
     clusters = load_inventory(inventory)
     if clusters:
         site, _ = merge_inventory(site, clusters)
-    result = scanner.scan(paths, scan_options(options, values))
+    result = scanner.scan(paths, scan_options(options, templating))
     wanted = direction.source  # jobs already in the target's format are not translated again
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]
@@ -397,10 +408,10 @@ def run_init(
     site: str = "site",
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
-    values: templates.Values = (),
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
 ) -> InitRun:
     """Write a starter ``migrate.yaml`` from a scan of ``paths``."""
-    result = scanner.scan(paths, scan_options(options, values))
+    result = scanner.scan(paths, scan_options(options, templating))
     text = init_config.render_starter(result.jobs, site)
     siteconfig.parse_site_config_text(text, out)  # what init writes, plan and translate must read
     tree = OutputTree()

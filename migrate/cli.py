@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from migrate import api
     from migrate.fidelity import Translation
     from migrate.scan import results as scan_results
+    from migrate.scan.templates import TemplateInputs
 
 app = typer.Typer(
     name="migrate",
@@ -238,6 +239,7 @@ def scan_command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every file again.")] = False,
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Find every job file under PATHS (by content) and read it into the job IR."""
     from migrate import api
@@ -245,11 +247,11 @@ def scan_command(
     from migrate.scan import results as scan_results
 
     _check_paths(paths)
-    values = _template_values(set_values, env_file)
+    templating = _template_inputs(set_values, env_file, helm_values)
     cache_folder = None if no_cache else (cache_dir or cache.default_dir())
     limit = scan_results.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     options = api.scan_options(
-        scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs), values
+        scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs), templating
     )
     if output_format is OutputFormat.json:  # streamed: memory stays flat on any tree size
         errors = jsonstream.write_scan(scanner.iter_rendered(paths, options), sys.stdout).errors
@@ -338,11 +340,13 @@ def _usage_error(exc: api.UsageError) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _template_values(set_values: list[str] | None, env_file: list[str] | None) -> tuple[tuple[str, str], ...]:
+def _template_inputs(
+    set_values: list[str] | None, env_file: list[str] | None, helm_values: list[str] | None
+) -> TemplateInputs:
     from migrate import api
 
     try:
-        return api.template_values(set_values or [], env_file or [])
+        return api.template_inputs(set_values or [], env_file or [], helm_values or [])
     except api.UsageError as exc:
         raise _usage_error(exc) from None
 
@@ -421,6 +425,12 @@ EnvFileOption = Annotated[
         "FILE",
     ),
 ]
+HelmValuesOption = Annotated[
+    list[str] | None,
+    _repeatable(
+        "--values", "A values file for helm template, for the Helm charts scanned (repeatable).", "FILE"
+    ),
+]
 AccountingOption = Annotated[
     list[str] | None,
     _repeatable(
@@ -455,13 +465,14 @@ def plan_command(
     inventory: InventoryOption = None,
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Classify every job, group them into migration units and lay out the phased plan."""
     from migrate import api
     from migrate.plan.planner import plan_json
 
     _check_paths(paths)
-    values = _template_values(set_values, env_file)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
         run = api.run_plan(
             paths,
@@ -469,7 +480,7 @@ def plan_command(
             config=config,
             out=out,
             force=force,
-            values=values,
+            templating=templating,
             accounting=accounting or [],
             inventory=inventory or [],
         )
@@ -565,13 +576,14 @@ def report_command(
     inventory: InventoryOption = None,
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Write the migration report: Markdown and a self-contained HTML page with pictures."""
     from migrate import api
 
     choice = _writer_choice(to, flavor, container_runtime)
     _check_paths(paths)
-    values = _template_values(set_values, env_file)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
         translations = None
         if translate:
@@ -583,7 +595,7 @@ def report_command(
                 config=config,
                 force=force,
                 runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
-                values=values,
+                templating=templating,
             )
             translations = translated.result
         run = api.run_report(
@@ -596,7 +608,7 @@ def report_command(
             artifact_root="translated" if translate else "",
             accounting=accounting or [],
             inventory=inventory or [],
-            values=values,
+            templating=templating,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -621,14 +633,15 @@ def graph_command(
     force: ForceOption = False,
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Export the graph of jobs, storage, monitoring, images, queues and dependencies."""
     from migrate import api
 
     _check_paths(paths)
-    values = _template_values(set_values, env_file)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
-        run = api.run_graph(paths, out, config=config, force=force, values=values)
+        run = api.run_graph(paths, out, config=config, force=force, templating=templating)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     _say_config(run.config_path)
@@ -660,6 +673,7 @@ def translate_command(
     inventory: InventoryOption = None,
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
     from migrate import api
@@ -667,7 +681,7 @@ def translate_command(
     # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
     choice = _writer_choice(to, flavor, container_runtime)
     _check_paths(paths)
-    values = _template_values(set_values, env_file)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
         run = api.run_translate(
             paths,
@@ -678,7 +692,7 @@ def translate_command(
             force=force,
             runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
             inventory=inventory or [],
-            values=values,
+            templating=templating,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -789,14 +803,15 @@ def init_command(
     force: ForceOption = False,
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Write a starter migrate.yaml from a scan, with REPLACE-ME where only the site knows the answer."""
     from migrate import api
 
     _check_paths(paths)
-    values = _template_values(set_values, env_file)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
-        run = api.run_init(paths, out, site=site, force=force, values=values)
+        run = api.run_init(paths, out, site=site, force=force, templating=templating)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     _out().print(

@@ -14,7 +14,7 @@ from typing import IO
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.scan import templates
+from migrate.scan import charts, templates
 from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.results import (
     DEFAULT_OPTIONS,
@@ -198,6 +198,9 @@ def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> F
     loaded = load(candidate, options)
     if not isinstance(loaded, bytes):
         return loaded
+    if charts.is_chart(path):
+        text = decode(loaded, Collector(path))
+        return charts.read_chart(candidate.path, path, text, options.helm_values)
     return read_data(loaded, path, job_like_name(path), options.values)
 
 

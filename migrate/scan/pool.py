@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from migrate.scan import cache
+from migrate.scan.charts import is_chart
 from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.files import SITE_CONFIG_NAMES, job_like_name, load, read_data, scan_item
 from migrate.scan.jsonstream import Rendered, from_rendered, render
@@ -82,6 +83,8 @@ def _stage(item: Item, options: ScanOptions, cached: bool) -> Outcome | Miss | N
     path = item.display
     if os.path.basename(path) in SITE_CONFIG_NAMES:
         return None
+    if is_chart(path):
+        return _fresh(scan_item(item, options))  # helm reads the whole folder: not cached by one file
     loaded = load(item, options)
     if not isinstance(loaded, bytes):
         return _fresh(loaded)  # unreadable, binary or too large: cheap, never cached

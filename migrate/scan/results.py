@@ -30,6 +30,7 @@ class ScanOptions:
     jobs: int | None = None  # worker processes; None: one per available core
     # Template values (--set, --env-file) as sorted (name, value) pairs; see migrate.scan.templates.
     values: tuple[tuple[str, str], ...] = ()
+    helm_values: tuple[str, ...] = ()  # values files for helm template (--values), absolute paths
 
 
 DEFAULT_OPTIONS = ScanOptions()

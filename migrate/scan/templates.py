@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from migrate.vocab import Format
 
@@ -27,6 +28,17 @@ _DOLLAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*
 _ANGLE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>")
 _EXPORT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _SBATCH_LINE = re.compile(r"^#SBATCH\b")
+
+
+@dataclass(frozen=True)
+class TemplateInputs:
+    """What a command was given to render templates with: values, and values files for helm."""
+
+    values: Values = ()
+    helm_values: tuple[str, ...] = ()
+
+
+NO_TEMPLATE_INPUTS = TemplateInputs()
 
 
 class ValuesError(ValueError):
@@ -104,4 +116,14 @@ def names_in(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) or m.group(2) for m in _DOLLAR.finditer(text)))
 
 
-__all__ = ["Values", "ValuesError", "combine", "fill", "names_in", "parse_assignment", "parse_env_file"]
+__all__ = [
+    "NO_TEMPLATE_INPUTS",
+    "TemplateInputs",
+    "Values",
+    "ValuesError",
+    "combine",
+    "fill",
+    "names_in",
+    "parse_assignment",
+    "parse_env_file",
+]
