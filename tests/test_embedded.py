@@ -36,7 +36,7 @@ def test_other_language_tells_a_manifest_from_its_lookalikes() -> None:
 
 
 def test_heredoc_manifests_keep_the_script_lines() -> None:
-    path = NOT_JOBS / "deploy_eval.sh"
+    path = CORPUS / "cases/kubernetes/deploy_eval.sh"
     result = scanner.scan([str(path)])
     (found,) = result.files
     assert found.format == Format.KUBERNETES

@@ -127,3 +127,16 @@ def test_cli_scan_takes_set_and_env_file() -> None:
     assert "2 nodes and 16 GPUs requested" in res.stdout
     res = subprocess.run([*base, "--set", "oops"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "NAME=VALUE" in res.stderr
+
+
+def test_init_lists_the_variables_the_templates_need(tmp_path: Path) -> None:
+    out = tmp_path / "migrate.yaml"
+    run = api.run_init([str(MANIFEST), str(SBATCH)], str(out))
+    listed = [line for line in run.text.splitlines() if line.startswith("#   ")]
+    names = {line.split()[1]: line.split()[2] for line in listed}
+    assert names["NUM_NODES"] == "nodes" and names["GPU_PER_NODE"] == "gpus" and names["NODES"] == "nodes"
+    assert any(line.endswith("pytorchjob_envsubst.yaml:12") for line in listed)
+    given = api.run_init(
+        [str(MANIFEST)], str(tmp_path / "given.yaml"), templating=api.template_inputs([], [str(ENV_FILE)])
+    )
+    assert "Template variables" not in given.text
