@@ -140,3 +140,42 @@ def test_init_lists_the_variables_the_templates_need(tmp_path: Path) -> None:
         [str(MANIFEST)], str(tmp_path / "given.yaml"), templating=api.template_inputs([], [str(ENV_FILE)])
     )
     assert "Template variables" not in given.text
+
+
+def _run_script(script: str, tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run a translated script with stand-ins for srun and scontrol (which print what they were given)."""
+    path = tmp_path / "job.sbatch"
+    path.write_text(script)
+    stand_ins = "srun() { printf '%s\\n' \"$@\"; }; scontrol() { echo node-1; }; export -f srun scontrol"
+    return subprocess.run(
+        ["bash", "-c", f"{stand_ins}; bash {path}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", **env},
+    )
+
+
+def test_a_placeholder_in_the_script_is_read_from_the_environment_sbatch_runs_in(tmp_path: Path) -> None:
+    job = scanner.scan([str(MANIFEST)]).jobs[0]
+    t = translate_jobs([job], to="slurm").translations[0]
+    script = t.files["job.sbatch"]
+    assert "'${IMAGE_URI}'" not in script and "=$GPU_PER_NODE'" not in script
+    values = {"IMAGE_URI": "registry.example/llm:1", "GPU_PER_NODE": "8", "MODEL_CONFIG": "llama-7b"}
+    ran = _run_script(script, tmp_path, values)
+    assert ran.returncode == 0, ran.stderr
+    argv = ran.stdout.splitlines()
+    assert "--container-image=registry.example/llm:1" in argv
+    assert "--nproc_per_node=8" in argv and "--config=/workspace/configs/llama-7b.yaml" in argv
+    unset = _run_script(script, tmp_path, {k: v for k, v in values.items() if k != "IMAGE_URI"})
+    assert unset.returncode != 0 and "IMAGE_URI: is a template placeholder" in unset.stderr
+    assert unset.stdout == ""  # stopped before srun
+
+
+def test_open_to_shell_leaves_comments_and_shell_text_alone() -> None:
+    from migrate.translators.slurm import placeholders
+
+    body = ["# uses ${A}", "echo '${A}-x' \"${A}\" ${B}", "printf 'it''s $A'"]
+    opened, found = placeholders.open_to_shell(body, ["A"])
+    assert opened == ["# uses ${A}", "echo ''\"${A}\"'-x' \"${A}\" ${B}", "printf 'it''s '\"${A}\"''"]
+    assert found == ["A"]

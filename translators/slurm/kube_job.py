@@ -21,6 +21,7 @@ from . import (
     kube_fields,
     kube_record,
     kube_steps,
+    placeholders,
     placement,
     shape,
     volumes,
@@ -106,8 +107,33 @@ def _script(
     for header, part in zip(script.components, stage.parts, strict=True):
         _resources(ctx, header, part, place)
     script.intro = _intro(ctx, stage)
-    script.body = _body(ctx, stage, config_maps, array is not None)
+    script.body = _from_environment(ctx, _body(ctx, stage, config_maps, array is not None), filename)
     return script
+
+
+def _from_environment(ctx: Context, body: list[str], filename: str) -> list[str]:
+    """Placeholders with no value, taken from the submitting environment rather than kept as literals."""
+    names = dict.fromkeys(u.name for u in ctx.job.unresolved)
+    body, found = placeholders.open_to_shell(body, names)
+    for name in found:
+        line = next(u.line for u in ctx.job.unresolved if u.name == name)
+        ctx.fidelity.approximated(
+            f"${name}",
+            f"a template placeholder with no value: read from the environment sbatch runs in "
+            f"({name}=VALUE sbatch {filename}); the script stops at once when it is unset",
+            line,
+        )
+    for name in names:
+        if name not in found:
+            item = next(u for u in ctx.job.unresolved if u.name == name)
+            if item.role == PlaceholderRole.OTHER:
+                ctx.fidelity.dropped(
+                    f"{item.field}: ${name}" if item.field else f"${name}",
+                    f"a template placeholder with no value, in a field the script does not carry "
+                    f"(give it with --set {name}=VALUE)",
+                    item.line,
+                )
+    return [*placeholders.guards(found, filename), *body] if found else body
 
 
 def _intro(ctx: Context, stage: Stage) -> list[str]:
@@ -262,7 +288,6 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
     tpn = kube_steps.tasks_per_node(part)
     nodes_unknown = _unresolved(ctx, PlaceholderRole.NODES, "no --nodes is written (sbatch's default is 1)")
     gpus_unknown = _unresolved(ctx, PlaceholderRole.GPUS, "no GPUs are requested")
-    _unresolved(ctx, PlaceholderRole.OTHER, "kept as written, and nothing fills it in the script")
     written = [] if nodes_unknown else [header.add("nodes", sbatch.format_nodes(part.nodes, None))]
     written.append(header.add("ntasks-per-node", tpn))
     asked = ["an unknown number of pods" if nodes_unknown else f"{part.nodes} pod(s)"]
