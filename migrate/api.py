@@ -33,7 +33,7 @@ from migrate.site.inventory import Inventory, InventoryError, merge_inventory, p
 from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
-from migrate.vocab import Direction, FidelityStatus
+from migrate.vocab import Direction, FidelityStatus, Format
 
 # The schedulers a plan or a translation can go to, with the way there.
 TARGETS: dict[str, Direction] = {d.target: d for d in Direction}
@@ -379,15 +379,28 @@ class ValidateRun:
         }
 
 
-def run_validate(path: str) -> ValidateRun:
-    """Manifests against the strict schemas; sbatch scripts with ``sbatch --test-only`` or statically."""
+def run_validate(
+    path: str, templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS
+) -> ValidateRun:
+    """Manifests against the strict schemas; sbatch scripts with ``sbatch --test-only`` or statically.
+
+    Template values (``templating``) are filled in first, as for a scan.
+    """
     if not Path(path).exists():
         raise UsageError(f"no such file or folder: {path}; check the path")
+    values = templating.values
+
+    def manifest(text: str) -> str:
+        return templates.fill(text, Format.KUBERNETES, values)
+
+    def script(text: str) -> str:
+        return templates.fill(text, Format.SLURM, values)
+
     try:
-        manifests = k8s_validate.validate_tree(path)
+        manifests = k8s_validate.validate_tree(path, render=manifest if values else None)
     except k8s_validate.SchemaUnavailableError as exc:
         raise UsageError(f"cannot validate: {exc}") from exc
-    return ValidateRun(manifests, slurmcheck.check_tree(path))
+    return ValidateRun(manifests, slurmcheck.check_tree(path, render=script if values else None))
 
 
 @dataclass

@@ -825,12 +825,15 @@ def validate_command(
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
     ] = OutputFormat.table,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Check generated manifests (strict OpenAPI and CRD schemas) and sbatch scripts (sbatch --test-only)."""
     from migrate import api
 
+    templating = _template_inputs(set_values, env_file, None)
     try:
-        run = api.run_validate(path)
+        run = api.run_validate(path, templating)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     if output_format is OutputFormat.json:

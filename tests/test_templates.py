@@ -179,3 +179,10 @@ def test_open_to_shell_leaves_comments_and_shell_text_alone() -> None:
     opened, found = placeholders.open_to_shell(body, ["A"])
     assert opened == ["# uses ${A}", "echo ''\"${A}\"'-x' \"${A}\" ${B}", "printf 'it''s '\"${A}\"''"]
     assert found == ["A"]
+
+
+def test_validate_checks_the_template_with_its_values() -> None:
+    bare = api.run_validate(str(MANIFEST))
+    assert not bare.kubernetes.ok
+    filled = api.run_validate(str(MANIFEST), api.template_inputs([], [str(ENV_FILE)]))
+    assert filled.kubernetes.ok, filled.kubernetes.to_dict()
