@@ -279,7 +279,8 @@ SCAN_COLUMNS = (
 def _print_scan_table(
     result: scan_results.ScanResult, paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
 ) -> None:
-    from migrate.render import job_row, shell_coverage
+    from migrate.render import job_row, shell_coverage, unknown_roles
+    from migrate.vocab import PlaceholderRole
 
     shown, base = _relative_to(paths)
     rows: list[list[str]] = []
@@ -316,6 +317,12 @@ def _print_scan_table(
         f"diagnostics: {_plural(sev['error'], 'error')}, {_plural(sev['warning'], 'warning')}, "
         f"{sev['info']} info"
     )
+    unknown = sum(1 for job in result.jobs if unknown_roles(job) - {PlaceholderRole.OTHER})
+    if unknown:
+        _out().print(
+            f"{_plural(unknown, 'job')} with a node or GPU count that a template placeholder leaves unknown "
+            "(counted as one node, no GPUs; give the values with --set or --env-file)"
+        )
     understood, statements = shell_coverage(result.jobs)
     if statements:
         _out().print(

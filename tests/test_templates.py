@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, GOLDEN
+from golden import check_json
 
 from migrate import api
 from migrate.scan import scanner, templates
@@ -186,3 +187,49 @@ def test_validate_checks_the_template_with_its_values() -> None:
     assert not bare.kubernetes.ok
     filled = api.run_validate(str(MANIFEST), api.template_inputs([], [str(ENV_FILE)]))
     assert filled.kubernetes.ok, filled.kubernetes.to_dict()
+
+
+WITH_VALUES_GOLDEN = GOLDEN / "templates"
+
+
+@pytest.mark.parametrize(
+    ("source", "to", "given"),
+    [
+        (MANIFEST, "slurm", {"env_files": [str(ENV_FILE)]}),
+        (
+            SBATCH,
+            "kubernetes",
+            {
+                "assignments": [
+                    "RUN_NAME=sft-7b",
+                    "NODES=2",
+                    "GPUS_PER_NODE=8",
+                    "WALLTIME=12:00:00",
+                    "PARTITION=gpu",
+                    "ACCOUNT=ml-research",
+                    "IMAGE=nvcr.io/nvidia/pytorch:24.05-py3",
+                ]
+            },
+        ),
+    ],
+)
+def test_golden_with_values(
+    source: Path, to: str, given: dict[str, list[str]], in_repo: Path, update_golden: bool
+) -> None:
+    """The envsubst examples with their values: the scan (no diagnostics) and the translation."""
+    rel = str(source.relative_to(CORPUS.parent))
+    values = api.template_values(given.get("assignments", []), given.get("env_files", []))
+    result = scanner.scan([rel], ScanOptions(values=values))
+    assert [d for d in result.diagnostics if d.severity != "info"] == []
+    t = translate_jobs(result.jobs, to=to).translations[0]
+    golden = {
+        "source": rel,
+        "values": dict(values),
+        "scan": result.files[0].to_dict(),
+        "translation": {
+            "files": dict(sorted(t.files.items())),
+            "fidelity": t.fidelity.to_list(),
+            "diagnostics": [d.to_dict() for d in t.diagnostics],
+        },
+    }
+    check_json(WITH_VALUES_GOLDEN / (source.name + ".with-values.json"), golden, update_golden)

@@ -36,16 +36,28 @@ _SHELL_KEYS = frozenset(
 _ARGV_KEYS = frozenset({"command", "args"})
 
 
+# Set in every login environment: a bare $HOME in a manifest is a literal or a shell's, never a value
+# someone forgot to give (envsubst would fill it from whoever runs it).
+_LOGIN_ENVIRONMENT = frozenset(
+    {"HOME", "USER", "LOGNAME", "PATH", "PWD", "SHELL", "LANG", "TERM", "HOSTNAME"}
+)
+
+
+def _is_placeholder(match: re.Match[str]) -> bool:
+    return match.group(1) is not None or match.group(2) not in _LOGIN_ENVIRONMENT
+
+
 def has_placeholder(value: Any) -> bool:
     """A value that is a template expression rather than data (so not worth a type error)."""
     if not isinstance(value, str):
         return False
-    return "{{" in value or "{%" in value or bool(_BRACE.search(value))
+    return "{{" in value or "{%" in value or any(_is_placeholder(m) for m in _BRACE.finditer(value))
 
 
 def placeholder_names(value: str) -> list[str]:
     """The variables a templated value names (``${A}-$B`` -> A, B), in order; Helm syntax names none."""
-    return list(dict.fromkeys(next(g for g in m.groups() if g) for m in _BRACE.finditer(value)))
+    found = (next(g for g in m.groups() if g) for m in _BRACE.finditer(value) if _is_placeholder(m))
+    return list(dict.fromkeys(found))
 
 
 def template_lines(text: str) -> list[int]:
@@ -125,5 +137,7 @@ def _scan(text: str, line: int, brace_ok: bool, paren_ok: bool, found: list[tupl
         if allowed:
             continue
         for match in pattern.finditer(text):
+            if pattern is _BRACE and not _is_placeholder(match):
+                continue
             name = next(group for group in match.groups() if group)
             found.append((line + text.count("\n", 0, match.start()), name))

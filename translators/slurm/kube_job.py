@@ -84,7 +84,8 @@ def _script(
     filename = "job.sbatch" if not staged else f"{stage.name.removeprefix(ctx.name + '-')}.sbatch"
     script = Script(filename, stage.name, [Header() for _ in stage.parts], after=list(stage.after))
     first = script.header
-    first.add("job-name", _printable_name(stage.name if staged else job.name, ctx.name))
+    names = [u.name for u in job.unresolved]
+    first.add("job-name", _printable_name(stage.name if staged else job.name, ctx.name, names))
     if place.partition:
         first.add(
             "partition",
@@ -443,13 +444,13 @@ def _part_lines(
 __all__ = ["translate"]
 
 
-def _printable_name(name: str | None, fallback: str) -> str:
+def _printable_name(name: str | None, fallback: str, placeholders: list[str]) -> str:
     """The job name as one directive line; a name of only line breaks or NULs uses ``fallback``.
 
-    A name that still holds a template placeholder uses ``fallback`` too: sbatch would keep
-    ``${RUN_NAME}`` as written.
+    A name that still holds one of the job's template placeholders uses ``fallback`` too:
+    sbatch would keep ``${RUN_NAME}`` as written.
     """
     text = " ".join((name or "").splitlines()).replace("\0", "")
-    if "$" in text:
+    if any(f"${p}" in text or f"${{{p}}}" in text for p in placeholders):
         return fallback
     return text or fallback
