@@ -233,3 +233,25 @@ def test_golden_with_values(
         },
     }
     check_json(WITH_VALUES_GOLDEN / (source.name + ".with-values.json"), golden, update_golden)
+
+
+def test_cli_translate_and_plan_take_the_values(tmp_path: Path) -> None:
+    cli = [sys.executable, "-c", "from migrate.cli import main; main()"]
+    out = tmp_path / "out"
+    res = subprocess.run(
+        [*cli, "translate", str(MANIFEST), "--to", "slurm", "-o", str(out), "--env-file", str(ENV_FILE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    (script,) = out.rglob("job.sbatch")
+    assert "#SBATCH --nodes=4" in script.read_text()
+    res = subprocess.run(
+        [*cli, "plan", str(MANIFEST), "--to", "slurm", "-f", "json", "--set", "NUM_NODES=3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert '"gpus_placeholder"' in res.stdout and '"nodes_placeholder"' not in res.stdout
