@@ -26,8 +26,9 @@ def _values() -> templates.Values:
 
 
 def test_env_file_reads_export_and_dotenv_lines_with_shell_quotes() -> None:
-    text = "# c\nexport A=1\nB='two words'  # note\nC=\"x y\"\nset -a\nexport D=\n"
-    assert templates.parse_env_file(text, "f") == {"A": "1", "B": "two words", "C": "x y", "D": ""}
+    text = "# c\nexport A=1\nB='two words'  # note\nC=\"x y\"\nset -a\nexport D=\nE=1 F=2\nG=3 make\n"
+    expected = {"A": "1", "B": "two words", "C": "x y", "D": "", "E": "1", "F": "2"}
+    assert templates.parse_env_file(text, "f") == expected
     with pytest.raises(templates.ValuesError):
         templates.parse_env_file("A='open\n", "f")
 

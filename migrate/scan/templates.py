@@ -57,19 +57,24 @@ def parse_env_file(text: str, where: str) -> dict[str, str]:
     """``NAME=value`` or ``export NAME=value`` lines (dotenv or a shell file), quotes as a shell reads them.
 
     Comments and blank lines are skipped, and so is any other line a shell
-    file may hold (``set -a``, ``source x``): only assignments give values.
+    file may hold (``set -a``, ``source x``, ``A=1 cmd``, which sets A for
+    ``cmd`` only): only lines made of assignments give values.
     """
     found: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
-        match = _EXPORT.match(line)
-        if not match or line.lstrip().startswith("#"):
+        if not _EXPORT.match(line) or line.lstrip().startswith("#"):
             continue
-        name, raw = match.groups()
         try:
-            words = shlex.split(raw, comments=True)
+            words = shlex.split(line, comments=True)
         except ValueError as exc:
-            raise ValuesError(f"{where}:{number}: {exc} in the value of {name}") from None
-        found[name] = _one_line(" ".join(words), f"{where}:{number}")
+            raise ValuesError(f"{where}:{number}: {exc}") from None
+        if words and words[0] == "export":
+            words = words[1:]
+        pairs = [word.partition("=") for word in words]
+        if not pairs or any(not sep or not _NAME.match(name) for name, sep, _ in pairs):
+            continue
+        for name, _, value in pairs:
+            found[name] = _one_line(value, f"{where}:{number}")
     return found
 
 
