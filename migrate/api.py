@@ -20,6 +20,8 @@ from migrate.graph import export as graph_export
 from migrate.graph.builder import build_graph
 from migrate.outputs import OutputError, OutputTree
 from migrate.plan import planner as plan
+from migrate.plan.coexistence import check_choice
+from migrate.plan.coexistence_artifacts import coexistence_artifacts
 from migrate.render import plural
 from migrate.reports.model import build_model
 from migrate.reports.model_scan import fidelity_counts
@@ -33,7 +35,7 @@ from migrate.site.inventory import Inventory, InventoryError, merge_inventory, p
 from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import validate as k8s_validate
-from migrate.vocab import Direction, FidelityStatus, Format
+from migrate.vocab import AUTO_COEXISTENCE, Direction, FidelityStatus, Format
 
 # The schedulers a plan or a translation can go to, with the way there.
 TARGETS: dict[str, Direction] = {d.target: d for d in Direction}
@@ -152,17 +154,25 @@ def run_plan(
     templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
+    coexistence: str = AUTO_COEXISTENCE,
 ) -> PlanRun:
-    """Scan and plan; ``accounting`` and ``inventory`` are the files given to the options of those names."""
+    """Scan and plan; ``accounting`` and ``inventory`` are the files given to the options of those names.
+
+    ``coexistence`` is a mode or ``auto``; ``out`` gets the mode's artifacts under ``coexistence/``.
+    """
     direction = direction_for(target)
+    coexistence = coexistence_choice(coexistence)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
     result = scanner.scan(paths, scan_options(options, templating))
-    the_plan = plan.build_plan(result.jobs, direction, site, usage=usage, inventory=clusters)
+    the_plan = plan.build_plan(
+        result.jobs, direction, site, usage=usage, inventory=clusters, coexistence=coexistence
+    )
     written: list[str] = []
     if out:
         tree = OutputTree()
         tree.add("plan.json", plan.plan_json(the_plan))
+        _add_artifacts(tree, the_plan, site, clusters)
         written = _commit(tree, out, force)
     return PlanRun(result, the_plan, config_path, written)
 
@@ -215,6 +225,7 @@ def run_report(
     artifact_root: str = "",
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
+    coexistence: str = AUTO_COEXISTENCE,
 ) -> ReportRun:
     """Scan, plan and write ``report.md``, ``report.html``, ``img/*.svg`` and ``plan.json`` into ``out``.
 
@@ -224,16 +235,20 @@ def run_report(
     into ``out`` too). ``accounting`` and ``inventory`` are as for ``run_plan``.
     """
     direction = direction_for(target)
+    coexistence = coexistence_choice(coexistence)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
     result = scanner.scan(paths, scan_options(options, templating))
     fidelity = fidelity_counts(translations) or None
     the_plan, plan_graph = plan.build_plan_and_graph(
-        result.jobs, direction, site, fidelity, usage=usage, inventory=clusters
+        result.jobs, direction, site, fidelity, usage=usage, inventory=clusters, coexistence=coexistence
     )
     # An inventory completes the partitions the plan's graph was built with; the report shows the site's own.
     graph = build_graph(result.jobs, site) if clusters else plan_graph
     text = plan.plan_json(the_plan)
+    tree = OutputTree()
+    tree.add("plan.json", text)
+    coexistence_files = _add_artifacts(tree, the_plan, site, clusters)
     # The report reads back the very text written to plan.json: its figures cannot drift from the file.
     model = build_model(
         result,
@@ -243,12 +258,28 @@ def run_report(
         paths=list(paths),
         config_path=config_path,
         artifact_root=artifact_root,
+        coexistence_files=coexistence_files,
     )
-    tree = OutputTree()
-    tree.add("plan.json", text)
     for rel, content in sorted(render_report(model).items()):
         tree.add(rel, content)
     return ReportRun(result, the_plan, graph, config_path, _commit(tree, out, force))
+
+
+def coexistence_choice(value: str) -> str:
+    try:
+        return check_choice(value)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _add_artifacts(
+    tree: OutputTree, the_plan: plan.Plan, site: SiteConfig, clusters: Sequence[Inventory]
+) -> tuple[str, ...]:
+    """The chosen coexistence mode's files under ``coexistence/``; their names."""
+    made = coexistence_artifacts(the_plan, merge_inventory(site, clusters)[0], clusters)
+    for rel, content in sorted(made.items()):
+        tree.add(f"coexistence/{rel}", content)
+    return tuple(sorted(made))
 
 
 def _commit(tree: OutputTree, out: str, force: bool) -> list[str]:

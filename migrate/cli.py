@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from migrate import EXIT_INTERRUPTED, INTERRUPTED, __version__
-from migrate.vocab import FidelityStatus, Format
+from migrate.vocab import AUTO_COEXISTENCE, FidelityStatus, Format
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -365,7 +364,7 @@ FlavorOption = Annotated[
     typer.Option(
         "--flavor",
         help="Kubernetes object to write (--to kubernetes): auto, job, jobset, volcano, kueue, pytorchjob, "
-        "mpijob, cronjob. Default: auto.",
+        "mpijob, cronjob, slurm-bridge. Default: auto.",
     ),
 ]
 ContainerRuntimeOption = Annotated[
@@ -455,6 +454,16 @@ InventoryOption = Annotated[
     ),
 ]
 
+CoexistenceOption = Annotated[
+    str,
+    typer.Option(
+        "--coexistence",
+        help="How both schedulers share the nodes: partition, slinky, slurm-bridge, or auto (the plan "
+        "chooses and says why).",
+        metavar="MODE",
+    ),
+]
+
 
 @app.command("plan")
 def plan_command(
@@ -470,6 +479,7 @@ def plan_command(
     ] = OutputFormat.table,
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
+    coexistence: CoexistenceOption = AUTO_COEXISTENCE,
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
     helm_values: HelmValuesOption = None,
@@ -490,6 +500,7 @@ def plan_command(
             templating=templating,
             accounting=accounting or [],
             inventory=inventory or [],
+            coexistence=coexistence,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -554,6 +565,10 @@ def _print_plan(run: api.PlanRun) -> None:
             f"{_plural(len(usage['unmatched']), 'name')} not in the scan",
             markup=False,
         )
+    if "coexistence" in doc:
+        mode = doc["coexistence"]
+        why = "; ".join(r["detail"] for r in mode["reasons"])
+        _out().print(f"coexistence: {mode['mode']} ({why})", markup=False)
     for warning in doc["warnings"]:
         _out().print(f"warning: {warning}", markup=False)
     if run.written:
@@ -581,6 +596,7 @@ def report_command(
     container_runtime: ContainerRuntimeOption = None,
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
+    coexistence: CoexistenceOption = AUTO_COEXISTENCE,
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
     helm_values: HelmValuesOption = None,
@@ -615,6 +631,7 @@ def report_command(
             artifact_root="translated" if translate else "",
             accounting=accounting or [],
             inventory=inventory or [],
+            coexistence=coexistence,
             templating=templating,
         )
     except api.UsageError as exc:
@@ -724,10 +741,9 @@ TRANSLATE_COLUMNS = (
     ("dropped", "right"),
     ("diag", "right"),
 )
+
+
 # What a fallback's reason says the requested flavor could not do (see translators/kubernetes/flavors.py).
-_CANNOT = re.compile(r"cannot express this job \((.*)\); ")
-
-
 def _print_translation(run: api.TranslateRun, paths: Sequence[str], requested: str) -> None:
     result = run.result
     shown, base = _relative_to(paths)
@@ -783,8 +799,7 @@ def _print_translation(run: api.TranslateRun, paths: Sequence[str], requested: s
 
 
 def _fallback_reason(t: Translation) -> str:
-    found = _CANNOT.search(t.flavor_reason)
-    return found.group(1) if found else t.flavor_reason
+    return t.fallback or t.flavor_reason
 
 
 def _strict_problems(translations: Sequence[Translation], fallbacks: int, requested: str) -> list[str]:

@@ -66,6 +66,24 @@ CODES: dict[str, tuple[str, str]] = {
     "K8S-IGNORED-KIND": (INFO, "an object that is not a workload; read for context or ignored"),
     "K8S-UNKNOWN-KIND": (WARNING, "a workload kind this version cannot read"),
     "K8S-SECRET-LITERAL": (WARNING, "a credential-like env var holds a literal value"),
+    # Argo Workflows
+    "ARGO-DEPENDS-SYNTAX": (
+        ERROR,
+        "a DAG task's depends expression Argo cannot parse; the task waits for nothing",
+    ),
+    "ARGO-DEPENDS-UNKNOWN-TASK": (ERROR, "depends or dependencies names a task the DAG does not have"),
+    "ARGO-DEPENDS-NO-SLURM-TYPE": (
+        WARNING,
+        "a depends condition no Slurm dependency type expresses; the nearest is used and recorded",
+    ),
+    "ARGO-TEMPLATE-MISSING": (ERROR, "a task or step names a template the workflow does not define"),
+    "ARGO-TEMPLATEREF-UNRESOLVED": (
+        WARNING,
+        "a templateRef names a WorkflowTemplate that is not among the scanned files",
+    ),
+    "ARGO-NO-ENTRYPOINT": (WARNING, "a Workflow or CronWorkflow with no entrypoint template to run"),
+    "ARGO-NOT-A-POD": (INFO, "a template that runs no container of its own (resource, suspend, http ...)"),
+    "ARGO-FANOUT-UNKNOWN": (INFO, "a withParam fan-out: the number of items is known only at run time"),
     # translation
     "TRANSLATE-FLAVOR-FALLBACK": (
         WARNING,

@@ -25,6 +25,9 @@ class Entry:
     reason: str = ""
     line: int | None = None
     loses: str | None = None  # what the job gets less of than its allocation: "2 CPUs per node"
+    # What the entry is about, for code that finds it again (not written out):
+    # ("dependency", type, target, ...) for a dependency of an sbatch job.
+    key: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"item": self.item, "status": self.status, "reason": self.reason}
@@ -55,8 +58,9 @@ class FidelityLog:
         reason: str,
         line: int | None = None,
         loses: str | None = None,
+        key: tuple[str, ...] = (),
     ) -> None:
-        self.entries.append(Entry(item, status, reason, line, loses))
+        self.entries.append(Entry(item, status, reason, line, loses, key))
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {s: 0 for s in FidelityStatus}
@@ -98,6 +102,7 @@ class Edge:
     dep_type: str
     delay_s: int | None = None
     line: int | None = None
+    any_of: bool = False  # joined with the job's other any_of edges by OR ('?'), not AND
 
 
 @dataclass
@@ -116,6 +121,7 @@ class Translation:
     fidelity: FidelityLog = field(default_factory=FidelityLog)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     wait: WaitTarget | None = None
+    fallback: str | None = None  # why the requested flavor could not express the job (it got another)
     needs: Any = None  # target-specific shared objects this job needs (rendered once per output)
 
     @property

@@ -7,8 +7,8 @@ placeholder, so that plan and translate say so instead of guessing. The result
 parses with ``migrate.site.config.parse_site_config_text`` once written.
 
 Only literal partitions, accounts, QOS and GPU types become entries
-(``--partition=$part`` names no partition; with none named, a default partition
-waits for its name), and only host paths become file systems: a path inside a
+(``--partition=$part`` names no partition; jobs that name none run in a default
+partition that waits for its name), and only host paths become file systems: a path inside a
 container that no mount brings from the host is in the image.
 """
 
@@ -24,10 +24,10 @@ import yaml
 from migrate import ir
 from migrate.graph.storage import StorageResolver
 from migrate.names import dns1123_label
-from migrate.site.config import SiteConfig
-from migrate.vocab import PlaceholderRole
+from migrate.site.allocation_hints import fabric_uses
+from migrate.site.config import PLACEHOLDER, SiteConfig
+from migrate.vocab import WRAPPER_KINDS, Format, PlaceholderRole
 
-PLACEHOLDER = "REPLACE-ME"
 # A value still to be expanded by the shell or a template engine: $part, ${ACCOUNT}, `cmd`, {{ x }}.
 _DYNAMIC = re.compile(r"[$`{}<>%*?]")
 
@@ -54,6 +54,10 @@ def _image_tops(job: ir.Job) -> set[str]:
     return inside - host - {"", "/"}
 
 
+# The device a fast network's variables ask for, as the usual device plugins name it.
+_FABRIC_DEVICES = {"efa": "vpc.amazonaws.com/efa", "infiniband": "rdma/rdma_shared_device_a"}
+
+
 def _partition_entry(name: str, jobs: list[ir.Job]) -> dict[str, object]:
     nodes = max((j.total_nodes() for j in jobs), default=1)
     gpus = max((c.resources.computed_gpus_per_node() for j in jobs for c in j.components), default=0)
@@ -61,6 +65,12 @@ def _partition_entry(name: str, jobs: list[ir.Job]) -> dict[str, object]:
     entry: dict[str, object] = {"nodes": nodes, "gpus_per_node": gpus}
     if types:
         entry["gpu_type"] = types.most_common(1)[0][0]
+    # What a node holds is not in any script: whole-node jobs and pod sizes need it from the site.
+    entry["cpus_per_node"] = PLACEHOLDER
+    entry["mem_gb"] = PLACEHOLDER
+    fabrics = sorted({use.kind for j in jobs for c in j.components for use in fabric_uses(j, c)})
+    if fabrics:  # the scripts tune EFA or InfiniBand: the pods need the device on these nodes
+        entry["devices"] = {_FABRIC_DEVICES[kind]: PLACEHOLDER for kind in fabrics}
     entry["queue"] = f"{dns1123_label(name)}-queue"
     entry["node_selector"] = {"node.kubernetes.io/instance-type": PLACEHOLDER}
     return entry
@@ -107,9 +117,10 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str
         {c.resources.gpu_type for j in job_list for c in j.components if _literal(c.resources.gpu_type)}
     )
     partitions = {name: _partition_entry(name, by_partition[name]) for name in sorted(by_partition)}
-    if not partitions:
+    unnamed = [j for j in job_list if _runs_in_default_partition(j)]
+    if unnamed or not partitions:
         # Jobs without --partition run in the cluster's default one: the site names it.
-        entry = _partition_entry(PLACEHOLDER, job_list)
+        entry = _partition_entry(PLACEHOLDER, unnamed or job_list)
         partitions[PLACEHOLDER] = {**entry, "queue": "default-queue", "default": True}
     data: dict[str, object] = {
         "site": site,
@@ -127,12 +138,23 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str
     return data, claims
 
 
+def _runs_in_default_partition(job: ir.Job) -> bool:
+    """A Slurm job that names no partition: it runs in the cluster's default one."""
+    return (
+        job.source.format == Format.SLURM and job.kind not in WRAPPER_KINDS and not job.placement.partitions
+    )
+
+
 _HEADER = """\
 # Site configuration for migrate, written by `migrate init` from a scan.
 # Replace every REPLACE-ME with what only the site knows; plan and translate
 # report each placeholder they meet. Keys: see migrate/site/config.py.
 # partitions.*.nodes and gpus_per_node are the largest request seen in the
 # scanned jobs, a lower bound: set them to the partition's real size.
+# cpus_per_node, mem_gb and devices are what one node holds; a partition named
+# REPLACE-ME (default: true) is where the jobs that name no --partition run:
+# rename it to the cluster's default partition. Until filled in, a REPLACE-ME
+# count is read as not given.
 """
 
 

@@ -390,6 +390,8 @@ class Component:
 
     name: str = "main"
     replicas: int = 1
+    # A JobSet's replicated Job runs this many pods (its parallelism); its job-index labels count Jobs.
+    pods_per_job: int = 1
     resources: Resources = field(default_factory=Resources)
     containers: tuple[Container, ...] = ()
     launchers: tuple[Launcher, ...] = ()

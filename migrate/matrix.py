@@ -26,6 +26,7 @@ FLAVOR_BODIES = {
     "kueue": "srun python train.py",
     "pytorchjob": "srun torchrun --nproc_per_node=8 train.py",
     "mpijob": "srun --mpi=pmix ./simulate",
+    "slurm-bridge": "srun python train.py",
 }
 SYMBOL: dict[str, str] = {
     FidelityStatus.MAPPED: "✓",

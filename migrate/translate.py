@@ -23,23 +23,27 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
-from migrate.fidelity import Edge, Entry, Translation, interactive_translation
+from migrate.fidelity import Edge, Translation, interactive_translation
 from migrate.graph.deps import resolve_dependencies
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
+from migrate.translators.argo import writer as argo_writer
 from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, FidelityStatus, Format
 
+SCRIPT = "script"
+ARGO = "argo"
+# How jobs that wait for each other are run on Kubernetes (``workflow``): a shell script, or Argo.
+CHAIN_RUNNERS = (SCRIPT, ARGO)
 WRITERS: dict[str, str] = {
     Format.KUBERNETES: "migrate.translators.kubernetes.writer",
     Format.SLURM: "migrate.translators.slurm.writer",
 }
-FLAVOR_FALLBACK = "TRANSLATE-FLAVOR-FALLBACK"
 
 
 @dataclass
@@ -68,7 +72,7 @@ class TranslationSet:
     @property
     def fallbacks(self) -> list[Translation]:
         """The jobs the requested flavor could not express: they got what ``auto`` picks."""
-        return [t for t in self.translations if any(d.code == FLAVOR_FALLBACK for d in t.diagnostics)]
+        return [t for t in self.translations if t.fallback is not None]
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -109,9 +113,14 @@ def translate_jobs(
     flavor: str = "auto",
     config: SiteConfig | None = None,
     runtime: str = "auto",
+    workflow: str = "script",
 ) -> TranslationSet:
     """``flavor``: the Kubernetes object to write (``auto``, ``job``, ``jobset`` ...);
-    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``)."""
+    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``);
+    ``workflow``: what runs jobs that wait for each other on Kubernetes: ``script`` (``submit.sh``)
+    or ``argo`` (one Argo Workflow, ``workflow.yaml``)."""
+    if workflow not in CHAIN_RUNNERS:
+        raise ValueError(f"unknown workflow {workflow!r}; expected one of {', '.join(sorted(CHAIN_RUNNERS))}")
     writer = writer_for(to)
     choice = runtime if to == Format.SLURM else flavor
     names = NameAllocator(writer.NAME_MAX)
@@ -126,7 +135,8 @@ def translate_jobs(
         else:
             translations.append(writer.translate_job(job, config, choice, name=name))
     by_id = {t.job_id: t for t in translations}
-    edges = _edges(jobs, by_id)
+    argo = workflow == ARGO and to == Format.KUBERNETES
+    edges = _edges(jobs, by_id, argo_writer.WORKFLOW_FILE if argo else "submit.sh")
     tree = OutputTree()
     # outputs per translation, by position: two scanned jobs may share an id
     outputs = [
@@ -142,11 +152,16 @@ def translate_jobs(
         tree.add(rel, text)
     if edges:
         folders = {t.job_id: t.name for t in translations}
-        tree.add("submit.sh", writer.render_submit(translations, edges, folders), executable=True)
+        if argo:
+            chain = argo_writer.render_chain(translations, edges, folders)
+        else:
+            chain = {"submit.sh": writer.render_submit(translations, edges, folders)}
+        for rel, text in chain.items():
+            tree.add(rel, text, executable=rel.endswith(".sh"))
         linked = {e.dependent for e in edges} | {e.prerequisite for e in edges}
         for t, out in zip(translations, outputs, strict=True):
             if t.files and t.job_id in linked:
-                out.append("submit.sh")
+                out.extend(sorted(chain))
     document = {
         "ir_version": ir.IR_VERSION,
         "target": to,
@@ -156,7 +171,7 @@ def translate_jobs(
     return TranslationSet(to, translations, tree, edges)
 
 
-def _edges(jobs: list[ir.Job], by_id: dict[str, Translation]) -> list[Edge]:
+def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], runner: str) -> list[Edge]:
     """Dependencies between translated jobs; the rest become fidelity entries of the dependent job."""
     resolved = resolve_dependencies(jobs)
     edges: list[Edge] = []
@@ -170,11 +185,13 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation]) -> list[Edge]:
             key = (link.dependent, prerequisite.job_id, link.dep_type)
             if key not in seen:
                 seen.add(key)
-                edges.append(Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line))
+                edges.append(
+                    Edge(link.dependent, prerequisite.job_id, link.dep_type, None, link.line, link.any_of)
+                )
             if link.via != "directive":
                 dependent.fidelity.approximated(
                     f"{link.dep_type} on {prerequisite.name} ({link.via}: {link.path}:{link.line})",
-                    f"submit.sh waits for {prerequisite.name} before applying this job",
+                    f"{runner} waits for {prerequisite.name} before applying this job",
                     link.line,
                 )
             continue
@@ -189,13 +206,18 @@ def _mark_unresolved(t: Translation, dep_type: str, target: str, note: str, line
     short = target.split(":", 1)[-1]
     for i, entry in enumerate(t.fidelity.entries):
         if (
-            entry.item.startswith("--dependency=")
-            and short in entry.item
+            entry.key[:2] == ("dependency", dep_type)
+            and any(short in (named, _job_id_of(named)) for named in entry.key[2:])
             and entry.status != FidelityStatus.DROPPED
         ):
-            t.fidelity.entries[i] = Entry(entry.item, FidelityStatus.DROPPED, reason, entry.line)
+            t.fidelity.entries[i] = replace(entry, status=FidelityStatus.DROPPED, reason=reason)
             return
     t.fidelity.dropped(f"{dep_type} on {target}", reason, line)
+
+
+def _job_id_of(target: str) -> str:
+    """A directive's target without its delay or array task: ``123+30`` and ``123_4`` are job 123."""
+    return target.split("+", 1)[0].split("_", 1)[0]
 
 
 __all__ = ["TranslationSet", "Writer", "translate_jobs", "writer_for"]

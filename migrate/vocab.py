@@ -155,6 +155,39 @@ class PlaceholderRole(StrEnum):
     OTHER = "other"  # an image, a name, an argument ...
 
 
+class ArgoKind(StrEnum):
+    """The Argo Workflows objects the reader takes (group ``argoproj.io``)."""
+
+    WORKFLOW = "Workflow"
+    WORKFLOW_TEMPLATE = "WorkflowTemplate"
+    CLUSTER_WORKFLOW_TEMPLATE = "ClusterWorkflowTemplate"
+    CRON_WORKFLOW = "CronWorkflow"
+
+
+class TaskResult(StrEnum):
+    """The results an Argo ``depends`` expression may test (``task.Succeeded``)."""
+
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    ERRORED = "Errored"
+    SKIPPED = "Skipped"
+    OMITTED = "Omitted"
+    DAEMONED = "Daemoned"
+    ANY_SUCCEEDED = "AnySucceeded"
+    ALL_FAILED = "AllFailed"
+
+
+class DependencyType(StrEnum):
+    """The Slurm ``--dependency`` types a chain between jobs is written in."""
+
+    AFTER_OK = "afterok"
+    AFTER_NOT_OK = "afternotok"
+    AFTER_ANY = "afterany"
+    AFTER = "after"  # after the job started
+    AFTER_CORR = "aftercorr"  # array task by array task
+    SINGLETON = "singleton"
+
+
 class FidelityStatus(StrEnum):
     """What a translation did with one source item."""
 
@@ -163,20 +196,59 @@ class FidelityStatus(StrEnum):
     DROPPED = "dropped"
 
 
+class CoexistenceMode(StrEnum):
+    """How the two schedulers share the nodes while both run."""
+
+    PARTITION = "partition"  # static partitioning: a node belongs to one scheduler at a time
+    SLINKY = "slinky"  # slurm-operator: Slurm runs inside Kubernetes as NodeSets
+    SLURM_BRIDGE = "slurm-bridge"  # Slurm schedules Kubernetes pods on nodes both share
+
+
+AUTO_COEXISTENCE = "auto"  # not a mode: the plan chooses one from the site
+COEXISTENCE_CHOICES = (*(m.value for m in CoexistenceMode), AUTO_COEXISTENCE)
+SHARED_POOL_MODES = frozenset((CoexistenceMode.SLINKY, CoexistenceMode.SLURM_BRIDGE))
+
+
+class CoexistenceReason(StrEnum):
+    """Why a coexistence mode was chosen or rejected; the plan's sentences only explain these."""
+
+    REQUESTED = "requested"  # named with --coexistence
+    NO_GPU_INVENTORY = "no-gpu-inventory"  # no partition with nodes and GPUs: nothing to share
+    SPLIT_KEEPS_GPUS_BUSY = "split-keeps-gpus-busy"
+    SPLIT_STRANDS_GPUS = "split-strands-gpus"  # one side idles while the other queues
+    MIXED_WORKLOAD = "mixed-workload"  # jobs stay on both schedulers at the end
+    ONE_SCHEDULER_AT_END = "one-scheduler-at-end"
+    SLURM_TEAMS_LEAD = "slurm-teams-lead"  # more teams submit with sbatch than with kubectl
+    KUBERNETES_TEAMS_LEAD = "kubernetes-teams-lead"
+    SHARED_GPU_NODES = "shared-gpu-nodes"  # MIG or time-sliced nodes: the bridge gives a pod a whole node
+    SUB_NODE_PODS = "sub-node-pods"  # pods that need less than a node: the bridge gives each a whole node
+    VERSIONS_TOO_OLD = "versions-too-old"
+    VERSIONS_NOT_STATED = "versions-not-stated"
+    SIMPLER_CONTROL_PLANE = "simpler-control-plane"
+
+
 __all__ = [
+    "AUTO_COEXISTENCE",
+    "COEXISTENCE_CHOICES",
     "CRON_KINDS",
     "INTERACTIVE_KINDS",
     "MOVES",
     "SERVING_KINDS",
+    "SHARED_POOL_MODES",
     "TRAINING_KINDS",
     "TRAINING_PATTERNS",
     "WRAPPER_KINDS",
     "Action",
+    "ArgoKind",
+    "CoexistenceMode",
+    "CoexistenceReason",
+    "DependencyType",
     "Direction",
     "FidelityStatus",
     "Format",
     "JobKind",
     "Pattern",
     "PlaceholderRole",
+    "TaskResult",
     "UnitAction",
 ]

@@ -21,7 +21,7 @@ import networkx as nx
 from migrate import __version__
 from migrate.diagnostics import ERROR
 from migrate.fidelity import Translation
-from migrate.reports import fmt, model_plan, model_scan
+from migrate.reports import fmt, model_coexistence, model_plan, model_scan
 from migrate.reports.model_graph import graph_view
 from migrate.reports.plan_types import PlanDoc
 from migrate.reports.scan_facts import job_facts
@@ -40,8 +40,10 @@ def build_model(
     paths: Sequence[str] = (),
     config_path: str | None = None,
     artifact_root: str = "",
+    coexistence_files: tuple[str, ...] = (),
 ) -> ReportModel:
-    """``artifact_root`` is the folder the translated files were written to, relative to the report."""
+    """``artifact_root`` is the folder the translated files were written to, relative to the report;
+    ``coexistence_files`` the names written under ``coexistence/`` beside it."""
     facts = job_facts(result)
     names = {job_id: info.name for job_id, info in facts.items()}
     found = model_scan.all_diagnostics(result, model_scan.translation_list(translations))
@@ -64,6 +66,7 @@ def build_model(
         scanned=model_scan.scanned(result, paths, config_path, rel, counts),
         verdict=model_plan.verdict(plan),
         overview=model_plan.overview(plan, phases),
+        assumptions=model_plan.assumptions(plan),
         risks=model_plan.risks(plan, errors, dropped, rel),
         inventory=model_scan.inventory(result, plan, facts),
         diagnostics_summary=model_scan.diagnostics_table(diagnostics),
@@ -73,11 +76,13 @@ def build_model(
         phases=phases,
         units=model_plan.units_table(plan),
         jobs=model_plan.jobs_table(plan, facts, rel),
+        allocation=model_plan.allocation_table(plan, rel),
         translations=translated,
         translation_totals=tuple(totals.items()) if translated else (),
         diagnostics=diagnostics,
         warnings=tuple(plan["warnings"]),
         cycles=tuple(tuple(map(rel, c)) for c in plan["cycles"]),
+        coexistence=model_coexistence.coexistence(plan, coexistence_files),
     )
 
 

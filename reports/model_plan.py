@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from migrate.names import is_placeholder
 from migrate.reports import fmt
-from migrate.reports.plan_types import Job, Phase, PlanDoc, RiskFactor
+from migrate.reports.plan_types import Allocation, Job, Phase, PlanDoc, RiskFactor, SourcedValue
 from migrate.reports.scan_facts import JobFacts
 from migrate.reports.view import (
     CODE,
@@ -30,6 +30,7 @@ from migrate.reports.view import (
     Table,
     Verdict,
 )
+from migrate.site.slurmtime import format_slurm_time
 
 PHASE_JOBS_SHOWN = 40  # per phase; plan.json lists every job
 PHASES_DETAILED = 12  # foundations, pilot and the first waves; the end state is always described
@@ -177,6 +178,39 @@ def overview(plan: PlanDoc, phases: tuple[PhaseView, ...]) -> Overview:
     return Overview(len(phases), len(moving), sentence, first_text)
 
 
+def assumptions(plan: PlanDoc) -> tuple[str, ...]:
+    """What the demand figures rest on that no option, partition or inventory told, job by job."""
+    counts: Counter[str] = Counter()
+    hours: dict[str, float] = defaultdict(float)
+    for job in plan["jobs"]:
+        need = job.get("demand")
+        if need is None:
+            continue
+        for what in need.get("assumed", ()):
+            counts[what] += 1
+            hours[what] += need["node_hours"]
+    out = []
+    if counts["time_limit"]:
+        out.append(
+            f"{fmt.plural(counts['time_limit'], 'job')} {'has' if counts['time_limit'] == 1 else 'have'} "
+            "no time limit anywhere (no --time, and no DefaultTime or MaxTime for the partition): each run "
+            f"is counted as {fmt.plural(plan['thresholds']['default_job_hours'], 'hour')} "
+            f"(thresholds.default_job_hours), {_node_hours(hours['time_limit'])} in all"
+        )
+    if counts["node_share"]:
+        out.append(
+            f"{fmt.plural(counts['node_share'], 'job')} {'runs' if counts['node_share'] == 1 else 'run'} "
+            "in a partition whose node size the site configuration does not give: each node is counted "
+            f"whole, {_node_hours(hours['node_share'])} in all"
+        )
+    return tuple(out)
+
+
+def _node_hours(value: float) -> str:
+    text = fmt.hours(value)
+    return f"{text} node-hour" if text == "1" else f"{text} node-hours"
+
+
 def mix(plan: PlanDoc, rel: fmt.Relative) -> tuple[MixRow, ...]:
     """The decision table rows that the scanned jobs fall in, with their demand."""
     total_n = sum(demand(j)[0] for j in plan["jobs"])
@@ -241,6 +275,7 @@ def phases(plan: PlanDoc, names: Mapping[str, str], rel: fmt.Relative) -> tuple[
                 gates=tuple(map(rel, phase["gates"])),
                 rollback=tuple(map(rel, phase["rollback"])),
                 exit_criteria=tuple(map(rel, phase["exit_criteria"])),
+                why=tuple(phase.get("why", ())),
                 stays=tuple(
                     StayGroup(reason, tuple(jobs[:PHASE_JOBS_SHOWN]))
                     for reason, jobs in sorted(stays.items(), key=lambda kv: (-len(kv[1]), kv[0]))
@@ -365,6 +400,106 @@ def jobs_table(plan: PlanDoc, scanned: Mapping[str, JobFacts], rel: fmt.Relative
     return Table("jobs", "Jobs", columns, tuple(rows), note)
 
 
+# How each source reads in a cell: "8 · exclusive". Values the job's own options gave carry no word.
+_SOURCE_WORDS = {
+    "option": "",
+    "partition": "partition",
+    "inventory": "inventory",
+    "site-default": "default",
+    "exclusive": "exclusive",
+    "inferred": "inferred",
+    "assumed": "assumed",
+}
+_ALLOCATION_VALUES = (
+    ("partition", "partition"),
+    ("nodes", "nodes"),
+    ("cpus_per_node", "CPUs"),
+    ("mem_per_node_mb", "memory"),
+    ("gpus_per_node", "GPUs"),
+    ("time_limit_s", "time"),
+)
+# Slurm's own defaults need no explaining in the basis column: one node, no GPUs.
+_PLAIN_DEFAULTS = {"nodes": 1, "gpus_per_node": 0}
+
+
+def allocation_table(plan: PlanDoc, rel: fmt.Relative) -> Table:
+    """What Slurm gives each job of the source scheduler, and where each value comes from."""
+    rows = []
+    shown = [job for job in plan["jobs"] if "allocation" in job]
+    for job in shown[:JOBS_SHOWN]:
+        got = job["allocation"]
+        parts = f" in {got['components']} parts" if "components" in got else ""
+        gpus = _cell(got["gpus_per_node"], "gpus_per_node")
+        if got.get("gpu_type") and got["gpus_per_node"]["value"]:
+            gpus = f"{gpus} {got.get('gpu_type')}"
+        rows.append(
+            (
+                rel(job["id"]),
+                _cell(got["partition"], "partition"),
+                _cell(got["nodes"], "nodes") + parts,
+                _cell(got["cpus_per_node"], "cpus_per_node"),
+                _cell(got["mem_per_node_mb"], "mem_per_node_mb"),
+                gpus,
+                _cell(got["time_limit_s"], "time_limit_s"),
+                _basis(got),
+            )
+        )
+    notes = [
+        "Per node, of the job's main component (the one with the most GPUs). A word after a value says "
+        "where Slurm takes it from when the job's own options do not give it: the partition's entry in "
+        "the site configuration, an inventory file, a site or Slurm default, --exclusive (the whole node), "
+        "a hint in the script (inferred), or an assumption."
+    ]
+    if len(shown) > JOBS_SHOWN:
+        notes.append(f"The first {fmt.num(JOBS_SHOWN)} of {fmt.num(len(shown))} jobs; plan.json lists all.")
+    columns = (
+        Column("Job", CODE),
+        Column("Partition"),
+        Column("Nodes", NUMBER),
+        Column("CPUs/node", NUMBER),
+        Column("Memory/node", NUMBER),
+        Column("GPUs/node", NUMBER),
+        Column("Time limit", NUMBER),
+        Column("Where the rest comes from"),
+    )
+    return Table("allocation", "What each job gets", columns, tuple(rows), " ".join(notes))
+
+
+def _cell(value: SourcedValue, key: str) -> str:
+    got = value["value"]
+    if got is None:
+        text = "not limited" if key == "mem_per_node_mb" else "none"
+    elif key == "mem_per_node_mb" and isinstance(got, int):
+        text = f"{got / 1024:,.0f} GiB" if got >= 10240 else f"{got:,} MiB"
+    elif key == "time_limit_s" and isinstance(got, int):
+        text = format_slurm_time(got)
+    elif isinstance(got, int):
+        text = fmt.num(got)
+    else:
+        text = str(got)
+    plain = key in _PLAIN_DEFAULTS and got == _PLAIN_DEFAULTS[key]
+    word = "" if plain else _SOURCE_WORDS.get(value["source"], value["source"])
+    return f"{text} · {word}" if word else text
+
+
+def _basis(got: Allocation) -> str:
+    details = got.get("details", {})
+    values = {
+        "partition": got["partition"],
+        "nodes": got["nodes"],
+        "cpus_per_node": got["cpus_per_node"],
+        "mem_per_node_mb": got["mem_per_node_mb"],
+        "gpus_per_node": got["gpus_per_node"],
+        "time_limit_s": got["time_limit_s"],
+    }
+    said = []
+    for key, label in _ALLOCATION_VALUES:
+        plain = key in _PLAIN_DEFAULTS and values[key]["value"] == _PLAIN_DEFAULTS[key]
+        if key in details and not plain:
+            said.append(f"{label}: {details[key]}")
+    return "; ".join(said)
+
+
 def risks(
     plan: PlanDoc, errors: int, dropped: tuple[int, int], rel: fmt.Relative, limit: int = 6
 ) -> tuple[RiskItem, ...]:
@@ -437,6 +572,8 @@ __all__ = [
     "PATTERN_LABELS",
     "PHASES_DETAILED",
     "PHASE_JOBS_SHOWN",
+    "allocation_table",
+    "assumptions",
     "dispositions",
     "jobs_table",
     "mix",

@@ -52,6 +52,25 @@ class Demand(TypedDict):
     accounting: NotRequired[Accounting]
 
 
+class SourcedValue(TypedDict):
+    value: int | str | None
+    source: str  # option | partition | inventory | site-default | exclusive | inferred | assumed
+
+
+class Allocation(TypedDict):
+    """What Slurm allocates a job of the source scheduler (docs/allocation.md)."""
+
+    partition: SourcedValue
+    nodes: SourcedValue
+    cpus_per_node: SourcedValue
+    mem_per_node_mb: SourcedValue
+    gpus_per_node: SourcedValue
+    time_limit_s: SourcedValue
+    gpu_type: NotRequired[str]
+    components: NotRequired[int]
+    details: NotRequired[dict[str, str]]  # value name -> where it came from, when not the job's options
+
+
 class Job(TypedDict):
     id: str
     pattern: str
@@ -64,6 +83,7 @@ class Job(TypedDict):
     unit: str | None
     phase: str | None
     demand: NotRequired[Demand]
+    allocation: NotRequired[Allocation]
 
 
 class Held(TypedDict):
@@ -120,6 +140,16 @@ class Stay(TypedDict):
     reason: str
 
 
+class PoolShare(TypedDict):
+    """One partition's nodes both schedulers draw from (Slinky's NodeSet nodes, slurm-bridge's nodes)."""
+
+    partition: str
+    shared_nodes: int
+    gpus_per_node: int
+    slurm_node_hours: float
+    kubernetes_node_hours: float
+
+
 class Phase(TypedDict):
     id: str
     name: str
@@ -132,6 +162,8 @@ class Phase(TypedDict):
     rollback: list[str]
     exit_criteria: list[str]
     stays: list[Stay]
+    why: NotRequired[list[str]]  # the pilot: which workload each unit stands for
+    pool: NotRequired[list[PoolShare]]
 
 
 class Summary(TypedDict):
@@ -222,6 +254,36 @@ class InventoryFile(TypedDict):
     notes: list[str]
 
 
+class CoexistenceFinding(TypedDict):
+    reason: str  # a CoexistenceReason
+    detail: str
+
+
+class CoexistenceRejection(TypedDict):
+    mode: str
+    reasons: list[CoexistenceFinding]
+
+
+class PhaseIdle(TypedDict):
+    phase: str
+    split: int  # GPUs idle under the static split
+    pooled: int  # GPUs idle if both sides drew from one pool
+    stranded: int
+
+
+class Coexistence(TypedDict):
+    requested: str  # partition | slinky | slurm-bridge | auto
+    mode: str  # the mode the phases follow
+    source: str
+    reasons: list[CoexistenceFinding]
+    rejected: list[CoexistenceRejection]
+    idle_gpus: list[PhaseIdle]
+    total_gpus: int
+    teams: dict[str, int]
+    versions: dict[str, str]
+    hybrid_controller: bool
+
+
 class PlanDoc(TypedDict):
     schema: str
     direction: str
@@ -238,6 +300,7 @@ class PlanDoc(TypedDict):
     warnings: list[str]
     usage: NotRequired[Usage]
     inventory: NotRequired[list[InventoryFile]]
+    coexistence: NotRequired[Coexistence]
 
 
 def read_plan(text: str) -> PlanDoc:
@@ -250,19 +313,26 @@ def read_plan(text: str) -> PlanDoc:
 
 __all__ = [
     "Accounting",
+    "Allocation",
     "Capacity",
+    "Coexistence",
+    "CoexistenceFinding",
+    "CoexistenceRejection",
     "Demand",
     "Held",
     "InventoryFile",
     "InventoryPartition",
     "Job",
     "Phase",
+    "PhaseIdle",
     "PhaseKind",
     "PlanDoc",
+    "PoolShare",
     "Risk",
     "RiskFactor",
     "Rule",
     "SharedName",
+    "SourcedValue",
     "Stay",
     "Step",
     "Summary",

@@ -163,6 +163,7 @@ class PhaseView:
     gates: tuple[str, ...]
     rollback: tuple[str, ...]
     exit_criteria: tuple[str, ...]
+    why: tuple[str, ...]  # why the phase has its units (the pilot)
     stays: tuple[StayGroup, ...]
     stay_count: int
     source_nodes: int
@@ -218,6 +219,19 @@ class JobTranslation:
 
 
 @dataclass(frozen=True)
+class CoexistenceView:
+    """How both schedulers share the nodes: the modes side by side, the chosen one's timeline, its files."""
+
+    mode: str
+    requested: str
+    source: str  # the article and question the modes come from
+    reasons: tuple[str, ...]
+    modes: Table  # one row per mode: capacity, control plane, what users change, verdict
+    timeline: Table  # the chosen mode's phases: what each does to the nodes
+    artifacts: tuple[tuple[str, str], ...]  # (path relative to the report, what it is)
+
+
+@dataclass(frozen=True)
 class ReportModel:
     title: str
     tool: str  # "migrate 0.1.0"
@@ -228,6 +242,7 @@ class ReportModel:
     scanned: Scanned
     verdict: Verdict
     overview: Overview
+    assumptions: tuple[str, ...]  # what the demand rests on that nothing told, with the jobs it applies to
     risks: tuple[RiskItem, ...]
     inventory: tuple[Table, ...]
     diagnostics_summary: Table
@@ -237,11 +252,13 @@ class ReportModel:
     phases: tuple[PhaseView, ...]
     units: Table
     jobs: Table
+    allocation: Table
     translations: tuple[JobTranslation, ...]
     translation_totals: tuple[tuple[str, int], ...]  # status -> entries, when translations were given
     diagnostics: tuple[DiagnosticGroup, ...]
     warnings: tuple[str, ...]
     cycles: tuple[tuple[str, ...], ...]
+    coexistence: CoexistenceView | None = None  # absent when static partitioning was asked
 
     @property
     def translated(self) -> bool:
@@ -266,6 +283,7 @@ __all__ = [
     "TEXT",
     "Artifact",
     "CapacityRow",
+    "CoexistenceView",
     "Column",
     "DiagnosticGroup",
     "DiagnosticItem",

@@ -117,7 +117,7 @@ def test_migrate_yaml_node_values_win_over_the_inventory() -> None:
 def test_tasks_that_do_not_fit_one_node_spread_over_the_nodes_slurm_would_use() -> None:
     comp = main_of("#SBATCH -p gpu -n 384\nsrun x\n")
     assert (comp.nodes.value, comp.tasks_per_node.value, comp.cpus_per_node.value) == (2, 192, 192)
-    assert comp.nodes.detail.startswith("384 tasks x 1 CPU(s) on 192-CPU nodes of partition gpu: 2 nodes")
+    assert comp.nodes.detail.startswith("384 tasks x 1 CPU on 192-CPU nodes of partition gpu: 2 nodes")
 
 
 def test_gpus_that_do_not_fit_one_node_spread_too() -> None:
@@ -132,7 +132,7 @@ def test_gpus_that_do_not_fit_one_node_spread_too() -> None:
 def test_def_mem_per_cpu_times_the_allocated_cpus() -> None:
     comp = main_of("#SBATCH -p gpu -c 4\nsrun x\n")
     assert (comp.mem_per_node_mb.value, comp.mem_per_node_mb.source) == (4 * 4096, Source.SITE_DEFAULT)
-    assert comp.mem_per_node_mb.detail == "no memory option: DefMemPerCPU=4096 x 4 CPU(s) of partition gpu"
+    assert comp.mem_per_node_mb.detail == "no memory option: DefMemPerCPU=4096 x 4 CPUs of partition gpu"
 
 
 def test_def_mem_per_gpu_and_def_cpu_per_gpu_from_slurm_conf() -> None:

@@ -128,7 +128,18 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
             "name mentions 'tokenize'",
         ),
         (slurm_job("d/x.sbatch", name="x", array=64), Pattern.DATA_PREP, "CPU-only array of 64 tasks"),
-        (k8s_job("k/vllm.yaml", kind="Deployment", name="vllm"), Pattern.SERVING, "long-running Deployment"),
+        (
+            k8s_job(
+                "k/vllm.yaml", kind="Deployment", name="vllm", services=[ir.Service("vllm", ports=(8000,))]
+            ),
+            Pattern.SERVING,
+            "listens on port 8000",
+        ),
+        (
+            k8s_job("k/worker.yaml", kind="Deployment", name="queue-worker"),
+            Pattern.GENERAL,
+            "a long-running Deployment with no Service, port or server command: it serves no traffic",
+        ),
         (
             k8s_job("k/svc.yaml", name="api", services=[ir.Service("api", ports=(80,))]),
             Pattern.SERVING,
@@ -193,7 +204,7 @@ def pretrain(nodes: int = 32, **extra: object) -> ir.Job:
         (
             wrapper("p/run.sh", submit("a.sbatch"), submit("b.sbatch")),
             Pattern.ORCHESTRATION,
-            "wrapper script that submits 2 job(s)",
+            "wrapper script that submits 2 jobs",
         ),
         (
             slurm_job("x/plain.sbatch", name="x", body="python main.py\n"),
@@ -237,7 +248,7 @@ def test_pods_are_not_nodes() -> None:
     )
     found = classify_job(job, SITE)
     assert found.pattern == Pattern.SMALL_TRAINING
-    assert "2 node(s) <= large_training_nodes (4)" in found.reasons
+    assert "2 nodes <= large_training_nodes (4)" in found.reasons
 
 
 def test_every_pattern_is_known() -> None:
@@ -460,18 +471,31 @@ def test_plain_containerised_job_moves_as_is() -> None:
 
 
 def test_serving_stays_on_kubernetes_when_moving_to_slurm() -> None:
-    rec = assess(k8s_job("k/vllm.yaml", kind="Deployment", name="vllm"), Direction.TO_SLURM).recommendation
+    server = k8s_job(
+        "k/vllm.yaml", kind="Deployment", name="vllm", services=[ir.Service("vllm", ports=(8000,))]
+    )
+    rec = assess(server, Direction.TO_SLURM).recommendation
     assert (rec.action, rec.rule.id) == (Action.STAY, "serving-on-kubernetes")
+
+
+def test_a_long_running_worker_is_not_serving_and_stays_on_kubernetes() -> None:
+    """No Service, port or server command: not serving traffic, but it never ends, so no Slurm job."""
+    worker = assess(k8s_job("k/worker.yaml", kind="Deployment", name="queue-worker"), Direction.TO_SLURM)
+    assert worker.pattern == Pattern.GENERAL
+    assert "serves no traffic" in worker.reasons[0]
+    rec = worker.recommendation
+    assert (rec.action, rec.rule.id) == (Action.STAY, "long-running-on-kubernetes")
     assert "hybrid" in rec.reason
 
 
 def test_a_ray_cluster_is_a_service_as_the_slurm_writer_treats_it() -> None:
-    """The plan and the Slurm writer share one set of serving kinds: a RayCluster stays on Kubernetes."""
+    """The plan and the Slurm writer share one set of long-running kinds: a RayCluster stays on Kubernetes,
+    classed by what it runs when it serves no traffic."""
     found = assess(k8s_job("k/ray.yaml", kind="RayCluster", name="embeddings"), Direction.TO_SLURM)
-    assert found.pattern == Pattern.SERVING
-    assert "long-running RayCluster" in found.reasons
+    assert found.pattern == Pattern.BATCH_INFERENCE
+    assert "a long-running RayCluster with no Service, port or server command" in found.reasons[0]
     rec = found.recommendation
-    assert (rec.action, rec.rule.id) == (Action.STAY, "serving-on-kubernetes")
+    assert (rec.action, rec.rule.id) == (Action.STAY, "long-running-on-kubernetes")
 
 
 def test_long_lived_interactive_service_stays_on_kubernetes() -> None:
@@ -500,7 +524,7 @@ def test_large_kubernetes_training_moves_to_slurm() -> None:
     assert texts(rec) == (
         "run image registry.example.com/app:1 through pyxis/enroot or Apptainer",
         "claim fsx-pvc is /fsx on Slurm nodes",
-        "8 pods become one allocation of 8 node(s), started with srun",
+        "8 pods become one allocation of 8 nodes, started with srun",
     )
 
 

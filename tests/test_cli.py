@@ -62,6 +62,19 @@ def test_plan_writes_deterministic_plan_json(tmp_path: Path) -> None:
     assert (tmp_path / "a" / "plan.json").read_text(encoding="utf-8") == second.stdout
 
 
+def test_plan_coexistence_choice_and_its_files(tmp_path: Path) -> None:
+    site = str(REPO / "corpus" / "coexistence" / "bridge")
+    res = run("plan", site, "--to", "kubernetes", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert "coexistence: slurm-bridge (" in res.stdout
+    assert sorted(p.name for p in (tmp_path / "coexistence").iterdir()) == ["README.md", "slurm.conf.bridge"]
+    again = run("plan", site, "--to", "kubernetes", "--out", str(tmp_path), "--coexistence", "slinky")
+    assert again.returncode == 2 and "--force" in again.stderr  # the files already there stay
+    bad = run("plan", site, "--to", "kubernetes", "--coexistence", "shared")
+    assert bad.returncode == 2 and "coexistence must be one of" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 def test_plan_never_overwrites_without_force(tmp_path: Path) -> None:
     (tmp_path / "plan.json").write_text("mine\n")
     res = run("plan", SITE, "--to", "slurm", "--out", str(tmp_path))

@@ -9,10 +9,10 @@ from pathlib import Path
 import yaml
 
 from migrate import init_config
-from migrate.init_config import PLACEHOLDER, render_starter, starter_config
+from migrate.init_config import render_starter, starter_config
 from migrate.scan import scanner
 from migrate.scan.results import ScanOptions
-from migrate.site.config import parse_site_config_text
+from migrate.site.config import PLACEHOLDER, parse_site_config_text
 
 CONTAINER_JOB = """#!/bin/bash
 #SBATCH --job-name=train
@@ -92,3 +92,37 @@ def test_the_count_of_values_to_fill_is_what_the_file_holds(tmp_path: Path) -> N
     )
     assert res.returncode == 0, res.stderr
     assert f": {leaves(data)} values to fill in" in res.stdout
+
+
+EFA_JOB = """#!/bin/bash
+#SBATCH --partition=p5
+#SBATCH --nodes=4
+#SBATCH --exclusive
+export FI_PROVIDER=efa
+export NCCL_DEBUG=INFO
+srun torchrun --nproc_per_node=8 train.py
+"""
+
+
+def test_what_a_node_holds_and_its_fabric_device_are_left_to_fill(tmp_path: Path) -> None:
+    """No script says a node's CPUs, memory or EFA interfaces: the starter asks for them, and loads."""
+    jobs = _jobs(tmp_path, {"efa.sbatch": EFA_JOB, "named.sbatch": NAMED_PARTITION})
+    data, _ = starter_config(jobs)
+    p5 = data["partitions"]["p5"]  # type: ignore[index]
+    assert p5["cpus_per_node"] == p5["mem_gb"] == PLACEHOLDER
+    assert p5["devices"] == {"vpc.amazonaws.com/efa": PLACEHOLDER}
+    assert "devices" not in data["partitions"]["gpu"]  # type: ignore[index]  # no fabric variables there
+    config = parse_site_config_text(render_starter(jobs), "migrate.yaml")
+    part = config.partition("p5")
+    assert part is not None and part.cpus_per_node is None and part.devices == ()  # read as not given
+    assert "partitions.p5.devices.vpc.amazonaws.com/efa" in config.unfilled
+    assert "cpus_per_node" not in part.explicit  # an inventory may still fill it
+
+
+def test_jobs_that_name_no_partition_get_a_default_partition_beside_the_named_ones(tmp_path: Path) -> None:
+    unnamed = "#!/bin/bash\n#SBATCH --nodes=3\nsrun hostname\n"
+    data, _ = starter_config(_jobs(tmp_path, {"named.sbatch": NAMED_PARTITION, "plain.sbatch": unnamed}))
+    partitions = data["partitions"]
+    assert list(partitions) == ["gpu", PLACEHOLDER]  # type: ignore[call-overload]
+    assert partitions[PLACEHOLDER]["default"] is True  # type: ignore[index]
+    assert partitions[PLACEHOLDER]["nodes"] == 3  # type: ignore[index]  # sized by the jobs that run there

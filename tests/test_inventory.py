@@ -88,10 +88,10 @@ def test_slurm_conf_notes(orion: Inventory) -> None:
         "include lines not followed: /etc/slurm/accounting.conf (line 6)",
         "line 15: CPUs='many' is not a number; skipped",
         "partition gpu mixes nodes (8 with 4 GPUs, 32 with 8 GPUs); planned as 8 GPUs per node",
-        "partition viz: 1 node(s) without a NodeName line (viz5 ...): counted, but what they hold is unknown",
+        "partition viz: 1 node without a NodeName line (viz5 ...): counted, but what they hold is unknown",
         "partition viz is State=DRAIN: its nodes are counted all the same",
         "partition scavenger mixes nodes (8 with 4 GPUs, 32 with 8 GPUs); planned as 8 GPUs per node",
-        "partitions gpu and scavenger share 40 node(s): capacity is planned per partition, so those nodes "
+        "partitions gpu and scavenger share 40 nodes: capacity is planned per partition, so those nodes "
         "count in both",
     )
 
@@ -293,7 +293,7 @@ def test_merged_partition_says_where_each_filled_value_came_from() -> None:
 def test_parallelcluster_notes(pcluster: Inventory) -> None:
     assert pcluster.notes == (
         "queue inference mixes instance types with different GPU counts; planned as 8",
-        "queue mixed ComputeResources[1]: unknown instance type u7i-12tb.224xlarge: 1 node(s) counted, "
+        "queue mixed ComputeResources[1]: unknown instance type u7i-12tb.224xlarge: 1 node counted, "
         "GPUs unknown",
         "queue broken ComputeResources[0]: MaxCount 'lots' is not a count; skipped",
     )
@@ -493,7 +493,7 @@ def test_sample_cluster_files_match_migrate_yaml(name: str) -> None:
         assert bigmem is not None and bigmem.nodes == 2
         assert warnings == [
             "inventory pcluster-config.yaml: queue bigmem ComputeResources[0]: unknown instance type "
-            "x2idn.32xlarge: 2 node(s) counted, GPUs unknown"
+            "x2idn.32xlarge: 2 nodes counted, GPUs unknown"
         ]
 
 
@@ -504,3 +504,15 @@ def test_the_default_partition_of_slurm_conf_fills_migrate_yaml() -> None:
     inventory = parse_inventory(conf, "slurm.conf")
     merged, _ = merge_inventory(parse_site_config_text("partitions:\n  cpu: {nodes: 4}\n"), [inventory])
     assert [(name, part.default) for name, part in merged.partitions] == [("cpu", True), ("gpu", False)]
+
+
+def test_slurm_conf_keeps_the_controller_settings_with_their_lines() -> None:
+    from migrate.site.slurmconf import parse_slurm_conf
+
+    text = (
+        "ClusterName=hb1\nSlurmctldHost=hb1-ctl(10.1.0.5)\nSlurmctldHost=hb1-backup\n"
+        "SlurmctldPort=6820\nAuthType=auth/munge\nNodeName=n[1-2] CPUs=8\nPartitionName=all Nodes=n[1-2]\n"
+    )
+    found = dict(parse_slurm_conf(text, "slurm.conf").controller)
+    assert found["SlurmctldHost"] == ("hb1-ctl(10.1.0.5)", 2)  # the primary; the backup comes after it
+    assert found["SlurmctldPort"] == ("6820", 4) and found["AuthType"] == ("auth/munge", 5)

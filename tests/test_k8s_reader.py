@@ -1233,7 +1233,7 @@ def test_bad_types_with_their_lines() -> None:
 
 
 def test_ignored_and_unknown_kinds() -> None:
-    text = (REPO / "corpus/cases/broken/argo_workflow.yaml").read_text()
+    text = (REPO / "corpus/cases/kubernetes/tekton_taskrun.yaml").read_text()
     text += "---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: runner}\n"
     text += "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {token: hunter2}\n"
     jobs, diags = read(text)
@@ -1243,7 +1243,7 @@ def test_ignored_and_unknown_kinds() -> None:
         ("K8S-IGNORED-KIND", "info"),
         ("K8S-IGNORED-KIND", "info"),
     ]
-    assert "Workflow/nightly-etl-" in diags[0].message
+    assert "TaskRun/build-trainer-image-" in diags[0].message
     assert "hunter2" not in " ".join(d.message for d in diags)
 
 

@@ -138,6 +138,47 @@ MINIMAL: dict[str, dict[str, Any]] = {
             ]
         },
     },
+    "Workflow": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"generateName": "chain-", "namespace": "team-a"},
+        "spec": {
+            "entrypoint": "chain",
+            "templates": [
+                {"name": "chain", "dag": {"tasks": [{"name": "a", "template": "run"}]}},
+                {
+                    "name": "run",
+                    "retryStrategy": {"limit": 2},
+                    "container": {"image": "ghcr.io/acme/train:1.0"},
+                },
+            ],
+        },
+    },
+    "WorkflowTemplate": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "WorkflowTemplate",
+        "metadata": meta("library"),
+        "spec": {"templates": [{"name": "run", "script": {"image": "python:3.12", "source": "print(1)"}}]},
+    },
+    "ClusterWorkflowTemplate": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "ClusterWorkflowTemplate",
+        "metadata": {"name": "shared"},
+        "spec": {"templates": [{"name": "run", "container": {"image": "busybox"}}]},
+    },
+    "CronWorkflow": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "CronWorkflow",
+        "metadata": meta("nightly"),
+        "spec": {
+            "schedules": ["0 2 * * *"],
+            "concurrencyPolicy": "Forbid",
+            "workflowSpec": {
+                "entrypoint": "run",
+                "templates": [{"name": "run", "container": {"image": "busybox"}}],
+            },
+        },
+    },
     "JobFlow": {
         "apiVersion": "flow.volcano.sh/v1alpha1",
         "kind": "JobFlow",
@@ -266,6 +307,27 @@ MINIMAL: dict[str, dict[str, Any]] = {
         "value": 1000,
         "description": "from the Slurm qos 'high'",
     },
+    "NodeSet": {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "NodeSet",
+        "metadata": {"name": "slurm-worker-gpu", "namespace": "slurm"},
+        "spec": {
+            "controllerRef": {"name": "slurm"},
+            "replicas": 2,
+            "slurmd": {"name": "slurmd", "resources": {"limits": {"nvidia.com/gpu": 8}}},
+            "template": {"spec": {"hostname": "gpu-", "nodeSelector": {"pool": "gpu"}}},
+        },
+    },
+    "Controller": {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "Controller",
+        "metadata": {"name": "slurm", "namespace": "slurm"},
+        "spec": {
+            "clusterName": "hb1",
+            "slurmKeyRef": {"name": "slurm-key", "key": "slurm.key"},
+            "jwtKeyRef": {"name": "slurm-jwt-key", "key": "jwt.key"},
+        },
+    },
 }
 
 # Where a container of the embedded pod template sits (None: the kind embeds no core object).
@@ -273,6 +335,8 @@ EMBEDDED: dict[str, str | None] = {
     "Job": "spec.template.spec.containers[0]",
     "CronJob": "spec.jobTemplate.spec.template.spec.containers[0]",
     "ConfigMap": None,
+    "NodeSet": "spec.slurmd",
+    "Controller": None,
     "Service": "spec.ports[0]",
     "PersistentVolumeClaim": "spec.resources",
     "Deployment": "spec.template.spec.containers[0]",
@@ -289,6 +353,10 @@ EMBEDDED: dict[str, str | None] = {
     "ClusterQueue": "spec.namespaceSelector",
     "ResourceFlavor": "spec.nodeTaints[0]",
     "WorkloadPriorityClass": None,
+    "Workflow": "spec.templates[1].retryStrategy",
+    "WorkflowTemplate": "spec.templates[0].script",
+    "ClusterWorkflowTemplate": "spec.templates[0].container",
+    "CronWorkflow": "spec.workflowSpec.templates[0]",
 }
 
 # Where an unknown field at the top of the spec goes (the object itself for kinds without a spec).
@@ -304,6 +372,10 @@ WRONG_TYPE: dict[str, tuple[str, Any]] = {
     "StatefulSet": ("spec.serviceName", 7),
     "VolcanoJob": ("spec.minAvailable", "two"),
     "JobFlow": ("spec.flows[1].dependsOn.targets", "prep"),
+    "Workflow": ("spec.parallelism", "two"),
+    "WorkflowTemplate": ("spec.templates[0].script.source", 7),
+    "ClusterWorkflowTemplate": ("spec.templates", "run"),
+    "CronWorkflow": ("spec.schedules", "0 2 * * *"),
     "JobTemplate": ("spec.tasks[0].replicas", "1"),
     "JobSet": ("spec.replicatedJobs[0].replicas", "2"),
     "PyTorchJob": ("spec.pytorchReplicaSpecs.Worker.replicas", "2"),
@@ -314,6 +386,8 @@ WRONG_TYPE: dict[str, tuple[str, Any]] = {
     "ClusterQueue": ("spec.resourceGroups[0].coveredResources", "cpu"),
     "ResourceFlavor": ("spec.nodeLabels", "gpu"),
     "WorkloadPriorityClass": ("value", "high"),
+    "NodeSet": ("spec.replicas", "two"),
+    "Controller": ("spec.clusterName", 7),
 }
 
 BAD_ENUM: dict[str, tuple[str, str]] = {
@@ -325,6 +399,8 @@ BAD_ENUM: dict[str, tuple[str, str]] = {
     "StatefulSet": ("spec.podManagementPolicy", "Random"),
     "VolcanoJob": ("spec.tasks[0].policies[0].action", "Explode"),
     "JobFlow": ("spec.jobRetainPolicy", "keep"),
+    "Workflow": ("spec.templates[1].retryStrategy.retryPolicy", "Sometimes"),
+    "CronWorkflow": ("spec.concurrencyPolicy", "Sometimes"),
     "JobTemplate": ("spec.tasks[0].topologyPolicy", "any"),
     "JobSet": ("spec.successPolicy.operator", "Some"),
     "PyTorchJob": ("spec.runPolicy.cleanPodPolicy", "Always"),
@@ -334,9 +410,14 @@ BAD_ENUM: dict[str, tuple[str, str]] = {
     "LocalQueue": ("spec.stopPolicy", "Pause"),
     "ClusterQueue": ("spec.queueingStrategy", "FIFO"),
     "ResourceFlavor": ("spec.nodeTaints[0].effect", "NoRun"),
+    "NodeSet": ("spec.scalingMode", "ReplicaSet"),
 }
 
 REQUIRED: dict[str, str] = {
+    "Workflow": "spec.templates[0].dag.tasks",
+    "WorkflowTemplate": "spec.templates[0].script.source",
+    "ClusterWorkflowTemplate": "spec",
+    "CronWorkflow": "spec.workflowSpec",
     "Job": "spec.template.spec.containers",
     "CronJob": "spec.schedule",
     "ConfigMap": "metadata.name",
@@ -356,6 +437,8 @@ REQUIRED: dict[str, str] = {
     "ClusterQueue": "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
     "ResourceFlavor": "spec.nodeTaints[0].key",
     "WorkloadPriorityClass": "value",
+    "NodeSet": "spec.controllerRef",
+    "Controller": "spec",
 }
 
 KINDS = sorted(MINIMAL)
@@ -1435,7 +1518,9 @@ def _objects(node: Any, where: str = "") -> list[tuple[str, dict[str, Any]]]:
 
 @pytest.mark.parametrize(("name", "schema"), _schema_files())
 def test_schema_files_are_strict_and_say_where_they_come_from(name: str, schema: dict[str, Any]) -> None:
-    assert re.search(r"(volcano-sh|kubernetes-sigs|kubeflow|ray-project)/[\w.-]+ \S+\.go", schema["$comment"])
+    assert re.search(
+        r"(volcano-sh|kubernetes-sigs|kubeflow|ray-project|SlinkyProject)/[\w.-]+ \S+\.go", schema["$comment"]
+    )
     assert schema["$id"] == f"urn:migrate:schema:{name.removesuffix('.json')}"
     for where, obj in _objects(schema):
         if where == "/properties/status":

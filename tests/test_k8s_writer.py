@@ -918,7 +918,7 @@ def test_whole_node_job_on_the_default_partition_gets_the_nodes_gpus_cpus_memory
     spec = pod(t)
     assert spec["nodeSelector"] == {"node.kubernetes.io/instance-type": "p5.48xlarge"}
     assert {"key": "aws.amazon.com/efa", "operator": "Exists", "effect": "NoSchedule"} in spec["tolerations"]
-    assert entry(t, "allocation: 192 CPUs per node").loses == "2 CPU(s) per node"
+    assert entry(t, "allocation: 192 CPUs per node").loses == "2 CPUs per node"
     assert "TRANSLATE-FABRIC-DEVICE" not in codes(t)
 
 

@@ -343,7 +343,7 @@ def test_an_image_to_push_is_a_new_image_whatever_its_file_is_called() -> None:
         f"push image {image} to a registry as an OCI image"
         in result.assessments[0].recommendation.changes[0].text
     )
-    assert "+5: 1 job(s) need a new container image" in result.units[0].risk.reasons
+    assert "+5: 1 job needs a new container image" in result.units[0].risk.reasons
     assert [(s.name, s.detail) for s in result.phases[0].steps if s.kind == "image"] == [
         (image, f"push image {image} to a registry as an OCI image, before the first run on the target")
     ]
@@ -387,8 +387,9 @@ def test_plan_json_is_stable_and_deterministic(plan: Plan) -> None:
     assert data["schema"] == PLAN_SCHEMA
     assert set(data) == {
         "schema", "direction", "site", "source", "target", "thresholds", "summary",
-        "jobs", "units", "phases", "shared_filesystems", "cycles", "warnings",
+        "jobs", "units", "phases", "shared_filesystems", "cycles", "warnings", "coexistence",
     }  # fmt: skip
+    assert data["coexistence"]["requested"] == "auto"
     assert data["thresholds"]["large_training_nodes"] == 4
     job = next(j for j in data["jobs"] if j["id"] == "llm/pretrain.sbatch")
     assert job["action"] == "stay" and job["rule"]["id"] == "large-training-on-slurm" and job["phase"] is None
@@ -544,3 +545,29 @@ def test_an_assumed_basis_is_said_in_plan_json() -> None:
     demand = _demand([slurm_job("misc/x.sbatch")], site)["misc/x.sbatch"]
     assert demand["basis"] == "no time limit: 1 h assumed"
     assert demand["assumed"] == ["time_limit", "node_share"]  # no time limit, and no node size known
+
+
+def test_the_pilot_stands_for_the_largest_workload_patterns() -> None:
+    """Not just the lowest-risk units: the lowest-risk unit of each large pattern of the moving work."""
+    from migrate.scan import scanner
+    from migrate.site.config import load_site_config
+
+    jobs = scanner.scan([str(SAMPLE)]).jobs
+    config = load_site_config(SAMPLE / "migrate.yaml")
+    doc = json.loads(plan_json(build_plan(jobs, Direction.TO_KUBERNETES, config)))
+    pilot = next(p for p in doc["phases"] if p["kind"] == "pilot")
+    patterns = {j["id"]: j["pattern"] for j in doc["jobs"]}
+    in_pilot = {patterns[j] for j in pilot["jobs"]}
+    moving_hours: dict[str, float] = {}
+    for job in doc["jobs"]:
+        if job["phase"] and patterns[job["id"]] != "maintenance":
+            moving_hours[job["pattern"]] = moving_hours.get(job["pattern"], 0.0) + job["demand"]["node_hours"]
+    # the largest pattern that has a unit under the risk limit is in the pilot, with its share said
+    assert "sweep" in in_pilot
+    assert any(line.startswith(tuple(pilot["units"])) and "sweep" in line for line in pilot["why"])
+    # interactive sessions (no node-hours to speak of) no longer fill the pilot ahead of real work
+    assert "interactive" not in in_pilot
+    assert len(pilot["units"]) == config.thresholds.pilot_max_units
+    # the pattern holding most of the move, with no low-risk unit, is named as moving in the waves
+    biggest = max(moving_hours, key=lambda p: moving_hours[p])
+    assert biggest in in_pilot or any(biggest in line and "waves" in line for line in pilot["why"])

@@ -66,6 +66,19 @@ def test_the_types_hold_every_field_plan_json_has(full_plan: str) -> None:
     assert mismatches(doc, PlanDoc, "plan") == []
 
 
+@pytest.mark.parametrize("mode", ["slinky", "slurm-bridge"])
+def test_the_types_hold_the_shared_pool_modes(mode: str) -> None:
+    run = api.run_plan(
+        [str(CORPUS / "sample-site")],
+        "kubernetes",
+        inventory=[str(CORPUS / "cluster" / "slurm.conf")],
+        coexistence=mode,
+    )
+    doc = read_plan(plan_json(run.plan))
+    assert doc["coexistence"]["mode"] == mode and any("pool" in p for p in doc["phases"])
+    assert mismatches(doc, PlanDoc, "plan") == []
+
+
 def test_the_check_sees_a_missing_a_renamed_and_a_retyped_field(full_plan: str) -> None:
     doc = typing.cast(dict[str, typing.Any], read_plan(full_plan))
     phase = doc["phases"][0]

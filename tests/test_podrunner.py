@@ -174,6 +174,22 @@ def test_a_failing_pod_is_retried_per_backoff_limit(tmp_path: Path) -> None:
     assert [a.rc for a in short.pods[0].attempts] == [1, 1]
 
 
+def test_a_suspended_job_runs_only_when_a_kueue_queue_admits_it(tmp_path: Path) -> None:
+    """suspend: true makes no pods; the runner stands for Kueue only for a workload of a queue."""
+    job = indexed_job("echo ran", completions=1).replace(
+        "  completions: 1\n", "  completions: 1\n  suspend: true\n"
+    )
+    held = run_pods(job, tmp_path / "held")
+    assert held.status == "Suspended" and held.pods == []
+    queued = job.replace(
+        "metadata: {name: demo, namespace: team}",
+        "metadata: {name: demo, namespace: team, labels: {kueue.x-k8s.io/queue-name: default}}",
+    )
+    admitted = run_pods(queued, tmp_path / "admitted")
+    assert admitted.status == "Complete", admitted.describe()
+    assert [a.stdout for a in admitted.pods[0].attempts] == ["ran\n"]
+
+
 JOBSET = """
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet

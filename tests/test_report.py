@@ -125,7 +125,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_writes_markdown_html_pictures_and_the_plan(sample: dict[str, Any]) -> None:
-    assert sorted(sample["files"]) == sorted(["plan.json", "report.html", "report.md", *PICTURES])
+    written = ["plan.json", "report.html", "report.md", "coexistence/README.md", *PICTURES]
+    assert sorted(sample["files"]) == sorted(written)  # auto kept static partitioning: its README
     assert sample["md"].count("](img/") == 3
     assert all(f"]({name})" in sample["md"] for name in PICTURES)
 
@@ -180,10 +181,10 @@ def test_the_largest_risk_is_the_factor_with_the_most_points() -> None:
     """Points are read as numbers from ``risk.factors``, not out of the words of a reason."""
     factors = [
         {"points": 5, "reason": "+20: a reason that starts like a score"},
-        {"points": 10, "reason": "1 job(s) with strict placement: exclusive"},
+        {"points": 10, "reason": "1 job with strict placement: exclusive"},
         {"points": 10, "reason": "an equal one later"},
     ]
-    assert top_reason(factors) == "1 job(s) with strict placement: exclusive"
+    assert top_reason(factors) == "1 job with strict placement: exclusive"
     assert top_reason([]) == ""
 
 
@@ -440,3 +441,35 @@ def test_phases_are_told_apart_by_their_kind_not_their_id() -> None:
     groups = ["trial", *(f"step-{c}" for c in "yxwvut")]
     where = [graph.index(f">{name}</text>") for name in groups]
     assert where == sorted(where)  # the pilot, then the waves in the plan's order
+
+
+def test_each_jobs_allocation_is_shown_with_its_sources(sample: dict[str, Any]) -> None:
+    """The table reads plan.json's allocation: every Slurm job, its values, and where each came from."""
+    doc = sample["plan"]
+    allocated = {j["id"]: j["allocation"] for j in doc["jobs"] if "allocation" in j}
+    assert allocated and all(".yaml" not in job_id for job_id in allocated)  # Slurm's jobs only
+    rows = sample["tables"]["table-allocation"]
+    md = md_rows(sample["sections"]["What each job gets"])
+    assert len(rows) == len(md) == len(allocated) + 1
+    by_job = {r[0]: r for r in md[1:]}
+    # A 32-node whole-node job: its CPUs come from --exclusive, its GPUs from its own options.
+    pretrain = by_job["training/pretrain_llm13b.sbatch"]
+    (got,) = [a for job_id, a in allocated.items() if job_id.endswith("training/pretrain_llm13b.sbatch")]
+    assert got["cpus_per_node"]["source"] == "exclusive"
+    assert pretrain[2] == str(got["nodes"]["value"]) == "32"
+    assert pretrain[3] == f"{got['cpus_per_node']['value']} · exclusive"
+    assert pretrain[5] == f"{got['gpus_per_node']['value']} {got['gpu_type']}"
+    assert got["details"]["cpus_per_node"] in pretrain[7]
+    # A value nothing told is marked assumed, with the reason in the last column.
+    devbox = by_job["dev/devbox.sh"]
+    assert devbox[6].endswith("· assumed") and "default_job_hours" in devbox[7]
+
+
+def test_the_summary_says_what_the_demand_assumes_and_for_how_many_jobs(sample: dict[str, Any]) -> None:
+    doc = sample["plan"]
+    untimed = [j for j in doc["jobs"] if "time_limit" in j.get("demand", {}).get("assumed", ())]
+    assert untimed
+    summary = sample["sections"]["Summary"]
+    verb = "has" if len(untimed) == 1 else "have"
+    said = f"{fmt.plural(len(untimed), 'job')} {verb} no time limit anywhere"
+    assert said in summary and said in sample["html"]

@@ -63,7 +63,7 @@ SITE = parse_site_config(
         "defaults": {"image": "stand-in", "namespace": "run"},
     }
 )
-FLAVORS = ("job", "jobset", "volcano", "pytorchjob", "mpijob")
+FLAVORS = ("job", "jobset", "volcano", "pytorchjob", "mpijob", "slurm-bridge")
 # Open MPI: root may run it, and its TCP traffic stays on the loopback addresses (the sandbox's
 # one host; the pods' aliases are loopback ones too, on interfaces other than lo)
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -115,12 +115,17 @@ def translate(case: str, flavor: str) -> str | None:
     return text
 
 
+# Kueue wraps the same Job or JobSet in a queue (suspended until admitted): one case of each is enough.
+KUEUE_CASES = ("array_task_files", "torchrun_hostname")
+
+
 def case_flavors() -> list[tuple[str, str]]:
     out = []
     for path in sorted(CASES.glob("*.sbatch")):
         for flavor in FLAVORS:
             if translate(path.stem, flavor) is not None:
                 out.append((path.stem, flavor))
+    out += [(case, "kueue") for case in KUEUE_CASES if translate(case, "kueue") is not None]
     return out
 
 
@@ -455,11 +460,8 @@ def test_a_pod_that_starts_late_is_waited_for(slurm: dict[str, Any], tmp_path: P
 # ---------------------------------------------------------------------------
 # The other direction: a manifest's pods in the runner, its sbatch translation on Slurm
 
-REVERSE = {
-    "indexed_shards": None,
-    "jobset_pair": "the Slurm writer drops the JobSet job-index label (fidelity: dropped), so both "
-    "replicas write replica-.txt",
-}
+# Each pod's index (an Indexed Job's completion index, a JobSet's job-index label) is its srun task's.
+REVERSE = ("indexed_shards", "jobset_pair")
 
 
 def _written(folder: Path) -> dict[str, Any]:
@@ -470,13 +472,7 @@ def _written(folder: Path) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=why, strict=True)) if why else n
-        for n, why in REVERSE.items()
-    ],
-)
+@pytest.mark.parametrize("name", REVERSE)
 def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any], tmp_path: Path) -> None:
     from migrate.translators.kubernetes import reader as k8s_reader
 

@@ -84,7 +84,11 @@ def sandbox() -> Iterator[dict[str, str]]:
 
 
 def test_every_translated_kubernetes_job_passes_test_only(sandbox: dict[str, str], tmp_path: Path) -> None:
-    paths = [CORPUS / "cases" / "kubernetes", *sorted((CORPUS / "sample-site").glob("*/*.yaml"))]
+    paths = [
+        CORPUS / "cases" / "kubernetes",
+        CORPUS / "cases" / "argo",
+        *sorted((CORPUS / "sample-site").glob("*/*.yaml")),
+    ]
     jobs = [j for j in scanner.scan([str(p) for p in paths]).jobs if j.source.format == "kubernetes"]
     result = translate_jobs(jobs, to="slurm", config=SITE)
     result.tree.commit(str(tmp_path / "out"))
@@ -256,3 +260,48 @@ def test_small_translated_jobs_run_to_completion(sandbox: dict[str, str], tmp_pa
     first = float((out / "chain" / f"chain-first-{chained[0]}.out").read_text().split()[-1])
     second = float((out / "chain" / f"chain-second-{chained[1]}.out").read_text().split()[-1])
     assert second > first  # afterok: the second job started after the first one ended
+
+
+ARGO_STEPS = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: order}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: first, template: stamp}
+    - - {name: left, template: stamp}
+      - {name: right, template: stamp}
+    - - {name: last, template: stamp}
+  - name: stamp
+    container:
+      image: busybox
+      command: [sh, -c, "date +%s.%N; sleep 1; date +%s.%N"]
+      resources: {requests: {cpu: "1", memory: 100Mi}}
+"""
+
+
+def test_an_argo_steps_workflow_runs_in_its_order_on_slurm(sandbox: dict[str, str], tmp_path: Path) -> None:
+    source = tmp_path / "order.yaml"
+    source.write_text(ARGO_STEPS, encoding="utf-8")
+    result = translate_jobs(scanner.scan([str(source)]).jobs, to="slurm", runtime="none", config=SITE)
+    out = tmp_path / "out"
+    result.tree.commit(str(out))
+    chain = subprocess.run(
+        ["bash", str(out / "submit.sh")], env=sandbox, capture_output=True, text=True, timeout=60
+    )
+    assert chain.returncode == 0, chain.stderr
+    ids = dict(re.findall(r"submitted (order-[a-z]+)/job.sbatch: job (\d+)", chain.stdout))
+    assert sorted(ids) == ["order-first", "order-last", "order-left", "order-right"]
+    states = _wait_completed(sandbox, list(ids.values()))
+    assert states and set(states.values()) == {"COMPLETED"}, states
+    spans = {}
+    for name, job_id in ids.items():
+        # submit.sh runs sbatch from its own folder: the output files are there
+        stamps = [float(w) for w in (out / f"{name}-{job_id}.out").read_text().split()]
+        spans[name] = (stamps[0], stamps[-1])
+    for group in ("order-left", "order-right"):
+        assert spans[group][0] >= spans["order-first"][1]  # afterok on the group before
+        assert spans["order-last"][0] >= spans[group][1]

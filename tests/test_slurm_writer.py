@@ -949,7 +949,7 @@ def test_quoting_refuses_what_cannot_be_carried() -> None:
 TO_SLURM_GOLDEN = GOLDEN / "to-slurm"
 KUBERNETES_INPUTS = [
     str(p.relative_to(REPO))
-    for top in ("cases/kubernetes", "sample-site")
+    for top in ("cases/kubernetes", "cases/argo", "sample-site")
     for p in sorted((CORPUS / top).rglob("*"))
     if p.is_file()
     and (p.suffix in (".yaml", ".yml") or top == "cases/kubernetes")
@@ -1090,3 +1090,56 @@ def test_a_blank_name_is_kept_as_written() -> None:
     )
     (t,) = _translate([job], to="slurm").translations
     assert f"--job-name={t.name}" not in t.files["job.sbatch"]
+
+
+JOBSET_INDICES = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: idx}
+spec:
+  replicatedJobs:
+    - name: node
+      replicas: 3
+      template:
+        spec:
+          parallelism: 2
+          completions: 2
+          completionMode: Indexed
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: main
+                  image: registry.example/tools:1
+                  command: ["/bin/bash", "-c", 'echo "$JOB $POD"']
+                  env:
+                    - name: JOB
+                      valueFrom: {fieldRef: {fieldPath: "metadata.labels['jobset.sigs.k8s.io/job-index']"}}
+                    - name: POD
+                      valueFrom:
+                        fieldRef:
+                          fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+"""
+
+
+@needs_bash
+def test_each_srun_task_sees_its_own_pods_indices(tmp_path: Path) -> None:
+    """3 Jobs of 2 pods: task i is Job i // 2, pod i % 2, as the JobSet's labels said."""
+    t = translate(tmp_path, JOBSET_INDICES, runtime="none")
+    text = script(t)
+    assert sbatch_options(text)["nodes"] == "6"
+    assert entry(t, "env JOB")[0] == FidelityStatus.MAPPED
+    assert entry(t, "env POD")[0] == FidelityStatus.MAPPED
+    # srun stand-in: run the step once per task with the task's SLURM_PROCID, in order
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "srun").write_text(
+        '#!/bin/bash\nfor i in 0 1 2 3 4 5; do SLURM_PROCID=$i "$@" || exit 1; done\n', encoding="utf-8"
+    )
+    (fake / "srun").chmod(0o755)
+    job = tmp_path / "job.sbatch"
+    job.write_text(text, encoding="utf-8")
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    done = subprocess.run([BASH or "bash", str(job)], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:-1] == ["0 0", "0 1", "1 0", "1 1", "2 0", "2 1"]

@@ -218,6 +218,21 @@ def test_unresolved_dependencies_are_dropped_entries() -> None:
     assert "submit.sh" not in result.tree.files
 
 
+def test_an_unresolved_dependency_drops_its_own_entry_only() -> None:
+    """Found by what the entry is about (type and target), not by the words of its item."""
+    job = simple(
+        "late",
+        dependencies=(
+            ir.Dependency("afterok", ("77001+30",)),
+            ir.Dependency("afterany", ("77001",)),
+        ),
+    )
+    (t,) = translate_jobs([job]).translations
+    deps = [e for e in t.fidelity.entries if e.key[:1] == ("dependency",)]
+    assert [(e.key[1], e.status) for e in deps] == [("afterok", "dropped"), ("afterany", "dropped")]
+    assert len([e for e in t.fidelity.entries if "77001" in e.item]) == 2  # no second entry per dependency
+
+
 # ---------------------------------------------------------------------------
 # golden files: corpus/golden/translate/<input>.json (pytest --update-golden rewrites them)
 

@@ -535,7 +535,7 @@ def test_accounted_demand_replaces_the_estimate_and_weights_capacity(week: Accou
     accounted = build_plan(jobs, Direction.TO_KUBERNETES, SITE, usage=[week])
     need = {d.job_id: d for d in accounted.demands}
     assert need["training/pretrain.sbatch"].node_hours == 2688.32
-    assert need["training/pretrain.sbatch"].basis.startswith("accounted: 2 run(s), 2 allocation(s)")
+    assert need["training/pretrain.sbatch"].basis.startswith("accounted: 2 runs, 2 allocations")
     assert "the script estimate was 1536 node-h" in need["training/pretrain.sbatch"].basis
     assert need["ops/cleanup.sbatch"].node_hours == 0.0  # counted under the scrontab entry
     assert need["data/verify.sbatch"].basis.endswith("did not run in the accounting window")
@@ -547,9 +547,9 @@ def test_accounted_demand_replaces_the_estimate_and_weights_capacity(week: Accou
         for cap in phase.capacity:
             assert cap.source_nodes + cap.target_nodes == cap.total_nodes
     warnings = "\n".join(accounted.warnings)
-    assert "accounting sacct-week.txt: 5 unreadable record(s) skipped (line 29:" in warnings
+    assert "accounting sacct-week.txt: 5 unreadable records skipped (line 29:" in warnings
     assert "ran but are not in the scanned tree" in warnings and "vit-l-inat (llm, gpu-a100" in warnings
-    assert "2 scanned job(s) did not run in the accounting window" in warnings
+    assert "2 scanned jobs did not run in the accounting window" in warnings
     assert "ops/cleanup.sbatch has the same name as ops/scrontab.txt@6" in warnings
 
 

@@ -55,6 +55,7 @@ class DependencyLink:
     prerequisite: str | None = None
     external: str | None = None
     note: str = ""
+    any_of: bool = False  # one of an OR list ('?'): any one of them lets the job start
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +202,16 @@ def _links(
             )
         ]
     return [
-        DependencyLink(dependent, dep.type, via, where.source.path, at, prerequisite=p, note=target.note)
+        DependencyLink(
+            dependent,
+            dep.type,
+            via,
+            where.source.path,
+            at,
+            prerequisite=p,
+            note=target.note,
+            any_of=dep.any_of,
+        )
         for p in target.jobs
         if p != dependent
     ]

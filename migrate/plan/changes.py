@@ -14,6 +14,7 @@ from functools import lru_cache
 from migrate import ir
 from migrate.graph.storage import StorageResolver
 from migrate.plan.facts import ML_LAUNCHERS, JobFacts
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.vocab import JobKind, Pattern
 
@@ -284,7 +285,7 @@ def slurm_changes(job: ir.Job, facts: JobFacts, pattern: Pattern, config: SiteCo
     if replicas > 1 and pattern != Pattern.SWEEP:
         out.add(
             ChangeKind.SCHEDULING,
-            f"{replicas} pods become one allocation of {facts.nodes} node(s), started with srun",
+            f"{replicas} pods become one allocation of {plural(facts.nodes, 'node')}, started with srun",
         )
     if set(facts.launchers) & ML_LAUNCHERS and replicas > 1:
         out.add(ChangeKind.SCHEDULING, "rendezvous from the Slurm node list instead of a master Service")

@@ -38,6 +38,7 @@ from migrate.plan.facts import (
     facts_of,
 )
 from migrate.plan.rules import Recommendation, Rule, recommend
+from migrate.render import plural
 from migrate.site.config import SiteConfig
 from migrate.vocab import (
     CRON_KINDS,
@@ -117,11 +118,14 @@ def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classifi
     best = max(_PRECEDENCE, key=lambda p: (scores[p][0], -_PRECEDENCE.index(p)))
     score, reasons = scores[best]
     finetune = _finetune_reasons(facts)
+    reasons = [*_no_traffic(facts), *reasons]
     if finetune and (score == 0 or best == _TRAINING):
         return Classification(job.id, Pattern.FINE_TUNING, tuple(finetune + reasons))
     if score == 0:
         what = "a GPU job" if facts.gpus else "a CPU job"
-        return Classification(job.id, Pattern.GENERAL, (f"{what} with no recognisable workload signal",))
+        return Classification(
+            job.id, Pattern.GENERAL, (*reasons, f"{what} with no recognisable workload signal")
+        )
     if best == _TRAINING:
         pattern, scale = _training_scale(facts, config)
         return Classification(job.id, pattern, tuple([*reasons, scale]))
@@ -171,7 +175,7 @@ def _probe(sub: ir.Submission) -> bool:
 
 def _orchestration(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     if facts.kind in WRAPPER_KINDS:
-        return Pattern.ORCHESTRATION, [f"wrapper script that submits {len(job.submits)} job(s)"]
+        return Pattern.ORCHESTRATION, [f"wrapper script that submits {plural(len(job.submits), 'job')}"]
     return None
 
 
@@ -202,9 +206,8 @@ def _interactive(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | No
 
 
 def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
+    """Serving means serving traffic: a Service, a port or a server command, not only running long."""
     reasons: list[str] = []
-    if facts.kind in SERVING_KINDS:
-        reasons.append(f"long-running {facts.kind}")
     # every long-running object has a service entry; only a Service or a port is there for clients
     addresses = sorted({a for s in job.services for a in s.addresses})
     ports = sorted({p for s in job.services for p in s.ports})
@@ -212,12 +215,24 @@ def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
         reasons.append("serves clients through Service " + ", ".join(addresses))
     elif ports:
         reasons.append("listens on port " + ", ".join(map(str, ports)))
-    words = sorted(facts.command_words & SERVE_WORDS)
+    named = sorted(facts.identity_words & SERVE_WORDS)
+    if named:
+        reasons.append(_mentions("name", named))
+    words = sorted((facts.command_words & SERVE_WORDS) - set(named))
     if words:
         reasons.append(_mentions("command", words))
     if "serving" in facts.phrases:
         reasons.append("starts an inference server (vllm, triton, tgi)")
+    if reasons and facts.kind in SERVING_KINDS:
+        reasons.insert(0, f"long-running {facts.kind}")
     return (Pattern.SERVING, reasons) if reasons else None
+
+
+def _no_traffic(facts: JobFacts) -> list[str]:
+    """Why a long-running object with nothing for clients is classed by what it runs instead."""
+    if facts.kind not in SERVING_KINDS:
+        return []
+    return [f"a long-running {facts.kind} with no Service, port or server command: it serves no traffic"]
 
 
 # ---------------------------------------------------------------------------
@@ -306,7 +321,7 @@ def _training_scale(facts: JobFacts, config: SiteConfig) -> tuple[Pattern, str]:
         )
     return (
         Pattern.SMALL_TRAINING,
-        f"{facts.nodes} node(s) <= large_training_nodes ({limits.large_training_nodes})",
+        f"{plural(facts.nodes, 'node')} <= large_training_nodes ({limits.large_training_nodes})",
     )
 
 

@@ -70,7 +70,7 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
             basis += f" x {facts.array_size} array tasks"
             gang = _array_gang(job, facts, load)
             if load < facts.nodes:
-                basis += f", {load:g} node each, {gang} node(s) for the tasks that run at once"
+                basis += f", {load:g} node each, {plural(gang, 'node')} for the tasks that run at once"
         elif load < facts.nodes:
             basis += f", {load:g} of a node"
         if job.schedule is not None:
@@ -123,7 +123,7 @@ def accounted_demand(script: JobDemand, usage: JobUsage) -> JobDemand:
     """What the accounting says the job used, in place of the script's estimate."""
     states = ", ".join(f"{state} {count}" for state, count in usage.states)
     basis = (
-        f"accounted: {usage.runs} run(s), {usage.allocations} allocation(s) ({states})"
+        f"accounted: {plural(usage.runs, 'run')}, {plural(usage.allocations, 'allocation')} ({states})"
         + (", scaled to one demand window" if usage.scaled else "")
         + f"; the script estimate was {script.node_hours:g} node-h"
     )

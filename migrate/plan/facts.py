@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from migrate import ir
 from migrate.site.allocation import allocate
@@ -151,6 +152,7 @@ class JobFacts:
     # (whole nodes, for a job on a partition whose node size is unknown)
     assumed: tuple[str, ...] = ()
     partition: str | None = None  # the partition it runs in (named, or the default one)
+    allocation: dict[str, Any] | None = None  # what Slurm allocates, value by value with its source
 
     def words(self) -> frozenset[str]:
         return self.identity_words | self.command_words
@@ -200,6 +202,7 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
         time_basis=_shared_text(limit.detail),
         assumed=_assumed(allocation),
         partition=allocation.partition.value,
+        allocation=allocation.summary(),
     )
 
 

@@ -314,9 +314,16 @@ class CapacityTracker:
             out.append(
                 Capacity(name, total, part.gpus_per_node, total - target, target, moved_hours, left_hours)
             )
-        if self._unplanned:
-            shown = ", ".join(sorted(self._unplanned)[:3]) + (" ..." if len(self._unplanned) > 3 else "")
-            warnings.append(f"no partition or queue in migrate.yaml, capacity not planned for: {shown}")
+        if self._unplanned:  # said once, in the phase that moves them
+            new = sorted(self._unplanned)
+            self._unplanned = []
+            shown = ", ".join(new[:3]) + (" ..." if len(new) > 3 else "")
+            one = len(new) == 1
+            warnings.append(
+                f"{plural(len(new), 'moved job')} {'runs' if one else 'run'} in no partition migrate.yaml "
+                f"describes, so the capacity {'it needs' if one else 'they need'} is not planned: {shown}; "
+                f"give {'it' if one else 'them'} a --partition (or a default partition in migrate.yaml)"
+            )
         return out, warnings
 
 
@@ -365,7 +372,9 @@ def gates(
         out.append(f"identical outputs on both schedulers (checksums of what the jobs write under {shown})")
     bridged = sorted(bridges)
     if bridged:
-        out.append(f"readers on the other scheduler see the new outputs ({len(bridged)} bridged link(s))")
+        out.append(
+            f"readers on the other scheduler see the new outputs ({plural(len(bridged), 'bridged link')})"
+        )
     return out
 
 
@@ -378,7 +387,7 @@ def rollback(capacities: list[Capacity], previous: Mapping[str, int], direction:
     for cap in capacities:
         shifted = cap.target_nodes - previous.get(cap.partition, 0)
         if shifted > 0:
-            out.append(f"return {shifted} node(s) of {cap.partition} to {source}")
+            out.append(f"return {plural(shifted, 'node')} of {cap.partition} to {source}")
     out.append("shared storage stays mounted on both sides, so outputs written on either remain readable")
     return out
 

@@ -12,8 +12,10 @@ the stable, byte-for-byte deterministic ``plan.json``.
 
 from __future__ import annotations
 
+import os
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import networkx as nx
@@ -23,11 +25,24 @@ from migrate.graph import model as gm
 from migrate.graph.builder import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
 from migrate.graph.perf import paused_gc
 from migrate.plan.classify import Assessment, assess_jobs
+from migrate.plan.coexistence import CoexistenceDecision, check_choice, decide, decision_dict
+from migrate.plan.coexistence_phases import (
+    PoolShare,
+    bridge_order,
+    mode_gates,
+    mode_rollback,
+    phase_steps,
+    pool,
+    pool_dict,
+)
+from migrate.plan.coexistence_phases import foundation_steps as coexistence_foundations
 from migrate.plan.demand import JobDemand, accounted_demand, helper_demand, job_demand, unaccounted_demand
 from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
 from migrate.plan.units import UnitDecision, decide_units
-from migrate.site.config import SiteConfig
+from migrate.render import plural
+from migrate.site.config import CONFIG_NAME, PLACEHOLDER, SiteConfig
 from migrate.site.inventory import Inventory, inventory_section, merge_inventory
+from migrate.site.inventory_model import SLURM_CONF
 from migrate.site.usage import (
     AccountingFile,
     UsageReport,
@@ -36,7 +51,16 @@ from migrate.site.usage import (
     usage_section,
     usage_warnings,
 )
-from migrate.vocab import Action, Direction, Pattern, UnitAction
+from migrate.vocab import (
+    AUTO_COEXISTENCE,
+    WRAPPER_KINDS,
+    Action,
+    CoexistenceMode,
+    Direction,
+    Format,
+    Pattern,
+    UnitAction,
+)
 
 PLAN_SCHEMA = "migrate-plan/1"
 
@@ -62,6 +86,8 @@ class Phase:
     rollback: tuple[str, ...] = ()
     exit_criteria: tuple[str, ...] = ()
     stays: tuple[tuple[str, str], ...] = ()  # job -> why it stays on the source
+    why: tuple[str, ...] = ()  # why these units (the pilot: the workload each one stands for)
+    pool: tuple[PoolShare, ...] = ()  # nodes both schedulers draw from (Slinky, slurm-bridge)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +106,7 @@ class Plan:
     warnings: tuple[str, ...]
     usage: UsageReport | None = None  # accounting dumps and what they matched, when given
     inventory: tuple[Inventory, ...] = ()  # slurm.conf / ParallelCluster files, when given
+    coexistence: CoexistenceDecision | None = None  # None: static partitioning as asked
 
     def to_dict(self) -> dict[str, Any]:
         return _plan_dict(self)
@@ -92,6 +119,7 @@ def build_plan(
     fidelity: Mapping[str, tuple[int, int]] | None = None,
     usage: Sequence[AccountingFile] = (),
     inventory: Sequence[Inventory] = (),
+    coexistence: str = AUTO_COEXISTENCE,
 ) -> Plan:
     """The plan for moving ``jobs`` in ``direction``.
 
@@ -101,10 +129,13 @@ def build_plan(
     estimate of every job it matches with what the job used; ``inventory``
     (``migrate.site.inventory.parse_inventory``) completes the partitions of
     ``config``. Both add plan warnings for what they could not place.
+    ``coexistence`` is a mode of ``CoexistenceMode`` or auto (``coexistence.decide``).
     """
     direction = Direction.of(direction)
     with paused_gc():
-        plan, graph, _ = _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
+        plan, graph, _ = _build_plan(
+            jobs, direction, config or SiteConfig(), fidelity, usage, inventory, coexistence
+        )
         release_graph(graph)
         return plan
 
@@ -116,11 +147,14 @@ def build_plan_and_graph(
     fidelity: Mapping[str, tuple[int, int]] | None = None,
     usage: Sequence[AccountingFile] = (),
     inventory: Sequence[Inventory] = (),
+    coexistence: str = AUTO_COEXISTENCE,
 ) -> tuple[Plan, nx.MultiDiGraph]:
     """``build_plan``, and the graph it was built on (``build_graph``): the report draws it."""
     direction = Direction.of(direction)
     with paused_gc():
-        plan, graph, flows = _build_plan(jobs, direction, config or SiteConfig(), fidelity, usage, inventory)
+        plan, graph, flows = _build_plan(
+            jobs, direction, config or SiteConfig(), fidelity, usage, inventory, coexistence
+        )
         add_flow_edges(graph, flows)
         return plan, graph
 
@@ -155,9 +189,17 @@ def _build_plan(
     fidelity: Mapping[str, tuple[int, int]] | None,
     usage: Sequence[AccountingFile],
     inventory: Sequence[Inventory],
+    mode: str,
 ) -> tuple[Plan, nx.MultiDiGraph, Flows]:
     """The plan, and the graph (without its produces_for edges) and flows it was built on."""
     config, input_warnings = merge_inventory(config, inventory)
+    if config.unfilled:
+        shown = ", ".join(config.unfilled[:4]) + (" ..." if len(config.unfilled) > 4 else "")
+        input_warnings.append(
+            f"{os.path.basename(config.source or CONFIG_NAME)} still has "
+            f"{plural(len(config.unfilled), 'value')} to fill in ({PLACEHOLDER}: {shown}); "
+            "a count or duration left so is read as not given"
+        )
     job_list = sorted(jobs, key=lambda j: j.id)
     graph, flows = build_graph_and_flows(job_list, config)
     assessed = assess_jobs(job_list, direction, config)
@@ -175,49 +217,35 @@ def _build_plan(
     source, target = direction.source.display_name, direction.target.display_name
 
     movable = sorted((d for d in decisions if d.moving), key=lambda d: (d.risk.score, d.unit.id))
-    pilot, waves, warnings = _schedule(movable, config, {a.job_id: a.pattern for a in assessed})
-    warnings[:0] = input_warnings  # what the inputs could not tell comes first
+    patterns = {a.job_id: a.pattern for a in assessed}
     moving = [j for d in movable for j in d.moving]
     bridge_fs = {fs for d in decisions for fs in d.bridge_filesystems}
     touched = {fs for d in movable for fs in d.unit.filesystems} | bridge_fs
     shared = [fs for fs in analysis.shared_filesystems if fs.node in touched or fs.node in bridge_fs]
-
-    phases = [
-        Phase(
-            "P0",
-            FOUNDATIONS,
-            FOUNDATIONS,
-            steps=tuple(
-                foundations(graph, moving, by_id, demands, sorted(touched), shared, direction, config)
-            ),
+    layout = _Layout(graph, by_id, demands, direction, config, decisions, source)
+    foundation_steps = foundations(graph, moving, by_id, demands, sorted(touched), shared, direction, config)
+    phases, warnings = layout.phases(movable, foundation_steps, None)
+    coexistence = None
+    if check_choice(mode) != CoexistenceMode.PARTITION:
+        caps = [(p.id, p.capacity) for p in phases if p.kind in (PILOT, WAVE, END_STATE)]
+        coexistence = decide(
+            mode, job_list, assessed, demands, caps, config, _has_slurmctld(direction, inventory)
         )
-    ]
-    previous: dict[str, int] = {}
-    in_scope = [j for j in demands if by_id[j].recommendation.action != Action.ALREADY_THERE]
-    tracker = CapacityTracker(in_scope, demands, config)
-    for index, group in enumerate([pilot, *waves] if pilot else []):
-        phase_id, name, kind = ("P1", PILOT, PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}", WAVE)
-        jobs_now = [j for d in group for j in d.moving]
-        tracker.move(jobs_now)
-        caps, notes = tracker.snapshot()
-        warnings += [f"{phase_id}: {n}" for n in notes]
-        bridges = [b for d in group for b in d.bridges]
-        phases.append(
-            Phase(
-                phase_id,
-                name,
-                kind,
-                units=tuple(d.unit.id for d in group),
-                jobs=tuple(jobs_now),
-                capacity=tuple(caps),
-                gates=tuple(gates(jobs_now, graph, bridges, direction, config)),
-                rollback=tuple(rollback(caps, previous, direction)),
-            )
-        )
-        previous = {c.partition: c.target_nodes for c in caps}
-    phases.append(_end(decisions, tracker, config, source, warnings))
+        if coexistence.mode == CoexistenceMode.SLURM_BRIDGE:
+            order = bridge_order([(d.unit.id, [patterns[j] for j in d.moving]) for d in movable])
+            rank = {unit: i for i, unit in enumerate(order)}
+            movable = sorted(movable, key=lambda d: rank[d.unit.id])
+        if coexistence.mode != CoexistenceMode.PARTITION:
+            kept = [s for s in foundation_steps if s.kind != "coexistence"]
+            gpu_parts = [name for name, part in config.partitions if part.gpus_per_node and part.nodes]
+            steps = kept + coexistence_foundations(coexistence, direction, inventory, gpu_parts)
+            phases, warnings = layout.phases(movable, steps, coexistence.mode)
+        warnings += coexistence.warnings
+    warnings[:0] = input_warnings  # what the inputs could not tell comes first
     if analysis.cycles:
-        warnings.append(f"{len(analysis.cycles)} dependency cycle(s): their units are blocked until fixed")
+        warnings.append(
+            f"{plural(len(analysis.cycles), 'dependency cycle')}: their units are blocked until fixed"
+        )
     plan = Plan(
         direction=direction,
         site=config.site,
@@ -233,8 +261,85 @@ def _build_plan(
         warnings=tuple(warnings),
         usage=report,
         inventory=tuple(inventory),
+        coexistence=coexistence,
     )
     return plan, graph, flows
+
+
+def _has_slurmctld(direction: Direction, inventory: Sequence[Inventory]) -> bool:
+    """A Slurm the site already runs: the source of a move to Kubernetes, or a slurm.conf given."""
+    return direction == Direction.TO_KUBERNETES or any(inv.format == SLURM_CONF for inv in inventory)
+
+
+@dataclass
+class _Layout:
+    """Lays out the phases after Phase 0 from the movable units, for a coexistence mode."""
+
+    graph: nx.MultiDiGraph
+    by_id: Mapping[str, Assessment]
+    demands: Mapping[str, JobDemand]
+    direction: Direction
+    config: SiteConfig
+    decisions: list[UnitDecision]
+    source: str
+
+    def phases(
+        self,
+        movable: list[UnitDecision],
+        foundation_steps: list[Step],
+        mode: CoexistenceMode | None,
+    ) -> tuple[list[Phase], list[str]]:
+        by_id, demands, direction, config = self.by_id, self.demands, self.direction, self.config
+        hours = {job: need.node_hours for job, need in demands.items()}
+        patterns = {a.job_id: a.pattern for a in by_id.values()}
+        pilot, waves, warnings, chosen = _schedule(movable, config, patterns, hours)
+        phases = [Phase("P0", FOUNDATIONS, FOUNDATIONS, steps=tuple(foundation_steps))]
+        previous: dict[str, int] = {}
+        in_scope = [j for j in demands if by_id[j].recommendation.action != Action.ALREADY_THERE]
+        tracker = CapacityTracker(in_scope, demands, config)
+        for index, group in enumerate([pilot, *waves] if pilot else []):
+            phase_id, name, kind = (
+                ("P1", PILOT, PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}", WAVE)
+            )
+            jobs_now = [j for d in group for j in d.moving]
+            tracker.move(jobs_now)
+            caps, notes = tracker.snapshot()
+            warnings += [f"{phase_id}: {n}" for n in notes]
+            bridges = [b for d in group for b in d.bridges]
+            phase_gates = gates(jobs_now, self.graph, bridges, direction, config)
+            back = rollback(caps, previous, direction)
+            steps: list[Step] = []
+            shares: tuple[PoolShare, ...] = ()
+            if mode is not None:
+                steps = phase_steps(mode, caps, previous)
+                phase_gates += mode_gates(mode)
+                back = back[:1] + mode_rollback(mode, caps, previous)
+                shares = pool(mode, caps, direction)
+                if mode == CoexistenceMode.SLURM_BRIDGE:
+                    caps = []  # no node changes hands: the pool is the picture
+            phases.append(
+                Phase(
+                    phase_id,
+                    name,
+                    kind,
+                    units=tuple(d.unit.id for d in group),
+                    jobs=tuple(jobs_now),
+                    steps=tuple(steps),
+                    capacity=tuple(caps),
+                    gates=tuple(phase_gates),
+                    rollback=tuple(back),
+                    pool=shares,
+                    why=tuple(chosen) if index == 0 else (),
+                )
+            )
+            previous = {c.partition: c.target_nodes for c in caps}
+        end = _end(self.decisions, tracker, config, self.source, warnings)
+        if mode is not None:
+            shares = pool(mode, end.capacity, direction)
+            kept = () if mode == CoexistenceMode.SLURM_BRIDGE else end.capacity
+            end = replace(end, capacity=kept, pool=shares)
+        phases.append(end)
+        return phases, warnings
 
 
 def _weigh_by_usage(demands: Mapping[str, JobDemand], report: UsageReport) -> dict[str, JobDemand]:
@@ -256,29 +361,91 @@ def _upkeep_only(decision: UnitDecision, patterns: Mapping[str, str]) -> bool:
 
 
 def _schedule(
-    movable: list[UnitDecision], config: SiteConfig, patterns: Mapping[str, str]
-) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str]]:
-    """The pilot (lowest risk under the limit) and the waves after it, lowest risk first."""
+    movable: list[UnitDecision], config: SiteConfig, patterns: Mapping[str, str], hours: Mapping[str, float]
+) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str], list[str]]:
+    """The pilot, the waves after it (lowest risk first), warnings, and why the pilot has its units."""
     limits = config.thresholds
     if not movable:
-        return [], [], ["nothing moves: every job stays where it is or is already on the target"]
+        return [], [], ["nothing moves: every job stays where it is or is already on the target"], []
     warnings: list[str] = []
     # The pilot proves real workloads; upkeep jobs are duplicated on both sides anyway.
     candidates = [
         d for d in movable if d.risk.score <= limits.pilot_max_risk and not _upkeep_only(d, patterns)
     ]
-    pilot = candidates[: limits.pilot_max_units]
+    workload = [d for d in movable if not _upkeep_only(d, patterns)]
+    pilot, why = _representative(candidates, workload, patterns, hours, limits.pilot_max_units)
     if not pilot:
-        workload = [d for d in movable if not _upkeep_only(d, patterns)]
         pilot = (workload or movable)[:1]
         warnings.append(
             f"no workload unit scores at or below pilot_max_risk ({limits.pilot_max_risk}); "
             f"the pilot takes the lowest-risk unit ({pilot[0].unit.id}, risk {pilot[0].risk.score})"
         )
+        why = [f"{pilot[0].unit.id}: the lowest-risk unit of the workload that moves"]
     rest = [d for d in movable if d not in pilot]
     size = max(1, limits.wave_max_units)
     waves = [rest[i : i + size] for i in range(0, len(rest), size)]
-    return pilot, waves, warnings
+    return pilot, waves, warnings, why
+
+
+def _representative(
+    candidates: list[UnitDecision],
+    workload: list[UnitDecision],
+    patterns: Mapping[str, str],
+    hours: Mapping[str, float],
+    limit: int,
+) -> tuple[list[UnitDecision], list[str]]:
+    """Units that stand for the workload that moves: the lowest-risk unit of each of its largest patterns.
+
+    Patterns are weighed by the node-hours of all the moving work (so the pilot proves what most of
+    the move is made of); a unit stands for the pattern holding most of its own node-hours. When the
+    workload has fewer patterns than the pilot has room, the lowest-risk units fill it up.
+    """
+    weight: dict[str, float] = defaultdict(float)
+    for d in workload:
+        for job in d.moving:
+            if patterns[job] != Pattern.MAINTENANCE:
+                weight[patterns[job]] += hours.get(job, 0.0)
+
+    def main_pattern(d: UnitDecision) -> str:
+        own: dict[str, float] = defaultdict(float)
+        for job in d.moving:
+            if patterns[job] != Pattern.MAINTENANCE:
+                own[patterns[job]] += hours.get(job, 0.0) + 1e-9  # a job with no demand still counts
+        return max(sorted(own), key=lambda p: own[p])
+
+    chosen: list[UnitDecision] = []
+    why: list[str] = []
+    missed: list[str] = []
+    total = sum(weight.values()) or 1.0
+    for pattern in sorted(weight, key=lambda p: (-weight[p], p)):
+        if len(chosen) >= limit:
+            break
+        percent = 100 * weight[pattern] / total
+        share = f"{round(percent)}%" if percent >= 0.5 or not percent else "under 1%"
+        pick = next((d for d in candidates if d not in chosen and main_pattern(d) == pattern), None)
+        if pick is None:
+            if percent:
+                missed.append(f"{pattern} ({share} of the moving node-hours)")
+            continue
+        chosen.append(pick)
+        why.append(
+            f"{pick.unit.id}: {pattern}, {share} of the moving node-hours; "
+            f"its lowest-risk unit (risk {pick.risk.score})"
+        )
+    for d in candidates:  # fewer patterns than room: the lowest-risk units fill the pilot
+        if len(chosen) >= limit:
+            break
+        if d not in chosen:
+            chosen.append(d)
+            why.append(f"{d.unit.id}: {main_pattern(d)} again, a low-risk unit (risk {d.risk.score})")
+    order = {id(d): i for i, d in enumerate(candidates)}
+    ranked = sorted(zip(chosen, why, strict=True), key=lambda pair: order[id(pair[0])])
+    notes = [w for _, w in ranked]
+    if missed and chosen:
+        notes.append(
+            f"no unit of {', '.join(missed)} scores at or below pilot_max_risk: they move in the waves"
+        )
+    return [d for d, _ in ranked], notes
 
 
 def _end(
@@ -333,9 +500,10 @@ def _plan_dict(plan: Plan, streamed: bool = False) -> dict[str, Any]:
     unit_of = {job: d.unit.id for d in plan.units for job in d.unit.jobs}
     phase_of = {job: p.id for p in plan.phases for job in p.jobs}
     demand_of = {d.job_id: d for d in plan.demands}
+    source = plan.direction.source
 
     def job_entry(a: Assessment) -> dict[str, Any]:
-        job = _job_dict(a, unit_of.get(a.job_id), phase_of.get(a.job_id), demand_of.get(a.job_id))
+        job = _job_dict(a, unit_of.get(a.job_id), phase_of.get(a.job_id), demand_of.get(a.job_id), source)
         # Present only when given, so that a plan from the scripts alone keeps the same bytes.
         if plan.usage is not None and "demand" in job:
             job["demand"]["accounting"] = job_accounting(plan.usage, job["id"])
@@ -362,6 +530,8 @@ def _plan_dict(plan: Plan, streamed: bool = False) -> dict[str, Any]:
         out["usage"] = usage_section(plan.usage)
     if plan.inventory:
         out["inventory"] = inventory_section(plan.inventory)
+    if plan.coexistence is not None:  # absent when static partitioning was asked: today's bytes
+        out["coexistence"] = decision_dict(plan.coexistence)
     return out
 
 
@@ -381,7 +551,10 @@ def _summary(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _job_dict(a: Assessment, unit: str | None, phase: str | None, demand: JobDemand | None) -> dict[str, Any]:
+def _job_dict(
+    a: Assessment, unit: str | None, phase: str | None, demand: JobDemand | None, source: Format
+) -> dict[str, Any]:
+    """``source``: the scheduler the plan moves from; its jobs get their Slurm allocation."""
     rec = a.recommendation
     out: dict[str, Any] = {
         "id": a.job_id,
@@ -407,6 +580,8 @@ def _job_dict(a: Assessment, unit: str | None, phase: str | None, demand: JobDem
             out["demand"]["node_load"] = demand.node_load
         if demand.assumed:  # allocation values no option or site value told
             out["demand"]["assumed"] = list(demand.assumed)
+    if a.facts.allocation is not None and a.facts.format == source and a.facts.kind not in WRAPPER_KINDS:
+        out["allocation"] = a.facts.allocation
     return out
 
 
@@ -451,7 +626,8 @@ def _phase_dict(p: Phase) -> dict[str, Any]:
         "rollback": list(p.rollback),
         "exit_criteria": list(p.exit_criteria),
         "stays": [{"job": j, "reason": r} for j, r in p.stays],
-    }
+        **({"why": list(p.why)} if p.why else {}),
+    } | ({"pool": [pool_dict(s) for s in p.pool]} if p.pool else {})
 
 
 __all__ = [

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from migrate import ir
 from migrate.plan.changes import Change, kubernetes_changes, slurm_changes
 from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, JobFacts
+from migrate.render import plural
 from migrate.site.config import SiteConfig, Thresholds
 from migrate.vocab import SERVING_KINDS, TRAINING_PATTERNS, Action, Direction, Pattern
 
@@ -117,6 +118,12 @@ RULES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "helper-with-its-jobs": (
         "migrate default",
         "a rendezvous store or Ray cluster that only jobs use moves, and runs, with those jobs",
+        (),
+    ),
+    "long-running-on-kubernetes": (
+        "no article row (migrate default)",
+        "a long-running object that serves no traffic (a worker or daemon) has no end, as a Slurm job must: "
+        "it stays on Kubernetes",
         (),
     ),
     "general-either": (
@@ -226,7 +233,10 @@ def _to_kubernetes(
         )
     simple = {
         Pattern.LONG_TRAINING: ("long training within the node threshold", "mid-training-either"),
-        Pattern.SMALL_TRAINING: (f"{facts.nodes} node(s), within the threshold", "mid-training-either"),
+        Pattern.SMALL_TRAINING: (
+            f"{plural(facts.nodes, 'node')}, within the threshold",
+            "mid-training-either",
+        ),
         Pattern.FINE_TUNING: ("fine-tuning fits beside serving on Kubernetes", "mixed-to-kubernetes"),
         Pattern.SWEEP: ("a sweep: trials can be queued and preempted by Kueue", "sweeps-on-kubernetes"),
         Pattern.DATA_PREP: ("data preprocessing runs on either", "data-prep-either"),
@@ -254,6 +264,12 @@ def _to_slurm(job: ir.Job, facts: JobFacts, pattern: Pattern) -> tuple[Action, s
             Action.STAY,
             f"a long-running {facts.kind} with a service: stays on Kubernetes (hybrid)",
             ("interactive-either"),
+        )
+    if pattern not in (Pattern.HELPER, Pattern.INTERACTIVE) and facts.kind in SERVING_KINDS:
+        return (
+            Action.STAY,
+            f"a long-running {facts.kind} that serves no traffic has no end: stays on Kubernetes (hybrid)",
+            "long-running-on-kubernetes",
         )
     simple = {
         Pattern.LONG_TRAINING: ("large training is at home on Slurm", "large-training-on-slurm"),

@@ -210,20 +210,33 @@ def unit_risk(
     gpus = sum(f.gpus for f in facts)
     add(10 if gpus >= 64 else 5 if gpus >= 8 else 0, 10, f"{gpus} GPUs move")
     gangs = sum(1 for f in facts if f.nodes > 1)
-    add(5 * gangs, 10, f"{gangs} multi-node job(s) need gang scheduling")
+    add(
+        5 * gangs,
+        10,
+        f"{plural(gangs, 'multi-node job')} {'needs' if gangs == 1 else 'need'} gang scheduling",
+    )
     strict = sorted({need for f in facts for need in f.strict_placement})
     strict_jobs = sum(1 for f in facts if f.strict_placement)
-    add(10 * strict_jobs, 20, f"{strict_jobs} job(s) with strict placement: {', '.join(strict[:3])}")
-    add(5 * len(bridges), 10, f"{len(bridges)} data link(s) cross the scheduler boundary")
-    add(5 * len(unit.externals), 10, f"{len(unit.externals)} dependenc(ies) on jobs outside the scan")
+    add(10 * strict_jobs, 20, f"{plural(strict_jobs, 'job')} with strict placement: {', '.join(strict[:3])}")
+    add(
+        5 * len(bridges),
+        10,
+        f"{plural(len(bridges), 'data link')} {'crosses' if len(bridges) == 1 else 'cross'} "
+        "the scheduler boundary",
+    )
+    add(
+        5 * len(unit.externals),
+        10,
+        f"{plural(len(unit.externals), 'dependency', 'dependencies')} on jobs outside the scan",
+    )
     unmapped = _unmapped_filesystems(graph, moving, direction)
     add(5 * len(unmapped), 15, "no mount on the target for " + ", ".join(unmapped))
     hooks = sorted({h for j in moving for h in _hooks(graph, j)})
     add(3 * len(hooks), 9, "monitoring to rebuild: " + ", ".join(hooks))
     images = _images_to_build(moving, assessments, config, direction)
-    add(5 * images, 15, f"{images} job(s) need a new container image")
+    add(5 * images, 15, f"{plural(images, 'job')} {'needs' if images == 1 else 'need'} a new container image")
     changes = {c.text for j in moving for c in assessments[j].recommendation.changes}
-    add(len(changes), 10, f"{len(changes)} distinct change(s) to make")
+    add(len(changes), 10, f"{plural(len(changes), 'distinct change')} to make")
     score = min(100, sum(f.points for f in parts))
     return Risk(score, tuple(parts) or (RiskFactor(0, "a plain move"),))
 

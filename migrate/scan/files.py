@@ -23,6 +23,7 @@ from migrate.scan.results import (
     cap_repeats,
 )
 from migrate.scan.templates import Values
+from migrate.translators.argo import reader as argo_reader
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
 from migrate.vocab import Format
@@ -82,9 +83,16 @@ def sniff(text: str) -> Format | None:
     return None
 
 
-def read_text(text: str, path: str, fmt: str, diags: Collector) -> list[ir.Job]:
-    reader = slurm_reader if fmt == Format.SLURM else k8s_reader
-    return reader.read(text, path, diags)
+def read_text(
+    text: str, path: str, fmt: str, diags: Collector, library: argo_reader.Library | None = None
+) -> list[ir.Job]:
+    """``library``: the WorkflowTemplates of the other scanned files, for Argo's templateRef."""
+    if fmt == Format.SLURM:
+        return slurm_reader.read(text, path, diags)
+    jobs = k8s_reader.read(text, path, diags)
+    if argo_reader.sniff(text):  # Argo objects beside the others: the Kubernetes reader leaves them
+        jobs += argo_reader.read(text, path, diags, library)
+    return jobs
 
 
 def _open_regular(path: str) -> IO[bytes]:
@@ -129,7 +137,13 @@ def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | Non
     return data
 
 
-def read_data(data: bytes, path: str, job_like: bool, values: Values = ()) -> FileResult | None:
+def read_data(
+    data: bytes,
+    path: str,
+    job_like: bool,
+    library: argo_reader.Library | None = None,
+    values: Values = (),
+) -> FileResult | None:
     """Read a file's content as the job file at ``path``; None when it is not worth reporting.
 
     The result depends on ``path`` only as an opaque id, which is what lets the
@@ -156,7 +170,7 @@ def read_data(data: bytes, path: str, job_like: bool, values: Values = ()) -> Fi
         diags.add("FILE-NOT-A-JOB", "no #SBATCH directives, sbatch calls or Kubernetes objects found")
         return FileResult(path, Format.UNKNOWN, [], diags.items)
     try:
-        jobs = read_text(text, path, fmt, diags)
+        jobs = read_text(text, path, fmt, diags, library)
     except Exception as exc:  # a reader bug must not lose the file or the run
         diags.add("INTERNAL-ERROR", f"reader failed: {type(exc).__name__}: {exc}")
         jobs = []
@@ -201,7 +215,7 @@ def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> F
     if charts.is_chart(path):
         text = decode(loaded, Collector(path))
         return charts.read_chart(candidate.path, path, text, options.helm_values)
-    return read_data(loaded, path, job_like_name(path), options.values)
+    return read_data(loaded, path, job_like_name(path), values=options.values)
 
 
 def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:

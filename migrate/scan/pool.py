@@ -121,8 +121,8 @@ def prepare(
 
 def compute(miss: Miss) -> Outcome | None:
     if miss.key is None:
-        return _fresh(read_data(miss.data, miss.path, miss.job_like, miss.values))
-    result = read_data(miss.data, cache.PATH_TOKEN, miss.job_like, miss.values)
+        return _fresh(read_data(miss.data, miss.path, miss.job_like, values=miss.values))
+    result = read_data(miss.data, cache.PATH_TOKEN, miss.job_like, values=miss.values)
     if result is None:
         return Outcome(miss.path, "", None, miss.key)  # cached too, so that it is not read again
     return Outcome(miss.path, render(result), FileFacts.of(result), miss.key)

@@ -219,10 +219,12 @@ def _time_limit(
         detail = f"{asked} and no DefaultTime: MaxTime={text} of {label} ({where})"
         return Sourced(part.max_time_s, Provenance(Source.SITE_DEFAULT, detail))
     hours = site.config.thresholds.default_job_hours
-    detail = (
-        f"{asked}, and {label} has no DefaultTime or MaxTime the site configuration knows: "
-        f"{hours} h assumed (thresholds.default_job_hours)"
+    where = (
+        f"{label} has no DefaultTime or MaxTime the site configuration knows"
+        if name
+        else "no partition to take a DefaultTime or MaxTime from"
     )
+    detail = f"{asked}, and {where}: {hours} h assumed (thresholds.default_job_hours)"
     return Sourced(hours * 3600, Provenance(Source.ASSUMED, detail))
 
 

@@ -165,6 +165,33 @@ class JobAllocation(NamedTuple):
                     found.append(key)
         return tuple(found)
 
+    def summary(self) -> dict[str, Any]:
+        """The job's allocation in a few values, each with its source (plan.json ``jobs[].allocation``).
+
+        ``nodes`` counts every component; the per-node values are those of the main
+        component (the one with the most GPUs, then nodes). ``details`` says where each
+        value came from that the job's own options did not give.
+        """
+        main = max(self.components, key=lambda c: (c.gpus_per_node.value, c.nodes.value * c.replicas))
+        nodes = Sourced(self.total_nodes(), main.nodes.provenance)
+        values: list[tuple[str, Sourced[Any]]] = [
+            ("partition", self.partition),
+            ("nodes", nodes),
+            ("cpus_per_node", main.cpus_per_node),
+            ("mem_per_node_mb", main.mem_per_node_mb),
+            ("gpus_per_node", main.gpus_per_node),
+            ("time_limit_s", self.time_limit_s),
+        ]
+        out: dict[str, Any] = {key: {"value": v.value, "source": v.source.value} for key, v in values}
+        if main.gpu_type.value:
+            out["gpu_type"] = main.gpu_type.value
+        if len(self.components) > 1:
+            out["components"] = len(self.components)
+        details = {key: v.detail for key, v in values if v.source != Source.OPTION and v.detail}
+        if details:
+            out["details"] = details
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "job": self.job_id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from migrate import ir
+from migrate.render import plural
 from migrate.site.allocation_hints import fabric_uses, gpu_hints
 from migrate.site.allocation_model import (
     ComponentAllocation,
@@ -178,7 +179,8 @@ def _nodes(
             count = -(-res.tasks // fit)
             assert node is not None
             detail = (
-                f"{res.tasks} tasks x {per_task} CPU(s) on {node_cpus}-CPU nodes of {label}: {count} nodes "
+                f"{res.tasks} tasks x {plural(per_task, 'CPU')} on {node_cpus}-CPU nodes of {label}: "
+                f"{count} nodes "
                 f"({node.cpus.detail})"
             )
             return Sourced(count, Provenance(node.cpus.source, detail))
@@ -197,7 +199,9 @@ def _tasks_per_node(res: ir.Resources, index: int, nodes: Sourced[int], say: Opt
     if res.tasks:
         count = max(1, -(-res.tasks // nodes.value))
         source = nodes.source if nodes.source != Source.SITE_DEFAULT else Source.OPTION
-        return Sourced(count, Provenance(source, f"{res.tasks} task(s) over {nodes.value} node(s)"))
+        return Sourced(
+            count, Provenance(source, f"{plural(res.tasks, 'task')} over {plural(nodes.value, 'node')}")
+        )
     return _ONE_TASK_VALUE
 
 
@@ -307,12 +311,15 @@ def _cpus(
     elif res.cpus_per_gpu and gpus:
         asked = Sourced(res.cpus_per_gpu * gpus, say.option("cpus-per-gpu", index, res.cpus_per_gpu))
     elif part is not None and part.def_cpu_per_gpu and gpus:
-        detail = f"DefCpuPerGPU={part.def_cpu_per_gpu} x {gpus} GPU(s) of {label}"
+        detail = f"DefCpuPerGPU={part.def_cpu_per_gpu} x {plural(gpus, 'GPU')} of {label}"
         where = part.origin("def_cpu_per_gpu")
         asked = Sourced(
             part.def_cpu_per_gpu * gpus,
             Provenance(Source.SITE_DEFAULT, f"{detail} ({where})" if where else detail),
         )
+    elif tpn > 1:  # the tasks per node come from the job's options; each task gets Slurm's one CPU
+        detail = f"{tpn} tasks per node, one CPU each (Slurm's default)"
+        asked = Sourced(tpn, Provenance(Source.OPTION, detail))
     else:
         asked = Sourced(tpn, _ONE_CPU)
     if res.cpus_per_node and res.cpus_per_node > asked.value:
@@ -363,10 +370,13 @@ def _memory(
         ), True
     extra = " (all of the node's, by --exclusive)" if whole else ""
     if res.mem_per_cpu_mb:
-        detail = f"{say.option('mem-per-cpu', index, f'{res.mem_per_cpu_mb}M').detail} x {cpus} CPU(s){extra}"
+        option = say.option("mem-per-cpu", index, f"{res.mem_per_cpu_mb}M").detail
+        detail = f"{option} x {plural(cpus, 'CPU')}{extra}"
         return Sourced(res.mem_per_cpu_mb * cpus, Provenance(Source.OPTION, detail)), False
     if res.mem_per_gpu_mb and gpus:
-        detail = f"{say.option('mem-per-gpu', index, f'{res.mem_per_gpu_mb}M').detail} x {gpus} GPU(s)"
+        detail = (
+            f"{say.option('mem-per-gpu', index, f'{res.mem_per_gpu_mb}M').detail} x {plural(gpus, 'GPU')}"
+        )
         return Sourced(res.mem_per_gpu_mb * gpus, Provenance(Source.OPTION, detail)), False
     default = _memory_default(part, label, cpus, gpus, extra)
     if default is not None:
@@ -407,13 +417,13 @@ def _memory_default(
         return None
     for key, option, per, count in (
         ("def_mem_per_node_mb", "DefMemPerNode", "node", 1),
-        ("def_mem_per_gpu_mb", "DefMemPerGPU", "GPU(s)", gpus),
-        ("def_mem_per_cpu_mb", "DefMemPerCPU", "CPU(s)", cpus),
+        ("def_mem_per_gpu_mb", "DefMemPerGPU", "GPU", gpus),
+        ("def_mem_per_cpu_mb", "DefMemPerCPU", "CPU", cpus),
     ):
         value = getattr(part, key)
         if value and count:
             where = part.origin(key)
-            times = "" if per == "node" else f" x {count} {per}{extra if per == 'CPU(s)' else ''}"
+            times = "" if per == "node" else f" x {plural(count, per)}{extra if per == 'CPU' else ''}"
             detail = f"no memory option: {option}={value}{times} of {label}" + (
                 f" ({where})" if where else ""
             )

@@ -12,7 +12,8 @@ would silently fall back to a default, so it is an error with its key path.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +26,10 @@ CONFIG_NAME = "migrate.yaml"
 DEFAULT_GPUS_PER_NODE = 8  # the common 8-GPU server, when migrate.yaml says nothing
 
 T = TypeVar("T")
+
+
+# What `migrate init` writes where only the site knows the value; a key holding it counts as not given.
+PLACEHOLDER = "REPLACE-ME"
 
 
 class SiteConfigError(ValueError):
@@ -104,6 +109,8 @@ class PartitionConfig:
     devices: tuple[tuple[str, int], ...] = ()
     # Tolerations the partition's node pool asks of its pods: a list of {key, operator, value, effect}.
     tolerations: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # How one GPU is split among pods on Kubernetes (mig, time-slicing, mps), None: whole GPUs only.
+    gpu_sharing: str | None = None
     # Keys written in migrate.yaml, so that a slurm.conf or ParallelCluster inventory fills only the others.
     explicit: tuple[str, ...] = ()
     # Where the keys an inventory filled come from (key -> "slurm.conf line 12 (NodeName=...)").
@@ -137,6 +144,15 @@ class KubernetesSettings:
 
 
 CPU_LIMIT_POLICIES = ("except-whole-node", "always", "never")
+GPU_SHARING = ("mig", "time-slicing", "mps")
+
+
+@dataclass(frozen=True)
+class SiteVersions:
+    """The releases the site runs (``versions: {slurm: "24.05", kubernetes: "1.31"}``), as written."""
+
+    slurm: str | None = None
+    kubernetes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,7 +180,10 @@ class SiteConfig:
     defaults: Defaults = field(default_factory=Defaults)
     thresholds: Thresholds = field(default_factory=Thresholds)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
+    versions: SiteVersions = field(default_factory=SiteVersions)
     source: str | None = None  # the file it came from, for messages and the report
+    # Keys still holding PLACEHOLDER (a starter file from `migrate init`): read as not given.
+    unfilled: tuple[str, ...] = ()
 
     def partition(self, name: str) -> PartitionConfig | None:
         for part_name, part in self.partitions:
@@ -255,6 +274,7 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
             "defaults",
             "thresholds",
             "kubernetes",
+            "versions",
         ),
     )
     return SiteConfig(
@@ -266,8 +286,22 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
         defaults=_defaults(top.get("defaults"), where.child("defaults")),
         thresholds=_thresholds(top.get("thresholds"), where.child("thresholds")),
         kubernetes=_kubernetes(top.get("kubernetes"), where.child("kubernetes")),
+        versions=_versions(top.get("versions"), where.child("versions")),
         source=source,
+        unfilled=tuple(_unfilled(top, "")),
     )
+
+
+def _unfilled(node: object, path: str) -> Iterator[str]:
+    """The dotted keys whose value is still the starter file's PLACEHOLDER."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from _unfilled(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _unfilled(value, f"{path}[{index}]")
+    elif node == PLACEHOLDER:
+        yield path
 
 
 # A folder holding one of these is a repository's root: the search for migrate.yaml stops there.
@@ -368,6 +402,8 @@ def _optional(
 ) -> T:
     if key not in data or data[key] is None:
         return default
+    if data[key] == PLACEHOLDER and convert in _NUMBERS:  # a count or duration still to fill: unknown
+        return default
     return convert(data[key], where.child(key))
 
 
@@ -449,7 +485,10 @@ def _partitions(value: object, where: _Where) -> tuple[tuple[str, PartitionConfi
                     memory_scheduled=_optional(entry, "memory_scheduled", at, _flag, None),
                     devices=_optional(entry, "devices", at, _devices, ()),
                     tolerations=_optional(entry, "tolerations", at, _tolerations, ()),
-                    explicit=tuple(sorted(by_key[key] for key in entry if entry[key] is not None)),
+                    gpu_sharing=_optional(entry, "gpu_sharing", at, _gpu_sharing, None),
+                    explicit=tuple(
+                        sorted(by_key[key] for key in entry if entry[key] not in (None, PLACEHOLDER))
+                    ),
                 ),
             )
         )
@@ -482,7 +521,8 @@ def _duration(value: object, where: _Where) -> int | None:
 
 def _devices(value: object, where: _Where) -> tuple[tuple[str, int], ...]:
     data = _mapping(value, where)
-    return tuple(sorted((key, _count(data[key], where.child(key))) for key in data))
+    known = [key for key in data if data[key] != PLACEHOLDER]  # a count still to fill: no device yet
+    return tuple(sorted((key, _count(data[key], where.child(key))) for key in known))
 
 
 _TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")
@@ -559,6 +599,34 @@ def _kubernetes(value: object, where: _Where) -> KubernetesSettings:
     )
 
 
+def _gpu_sharing(value: object, where: _Where) -> str:
+    text = _string(value, where)
+    if text not in GPU_SHARING:
+        raise where.fail(f"expected one of {', '.join(GPU_SHARING)}, got {text!r}")
+    return text
+
+
+_VERSION = re.compile(r"^\d+(\.\d+)*$")
+
+
+def _versions(value: object, where: _Where) -> SiteVersions:
+    if value is None:
+        return SiteVersions()
+    data = _mapping(value, where)
+    _only_keys(data, where, ("slurm", "kubernetes"))
+    given: dict[str, str] = {}
+    for key in ("slurm", "kubernetes"):
+        if data.get(key) is None:
+            continue
+        if not isinstance(data[key], str):  # YAML reads 1.30 as the number 1.3
+            raise where.child(key).fail(f'quote the release ("{data[key]}"): YAML reads it as a number')
+        text = data[key].removeprefix("v")
+        if not _VERSION.match(text):
+            raise where.child(key).fail(f"expected a release number such as 24.05 or 1.31, got {text!r}")
+        given[key] = text
+    return SiteVersions(**given)
+
+
 def _thresholds(value: object, where: _Where) -> Thresholds:
     if value is None:
         return Thresholds()
@@ -571,9 +639,14 @@ def _thresholds(value: object, where: _Where) -> Thresholds:
     return Thresholds(**given)
 
 
+# The converters of counts and durations: the keys a PLACEHOLDER may stand in for.
+_NUMBERS: tuple[Callable[..., object], ...] = (_count, _duration)
+
 __all__ = [
     "CONFIG_NAME",
     "CPU_LIMIT_POLICIES",
+    "GPU_SHARING",
+    "PLACEHOLDER",
     "VCS_MARKERS",
     "Defaults",
     "FileSystemConfig",
@@ -581,6 +654,7 @@ __all__ = [
     "PartitionConfig",
     "SiteConfig",
     "SiteConfigError",
+    "SiteVersions",
     "Thresholds",
     "find_site_configs",
     "load_site_config",

@@ -41,6 +41,9 @@ class Inventory:
     format: str  # SLURM_CONF or PARALLELCLUSTER
     partitions: tuple[InventoryPartition, ...]
     notes: tuple[str, ...] = ()  # what the plan warns about: includes not followed, unknown types ...
+    # The controller's settings (ClusterName, SlurmctldHost, SlurmctldPort, AuthType ...) -> (value, line):
+    # what an operator running Slurm in Kubernetes against this controller must match.
+    controller: tuple[tuple[str, tuple[str, int]], ...] = ()
 
 
 __all__ = ["PARALLELCLUSTER", "SLURM_CONF", "Inventory", "InventoryError", "InventoryPartition"]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrate.diagnostics import Collector
+from migrate.render import plural
 from migrate.site.inventory_model import PARALLELCLUSTER, Inventory, InventoryError, InventoryPartition
 from migrate.vocab import Format
 from migrate.yamlload import load_documents
@@ -244,7 +245,9 @@ def _compute_resource(
         return None
     kind = INSTANCE_TYPES.get(instance.lower())
     if kind is None:
-        notes.append(f"{where}: unknown instance type {instance}: {max_count} node(s) counted, GPUs unknown")
+        notes.append(
+            f"{where}: unknown instance type {instance}: {plural(max_count, 'node')} counted, GPUs unknown"
+        )
     elif resource.get("DisableSimultaneousMultithreading") is True and not instance.startswith("hpc"):
         kind = InstanceType(
             kind.gpus, kind.gpu_type, kind.vcpus // 2, kind.mem_gib, kind.efa

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from migrate.render import plural
 from migrate.site.inventory_model import SLURM_CONF, Inventory, InventoryPartition
 from migrate.site.slurmtime import parse_slurm_time
 
@@ -67,6 +68,18 @@ _DEFAULT_KEYS = (
 )
 _TIME_KEYS = (("DefaultTime", "default_time_s"), ("MaxTime", "max_time_s"))
 _GLOBAL_KEYS = frozenset(k.lower() for k, _ in _DEFAULT_KEYS) | {"selecttypeparameters", "selecttype"}
+# What a Kubernetes-hosted slurmd or slurmrestd needs to know of the site's own controller.
+CONTROLLER_KEYS = (
+    "ClusterName",
+    "SlurmctldHost",
+    "SlurmctldPort",
+    "AuthType",
+    "AuthAltTypes",
+    "AuthInfo",
+    "SlurmctldParameters",
+    "GresTypes",
+)
+_CONTROLLER_LOWER = {k.lower(): k for k in CONTROLLER_KEYS}
 
 
 def looks_like_slurm_conf(text: str) -> bool:
@@ -77,7 +90,13 @@ def parse_slurm_conf(text: str, path: str) -> Inventory:
     reader = _Reader(path)
     for number, line in _logical_lines(text):
         reader.read(number, line)
-    return Inventory(path, SLURM_CONF, tuple(reader.partitions()), tuple(reader.finished_notes()))
+    return Inventory(
+        path,
+        SLURM_CONF,
+        tuple(reader.partitions()),
+        tuple(reader.finished_notes()),
+        tuple(sorted(reader.controller.items())),
+    )
 
 
 class _Reader:
@@ -91,6 +110,7 @@ class _Reader:
         self.partition_defaults: dict[str, str] = {}
         self.partition_default_lines: dict[str, int] = {}  # key -> line of its PartitionName=DEFAULT
         self.cluster: dict[str, tuple[str, int]] = {}  # cluster-wide parameters: key -> (value, line)
+        self.controller: dict[str, tuple[str, int]] = {}  # CONTROLLER_KEYS as written -> (value, line)
         self.includes: list[str] = []
         self.notes: list[str] = []
         self.budget = MAX_NODES
@@ -104,6 +124,11 @@ class _Reader:
         kind = first.group(1).lower() if first else ""
         if kind in _GLOBAL_KEYS:
             self._cluster_parameter(number, line)
+            return
+        if kind in _CONTROLLER_LOWER:
+            # the first SlurmctldHost is the primary; later ones are backups
+            value = line.split("=", 1)[1].strip() if "=" in line else ""
+            self.controller.setdefault(_CONTROLLER_LOWER[kind], (value, number))
             return
         if kind not in ("nodename", "partitionname", "nodeset"):
             return  # other scheduler parameters: not inventory
@@ -191,12 +216,16 @@ class _Reader:
         missing = [m for m in members if m not in self.nodes]
         if missing:
             self.notes.append(
-                f"partition {name}: {len(missing)} node(s) without a NodeName line ({missing[0]} ...): "
+                f"partition {name}: {plural(len(missing), 'node')} without a NodeName line "
+                f"({missing[0]} ...): "
                 "counted, but what they hold is unknown"
             )
         future = sum(1 for s in specs if s.future)
         if future:
-            self.notes.append(f"partition {name}: {future} node(s) are State=FUTURE (not in service yet)")
+            self.notes.append(
+                f"partition {name}: {plural(future, 'node')} {'is' if future == 1 else 'are'} "
+                "State=FUTURE (not in service yet)"
+            )
         state = props.get("state", "UP").upper()
         if state != "UP":
             self.notes.append(f"partition {name} is State={state}: its nodes are counted all the same")
@@ -313,7 +342,8 @@ class _Reader:
                 shared = len(members_of[first] & members_of[second])
                 if shared:
                     self.notes.append(
-                        f"partitions {first} and {second} share {shared} node(s): capacity is planned per "
+                        f"partitions {first} and {second} share {plural(shared, 'node')}: "
+                        "capacity is planned per "
                         "partition, so those nodes count in both"
                     )
 
@@ -322,7 +352,7 @@ class _Reader:
         if self.includes:
             notes.insert(0, "include lines not followed: " + ", ".join(self.includes))
         if len(notes) > MAX_NOTES:
-            notes = [*notes[:MAX_NOTES], f"and {len(notes) - MAX_NOTES} more note(s)"]
+            notes = [*notes[:MAX_NOTES], f"and {plural(len(notes) - MAX_NOTES, 'more note')}"]
         return notes
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from migrate.render import plural
 from migrate.site.usage_kubectl import looks_like_kubectl, parse_kubectl_jobs
 from migrate.site.usage_match import JobUsage, UnmatchedRuns, UsageMatch, match_usage
 from migrate.site.usage_records import SACCT, AccountingError, AccountingFile, RunRecord, Skipped
@@ -56,7 +57,7 @@ def usage_warnings(report: UsageReport) -> list[str]:
     for f in report.files:
         if f.bad:
             examples = "; ".join(_where(s) for s in f.bad[:2])
-            out.append(f"accounting {f.path}: {len(f.bad)} unreadable record(s) skipped ({examples})")
+            out.append(f"accounting {f.path}: {plural(len(f.bad), 'unreadable record')} skipped ({examples})")
     for path, _, _, scale in report.match.windows:
         if scale != 1.0:
             out.append(
@@ -71,14 +72,15 @@ def usage_warnings(report: UsageReport) -> list[str]:
         shown = ", ".join(_unmatched_text(u) for u in unmatched[:SHOWN])
         more = f" and {len(unmatched) - SHOWN} more" if len(unmatched) > SHOWN else ""
         out.append(
-            f"accounting: {runs} run(s) under {len(unmatched)} name(s) ran but are not in the scanned "
+            f"accounting: {plural(runs, 'run')} under {plural(len(unmatched), 'name')} ran but "
+            f"{'is' if len(unmatched) == 1 else 'are'} not in the scanned "
             f"tree ({node_h:g} node-h, {gpu_h:g} GPU-h, not in the plan): {shown}{more}"
         )
     never = report.match.never_ran
     if never:
         shown = ", ".join(never[:SHOWN]) + (f" and {len(never) - SHOWN} more" if len(never) > SHOWN else "")
         out.append(
-            f"accounting: {len(never)} scanned job(s) did not run in the accounting window "
+            f"accounting: {plural(len(never), 'scanned job')} did not run in the accounting window "
             f"(their demand stays the script estimate): {shown}"
         )
     for job, credited in report.match.shared:
@@ -163,7 +165,7 @@ def _where(skipped: Skipped) -> str:
 
 def _unmatched_text(u: UnmatchedRuns) -> str:
     where = ", ".join(x for x in (u.account, u.partition) if x)
-    return f"{u.name} ({where + '; ' if where else ''}{u.runs} run(s), {u.node_hours:g} node-h)"
+    return f"{u.name} ({where + '; ' if where else ''}{plural(u.runs, 'run')}, {u.node_hours:g} node-h)"
 
 
 __all__ = [

@@ -83,7 +83,7 @@ class PodRun:
 class RunResult:
     kind: str
     name: str
-    status: str  # Complete | Failed | Timeout
+    status: str  # Complete | Failed | Timeout | Suspended (suspend: true and no Kueue queue to admit it)
     pods: list[PodRun]
     restarts: int = 0  # whole-workload restarts done
     seconds: float = 0.0

@@ -20,6 +20,7 @@ from .model import Attempt, Group, PodPlan, PodRun, RunResult, Workload
 from .network import Network
 
 POLL = 0.02
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"  # the label Kueue admits a suspended workload by
 
 
 class RunnerError(RuntimeError):
@@ -127,8 +128,16 @@ class PodRunner:
         found = [d for d in docs if workloads.is_workload(d)]
         if len(found) != 1:
             raise RunnerError(f"expected one workload in the manifests, found {len(found)}")
+        doc = found[0]
+        if (doc.get("spec") or {}).get("suspend"):
+            if KUEUE_QUEUE not in ((doc.get("metadata") or {}).get("labels") or {}):
+                # Nothing unsuspends it: Kubernetes creates no pods, and neither does the runner.
+                return RunResult(str(doc.get("kind")), str(doc["metadata"]["name"]), "Suspended", [])
+            # Kueue admits a suspended workload of a queue by unsuspending it; the runner has no
+            # quota to wait for, so it admits at once (what Kueue does when the queue has room).
+            doc = {**doc, "spec": {**doc["spec"], "suspend": False}}
         try:
-            workload = workloads.plan(found[0])
+            workload = workloads.plan(doc)
         except workloads.Unsupported as exc:
             raise RunnerError(str(exc)) from exc
         network = Network()

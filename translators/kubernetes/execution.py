@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from migrate import ir
+from migrate.render import plural
 
 from . import flavors
 from .quantities import parse_quantity
@@ -42,7 +43,8 @@ def record_batch_host(ctx: Context, pods: int, flavor: str) -> None:
     ctx.fidelity.mapped(
         "batch script",
         f"runs once, in the pod of node 0, as on the first node of a Slurm allocation; the other "
-        f"{pods - 1} pod(s) start its srun steps (step service of the shims; the image needs perl)",
+        f"{plural(pods - 1, 'pod')} {'starts' if pods == 2 else 'start'} its srun steps "
+        "(step service of the shims; the image needs perl)",
     )
 
 

@@ -23,7 +23,11 @@ KUEUE = "kueue"
 PYTORCHJOB = "pytorchjob"
 MPIJOB = "mpijob"
 CRONJOB = "cronjob"
-FLAVORS = (AUTO, JOB, JOBSET, VOLCANO, KUEUE, PYTORCHJOB, MPIJOB, CRONJOB)
+SLURM_BRIDGE = "slurm-bridge"
+FLAVORS = (AUTO, JOB, JOBSET, VOLCANO, KUEUE, PYTORCHJOB, MPIJOB, CRONJOB, SLURM_BRIDGE)
+# What slurm-bridge's scheduler may read as a pod's owner (its default RBAC): other kinds' pods
+# cannot be scheduled, so a job that auto would make a PyTorchJob, MPIJob or Volcano Job is a JobSet.
+BRIDGE_KINDS = (JOB, JOBSET, CRONJOB)
 
 TORCH_LAUNCHERS = frozenset(
     {"torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate", "deepspeed"}
@@ -40,10 +44,14 @@ class Choice:
     reason: str
     requested: str
     fell_back: bool = False
+    cannot: str | None = None  # why the requested flavor cannot express the job, when it fell back
+    bridge: bool = False  # scheduled by slurm-bridge (schedulerName and slurmjob annotations)
 
     @property
     def name(self) -> str:
         """The flavor as the user names it (``kueue`` for Kueue-wrapped output)."""
+        if self.bridge:
+            return SLURM_BRIDGE
         return KUEUE if self.kueue else self.flavor
 
 
@@ -169,6 +177,16 @@ def choose(job: ir.Job, requested: str) -> Choice:
     if requested == KUEUE:
         base = picked if picked != VOLCANO else JOB
         return Choice(base, True, f"Kueue admits the {base}: {why}", requested)
+    if requested == SLURM_BRIDGE:
+        if picked in BRIDGE_KINDS:
+            return Choice(
+                picked, False, f"slurm-bridge schedules the {picked}: {why}", requested, bridge=True
+            )
+        reason = (
+            f"slurm-bridge schedules a JobSet ({why}, but the bridge reads only Jobs, JobSets, "
+            "LeaderWorkerSets and PodGroups as a pod's owner)"
+        )
+        return Choice(JOBSET, False, reason, requested, bridge=True)
     problem = _cannot(job, requested)
     if problem is None:
         return Choice(requested, False, f"--flavor {requested}", requested)
@@ -178,6 +196,7 @@ def choose(job: ir.Job, requested: str) -> Choice:
         f"--flavor {requested} cannot express this job ({problem}); {why}",
         requested,
         fell_back=True,
+        cannot=problem,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from migrate.names import dns1123_label
 from migrate.site.allocation_model import Source
 from migrate.translators.slurm import options as sbatch_options
+from migrate.vocab import FidelityStatus
 
 from .storage import Volume
 from .translation_context import Context, QueueNeed
@@ -432,9 +433,12 @@ def _dependencies(ctx: Context, policy: JobPolicy) -> None:
         text = sbatch_options.format_dependencies((dep,))
         item = ctx.option("dependency", text)
         dep_line = dep.line or line
+        key = ("dependency", dep.type, *dep.targets)
         wait = _DEPENDENCY_WAITS.get(dep.type)
         if wait is None:
-            ctx.fidelity.dropped(item, f"{dep.type} has no Kubernetes equivalent", dep_line)
+            ctx.fidelity.record(
+                FidelityStatus.DROPPED, item, f"{dep.type} has no Kubernetes equivalent", dep_line, key=key
+            )
             continue
         where = "submit.sh waits (kubectl) for the jobs it depends on before applying this one"
         if ctx.flavor == JOBSET:
@@ -443,7 +447,7 @@ def _dependencies(ctx: Context, policy: JobPolicy) -> None:
             where += "; '?' (any of) is treated as all of"
         for target in dep.targets:
             policy.dependencies.append((dep.type, target, dep.delay_s, dep_line))
-        ctx.fidelity.approximated(item, where, dep_line)
+        ctx.fidelity.record(FidelityStatus.APPROXIMATED, item, where, dep_line, key=key)
 
 
 _RAW_SPECIAL = ("comment", "extra", "wckey", "uid", "gid")

@@ -46,6 +46,7 @@ class _Role:
     dependencies: list[ir.Dependency] = field(default_factory=list)
     raw: list[ir.RawItem] = field(default_factory=list)
     tasks_per_pod: int | None = None
+    pods_per_job: int = 1
     template_path: Path | None = None  # where the role's pod template is
 
 
@@ -201,6 +202,7 @@ def _read_job_spec(view: ObjectView, js: Path, role: _Role, indexed_array: bool)
     else:
         # A replicated Job of a JobSet: its parallel pods add to the role's pods.
         role.replicas *= parallelism if parallelism is not None else 1
+        role.pods_per_job = max(parallelism, 1) if parallelism is not None else 1
         view.touch((*js, "completions"))
         view.touch((*js, "completionMode"))
     deadline = view.integer((*js, "activeDeadlineSeconds"))
@@ -368,6 +370,7 @@ def _component(role: _Role) -> ir.Component:
     return ir.Component(
         name=role.name,
         replicas=role.replicas,
+        pods_per_job=role.pods_per_job,
         resources=resources,
         containers=tuple(containers),
         launchers=_unique(facts.launchers),

@@ -19,6 +19,7 @@ from typing import Any
 
 from migrate import ir
 from migrate.names import dns1123_label
+from migrate.render import plural
 from migrate.site.allocation import allocate, missing_fabric_devices
 from migrate.site.allocation_model import ComponentAllocation, FabricUse, Source, Sourced
 from migrate.site.config import PartitionConfig
@@ -168,12 +169,14 @@ def _shape(ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocati
             )
         else:
             ctx.fidelity.mapped(
-                ctx.option("nodes", text, index), f"{nodes} pod(s), one per node", ctx.line_of("nodes", index)
+                ctx.option("nodes", text, index),
+                f"{plural(nodes, 'pod')}, one per node",
+                ctx.line_of("nodes", index),
             )
     if res.tasks is not None:
         ctx.fidelity.mapped(
             ctx.option("ntasks", str(res.tasks), index),
-            f"{nodes} pod(s) x {tpn} task(s); the srun shim starts the tasks",
+            f"{plural(nodes, 'pod')} x {plural(tpn, 'task')}; the srun shim starts the tasks",
             ctx.line_of("ntasks", index),
         )
     if res.tasks_per_node is not None:
@@ -192,7 +195,7 @@ def _cpu_options(ctx: Context, res: ir.Resources, index: int, gpus: int) -> None
         cpus = res.cpus_per_task * tpn
         ctx.fidelity.mapped(
             ctx.option("cpus-per-task", str(res.cpus_per_task), index),
-            f"cpu request {cpus} = {res.cpus_per_task} x {tpn} task(s) per pod",
+            f"cpu request {cpus} = {res.cpus_per_task} x {plural(tpn, 'task')} per pod",
             ctx.line_of("cpus-per-task", index),
         )
     elif res.cpus_per_gpu and gpus:
@@ -203,7 +206,9 @@ def _cpu_options(ctx: Context, res: ir.Resources, index: int, gpus: int) -> None
         if res.cpus_per_task or not gpus:
             ctx.fidelity.dropped(item, "superseded by --cpus-per-task or no GPUs per pod", line)
         else:
-            ctx.fidelity.mapped(item, f"cpu request {cpus} = {res.cpus_per_gpu} x {gpus} GPU(s)", line)
+            ctx.fidelity.mapped(
+                item, f"cpu request {cpus} = {res.cpus_per_gpu} x {plural(gpus, 'GPU')}", line
+            )
     if res.cpus_per_node:
         ctx.fidelity.approximated(
             ctx.option("mincpus", str(res.cpus_per_node), index),
@@ -226,7 +231,7 @@ def _cpu_request(ctx: Context, alloc: ComponentAllocation, index: int, out: PodR
             f"the pod requests {request}: the node keeps {reserve} of its {node_cpus + reserve} for the "
             f"kubelet and system daemons (kubernetes.reserved_cpus) ({cpus.detail})",
             None,
-            loses=f"{cpus.value - request} CPU(s) per node",
+            loses=f"{plural(cpus.value - request, 'CPU')} per node",
         )
     elif _from_site(cpus):
         ctx.fidelity.mapped(
@@ -275,10 +280,12 @@ def _memory(
                 ctx, index, "mem", res.mem_per_node_mb, "memory request = limit per pod", request, loses
             )
         elif res.mem_per_cpu_mb:
-            why = f"memory {mib(value)} = {mib(res.mem_per_cpu_mb)} x {alloc.cpus_per_node.value} cpu(s)"
+            cpus = plural(alloc.cpus_per_node.value, "cpu")
+            why = f"memory {mib(value)} = {mib(res.mem_per_cpu_mb)} x {cpus}"
             _option_memory(ctx, index, "mem-per-cpu", res.mem_per_cpu_mb, why, request, loses)
         elif res.mem_per_gpu_mb and alloc.gpus_per_node.value:
-            why = f"memory {mib(value)} = {mib(res.mem_per_gpu_mb)} x {alloc.gpus_per_node.value} GPU(s)"
+            gpus = plural(alloc.gpus_per_node.value, "GPU")
+            why = f"memory {mib(value)} = {mib(res.mem_per_gpu_mb)} x {gpus}"
             _option_memory(ctx, index, "mem-per-gpu", res.mem_per_gpu_mb, why, request, loses)
         elif loses:
             ctx.fidelity.approximated(

@@ -15,6 +15,7 @@ from typing import Any
 
 from migrate import ir
 from migrate.names import dns1123_label
+from migrate.render import plural
 from migrate.translators.shell.conceal import LITERAL_SECRET, SECRET_ORIGIN
 from migrate.translators.shell.redact import redact
 
@@ -202,8 +203,9 @@ def report_credentials(ctx: Context) -> None:
         literals = " ".join(f"--from-literal={k}=..." for k in unique)
         ctx.diag(
             "TRANSLATE-SECRET",
-            f"the job file wrote {len(unique)} credential(s) out literally; they are not copied. Create "
-            f"Secret {name!r} with key(s) {', '.join(unique)} before the job runs "
+            f"the job file wrote {plural(len(unique), 'credential')} out literally; they are not copied. "
+            f"Create Secret {name!r} with {'key' if len(unique) == 1 else 'keys'} {', '.join(unique)} "
+            "before the job runs "
             f"(kubectl create secret generic {name} {literals})",
             min(lines) if lines else None,
         )

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.translators.argo import fields as argo_fields
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
 from . import embedded, kinds
@@ -182,6 +183,8 @@ def _guess_api_version(kind: str) -> str:
 def _read_non_workload(obj: K8sObject, context: FileContext, diags: Collector) -> None:
     role = kinds.context_role(obj.group, obj.kind)
     what = f"{obj.kind}/{obj.name or '-'}"
+    if obj.group == argo_fields.GROUP and obj.kind in argo_fields.KINDS:
+        return  # the Argo reader reads workflows (migrate.translators.argo.reader)
     if role is not None:
         read_context(obj, role, context, diags)
     elif kinds.is_ignored(obj.group, obj.kind):

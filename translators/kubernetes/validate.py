@@ -42,6 +42,8 @@ from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
 from migrate.diagnostics import Collector
+from migrate.translators.argo import fields as argo_fields
+from migrate.translators.argo import validate as argo_validate
 from migrate.yamlload import LineDict, LineList, load_documents
 
 # The Kubernetes version whose schemas the manifests are checked against.
@@ -49,6 +51,8 @@ K8S_VERSION = "1.33"
 
 _DEFS_ID = "https://kubernetes.io/api/_definitions.json"
 _SCHEMA_PACKAGE = "migrate.translators.kubernetes"
+# Packages whose schemas/ folders hold custom resources' schemas: this one's, and Argo's.
+_SCHEMA_PACKAGES = (_SCHEMA_PACKAGE, "migrate.translators.argo")
 _SKIPPED_FILES = {
     "kustomization.yaml": "kustomize",
     "kustomization.yml": "kustomize",
@@ -384,9 +388,10 @@ class _Store:
         self.unpatched = _patch_definitions(defs)
         pairs = [(_DEFS_ID, Resource.from_contents(defs))]
         self.custom: dict[tuple[str, str], str] = {}  # (apiVersion, kind) -> schema $id
-        for entry in sorted(
-            resources.files(_SCHEMA_PACKAGE).joinpath("schemas").iterdir(), key=lambda t: t.name
-        ):
+        entries = [
+            e for package in _SCHEMA_PACKAGES for e in resources.files(package).joinpath("schemas").iterdir()
+        ]
+        for entry in sorted(entries, key=lambda t: t.name):
             if not entry.name.endswith(".json"):
                 continue
             schema = json.loads(entry.read_text(encoding="utf-8"))
@@ -902,7 +907,21 @@ def _rules_configmap(obj: Mapping[str, Any]) -> Issues:
             yield ["binaryData", key], f"key {key!r} is in both data and binaryData"
 
 
+def _rules_slinky_controller(obj: Mapping[str, Any]) -> Issues:
+    """The Controller CRD's CEL rules: its own slurmctld needs the keys, an external one its address."""
+    spec = obj.get("spec") or {}
+    if spec.get("external"):
+        if not spec.get("externalConfig"):
+            yield ["spec", "externalConfig"], "an external controller needs externalConfig (host, port)"
+        return
+    if not spec.get("slurmKeyRef"):
+        yield ["spec", "slurmKeyRef"], "a controller the operator runs needs slurmKeyRef"
+    if not (spec.get("jwtKeyRef") or spec.get("jwtHs256KeyRef")):
+        yield ["spec", "jwtKeyRef"], "a controller the operator runs needs jwtKeyRef"
+
+
 _KIND_RULES: dict[tuple[str, str], Callable[[Mapping[str, Any]], Issues]] = {
+    ("slinky.slurm.net/v1beta1", "Controller"): _rules_slinky_controller,
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): _rules_jobset,
     ("batch.volcano.sh/v1alpha1", "Job"): _rules_volcano_job,
     ("kubeflow.org/v2beta1", "MPIJob"): _rules_mpijob,
@@ -911,6 +930,7 @@ _KIND_RULES: dict[tuple[str, str], Callable[[Mapping[str, Any]], Issues]] = {
     ("apps/v1", "Deployment"): _rules_selector_matches,
     ("apps/v1", "StatefulSet"): _rules_selector_matches,
     ("v1", "ConfigMap"): _rules_configmap,
+    **{(argo_fields.API_VERSION, str(kind)): argo_validate.rules for kind in argo_fields.KINDS},
 }
 
 

@@ -38,6 +38,7 @@ from . import (
     jobset,
     pod_template,
     shared,
+    slurm_bridge,
     slurmenv,
     storage,
     training,
@@ -69,6 +70,14 @@ def translate_job(
     choice = flavors.choose(job, flavor)
     diags = Collector(job.source.path)
     ctx = Context.create(job, site, name, choice.name, diags)
+    if job.array is not None and not job.array.count and not job.array.indices:
+        # a fan-out whose size is known only at run time (Argo withParam): no count to write
+        ctx.fidelity.dropped(
+            f"fan-out {job.array.spec}",
+            "its size is known only at run time: one pod is written; set completions before applying",
+        )
+        job = replace(job, array=None)
+        ctx.job = job
     ctx.allocation = allocate(job, config, ctx.option_lines, ctx.option_texts)
     allocated = _as_allocated(job, ctx.allocation)
     if allocated is not job:  # the nodes and the time limit Slurm gives where the script leaves them to it
@@ -83,8 +92,11 @@ def translate_job(
     policy = job_policy.decide(ctx, volumes)
     if choice.kueue:
         _kueue_labels(ctx, policy)
-    _licenses(ctx)
+    if not choice.bridge:  # on the bridge Slurm counts the licenses itself
+        _licenses(ctx)
     manifests, workload = _build(ctx, choice, policy, volumes)
+    if choice.bridge:
+        slurm_bridge.apply(ctx, manifests)
     _launchers(ctx, choice)
     _submissions(ctx, choice)
     _monitoring(ctx)
@@ -105,6 +117,7 @@ def translate_job(
         target=TARGET,
         flavor=choice.name,
         flavor_reason=choice.reason,
+        fallback=choice.cannot,
         name=ctx.name,
         files=files,
         shared=shared.render(ctx.needs, site),

@@ -43,6 +43,7 @@ class Unit:
     title: str
     waits: list[tuple[str, list[str]]] = field(default_factory=list)  # (sbatch dep type, variables)
     note: str = ""
+    any_of: bool = False  # any one of the waits lets it start ('?'); else all of them (',')
 
 
 def var_name(*parts: object) -> str:
@@ -56,10 +57,12 @@ def render(units: list[Unit], skipped: Sequence[str] = ()) -> str:
         lines.append(f"# {unit.title}")
         if unit.note:
             lines.append(f"# {unit.note}")
-        dependency = ",".join(
-            f"{kind}:" + ":".join(f"${{{v}}}" for v in variables)
-            for kind, variables in unit.waits
-            if variables
+        terms = [(kind, variables) for kind, variables in unit.waits if variables]
+        # an OR list names each job with its type: afterok:1?afterok:2 (sbatch takes one separator)
+        dependency = (
+            "?".join(f"{kind}:${{{v}}}" for kind, variables in terms for v in variables)
+            if unit.any_of
+            else ",".join(f"{kind}:" + ":".join(f"${{{v}}}" for v in variables) for kind, variables in terms)
         )
         option = f' --dependency="{dependency}"' if dependency else ""
         lines.append(f"{unit.var}=$(sbatch --parsable{option} {shell_word(unit.path)})")

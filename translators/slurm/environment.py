@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from migrate import ir
 from migrate.secrets import REDACTED
 from migrate.translators.shell.conceal import LITERAL_SECRET
-from migrate.vocab import FidelityStatus
+from migrate.vocab import FidelityStatus, JobKind
 
 from . import kubevars
 from .configmaps import ConfigMaps
@@ -30,6 +30,7 @@ _COMPLETION_INDEX = re.compile(
     r"metadata\.(?:annotations|labels)\['batch\.kubernetes\.io/job-completion-index'\]"
 )
 _META_KEY = re.compile(r"metadata\.(annotations|labels)\['([^']*)'\]")
+_JOBSET_KEY = re.compile(r"metadata\.(?:annotations|labels)\['jobset\.sigs\.k8s\.io/([a-z-]+)'\]")
 CONTAINER_ORIGINS = frozenset({"env", "envFrom", "fieldRef"})
 
 # Shell functions the generated lines call; written once at the top of the script.
@@ -61,6 +62,8 @@ migrate_env_dir() {
 class EnvLines:
     lines: list[str] = field(default_factory=list)
     exported: list[str] = field(default_factory=list)  # names, in order
+    # Values each srun task computes for itself (a pod's index): name -> shell arithmetic.
+    per_task: dict[str, str] = field(default_factory=dict)
     helpers: set[str] = field(default_factory=set)
     prefixes: list[str] = field(default_factory=list)  # envFrom prefixes: any name under them may exist
 
@@ -86,8 +89,12 @@ def export_lines(
     env: list[ir.EnvVar],
     config_maps: ConfigMaps,
     preset: Sequence[str] = (),
+    pods_per_job: int = 1,
 ) -> EnvLines:
-    """``export`` lines for ``env``; ``preset`` names are defined before (JOB_COMPLETION_INDEX)."""
+    """``export`` lines for ``env``; ``preset`` names are defined before (JOB_COMPLETION_INDEX).
+
+    ``pods_per_job``: the pods of each Job of a JobSet's replicated job, which its index labels count.
+    """
     out = EnvLines(exported=list(preset))
     for credential in config_maps.credentials:
         if not out.defined(credential.variable):
@@ -108,7 +115,7 @@ def export_lines(
         elif var.secret is not None:
             _reference(ctx, var, config_maps, out)
         elif var.origin == "fieldRef":
-            _field(ctx, var, out)
+            _field(ctx, var, out, pods_per_job)
         elif var.value == REDACTED:
             _redacted(ctx, var, out)
         elif var.value is not None:
@@ -272,9 +279,18 @@ def _env_from(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, str
     )
 
 
-def _field(ctx: Context, var: ir.EnvVar, out: EnvLines) -> None:
+def _field(ctx: Context, var: ir.EnvVar, out: EnvLines, pods_per_job: int) -> None:
     path = var.value or ""
     item = f"env {var.name} ({path})"
+    task = per_task_value(ctx.job, path, pods_per_job)
+    if task is not None:
+        expression, reason = task
+        # The batch script itself stands for the first pod; each srun task sets its own value.
+        out.lines.append(f"export {var.name}=0")
+        out.exported.append(var.name)
+        out.per_task[var.name] = expression
+        ctx.fidelity.mapped(item, reason, var.line)
+        return
     value, status, reason = field_value(ctx.job, path)
     if value is None:
         ctx.fidelity.dropped(item, reason, var.line)
@@ -282,6 +298,31 @@ def _field(ctx: Context, var: ir.EnvVar, out: EnvLines) -> None:
     out.lines.append(f"export {var.name}={value}")
     out.exported.append(var.name)
     ctx.fidelity.record(status, item, reason, var.line)
+
+
+def per_task_value(job: ir.Job, path: str, pods_per_job: int) -> tuple[str, str] | None:
+    """A pod's index that differs per pod of a multi-node step: (shell arithmetic, fidelity reason).
+
+    The pods of one component run as the tasks of one srun step, one task per node, in index
+    order, so a pod's position is the task's SLURM_PROCID.
+    """
+    if job.array is not None or len(job.components) != 1 or job.components[0].replicas < 2:
+        return None
+    per_job = max(pods_per_job, 1)
+    label = _JOBSET_KEY.fullmatch(path)
+    if label is not None and label.group(1) in ("job-index", "job-global-index"):
+        if per_job == 1:
+            return "$SLURM_PROCID", "each srun task's SLURM_PROCID (one pod per Job, one task per pod)"
+        return (
+            f"$((SLURM_PROCID / {per_job}))",
+            f"each srun task's SLURM_PROCID / {per_job} (the pods of one Job)",
+        )
+    if _COMPLETION_INDEX.fullmatch(path) and job.kind == JobKind.JOBSET and per_job > 1:
+        return (
+            f"$((SLURM_PROCID % {per_job}))",
+            f"each srun task's SLURM_PROCID modulo {per_job} (its place within its Job)",
+        )
+    return None
 
 
 def field_value(job: ir.Job, path: str) -> tuple[str | None, FidelityStatus, str]:

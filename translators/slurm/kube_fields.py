@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from migrate import ir
+from migrate.translators.argo import depends as argo_depends
 from migrate.translators.kubernetes.raw_keys import pvc_claim
 from migrate.translators.shell.raw_keys import CONDA_TOOLS, CONDA_VERBS
 from migrate.vocab import FidelityStatus
@@ -34,10 +35,22 @@ def _claim(ctx: Context, item: ir.RawItem) -> Fate:
     return FidelityStatus.MAPPED, f"claim {claim} is {fs.label} ({fs.kind}), already on the Slurm nodes"
 
 
+def _nearest_dependency(ctx: Context, item: ir.RawItem) -> Fate:
+    term = item.value.rpartition(" -> ")[0]
+    why = argo_depends.why_approximated(term) or "no Slurm type says it exactly"
+    return FidelityStatus.APPROXIMATED, f"submit.sh gives the script the nearest --dependency type: {why}"
+
+
 UNREAD_FIELD: Fate = (FidelityStatus.DROPPED, "no Slurm counterpart")
 _IN_THE_COMMAND = "kept in the command, which runs unchanged on Slurm"
 
 RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
+    # the Argo reader's keys (translators/argo/raw_keys.py)
+    "argo-task": (FidelityStatus.MAPPED, "one batch script per task; submit.sh chains the workflow's tasks"),
+    "argo-depends": (FidelityStatus.MAPPED, "submit.sh gives the script this --dependency type"),
+    "argo-depends-approximated": _nearest_dependency,
+    "argo-when": (FidelityStatus.DROPPED, "Slurm cannot skip a job on a condition: the script always runs"),
+    "argo-schedule": (FidelityStatus.DROPPED, "one scrontab entry per job: it runs on the first schedule"),
     # the Kubernetes reader's keys (translators/kubernetes/raw_keys.py)
     "pvc": _claim,
     "completions": (FidelityStatus.APPROXIMATED, "each completion is an array task"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from migrate import ir
+from migrate.render import plural
 from migrate.vocab import FidelityStatus, JobKind, PlaceholderRole
 
 from . import (
@@ -160,6 +161,17 @@ def _intro(ctx: Context, stage: Stage) -> list[str]:
 def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
     """``--array`` from Indexed completions, or from parallel pods of a plain Job."""
     job = ctx.job
+    if job.array is not None and not job.array.count and not job.array.indices:
+        # a fan-out whose size is known only at run time (Argo withParam): the submitter gives it
+        limit = job.array.max_concurrent
+        spec = "0" + (f"%{limit}" if limit else "")
+        written = header.add("array", spec, "set --array=0-<items - 1> when submitting")
+        ctx.fidelity.approximated(
+            f"fan-out {job.array.spec}",
+            f"{written}: its size is known only at run time; give sbatch --array=0-<items - 1> at submission",
+            stage.parts[0].main.line,
+        )
+        return spec
     if job.array is not None:
         base = job.array.spec.split("%", 1)[0]
         try:
@@ -242,7 +254,8 @@ def _requeue(ctx: Context, header: Header, stage: Stage) -> None:
         )
         ctx.fidelity.approximated(
             why,
-            f"a failed program is re-run, {retries} more time(s) at most, and {written} re-queues the job "
+            f"a failed program is re-run, {plural(retries, 'more time')} at most, and {written} "
+            "re-queues the job "
             "after a node failure or preemption (no exponential back-off)",
         )
     elif why:
@@ -291,7 +304,7 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
     gpus_unknown = _unresolved(ctx, PlaceholderRole.GPUS, "no GPUs are requested")
     written = [] if nodes_unknown else [header.add("nodes", sbatch.format_nodes(part.nodes, None))]
     written.append(header.add("ntasks-per-node", tpn))
-    asked = ["an unknown number of pods" if nodes_unknown else f"{part.nodes} pod(s)"]
+    asked = ["an unknown number of pods" if nodes_unknown else plural(part.nodes, "pod")]
     if res.cpus_per_node:
         rounded = res.cpus_per_node % tpn != 0
         note = f"approximated: {res.cpus_per_node} CPUs over {tpn} tasks, rounded up" if rounded else ""
@@ -306,7 +319,7 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
     if gres:
         written.append(header.add("gres", sbatch.format_gres(tuple(gres))))
     if gpus:
-        asked.append(f"{gpus} GPU(s)" + (f" ({res.gpu_type})" if res.gpu_type else ""))
+        asked.append(f"{plural(gpus, 'GPU')}" + (f" ({res.gpu_type})" if res.gpu_type else ""))
     if res.tmp_disk_mb:
         written.append(header.add("tmp", sbatch.format_memory(res.tmp_disk_mb)))
         asked.append(f"ephemeral-storage {res.tmp_disk_mb}Mi")
@@ -414,7 +427,9 @@ def _part_lines(
     comp = part.launcher if part.launch == MPI and part.launcher is not None else part.main
     worker = part.main
     container = shape.container_of(worker)
-    env = environment.export_lines(ctx, environment.container_env(worker), config_maps, preset)
+    env = environment.export_lines(
+        ctx, environment.container_env(worker), config_maps, preset, worker.pods_per_job
+    )
     mounts = volumes.Mounts() if container is None else volumes.plan(ctx, container, config_maps)
     kube_steps.record_containers(ctx, part)
     lines: list[str] = []
@@ -437,7 +452,7 @@ def _part_lines(
     elif part.launch == MPI:
         lines += kube_steps.mpi_lines(ctx, part, comp, mounts, names, extra, defined)
     else:
-        lines += kube_steps.plain_or_torch(ctx, part, mounts, names, extra, defined)
+        lines += kube_steps.plain_or_torch(ctx, part, mounts, names, extra, defined, env.per_task)
     return lines, mounts, env
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from migrate.render import plural
+
 from . import options as sbatch
 from . import placement, shape
 from .context import Context
@@ -89,7 +91,8 @@ def record_job_fields(ctx: Context, stages: list[Stage]) -> None:
             )
     if job.labels or job.annotations:
         ctx.fidelity.approximated(
-            f"{len(job.labels)} label(s), {len(job.annotations)} annotation(s)", "noted in the script header"
+            f"{plural(len(job.labels), 'label')}, {plural(len(job.annotations), 'annotation')}",
+            "noted in the script header",
         )
     if len(stages) > 1:
         for stage in stages:

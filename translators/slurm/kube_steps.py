@@ -7,9 +7,10 @@ and mpirun argv handling) are in :mod:`.launch`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from migrate import ir
+from migrate.render import plural
 from migrate.vocab import Format, JobKind
 
 from . import environment, kubevars, launch, shape
@@ -79,11 +80,19 @@ def plain_or_torch(
     names: list[str],
     extra: list[str],
     defined: Callable[[str], bool],
+    per_task: Mapping[str, str] | None = None,
 ) -> list[str]:
+    """``per_task``: variables each task sets for itself before the program starts (a pod's index)."""
     container = shape.container_of(part.main)
     prog = launch.program(ctx, container, defined, mounts)
     if prog is None:
         return _no_command(ctx, part)
+
+    def step(program: launch.Program) -> str:
+        if per_task:
+            program = _with_per_task(ctx, part, program, per_task)
+        return launch.step(ctx, part, program, mounts, names, extra)
+
     raw = shape.words(container)
     line = part.main.line
     if (
@@ -93,9 +102,9 @@ def plain_or_torch(
     ):
         argv, why = launch.torch_program(ctx, part, prog.argv, raw)
         ctx.fidelity.mapped(
-            f"{part.name}: {' '.join(raw[:4])}", f"srun torchrun on {part.nodes} node(s): {why}", line
+            f"{part.name}: {' '.join(raw[:4])}", f"srun torchrun on {plural(part.nodes, 'node')}: {why}", line
         )
-        return [*launch.torch_env_lines(), launch.step(ctx, part, launch.Program(argv), mounts, names, extra)]
+        return [*launch.torch_env_lines(), step(launch.Program(argv))]
     if part.launch == TORCH and prog.uses_entrypoint:
         ctx.fidelity.approximated(
             f"{part.name}: distributed torch",
@@ -103,17 +112,15 @@ def plain_or_torch(
             "ranks are not assigned",
             line,
         )
-        return [*launch.torch_env_lines(), launch.step(ctx, part, prog, mounts, names, extra)]
+        return [*launch.torch_env_lines(), step(prog)]
     if part.nodes > 1 and "JOB_COMPLETION_INDEX" in " ".join(raw) and not prog.uses_entrypoint:
         # Each pod of an Indexed replicated job has its own index: expand the argv inside each task.
         def indexed(name: str) -> bool:
             return name == "JOB_COMPLETION_INDEX" or defined(name)
 
-        per_task = launch.program(ctx, container, indexed, mounts)
-        assert per_task is not None
-        inner = "JOB_COMPLETION_INDEX=$SLURM_NODEID; export JOB_COMPLETION_INDEX; exec " + " ".join(
-            per_task.argv
-        )
+        each = launch.program(ctx, container, indexed, mounts)
+        assert each is not None
+        inner = "JOB_COMPLETION_INDEX=$SLURM_NODEID; export JOB_COMPLETION_INDEX; exec " + " ".join(each.argv)
         prog = launch.Program(["sh", "-c", shell_word(inner)])
         ctx.fidelity.mapped(
             f"{part.name}: $(JOB_COMPLETION_INDEX)", "each node's index is its SLURM_NODEID", line
@@ -121,10 +128,26 @@ def plain_or_torch(
     what = "the image's entrypoint with these args" if prog.uses_entrypoint else "the container's command"
     ctx.fidelity.mapped(
         f"{part.name}: {' '.join(raw[:4]) or 'command'}",
-        f"srun runs {what} on {part.nodes} node(s), each word quoted as written",
+        f"srun runs {what} on {plural(part.nodes, 'node')}, each word quoted as written",
         line,
     )
-    return [launch.step(ctx, part, prog, mounts, names, extra)]
+    return [step(prog)]
+
+
+def _with_per_task(
+    ctx: Context, part: Part, prog: launch.Program, per_task: Mapping[str, str]
+) -> launch.Program:
+    """The program started by a shell that first sets each task's own values."""
+    if prog.uses_entrypoint:
+        for name in per_task:
+            ctx.fidelity.approximated(
+                f"{part.name}: env {name} per pod",
+                "the image's entrypoint runs with the batch script's value (0) in every task",
+                part.main.line,
+            )
+        return prog
+    sets = "; ".join(f"{name}={expression}; export {name}" for name, expression in per_task.items())
+    return launch.Program(["sh", "-c", shell_word(f'{sets}; exec "$@"'), "sh", *prog.argv])
 
 
 def _mpi_line(part: Part) -> launch.MpiLine | None:
@@ -176,7 +199,7 @@ def mpi_lines(
         ctx.fidelity.approximated(f"mpirun {dropped}", "srun places the ranks from the allocation", line)
     ctx.fidelity.mapped(
         f"{launcher.name}: mpirun {' '.join(mpi.program[:3])}",
-        f"srun --mpi=pmix starts {mpi.ranks or tpn * part.nodes} ranks on {part.nodes} node(s), "
+        f"srun --mpi=pmix starts {mpi.ranks or tpn * part.nodes} ranks on {plural(part.nodes, 'node')}, "
         f"{tpn} per node; the launcher pod is not needed",
         line,
     )
@@ -225,7 +248,7 @@ def ray_lines(ctx: Context, part: Part, mounts: Mounts, names: list[str]) -> lis
         lines.append("rc=0")
     lines += ['kill "${pids[@]}" 2>/dev/null', "wait", 'exit "$rc"']
     ctx.fidelity.approximated(
-        f"Ray cluster: head + {worker_nodes} worker node(s)",
+        f"Ray cluster: head + {plural(worker_nodes, 'worker node')}",
         "started with ray start inside the Slurm allocation; every node gets the largest role's resources",
         head.line,
     )

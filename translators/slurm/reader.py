@@ -1037,7 +1037,8 @@ def _mail_types(b: _JobBuilder, s: Setting, value: object) -> None:
     if skipped:
         b.diags.add(
             "SLURM-BAD-VALUE",
-            f"--mail-type: sbatch skips the unknown type(s) {', '.join(skipped)}",
+            f"--mail-type: sbatch skips the unknown {'type' if len(skipped) == 1 else 'types'} "
+            + ", ".join(skipped),
             line=s.line,
             job=b.job_id,
             severity=WARNING,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from migrate import ir
+from migrate.render import plural
 
 from .context import NO_RUNTIME, SECRETS_DIR, Context
 from .quoting import c_string, shell_word
@@ -159,7 +160,8 @@ def _config_map(
     out.rewrites[mount.target] = folder
     ctx.fidelity.mapped(
         item,
-        f"ConfigMap {name} is in the manifest file: its {len(data)} key(s) are written out by the script "
+        f"ConfigMap {name} is in the manifest file: its {plural(len(data), 'key')} "
+        f"{'is' if len(data) == 1 else 'are'} written out by the script "
         f"(${FILES_DIR}, on the submit folder's file system)",
         mount.line,
     )

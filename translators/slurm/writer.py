@@ -128,7 +128,7 @@ def _describe(ctx: Context, scripts: list[Script]) -> tuple[str, str]:
         return "hetjob", f"{job.kind}: {len(scripts[0].components)} different roles as one heterogeneous job"
     if header.has("array"):
         return "sbatch-array", f"{job.kind}: a job array ({header.value('array')})"
-    return "sbatch", f"{job.kind} on {nodes} node(s)"
+    return "sbatch", f"{job.kind} on {nodes} {'node' if nodes == '1' else 'nodes'}"
 
 
 def _serving(ctx: Context) -> Translation:
@@ -212,6 +212,7 @@ def render_submit(translations: list[Translation], edges: list[Edge], folders: d
             )
         last[t.job_id] = list(variables.values())
     by_var = {u.var: u for u in units}
+    _mark_or_lists(translations, edges, last, by_var)
     for edge in edges:
         if edge.dependent not in last or edge.prerequisite not in last:
             continue
@@ -224,6 +225,29 @@ def render_submit(translations: list[Translation], edges: list[Edge], folders: d
                 continue  # a later script of the same job: it waits for the first one already
             unit.waits.append((kind, list(last[edge.prerequisite])))
     return chain.render(units, skipped)
+
+
+def _mark_or_lists(
+    translations: list[Translation],
+    edges: list[Edge],
+    last: dict[str, list[str]],
+    by_var: dict[str, chain.Unit],
+) -> None:
+    """A job whose every dependency is one of an OR list waits with '?'; a job mixing AND and OR
+    cannot say so to sbatch (one separator per list): it waits for all, and its log says it."""
+    by_id = {t.job_id: t for t in translations}
+    for job_id, variables in last.items():
+        own = [e for e in edges if e.dependent == job_id and e.prerequisite in last]
+        ors = [e for e in own if e.any_of]
+        if not ors:
+            continue
+        if len(ors) == len(own) and len(own) > 1:
+            by_var[variables[0]].any_of = True
+        else:
+            by_id[job_id].fidelity.approximated(
+                "OR dependency beside AND dependencies",
+                "sbatch takes one kind of separator per --dependency: the job waits for all of them",
+            )
 
 
 __all__ = [

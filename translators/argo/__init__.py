@@ -1,0 +1,1 @@
+"""Argo Workflows: field table, depends expressions, reader, chain writer, schemas."""
