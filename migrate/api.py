@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import networkx as nx
@@ -27,7 +27,7 @@ from migrate.reports.model import build_model
 from migrate.reports.model_scan import fidelity_counts
 from migrate.reports.plan_types import read_plan
 from migrate.reports.render import render_report
-from migrate.scan import cache, scanner
+from migrate.scan import cache, scanner, templates
 from migrate.scan import results as scan_results
 from migrate.site import config as siteconfig
 from migrate.site.config import SiteConfig, SiteConfigError
@@ -36,7 +36,7 @@ from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import chains as k8s_chains
 from migrate.translators.kubernetes import validate as k8s_validate
-from migrate.vocab import AUTO_COEXISTENCE, Direction, FidelityStatus
+from migrate.vocab import AUTO_COEXISTENCE, Direction, FidelityStatus, Format
 
 # The schedulers a plan or a translation can go to, with the way there.
 TARGETS: dict[str, Direction] = {d.target: d for d in Direction}
@@ -49,6 +49,34 @@ def default_scan_options() -> scan_results.ScanOptions:
 
 class UsageError(Exception):
     """Something the user can fix; the message says what and how."""
+
+
+def template_values(assignments: Sequence[str] = (), env_files: Sequence[str] = ()) -> templates.Values:
+    """The values of ``--env-file`` files (in order) and ``--set NAME=VALUE`` (last wins)."""
+    try:
+        files = [templates.parse_env_file(_read_input(path, "--env-file"), path) for path in env_files]
+        pairs = [templates.parse_assignment(text, "--set") for text in assignments]
+    except templates.ValuesError as exc:
+        raise UsageError(f"bad template value: {exc}") from None
+    return templates.combine(files, pairs)
+
+
+def template_inputs(
+    assignments: Sequence[str] = (), env_files: Sequence[str] = (), helm_values: Sequence[str] = ()
+) -> templates.TemplateInputs:
+    """``--set``, ``--env-file`` and ``--values`` (values files for helm, checked to exist)."""
+    for path in helm_values:
+        if not Path(path).is_file():
+            raise UsageError(f"no such file: {path}; check the path given to --values")
+    values = template_values(assignments, env_files)
+    return templates.TemplateInputs(values, tuple(os.path.abspath(p) for p in helm_values))
+
+
+def scan_options(
+    options: scan_results.ScanOptions | None, inputs: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS
+) -> scan_results.ScanOptions:
+    """The options of a command's scan, with the template values it was given."""
+    return replace(options or default_scan_options(), values=inputs.values, helm_values=inputs.helm_values)
 
 
 def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
@@ -124,6 +152,7 @@ def run_plan(
     out: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
     coexistence: str = AUTO_COEXISTENCE,
@@ -136,7 +165,7 @@ def run_plan(
     coexistence = coexistence_choice(coexistence)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, templating))
     the_plan = plan.build_plan(
         result.jobs, direction, site, usage=usage, inventory=clusters, coexistence=coexistence
     )
@@ -163,9 +192,10 @@ def run_graph(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
 ) -> GraphRun:
     site, config_path = load_config(config, paths)
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, templating))
     graph = build_graph(result.jobs, site)
     buffer = io.BytesIO()
     graph_export.to_graphml(graph, buffer)
@@ -192,6 +222,7 @@ def run_report(
     force: bool = False,
     translations: TranslationSet | Sequence[Translation] | None = None,
     options: scan_results.ScanOptions | None = None,
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
     artifact_root: str = "",
     accounting: Sequence[str] = (),
     inventory: Sequence[str] = (),
@@ -208,7 +239,7 @@ def run_report(
     coexistence = coexistence_choice(coexistence)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, templating))
     fidelity = fidelity_counts(translations) or None
     the_plan, plan_graph = plan.build_plan_and_graph(
         result.jobs, direction, site, fidelity, usage=usage, inventory=clusters, coexistence=coexistence
@@ -314,6 +345,7 @@ def run_translate(
     config: str | None = None,
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
     runtime: str = "auto",
     inventory: Sequence[str] = (),
     workflow: str | None = None,
@@ -329,7 +361,7 @@ def run_translate(
     clusters = load_inventory(inventory)
     if clusters:
         site, _ = merge_inventory(site, clusters)
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, templating))
     wanted = direction.source  # jobs already in the target's format are not translated again
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]
@@ -396,15 +428,28 @@ class ValidateRun:
         }
 
 
-def run_validate(path: str) -> ValidateRun:
-    """Manifests against the strict schemas; sbatch scripts with ``sbatch --test-only`` or statically."""
+def run_validate(
+    path: str, templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS
+) -> ValidateRun:
+    """Manifests against the strict schemas; sbatch scripts with ``sbatch --test-only`` or statically.
+
+    Template values (``templating``) are filled in first, as for a scan.
+    """
     if not Path(path).exists():
         raise UsageError(f"no such file or folder: {path}; check the path")
+    values = templating.values
+
+    def manifest(text: str) -> str:
+        return templates.fill(text, Format.KUBERNETES, values)
+
+    def script(text: str) -> str:
+        return templates.fill(text, Format.SLURM, values)
+
     try:
-        manifests = k8s_validate.validate_tree(path)
+        manifests = k8s_validate.validate_tree(path, render=manifest if values else None)
     except k8s_validate.SchemaUnavailableError as exc:
         raise UsageError(f"cannot validate: {exc}") from exc
-    return ValidateRun(manifests, slurmcheck.check_tree(path))
+    return ValidateRun(manifests, slurmcheck.check_tree(path, render=script if values else None))
 
 
 @dataclass
@@ -425,9 +470,10 @@ def run_init(
     site: str = "site",
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
+    templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
 ) -> InitRun:
     """Write a starter ``migrate.yaml`` from a scan of ``paths``."""
-    result = scanner.scan(paths, options or default_scan_options())
+    result = scanner.scan(paths, scan_options(options, templating))
     text = init_config.render_starter(result.jobs, site)
     siteconfig.parse_site_config_text(text, out)  # what init writes, plan and translate must read
     tree = OutputTree()

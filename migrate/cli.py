@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from migrate import api
     from migrate.fidelity import Translation
     from migrate.scan import results as scan_results
+    from migrate.scan.templates import TemplateInputs
 
 app = typer.Typer(
     name="migrate",
@@ -235,15 +236,22 @@ def scan_command(
         ),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every file again.")] = False,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Find every job file under PATHS (by content) and read it into the job IR."""
+    from migrate import api
     from migrate.scan import cache, jsonstream, scanner
     from migrate.scan import results as scan_results
 
     _check_paths(paths)
+    templating = _template_inputs(set_values, env_file, helm_values)
     cache_folder = None if no_cache else (cache_dir or cache.default_dir())
     limit = scan_results.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
-    options = scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs)
+    options = api.scan_options(
+        scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs), templating
+    )
     if output_format is OutputFormat.json:  # streamed: memory stays flat on any tree size
         errors = jsonstream.write_scan(scanner.iter_rendered(paths, options), sys.stdout).errors
     else:
@@ -270,7 +278,8 @@ SCAN_COLUMNS = (
 def _print_scan_table(
     result: scan_results.ScanResult, paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
 ) -> None:
-    from migrate.render import job_row, shell_coverage
+    from migrate.render import job_row, shell_coverage, unknown_roles
+    from migrate.vocab import PlaceholderRole
 
     shown, base = _relative_to(paths)
     rows: list[list[str]] = []
@@ -307,6 +316,12 @@ def _print_scan_table(
         f"diagnostics: {_plural(sev['error'], 'error')}, {_plural(sev['warning'], 'warning')}, "
         f"{sev['info']} info"
     )
+    unknown = sum(1 for job in result.jobs if unknown_roles(job) - {PlaceholderRole.OTHER})
+    if unknown:
+        _out().print(
+            f"{_plural(unknown, 'job')} with a node or GPU count that a template placeholder leaves unknown "
+            "(counted as one node, no GPUs; give the values with --set or --env-file)"
+        )
     understood, statements = shell_coverage(result.jobs)
     if statements:
         _out().print(
@@ -329,6 +344,17 @@ class Target(StrEnum):
 def _usage_error(exc: api.UsageError) -> typer.Exit:
     _err().print(f"migrate: {exc}", markup=False)
     return typer.Exit(2)
+
+
+def _template_inputs(
+    set_values: list[str] | None, env_file: list[str] | None, helm_values: list[str] | None
+) -> TemplateInputs:
+    from migrate import api
+
+    try:
+        return api.template_inputs(set_values or [], env_file or [], helm_values or [])
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
 
 
 DEFAULT_FLAVOR = "auto"
@@ -404,20 +430,50 @@ ConfigOption = Annotated[
     ),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace files that already exist in --out.")]
+
+
+def _repeatable(flag: str, help_text: str, metavar: str) -> Any:
+    """A --flag VALUE that may be given several times."""
+    return typer.Option(flag, help=help_text, metavar=metavar)
+
+
+SetOption = Annotated[
+    list[str] | None,
+    _repeatable(
+        "--set",
+        "A value for templates: $NAME and ${NAME} in manifests, ${NAME} and <NAME> in #SBATCH lines "
+        "(repeatable; wins over --env-file).",
+        "NAME=VALUE",
+    ),
+]
+EnvFileOption = Annotated[
+    list[str] | None,
+    _repeatable(
+        "--env-file",
+        "Values for templates from NAME=value or export NAME=value lines (repeatable).",
+        "FILE",
+    ),
+]
+HelmValuesOption = Annotated[
+    list[str] | None,
+    _repeatable(
+        "--values", "A values file for helm template, for the Helm charts scanned (repeatable).", "FILE"
+    ),
+]
 AccountingOption = Annotated[
     list[str] | None,
-    typer.Option(
+    _repeatable(
         "--accounting",
-        help="What ran: sacct --parsable2 output or kubectl get jobs -A -o json (repeatable).",
-        metavar="FILE",
+        "What ran: sacct --parsable2 output or kubectl get jobs -A -o json (repeatable).",
+        "FILE",
     ),
 ]
 InventoryOption = Annotated[
     list[str] | None,
-    typer.Option(
+    _repeatable(
         "--inventory",
-        help="Nodes per partition: a slurm.conf or ParallelCluster config (repeatable).",
-        metavar="FILE",
+        "Nodes per partition: a slurm.conf or ParallelCluster config (repeatable).",
+        "FILE",
     ),
 ]
 
@@ -447,12 +503,16 @@ def plan_command(
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
     coexistence: CoexistenceOption = AUTO_COEXISTENCE,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Classify every job, group them into migration units and lay out the phased plan."""
     from migrate import api
     from migrate.plan.planner import plan_json
 
     _check_paths(paths)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
         run = api.run_plan(
             paths,
@@ -460,6 +520,7 @@ def plan_command(
             config=config,
             out=out,
             force=force,
+            templating=templating,
             accounting=accounting or [],
             inventory=inventory or [],
             coexistence=coexistence,
@@ -559,12 +620,16 @@ def report_command(
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
     coexistence: CoexistenceOption = AUTO_COEXISTENCE,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Write the migration report: Markdown and a self-contained HTML page with pictures."""
     from migrate import api
 
     choice = _writer_choice(to, flavor, container_runtime)
     _check_paths(paths)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
         translations = None
         if translate:
@@ -576,6 +641,7 @@ def report_command(
                 config=config,
                 force=force,
                 runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
+                templating=templating,
             )
             translations = translated.result
         run = api.run_report(
@@ -589,6 +655,7 @@ def report_command(
             accounting=accounting or [],
             inventory=inventory or [],
             coexistence=coexistence,
+            templating=templating,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -611,13 +678,17 @@ def graph_command(
     ],
     config: ConfigOption = None,
     force: ForceOption = False,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Export the graph of jobs, storage, monitoring, images, queues and dependencies."""
     from migrate import api
 
     _check_paths(paths)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
-        run = api.run_graph(paths, out, config=config, force=force)
+        run = api.run_graph(paths, out, config=config, force=force, templating=templating)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     _say_config(run.config_path)
@@ -648,6 +719,9 @@ def translate_command(
         OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
     ] = OutputFormat.table,
     inventory: InventoryOption = None,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Translate job files to the other scheduler, recording what was mapped, approximated or dropped."""
     from migrate import api
@@ -656,6 +730,7 @@ def translate_command(
     choice = _writer_choice(to, flavor, container_runtime)
     chain_engine = _workflow_choice(to, workflow)
     _check_paths(paths)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
         run = api.run_translate(
             paths,
@@ -667,6 +742,7 @@ def translate_command(
             runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
             inventory=inventory or [],
             workflow=chain_engine,
+            templating=templating,
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -773,13 +849,17 @@ def init_command(
     ] = "migrate.yaml",
     site: Annotated[str, typer.Option(help="The site's name.", metavar="NAME")] = "site",
     force: ForceOption = False,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
+    helm_values: HelmValuesOption = None,
 ) -> None:
     """Write a starter migrate.yaml from a scan, with REPLACE-ME where only the site knows the answer."""
     from migrate import api
 
     _check_paths(paths)
+    templating = _template_inputs(set_values, env_file, helm_values)
     try:
-        run = api.run_init(paths, out, site=site, force=force)
+        run = api.run_init(paths, out, site=site, force=force, templating=templating)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     _out().print(
@@ -793,12 +873,15 @@ def validate_command(
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="table for people, json for tools.")
     ] = OutputFormat.table,
+    set_values: SetOption = None,
+    env_file: EnvFileOption = None,
 ) -> None:
     """Check generated manifests (strict OpenAPI and CRD schemas) and sbatch scripts (sbatch --test-only)."""
     from migrate import api
 
+    templating = _template_inputs(set_values, env_file, None)
     try:
-        run = api.run_validate(path)
+        run = api.run_validate(path, templating)
     except api.UsageError as exc:
         raise _usage_error(exc) from None
     if output_format is OutputFormat.json:

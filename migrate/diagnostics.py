@@ -40,6 +40,7 @@ CODES: dict[str, tuple[str, str]] = {
     "SLURM-DIRECTIVE-AFTER-COMMAND": (WARNING, "an #SBATCH line after the first command; sbatch ignores it"),
     "SLURM-COMMENTED-DIRECTIVE": (INFO, "a disabled directive (##SBATCH or # SBATCH) was ignored"),
     "SLURM-TEMPLATED": (WARNING, "the script is a template; render it first"),
+    "SLURM-BODY-NOT-SHELL": (INFO, "the script runs under another interpreter; its body is not analysed"),
     "SLURM-DYNAMIC-VALUE": (WARNING, "an option value depends on the environment at submit time"),
     "SLURM-HETJOB": (INFO, "a heterogeneous job with several components"),
     "SLURM-SCRONTAB-ENTRY": (INFO, "a scrontab entry was read as a scheduled job"),
@@ -55,7 +56,9 @@ CODES: dict[str, tuple[str, str]] = {
     "K8S-YAML-ERROR": (ERROR, "the YAML could not be parsed"),
     "K8S-YAML-ALIAS-BOMB": (ERROR, "the YAML expands aliases beyond the safety limit"),
     "K8S-YAML-TOO-DEEP": (ERROR, "the YAML nests deeper than the safety limit"),
-    "K8S-TEMPLATED": (WARNING, "a Helm/Go template or ${VAR} placeholder; render it first"),
+    "K8S-TEMPLATED": (WARNING, "a Helm/Go template, or ${VAR} placeholders without a value (--set)"),
+    "K8S-HELM-CHART": (WARNING, "a Helm chart not rendered (helm is not on PATH): the command to run"),
+    "K8S-HELM-FAILED": (ERROR, "helm template failed on a chart; its manifests are not read"),
     "K8S-NOT-AN-OBJECT": (WARNING, "a YAML document that is not a Kubernetes object"),
     "K8S-MISSING-FIELD": (ERROR, "a required field of a job manifest is missing"),
     "K8S-BAD-TYPE": (ERROR, "a field has the wrong type"),
@@ -141,6 +144,10 @@ CODES: dict[str, tuple[str, str]] = {
         "the container runs its image's default command, which the manifest does not name",
     ),
     "TO-SLURM-GPU-TYPE": (WARNING, "a GPU model that no partition of the site config has"),
+    "TO-SLURM-UNRESOLVED": (
+        WARNING,
+        "a count held by a template placeholder with no value: left out of the script, not defaulted",
+    ),
 }
 
 

@@ -26,7 +26,7 @@ from migrate.graph.storage import StorageResolver
 from migrate.names import dns1123_label
 from migrate.site.allocation_hints import fabric_uses
 from migrate.site.config import PLACEHOLDER, SiteConfig
-from migrate.vocab import WRAPPER_KINDS, Format
+from migrate.vocab import WRAPPER_KINDS, Format, PlaceholderRole
 
 # A value still to be expanded by the shell or a template engine: $part, ${ACCOUNT}, `cmd`, {{ x }}.
 _DYNAMIC = re.compile(r"[$`{}<>%*?]")
@@ -172,9 +172,34 @@ def _count(node: object) -> int:
 
 
 def render_starter(jobs: Iterable[ir.Job], site: str = "site") -> str:
+    jobs = list(jobs)
     data, claims = starter_config(jobs, site)
     text = _HEADER
     if claims:
         text += "# PVC claims the Kubernetes manifests already use: " + ", ".join(claims) + "\n"
         text += "# (list them under the file system they expose: filesystems[].pvc)\n"
+    text += template_variables(jobs)
     return text + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def template_variables(jobs: Iterable[ir.Job]) -> str:
+    """Comment lines naming each variable the scanned templates lack, what it sizes and where it is first.
+
+    They are comments, not settings: the values belong to a run (--set, --env-file), not to the site.
+    """
+    first: dict[str, tuple[str, str]] = {}
+    for job in jobs:
+        for item in job.unresolved:
+            where = f"{job.source.path}:{item.line}" if item.line else job.source.path
+            known = first.get(item.name)
+            if known is None or (known[0] == PlaceholderRole.OTHER and item.role != PlaceholderRole.OTHER):
+                first[item.name] = (str(item.role), where)
+    if not first:
+        return ""
+    width = max(len(name) for name in first)
+    lines = [
+        "# Template variables the scanned files have no value for; give them to scan, plan and",
+        "# translate with --set NAME=VALUE or --env-file FILE (see docs/templates.md):",
+        *(f"#   {name:<{width}}  {role:<5}  {where}" for name, (role, where) in sorted(first.items())),
+    ]
+    return "\n".join(lines) + "\n"

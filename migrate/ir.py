@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from migrate.vocab import Format, JobKind
+from migrate.vocab import Format, JobKind, PlaceholderRole
 
 IR_VERSION = "1"
 
@@ -410,6 +410,16 @@ class Component:
 
 
 @dataclass(frozen=True, slots=True)
+class Unresolved:
+    """A template placeholder no value was given for (``--set``, ``--env-file``): the field is unknown."""
+
+    name: str  # the variable: NUM_NODES
+    role: PlaceholderRole = PlaceholderRole.OTHER
+    field: str = ""  # where it stands, in the source's terms: spec.parallelism, --nodes
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     id: str
     source: SourceRef
@@ -441,6 +451,7 @@ class Job:
     annotations: tuple[KeyValue, ...] = ()
     script: ScriptInfo | None = None
     templated: bool = False
+    unresolved: tuple[Unresolved, ...] = ()  # placeholders left without a value, fields read as unknown
     raw: tuple[RawItem, ...] = ()
     # What writers need from the job file beyond the typed fields, so that they never read it again:
     directives: tuple[Directive, ...] = ()  # sbatch and scrontab jobs: each option, in line order

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from migrate import ir
+from migrate.vocab import PlaceholderRole
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -39,13 +40,22 @@ def storage_roots(job: ir.Job, limit: int = 3) -> str:
     return ", ".join(shown) + (f" +{more}" if more > 0 else "")
 
 
+UNKNOWN = "unknown"  # a count a template placeholder holds, with no value given
+
+
+def unknown_roles(job: ir.Job) -> set[PlaceholderRole]:
+    """What a job's unresolved placeholders leave unknown (its nodes, its GPUs)."""
+    return {u.role for u in job.unresolved}
+
+
 def job_row(job: ir.Job) -> dict[str, str]:
     gpus = job.total_gpus()
+    unknown = unknown_roles(job)
     return {
         "kind": job.kind,
         "name": job.name or "",
-        "nodes": str(job.total_nodes()),
-        "gpus": str(gpus) if gpus else "",
+        "nodes": UNKNOWN if PlaceholderRole.NODES in unknown else str(job.total_nodes()),
+        "gpus": UNKNOWN if PlaceholderRole.GPUS in unknown else (str(gpus) if gpus else ""),
         "time": describe_time(job.time_limit_s),
         "launcher": ", ".join(job.launcher_names()),
         "storage": storage_roots(job),

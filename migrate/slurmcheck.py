@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,8 +69,17 @@ def controller_reachable(env: Mapping[str, str] | None = None) -> bool:
     return done.returncode == 0 and " is UP" in done.stdout
 
 
-def check_script(path: str | Path, method: str = "auto", env: Mapping[str, str] | None = None) -> CheckResult:
-    """One script: ``sbatch --test-only`` when ``method`` is "auto" and a controller answers, else static."""
+def check_script(
+    path: str | Path,
+    method: str = "auto",
+    env: Mapping[str, str] | None = None,
+    render: Callable[[str], str] | None = None,
+) -> CheckResult:
+    """One script: ``sbatch --test-only`` when ``method`` is "auto" and a controller answers, else static.
+
+    ``render`` fills template values into the text of the static check; ``sbatch --test-only``
+    reads the file as written.
+    """
     if method == "auto":
         method = TEST_ONLY if controller_reachable(env) else STATIC
     if method == TEST_ONLY:
@@ -81,11 +90,14 @@ def check_script(path: str | Path, method: str = "auto", env: Mapping[str, str] 
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return CheckResult(str(path), False, STATIC, f"cannot read the script: {exc}")
-    return check_text(text, str(path))
+    return check_text(render(text) if render else text, str(path))
 
 
 def check_tree(
-    root: str | Path, method: str = "auto", env: Mapping[str, str] | None = None
+    root: str | Path,
+    method: str = "auto",
+    env: Mapping[str, str] | None = None,
+    render: Callable[[str], str] | None = None,
 ) -> list[CheckResult]:
     """Every ``*.sbatch`` script (and every ``scrontab`` file, statically) under ``root``, sorted by path."""
     base = Path(root)
@@ -94,7 +106,7 @@ def check_tree(
     results: list[CheckResult] = []
     for path in sorted(p for p in base.rglob("*") if p.is_file()):
         if path.suffix in SCRIPT_SUFFIXES:
-            results.append(check_script(path, method, env))
+            results.append(check_script(path, method, env, render))
         elif path.name == SCRONTAB_NAME:
             results.append(check_scrontab(path.read_text(encoding="utf-8"), str(path)))
     return results

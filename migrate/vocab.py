@@ -150,6 +150,14 @@ CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.VOLCANO_CRONJOB, JobKind.SCRONT
 INTERACTIVE_KINDS = frozenset((JobKind.SALLOC,))
 
 
+class PlaceholderRole(StrEnum):
+    """What a template placeholder left without a value stands for, so that no one reads it as a default."""
+
+    NODES = "nodes"  # a replica, parallelism or node count
+    GPUS = "gpus"  # a GPU request
+    OTHER = "other"  # an image, a name, an argument ...
+
+
 class ArgoKind(StrEnum):
     """The Argo Workflows objects the reader takes (group ``argoproj.io``)."""
 
@@ -245,6 +253,7 @@ __all__ = [
     "Format",
     "JobKind",
     "Pattern",
+    "PlaceholderRole",
     "TaskResult",
     "UnitAction",
 ]

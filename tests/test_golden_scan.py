@@ -24,6 +24,7 @@ NOT_IN_CORPUS = {
     "FILE-SYMLINK-OUTSIDE": "tests/test_discover.py::test_symlink_outside",
     "FILE-TOO-LARGE": "tests/test_scan.py::test_too_large",
     "SHELL-TOO-LONG": "tests/test_adversarial.py::test_huge_body_is_analysed_up_to_the_limit",
+    "K8S-HELM-FAILED": "tests/test_charts.py::test_a_failing_helm_is_a_diagnostic",
 }
 
 

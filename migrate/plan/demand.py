@@ -24,7 +24,7 @@ from migrate.render import plural
 from migrate.site.allocation import allocate
 from migrate.site.config import SiteConfig
 from migrate.site.usage_match import JobUsage
-from migrate.vocab import SERVING_KINDS, WRAPPER_KINDS, Format
+from migrate.vocab import SERVING_KINDS, WRAPPER_KINDS, Format, PlaceholderRole
 
 UNASSIGNED = "(unassigned)"  # no partition or queue that migrate.yaml knows
 LOGIN_NODE = "(login node)"  # wrapper scripts run where users log in, not on compute nodes
@@ -49,7 +49,8 @@ class JobDemand:
     gpu_hours: float
     basis: str  # how the numbers were reached, for the report
     node_load: float = 1.0  # nodes one run holds (a share of one for a partial node)
-    assumed: tuple[str, ...] = ()  # what the numbers rest on that no source told: "time_limit", "node_share"
+    # what the numbers rest on that no source told: "time_limit", "node_share", "nodes_placeholder" ...
+    assumed: tuple[str, ...] = ()
 
 
 def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
@@ -80,6 +81,9 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     gpu_hours = round(facts.gpus * hours * runs, 2)
     per_node = max(1, math.ceil(facts.gpus / facts.nodes)) if facts.gpus else 0
     assumed = facts.assumed if job.source.format == Format.SLURM else ()
+    # A count a template placeholder holds is unknown: the figures count its default instead.
+    sized = {u.role for u in job.unresolved} & {PlaceholderRole.NODES, PlaceholderRole.GPUS}
+    assumed += tuple(f"{role}_placeholder" for role in sorted(sized))
     return JobDemand(
         job.id, partition_of(job, config, facts), gang, per_node, node_hours, gpu_hours, basis, load, assumed
     )

@@ -10,15 +10,17 @@ manifests; a reference still not found keeps its diagnostic.
 from __future__ import annotations
 
 from migrate.diagnostics import Collector
-from migrate.scan import files
+from migrate.scan import files, templates
 from migrate.scan.results import FileResult
+from migrate.scan.templates import Values
 from migrate.translators.argo import reader as argo_reader
 from migrate.vocab import Format
 
 UNRESOLVED = "ARGO-TEMPLATEREF-UNRESOLVED"
 
 
-def resolve(results: list[FileResult]) -> list[FileResult]:
+def resolve(results: list[FileResult], values: Values = ()) -> list[FileResult]:
+    """The results with the pending files read again; ``values`` are the scan's template values."""
     pending = [i for i, r in enumerate(results) if any(d.code == UNRESOLVED for d in r.diagnostics)]
     if not pending:
         return results
@@ -32,7 +34,7 @@ def resolve(results: list[FileResult]) -> list[FileResult]:
                 data = fh.read()
         except OSError:
             continue  # gone since it was read: its first reading stands
-        text = files.decode(data, Collector(result.path))
+        text = templates.fill(files.decode(data, Collector(result.path)), Format.KUBERNETES, values)
         if argo_reader.sniff(text):
             texts[result.path] = data
             library |= argo_reader.library_of(argo_reader.scopes(text))
@@ -40,7 +42,7 @@ def resolve(results: list[FileResult]) -> list[FileResult]:
     for index in pending:
         path = results[index].path
         if path in texts:
-            again = files.read_data(texts[path], path, True, library)
+            again = files.read_data(texts[path], path, True, library, values)
             if again is not None:
                 out[index] = again
     return out

@@ -111,11 +111,13 @@ def _salt() -> bytes:
     return f"{SCHEMA}|{__version__}|{ir.IR_VERSION}|".encode() + code_fingerprint()
 
 
-def entry_key(data: bytes, job_like: bool, max_bytes: int) -> bytes:
-    """The cache key of a file's bytes, read under the given name rule and size limit."""
+def entry_key(data: bytes, job_like: bool, max_bytes: int, values: tuple[tuple[str, str], ...] = ()) -> bytes:
+    """The cache key of a file's bytes, read under the given name rule, size limit and template values."""
     digest = hashlib.blake2b(_salt(), digest_size=24)
     digest.update(b"J" if job_like else b"-")
     digest.update(f"{max_bytes}|".encode())
+    # The values change what a template reads as: each set of them is its own entry.
+    digest.update(json.dumps(values).encode() + b"|")
     digest.update(data)
     return digest.digest()
 

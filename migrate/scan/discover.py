@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from migrate.diagnostics import Diagnostic
 
+CHART_FILE = "Chart.yaml"
 SKIP_DIRS = frozenset(
     {
         ".git",
@@ -131,6 +132,10 @@ def _walk_dir(root: str, root_real: str) -> Iterator[Candidate | Skipped]:
         if dirpath != root and _is_virtualenv(dirpath, dirnames + filenames):
             dirnames[:] = []
             continue
+        if CHART_FILE in filenames:
+            # A Helm chart is one unit, read through its Chart.yaml: its templates are no manifests.
+            dirnames[:] = []
+            filenames = [CHART_FILE]
         kept_dirs = []
         for name in dirnames:
             full = os.path.join(dirpath, name)

@@ -14,6 +14,7 @@ from typing import IO
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.scan import charts, templates
 from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.results import (
     DEFAULT_OPTIONS,
@@ -21,6 +22,7 @@ from migrate.scan.results import (
     ScanOptions,
     cap_repeats,
 )
+from migrate.scan.templates import Values
 from migrate.translators.argo import reader as argo_reader
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
@@ -136,7 +138,11 @@ def load(candidate: Candidate, options: ScanOptions) -> bytes | FileResult | Non
 
 
 def read_data(
-    data: bytes, path: str, job_like: bool, library: argo_reader.Library | None = None
+    data: bytes,
+    path: str,
+    job_like: bool,
+    library: argo_reader.Library | None = None,
+    values: Values = (),
 ) -> FileResult | None:
     """Read a file's content as the job file at ``path``; None when it is not worth reporting.
 
@@ -156,6 +162,8 @@ def read_data(
         return FileResult(path, Format.UNKNOWN, [], diags.items)
     text = decode(data, diags)
     fmt = sniff(text)
+    if fmt is not None:
+        text = templates.fill(text, fmt, values)
     if fmt is None:
         if not job_like:
             return None
@@ -204,7 +212,10 @@ def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> F
     loaded = load(candidate, options)
     if not isinstance(loaded, bytes):
         return loaded
-    return read_data(loaded, path, job_like_name(path))
+    if charts.is_chart(path):
+        text = decode(loaded, Collector(path))
+        return charts.read_chart(candidate.path, path, text, options.helm_values)
+    return read_data(loaded, path, job_like_name(path), values=options.values)
 
 
 def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:

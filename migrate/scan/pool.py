@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from migrate.scan import cache
+from migrate.scan.charts import is_chart
 from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.files import SITE_CONFIG_NAMES, job_like_name, load, read_data, scan_item
 from migrate.scan.jsonstream import Rendered, from_rendered, render
@@ -57,6 +58,7 @@ class Miss(NamedTuple):
     data: bytes
     job_like: bool
     key: bytes | None  # None when there is no cache: read under the real path
+    values: tuple[tuple[str, str], ...] = ()
 
 
 def worker_count(options: ScanOptions) -> int:
@@ -81,13 +83,16 @@ def _stage(item: Item, options: ScanOptions, cached: bool) -> Outcome | Miss | N
     path = item.display
     if os.path.basename(path) in SITE_CONFIG_NAMES:
         return None
+    if is_chart(path):
+        return _fresh(scan_item(item, options))  # helm reads the whole folder: not cached by one file
     loaded = load(item, options)
     if not isinstance(loaded, bytes):
         return _fresh(loaded)  # unreadable, binary or too large: cheap, never cached
     job_like = job_like_name(path)
     if not cached or b"\0" in loaded:  # a NUL byte could spell the path token
-        return Miss(path, loaded, job_like, None)
-    return Miss(path, loaded, job_like, cache.entry_key(loaded, job_like, options.max_bytes))
+        return Miss(path, loaded, job_like, None, options.values)
+    key = cache.entry_key(loaded, job_like, options.max_bytes, options.values)
+    return Miss(path, loaded, job_like, key, options.values)
 
 
 def _settle(staged: Outcome | Miss | None, found: dict[bytes, cache.Entry]) -> Outcome | Miss | None:
@@ -116,8 +121,8 @@ def prepare(
 
 def compute(miss: Miss) -> Outcome | None:
     if miss.key is None:
-        return _fresh(read_data(miss.data, miss.path, miss.job_like))
-    result = read_data(miss.data, cache.PATH_TOKEN, miss.job_like)
+        return _fresh(read_data(miss.data, miss.path, miss.job_like, values=miss.values))
+    result = read_data(miss.data, cache.PATH_TOKEN, miss.job_like, values=miss.values)
     if result is None:
         return Outcome(miss.path, "", None, miss.key)  # cached too, so that it is not read again
     return Outcome(miss.path, render(result), FileFacts.of(result), miss.key)

@@ -28,6 +28,9 @@ class ScanOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     cache: str | None = None  # cache folder (see migrate.scan.cache.default_dir); None reads every file
     jobs: int | None = None  # worker processes; None: one per available core
+    # Template values (--set, --env-file) as sorted (name, value) pairs; see migrate.scan.templates.
+    values: tuple[tuple[str, str], ...] = ()
+    helm_values: tuple[str, ...] = ()  # values files for helm template (--values), absolute paths
 
 
 DEFAULT_OPTIONS = ScanOptions()

@@ -37,7 +37,7 @@ def iter_scan(paths: Iterable[str], options: ScanOptions = DEFAULT_OPTIONS) -> I
 
 def scan(paths: Iterable[str], options: ScanOptions = DEFAULT_OPTIONS) -> ScanResult:
     """All files; Argo templateRefs across files resolved (the streaming scans read file by file)."""
-    return ScanResult(argo_refs.resolve(list(iter_scan(paths, options))))
+    return ScanResult(argo_refs.resolve(list(iter_scan(paths, options)), options.values))
 
 
 __all__ = ["iter_candidates", "iter_rendered", "iter_scan", "scan"]

@@ -39,6 +39,16 @@ def sweep(ctx: Context) -> None:
         if key in ctx.covered or key in seen:
             continue
         seen.add(key)
+        placeholders = [u.name for u in ctx.job.unresolved if u.field == f"--{long}" and u.line == line]
+        if placeholders:
+            names = ", ".join(f"${name}" for name in placeholders)
+            ctx.fidelity.dropped(
+                text,
+                f"a template placeholder with no value ({names}): not translated, the object keeps "
+                f"Kubernetes' default (give it with --set {placeholders[0]}=VALUE)",
+                line,
+            )
+            continue
         option = sbatch_options.BY_LONG.get(long)
         if comp and option is not None and not option.target.startswith("resources."):
             ctx.fidelity.approximated(

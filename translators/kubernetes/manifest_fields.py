@@ -13,9 +13,10 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.vocab import PlaceholderRole
 from migrate.yamlload import LineDict, LineList
 
-from .manifest_templates import has_placeholder
+from .manifest_templates import has_placeholder, placeholder_names
 
 Key = str | int
 Path = tuple[Key, ...]
@@ -33,6 +34,8 @@ _SERVER_METADATA = frozenset(
     }
 )
 _RAW_VALUE_LIMIT = 300
+# Fields that count pods or nodes: a placeholder there leaves the job's size unknown.
+COUNT_FIELDS = frozenset({"replicas", "parallelism", "completions", "minAvailable", "numNodes", "nodes"})
 
 
 def fmt_path(path: Path) -> str:
@@ -87,6 +90,7 @@ class ObjectView:
         self.origin = origin  # path prefix for messages, e.g. 'items[2]' in a List
         self.read: set[Path] = set()
         self._reported: set[Path] = set()
+        self.unresolved: list[ir.Unresolved] = []  # placeholders where a typed value was expected
 
     # Walking
 
@@ -173,9 +177,22 @@ class ObjectView:
 
     # Typed getters: a wrong type is reported once and read as missing.
 
+    def placeholder(self, path: Path, value: str, role: PlaceholderRole | None = None) -> None:
+        """A typed field that holds a template placeholder: read as unknown, never as a default."""
+        if role is None:
+            role = PlaceholderRole.NODES if path and path[-1] in COUNT_FIELDS else PlaceholderRole.OTHER
+        where = fmt_path((*self._origin_path(), *path))
+        for name in placeholder_names(value):
+            self.unresolved.append(ir.Unresolved(name, role, where, self.line(path)))
+
     def bad_type(self, path: Path, expected: str, value: Any) -> None:
-        if path in self._reported or has_placeholder(value):
-            return  # reported once; templated values are covered by K8S-TEMPLATED
+        if has_placeholder(value):
+            if path not in self._reported:
+                self._reported.add(path)
+                self.placeholder(path, value)
+            return  # templated values are covered by the one K8S-TEMPLATED of the file
+        if path in self._reported:
+            return  # reported once
         self._reported.add(path)
         where = fmt_path((*self._origin_path(), *path)) or "the object"
         self.diags.add(

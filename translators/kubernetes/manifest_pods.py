@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from migrate import ir
 from migrate.secrets import REDACTED, looks_like_secret
-from migrate.vocab import Format
+from migrate.vocab import Format, PlaceholderRole
 from migrate.yamlload import LineDict
 
 from ..shell.analyze import analyze
@@ -501,7 +501,9 @@ def _usage(view: ObjectView, path: Path) -> _Usage:
             view.touch(qpath)
             usage.lines.setdefault(str(name), view.line(qpath))
             if quantity is None and has_placeholder(value):
-                continue  # a template: reported once as K8S-TEMPLATED
+                role = PlaceholderRole.GPUS if str(name) in kinds.GPU_RESOURCES else PlaceholderRole.OTHER
+                view.placeholder(qpath, str(value), role)
+                continue  # a template: reported once as K8S-TEMPLATED, the request unknown
             if quantity is None or quantity < 0:
                 view.diags.add(
                     "K8S-BAD-QUANTITY",

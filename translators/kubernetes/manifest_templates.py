@@ -25,8 +25,9 @@ _MUSTACHE = re.compile(r"(?<!\$)\{\{-?\s*[A-Za-z_][\w.]*\s*(?:\|[^}]*)?-?\}\}")
 # Argo Workflows' own parameters look like mustache but are filled in by Argo, not before apply.
 _ARGO = re.compile(r"\{\{\s*=?\s*(?:inputs|outputs|workflow|steps|tasks|item|pod|node|retries|lastRetry)\b")
 
-_BRACE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:?+=-][^}]*)?\}")
-_PAREN = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
+# envsubst's ${VAR} and $VAR (a $$ is Kubernetes' escape, not a reference).
+_BRACE = re.compile(r"(?<!\$)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:[:?+=-][^}]*)?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_PAREN = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 # Keys whose values are shell text: any $ syntax there is the shell's.
 _SHELL_KEYS = frozenset(
@@ -35,11 +36,28 @@ _SHELL_KEYS = frozenset(
 _ARGV_KEYS = frozenset({"command", "args"})
 
 
+# Set in every login environment: a bare $HOME in a manifest is a literal or a shell's, never a value
+# someone forgot to give (envsubst would fill it from whoever runs it).
+_LOGIN_ENVIRONMENT = frozenset(
+    {"HOME", "USER", "LOGNAME", "PATH", "PWD", "SHELL", "LANG", "TERM", "HOSTNAME"}
+)
+
+
+def _is_placeholder(match: re.Match[str]) -> bool:
+    return match.group(1) is not None or match.group(2) not in _LOGIN_ENVIRONMENT
+
+
 def has_placeholder(value: Any) -> bool:
     """A value that is a template expression rather than data (so not worth a type error)."""
     if not isinstance(value, str):
         return False
-    return "{{" in value or "{%" in value or bool(_BRACE.search(value))
+    return "{{" in value or "{%" in value or any(_is_placeholder(m) for m in _BRACE.finditer(value))
+
+
+def placeholder_names(value: str) -> list[str]:
+    """The variables a templated value names (``${A}-$B`` -> A, B), in order; Helm syntax names none."""
+    found = (next(g for g in m.groups() if g) for m in _BRACE.finditer(value) if _is_placeholder(m))
+    return list(dict.fromkeys(found))
 
 
 def template_lines(text: str) -> list[int]:
@@ -61,14 +79,14 @@ def may_hold_placeholders(text: str) -> bool:
     return "$" in text or "\\" in text
 
 
-def placeholder_lines(data: Any) -> list[int]:
-    """Lines of ``${VAR}`` / ``$(VAR)`` placeholders outside shell text and env references."""
-    found: list[int] = []
+def placeholders(data: Any) -> list[tuple[int, str]]:
+    """``${VAR}``, ``$VAR`` and ``$(VAR)`` placeholders outside shell text and env references: line, name."""
+    found: list[tuple[int, str]] = []
     _walk(data, 0, False, False, found)
     return found
 
 
-def _walk(node: Any, line: int, brace_ok: bool, paren_ok: bool, found: list[int]) -> None:
+def _walk(node: Any, line: int, brace_ok: bool, paren_ok: bool, found: list[tuple[int, str]]) -> None:
     if isinstance(node, str):
         _scan(node, line, brace_ok, paren_ok, found)
     elif isinstance(node, LineDict):
@@ -91,7 +109,7 @@ def _walk(node: Any, line: int, brace_ok: bool, paren_ok: bool, found: list[int]
             _walk(item, node.item_line(index), brace_ok, paren_ok, found)
 
 
-def _walk_env(env: Any, brace_ok: bool, found: list[int]) -> None:
+def _walk_env(env: Any, brace_ok: bool, found: list[tuple[int, str]]) -> None:
     if not isinstance(env, LineList):
         _walk(env, getattr(env, "line", 0), brace_ok, False, found)
         return
@@ -112,12 +130,14 @@ def _runs_shell(node: LineDict) -> bool:
     return shell_script(words) is not None
 
 
-def _scan(text: str, line: int, brace_ok: bool, paren_ok: bool, found: list[int]) -> None:
+def _scan(text: str, line: int, brace_ok: bool, paren_ok: bool, found: list[tuple[int, str]]) -> None:
     if "$" not in text:
         return
     for pattern, allowed in ((_BRACE, brace_ok), (_PAREN, paren_ok)):
         if allowed:
             continue
-        match = pattern.search(text)
-        if match:
-            found.append(line + text.count("\n", 0, match.start()))
+        for match in pattern.finditer(text):
+            if pattern is _BRACE and not _is_placeholder(match):
+                continue
+            name = next(group for group in match.groups() if group)
+            found.append((line + text.count("\n", 0, match.start()), name))

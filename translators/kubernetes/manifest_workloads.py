@@ -104,7 +104,8 @@ def build_job(
     _ttl_and_gang(view, workload, roles, labels, annotations, raw)
     raw.extend(item for body in bodies for item in body.facts.raw)
     raw.extend(view.leftovers())
-    return replace(job, raw=tuple(sorted(raw, key=lambda item: item.line or 0)))
+    unresolved = tuple(dict.fromkeys(view.unresolved))  # a request and its limit name one variable twice
+    return replace(job, raw=tuple(sorted(raw, key=lambda item: item.line or 0)), unresolved=unresolved)
 
 
 # Roles

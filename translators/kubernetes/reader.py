@@ -21,7 +21,7 @@ from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
-from . import kinds
+from . import embedded, kinds
 from . import manifest_configmaps as configmaps
 from . import manifest_templates as templates
 from .manifest_context import FileContext, K8sObject, read_context
@@ -39,8 +39,22 @@ _JSON_KEYS = re.compile(r"\"apiVersion\"\s*:.*\"kind\"\s*:|\"kind\"\s*:.*\"apiVe
 
 
 def sniff(text: str) -> bool:
-    """Whether a file looks like Kubernetes manifests, from its head and without parsing YAML."""
-    head = text[:_SNIFF_HEAD].lstrip("\ufeff")
+    """Whether a file looks like Kubernetes manifests, from its head and without parsing YAML.
+
+    A shell script holds manifests only in here-documents fed to kubectl; a
+    Dockerfile, a Makefile or a document quoting YAML holds none.
+    """
+    text = text.lstrip("\ufeff")
+    if embedded.shell_script(text):
+        inner = embedded.heredoc_manifests(text)
+        return inner is not None and _sniff_yaml(inner)
+    if embedded.other_language(text) is not None:
+        return False
+    return _sniff_yaml(text)
+
+
+def _sniff_yaml(text: str) -> bool:
+    head = text[:_SNIFF_HEAD]
     if _TOP_API_VERSION.search(head) and _TOP_KIND.search(head):
         return True
     if _TOP_LIST.search(head):
@@ -59,18 +73,15 @@ def sniff(text: str) -> bool:
 def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     """Every workload of a manifest file as an ir.Job; problems go to ``diags``."""
     text = text.lstrip("\ufeff")
+    if embedded.shell_script(text):  # the manifests of its kubectl here-documents, at their lines
+        text = embedded.heredoc_manifests(text) or ""
     helm_lines = templates.template_lines(text)
     documents = load_documents(text, diags, templated=bool(helm_lines))
     objects = list(_objects(documents, diags))
-    placeholders = _placeholder_lines(documents) if templates.may_hold_placeholders(text) else []
-    template_lines = sorted({*helm_lines, *placeholders})
+    placeholders = _placeholders(documents) if templates.may_hold_placeholders(text) else []
+    template_lines = sorted({*helm_lines, *(line for line, _ in placeholders)})
     if template_lines:
-        kind = "Helm/Go template syntax" if helm_lines else "${VAR} placeholders"
-        diags.add(
-            "K8S-TEMPLATED",
-            f"the file is a template ({kind}); render it first (helm template, envsubst, ...)",
-            template_lines[0],
-        )
+        diags.add("K8S-TEMPLATED", _templated_message(helm_lines, placeholders), template_lines[0])
     context = FileContext()
     workloads: list[tuple[K8sObject, kinds.WorkloadKind]] = []
     for obj in objects:
@@ -88,7 +99,8 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
             continue
         start, end = _span(obj, documents)
         if any(start <= line <= end for line in template_lines):
-            job = replace(job, templated=True)
+            inside = [(line, name) for line, name in placeholders if start <= line <= end]
+            job = replace(job, templated=True, unresolved=_unresolved(job.unresolved, inside))
         jobs.append(job)
     return _attach_config_maps(_attach_flows(jobs, context), documents)
 
@@ -188,8 +200,26 @@ def _read_non_workload(obj: K8sObject, context: FileContext, diags: Collector) -
 # Templates
 
 
-def _placeholder_lines(documents: list[Document]) -> list[int]:
-    return [line for doc in documents for line in templates.placeholder_lines(doc.data)]
+def _placeholders(documents: list[Document]) -> list[tuple[int, str]]:
+    return [found for doc in documents for found in templates.placeholders(doc.data)]
+
+
+def _templated_message(helm_lines: list[int], placeholders: list[tuple[int, str]]) -> str:
+    if helm_lines:
+        return "the file is a template (Helm/Go template syntax); render it first (helm template, ...)"
+    names = list(dict.fromkeys(name for _, name in placeholders))
+    shown = ", ".join(f"${name}" for name in names)
+    return (
+        f"the file is a template; no value for {shown}: the fields that hold them are read as unknown "
+        "(give the values with --set NAME=VALUE or --env-file FILE)"
+    )
+
+
+def _unresolved(typed: tuple[ir.Unresolved, ...], inside: list[tuple[int, str]]) -> tuple[ir.Unresolved, ...]:
+    """The typed placeholders a reader met, then every other one of the object (as plain values)."""
+    named = {u.name for u in typed}
+    rest = [ir.Unresolved(name, line=line) for line, name in inside if name not in named]
+    return (*typed, *dict.fromkeys(rest))
 
 
 def _span(obj: K8sObject, documents: list[Document]) -> tuple[int, int]:

@@ -1093,10 +1093,13 @@ def _files_under(base: Path) -> Iterator[Path]:
             yield Path(folder) / name
 
 
-def validate_tree(root: str | Path, k8s_version: str = K8S_VERSION) -> TreeReport:
+def validate_tree(
+    root: str | Path, k8s_version: str = K8S_VERSION, render: Callable[[str], str] | None = None
+) -> TreeReport:
     """Validate every ``*.yaml``/``*.yml`` file under ``root`` (or the one file ``root`` names).
 
     ``kustomization.yaml`` files are listed as skipped: they are not API objects.
+    ``render`` fills template values into a file's text before it is checked.
     """
     start = time.perf_counter()
     base = Path(root)
@@ -1115,6 +1118,6 @@ def validate_tree(root: str | Path, k8s_version: str = K8S_VERSION) -> TreeRepor
             problem = Problem("", f"cannot read the file: {exc}", rule="file", file=shown)
             reports.append(FileReport(shown, 0, (), (problem,)))
             continue
-        checked = _check_documents(text, shown, k8s_version)
+        checked = _check_documents(render(text) if render else text, shown, k8s_version)
         reports.append(FileReport(shown, checked.objects, tuple(checked.kinds), tuple(checked.problems)))
     return TreeReport(str(base), k8s_version, tuple(reports), time.perf_counter() - start)

@@ -20,7 +20,9 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from migrate import ir
 from migrate.diagnostics import ERROR, WARNING, Collector
+from migrate.vocab import PlaceholderRole
 
 from ..shell.redact import export_names_only
 from . import options as opts
@@ -84,6 +86,36 @@ class Header:
     first_command_line: int | None = None
     shebang: str | None = None
     templated: bool = False
+    unresolved: tuple[ir.Unresolved, ...] = ()  # placeholders left without a value
+
+
+# Options whose value sizes the job: a placeholder there leaves its nodes or GPUs unknown.
+_NODE_OPTIONS = frozenset({"nodes"})
+_GPU_OPTIONS = frozenset({"gpus", "gpus-per-node", "gpus-per-task", "gres"})
+
+
+def _placeholder_names(text: str) -> list[str]:
+    """The variables of ``${NAME}`` and ``<NAME>`` placeholders in a directive's word."""
+    names = [m.group(0)[2:].split("}")[0].split(":")[0].rstrip("?=+-") for m in _ENVSUBST.finditer(text)]
+    names += [m.group(0).strip("<>@") for m in _PLACEHOLDER.finditer(text)]
+    return names
+
+
+def unresolved_settings(settings: tuple[Setting, ...]) -> tuple[ir.Unresolved, ...]:
+    """Each placeholder of the directives, typed by what its option sizes."""
+    found: list[ir.Unresolved] = []
+    for setting in settings:
+        for name in _placeholder_names(setting.value or ""):
+            long = setting.option.long
+            role = (
+                PlaceholderRole.NODES
+                if long in _NODE_OPTIONS
+                else PlaceholderRole.GPUS
+                if long in _GPU_OPTIONS
+                else PlaceholderRole.OTHER
+            )
+            found.append(ir.Unresolved(name, role, f"--{long}", setting.line))
+    return tuple(dict.fromkeys(found))
 
 
 def split_lines(text: str) -> list[str]:
@@ -397,6 +429,7 @@ def read_header(lines: list[str], diags: Collector, job: str | None = None) -> H
     separators: list[int] = []
     last_directive = 0
     first_command: int | None = None
+    placeholder_names: list[str] = []  # the placeholders' variables, in line order
     for number, line in enumerate(lines, start=1):
         if first_command is not None:
             if line.startswith(MAGIC):
@@ -438,9 +471,9 @@ def read_header(lines: list[str], diags: Collector, job: str | None = None) -> H
                 number,
                 severity=WARNING,
             )
-        if templated_at is None and any(
-            _ENVSUBST.search(w.text) or _PLACEHOLDER.search(w.text) for w in words
-        ):
+        names = [name for w in words for name in _placeholder_names(w.text)]
+        placeholder_names.extend(names)
+        if templated_at is None and names:
             templated_at = number
         if words and words[0].text.lower() in opts.HETJOB_WORDS:
             separators.append(number)
@@ -450,10 +483,7 @@ def read_header(lines: list[str], diags: Collector, job: str | None = None) -> H
         components[-1].extend(_without_separator_words(words, report))
     if templated_at is not None:
         report.add(
-            "SLURM-TEMPLATED",
-            "the script is a template (Jinja, ${VAR} or <PLACEHOLDER> values); render it first, "
-            "sbatch does not expand them",
-            templated_at,
+            "SLURM-TEMPLATED", _templated_message(jinja, list(dict.fromkeys(placeholder_names))), templated_at
         )
     settings: list[Setting] = []
     unknown: list[Unknown] = []
@@ -478,6 +508,7 @@ def read_header(lines: list[str], diags: Collector, job: str | None = None) -> H
         first_command_line=first_command,
         shebang=shebang,
         templated=templated_at is not None,
+        unresolved=unresolved_settings(tuple(settings)),
     )
 
 
@@ -558,6 +589,17 @@ def _report_repeats(settings: list[Setting], report: _Reporter) -> None:
             f"the last value{shown} wins, as in sbatch",
             setting.line,
         )
+
+
+def _templated_message(jinja: bool, missing: list[str]) -> str:
+    if not missing:
+        return "the script is a template (Jinja); render it first, sbatch does not expand it"
+    shown = ", ".join(missing)
+    also = " and Jinja" if jinja else ""
+    return (
+        f"the script is a template{also}; no value for {shown}: the directives that hold them are read "
+        "as unknown (give the values with --set NAME=VALUE or --env-file FILE); sbatch does not expand them"
+    )
 
 
 def _report_dynamic(settings: list[Setting], report: _Reporter, templated: bool) -> None:

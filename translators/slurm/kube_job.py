@@ -13,7 +13,7 @@ import math
 
 from migrate import ir
 from migrate.render import plural
-from migrate.vocab import FidelityStatus, JobKind
+from migrate.vocab import FidelityStatus, JobKind, PlaceholderRole
 
 from . import (
     configmaps,
@@ -22,6 +22,7 @@ from . import (
     kube_fields,
     kube_record,
     kube_steps,
+    placeholders,
     placement,
     shape,
     volumes,
@@ -84,7 +85,8 @@ def _script(
     filename = "job.sbatch" if not staged else f"{stage.name.removeprefix(ctx.name + '-')}.sbatch"
     script = Script(filename, stage.name, [Header() for _ in stage.parts], after=list(stage.after))
     first = script.header
-    first.add("job-name", _printable_name(stage.name if staged else job.name, ctx.name))
+    names = [u.name for u in job.unresolved]
+    first.add("job-name", _printable_name(stage.name if staged else job.name, ctx.name, names))
     if place.partition:
         first.add(
             "partition",
@@ -107,8 +109,33 @@ def _script(
     for header, part in zip(script.components, stage.parts, strict=True):
         _resources(ctx, header, part, place)
     script.intro = _intro(ctx, stage)
-    script.body = _body(ctx, stage, config_maps, array is not None)
+    script.body = _from_environment(ctx, _body(ctx, stage, config_maps, array is not None), filename)
     return script
+
+
+def _from_environment(ctx: Context, body: list[str], filename: str) -> list[str]:
+    """Placeholders with no value, taken from the submitting environment rather than kept as literals."""
+    names = dict.fromkeys(u.name for u in ctx.job.unresolved)
+    body, found = placeholders.open_to_shell(body, names)
+    for name in found:
+        line = next(u.line for u in ctx.job.unresolved if u.name == name)
+        ctx.fidelity.approximated(
+            f"${name}",
+            f"a template placeholder with no value: read from the environment sbatch runs in "
+            f"({name}=VALUE sbatch {filename}); the script stops at once when it is unset",
+            line,
+        )
+    for name in names:
+        if name not in found:
+            item = next(u for u in ctx.job.unresolved if u.name == name)
+            if item.role == PlaceholderRole.OTHER:
+                ctx.fidelity.dropped(
+                    f"{item.field}: ${name}" if item.field else f"${name}",
+                    f"a template placeholder with no value, in a field the script does not carry "
+                    f"(give it with --set {name}=VALUE)",
+                    item.line,
+                )
+    return [*placeholders.guards(found, filename), *body] if found else body
 
 
 def _intro(ctx: Context, stage: Stage) -> list[str]:
@@ -252,11 +279,32 @@ def _requeue(ctx: Context, header: Header, stage: Stage) -> None:
 # Resources
 
 
+def _unresolved(ctx: Context, role: PlaceholderRole, instead: str) -> bool:
+    """Whether a template placeholder left ``role`` unknown; each one recorded as dropped, not defaulted."""
+    found = [u for u in ctx.job.unresolved if u.role == role]
+    for item in found:
+        ctx.fidelity.dropped(
+            f"{item.field}: ${item.name}" if item.field else f"${item.name}",
+            f"a template placeholder with no value; {instead} (give it with --set {item.name}=VALUE)",
+            item.line,
+        )
+        ctx.diag(
+            "TO-SLURM-UNRESOLVED",
+            f"{item.field or 'a value'} is ${item.name}, which has no value: {instead}; "
+            f"translate again with --set {item.name}=VALUE or --env-file FILE",
+            item.line,
+        )
+    return bool(found)
+
+
 def _resources(ctx: Context, header: Header, part: Part, place: placement.Placement) -> None:
     res = part.resources
     tpn = kube_steps.tasks_per_node(part)
-    written = [header.add("nodes", sbatch.format_nodes(part.nodes, None)), header.add("ntasks-per-node", tpn)]
-    asked = [f"{plural(part.nodes, 'pod')}"]
+    nodes_unknown = _unresolved(ctx, PlaceholderRole.NODES, "no --nodes is written (sbatch's default is 1)")
+    gpus_unknown = _unresolved(ctx, PlaceholderRole.GPUS, "no GPUs are requested")
+    written = [] if nodes_unknown else [header.add("nodes", sbatch.format_nodes(part.nodes, None))]
+    written.append(header.add("ntasks-per-node", tpn))
+    asked = ["an unknown number of pods" if nodes_unknown else plural(part.nodes, "pod")]
     if res.cpus_per_node:
         rounded = res.cpus_per_node % tpn != 0
         note = f"approximated: {res.cpus_per_node} CPUs over {tpn} tasks, rounded up" if rounded else ""
@@ -275,7 +323,9 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
     if res.tmp_disk_mb:
         written.append(header.add("tmp", sbatch.format_memory(res.tmp_disk_mb)))
         asked.append(f"ephemeral-storage {res.tmp_disk_mb}Mi")
-    if part.nodes > 1:
+    if gpus_unknown:
+        asked.append("GPUs unknown")
+    if part.nodes > 1 and not nodes_unknown:
         written.append(
             header.add("exclusive", None, "approximated: a gang of pods; each node is given to the job whole")
         )
@@ -409,7 +459,13 @@ def _part_lines(
 __all__ = ["translate"]
 
 
-def _printable_name(name: str | None, fallback: str) -> str:
-    """The job name as one directive line; a name of only line breaks or NULs uses ``fallback``."""
+def _printable_name(name: str | None, fallback: str, placeholders: list[str]) -> str:
+    """The job name as one directive line; a name of only line breaks or NULs uses ``fallback``.
+
+    A name that still holds one of the job's template placeholders uses ``fallback`` too:
+    sbatch would keep ``${RUN_NAME}`` as written.
+    """
     text = " ".join((name or "").splitlines()).replace("\0", "")
+    if any(f"${p}" in text or f"${{{p}}}" in text for p in placeholders):
+        return fallback
     return text or fallback

@@ -24,6 +24,7 @@ from ..shell import slurm_cli
 from ..shell.analyze import analyze
 from ..shell.conceal import LITERAL_SECRET, analyzed
 from ..shell.facts import BodyFacts
+from ..shell.launchers import SHELLS
 from ..shell.redact import export_names_only, literal_credential, redact
 from . import directives, options
 from .directives import Header, Setting, Unknown
@@ -63,6 +64,12 @@ def sniff(text: str) -> JobKind | None:
     if scron and _only_comments_or_cron_before(text, scron.start()):
         return JobKind.SCRONTAB
     sbatch = _SBATCH_LINE.search(text)
+    if shebang and not runs_under_shell(text.split("\n", 1)[0]):
+        # sbatch reads directives up to the first line that is not a comment: a Python or Perl
+        # program whose #SBATCH lines sit in a docstring after its first statement has none.
+        if sbatch and _only_comments_or_cron_before(text, sbatch.start(), cron=False):
+            return JobKind.SBATCH
+        return None
     if sbatch and (shebang or _only_comments_or_cron_before(text, sbatch.start(), cron=False)):
         return JobKind.SBATCH
     if shebang:
@@ -151,7 +158,17 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
     )
     names = builder.exported_credentials()
     written = "".join(export_names_only(line, names) + "\n" for line in lines[: body_start - 1])
-    body, facts = _analyze(_join(lines[body_start - 1 :]), body_start, diags, path)
+    if header.shebang is not None and not runs_under_shell(header.shebang):
+        body, facts = redact(_join(lines[body_start - 1 :])), BodyFacts()
+        diags.add(
+            "SLURM-BODY-NOT-SHELL",
+            f"the body runs under {_shell_of(header.shebang) or header.shebang[2:].strip()}, not a shell: "
+            "it is kept as written and not analysed (no launchers, paths or environment read from it)",
+            line=body_start,
+            job=path,
+        )
+    else:
+        body, facts = _analyze(_join(lines[body_start - 1 :]), body_start, diags, path)
     if facts.self_resubmit:
         diags.add(
             "SLURM-SELF-RESUBMIT",
@@ -162,7 +179,8 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
     builder.merge_facts(facts)
     script = _script_info(header.shebang, body, facts, header.first_command_line, written)
     source = ir.SourceRef(path=path, format=Format.SLURM, line=1, end_line=max(len(lines), 1))
-    return builder.build(source, JobKind.SBATCH, script, templated=header.templated)
+    job = builder.build(source, JobKind.SBATCH, script, templated=header.templated)
+    return replace(job, unresolved=header.unresolved) if header.unresolved else job
 
 
 def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
@@ -348,6 +366,19 @@ def _shell_of(shebang: str | None) -> str | None:
         rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
         return os.path.basename(rest[0]) if rest else None
     return os.path.basename(words[0])
+
+
+# Interpreters sbatch scripts are written for besides the shells; an unknown #! word is taken as a
+# shell (a misspelt /bin/bsah is still meant as one).
+_PROGRAM_INTERPRETERS = re.compile(
+    r"(?:python|perl|ruby|lua|php|pypy)[0-9.]*|Rscript|R|node|julia|tclsh|pwsh"
+)
+
+
+def runs_under_shell(shebang: str) -> bool:
+    """Whether a ``#!`` line starts a shell, not a Python, Perl, R ... program."""
+    interpreter = _shell_of(shebang)
+    return interpreter is None or interpreter in SHELLS or not _PROGRAM_INTERPRETERS.fullmatch(interpreter)
 
 
 def _script_info(
