@@ -66,7 +66,7 @@ def measure_scan_bucket(args: argparse.Namespace) -> Result:
     """One process, no cache: the files of one size bucket, given to the scan by name."""
     from benchmarks.generate import bucket_of, site_files
     from migrate.scan import jsonstream, scanner
-    from translators.shell import reader
+    from migrate.translators.shell import reader
 
     files = [str(p) for p in site_files(Path(args.site)) if bucket_of(p.stat().st_size) == args.bucket]
     if not files:

@@ -23,11 +23,12 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from .lexer import NEWLINE, WORD, Lexed, is_assignment, lex, substitutions
 from .model import Command, Word, shift_command
 from .parsed import BashlexError, drafts_from_bashlex
+from .slices import Cuts
 from .split import (
     R_BACKGROUND,
     R_FD,
@@ -109,8 +110,9 @@ def line_finder(text: str) -> Callable[[int], int]:
 # cache keeps the scripts inside scripts (here-documents, bash -c) without holding thousands of bodies.
 @lru_cache(maxsize=1024)
 def read_script(text: str, depth: int = 0) -> ScriptRead:
-    lexed = lex(text)
+    lexed = lex(text, record_substitutions=True)  # the statements' own readings are cut from this one
     structure = split(lexed.tokens)
+    cuts = Cuts(lexed, structure) if Cuts.usable(lexed, structure) else None
     line_of = line_finder(text)
     parts: list[tuple[int, tuple[Command, ...]]] = []
     unparsed: list[tuple[int, str]] = []
@@ -118,9 +120,10 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     deep = f"command substitutions nested more than {_MAX_DEPTH} deep: the innermost were not read"
     understood = 0
     inner_problems: list[tuple[int, str]] = []  # bash -n stops on these too
-    for stmt in structure.statements:
+    for index, stmt in enumerate(structure.statements):
         line = line_of(stmt.start)
-        result = read_statement(text[stmt.start : stmt.end], depth)
+        prepared = partial(cuts.statement, index) if cuts else None
+        result = read_statement(text[stmt.start : stmt.end], depth, prepared)
         parts.append((line, result.commands))
         for inner_line in result.too_deep:
             too_deep[line + inner_line] = deep
@@ -145,10 +148,54 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     )
 
 
-@lru_cache(maxsize=16384)  # the lines a site repeats stay; 65,536 held 30 MB more per worker at 100,000 files
-def read_statement(text: str, depth: int = 0) -> StatementRead:
-    lexed = lex(text, record_substitutions=True)
-    structure = split(lexed.tokens)
+class _StatementCache:
+    """Statement reads by text, least recently used dropped first; counts its hits and misses."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.held: dict[tuple[str, int], StatementRead] = {}
+        self.hits = self.misses = 0
+
+    def take(self, key: tuple[str, int]) -> StatementRead | None:
+        known = self.held.pop(key, None)
+        if known is not None:
+            self.hits += 1
+            self.held[key] = known  # now the most recently used
+        return known
+
+    def put(self, key: tuple[str, int], read: StatementRead) -> None:
+        self.misses += 1
+        if len(self.held) >= self.size:
+            del self.held[next(iter(self.held))]
+        self.held[key] = read
+
+    def clear(self) -> None:
+        self.held.clear()
+        self.hits = self.misses = 0
+
+
+# The lines a site repeats stay; 65,536 held 30 MB more per worker at 100,000 files.
+STATEMENTS = _StatementCache(16384)
+
+
+def read_statement(
+    text: str, depth: int = 0, prepared: Callable[[], tuple[Lexed, Structure]] | None = None
+) -> StatementRead:
+    """One statement's commands; ``prepared`` gives its lexing and structure when they are known already."""
+    key = (text, depth)
+    known = STATEMENTS.take(key)
+    if known is None:
+        if prepared is not None:
+            lexed, structure = prepared()
+        else:
+            lexed = lex(text, record_substitutions=True)
+            structure = split(lexed.tokens)
+        known = _read_statement(text, depth, lexed, structure)
+        STATEMENTS.put(key, known)
+    return known
+
+
+def _read_statement(text: str, depth: int, lexed: Lexed, structure: Structure) -> StatementRead:
     line_of = line_finder(text)
     understood = True
     reason = ""
@@ -293,5 +340,5 @@ def _blank_comments(text: str, lexed: Lexed) -> str:
 def cache_clear() -> None:
     """Forget cached reads (for measurements)."""
     read_script.cache_clear()
-    read_statement.cache_clear()
+    STATEMENTS.clear()
     _SHIFTED.clear()
