@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable
 
 # (median bytes, 90th percentile bytes, largest bytes)
-SCRIPT_SIZES = (1500, 5300, 15_500)
+SCRIPT_SIZES = (1500, 4800, 15_500)
 MANIFEST_SIZES = (700, 11_000, 19_000)  # drawn; the corpus variant itself is the floor
 _Z90 = 1.2816  # the standard normal's 90th percentile
 
@@ -64,7 +64,12 @@ class _Shell:
             self.exports,
             self.steps,
         )
-        return self.rng.choice(makers)()
+        # Commands, exports and arrays are what long scripts hold most; dispatch and here-documents less.
+        return self.rng.choices(makers, weights=(3, 2, 2, 1, 2, 1, 3, 4))[0]()
+
+    def test(self, condition: str) -> str:
+        """Most scripts test with ``[ ]``; some with bash's ``[[ ]]``."""
+        return f"[[ {condition} ]]" if self.rng.random() < 0.3 else f"[ {condition} ]"
 
     def modules(self) -> str:
         picked = self.rng.sample(_MODULES, self.rng.randrange(1, 4))
@@ -86,18 +91,20 @@ class _Shell:
             '  --log-every "${LOG_EVERY:-50}"',
         ]
         picked = args[: rng.randrange(3, len(args) + 1)]
+        resuming = self.test('-n "${RESUME:-}"')
         return "\n".join(
             [
                 f"declare -a ARGS_{n}=(",
                 *picked,
                 ")",
-                f'if [[ -n "${{RESUME:-}}" ]]; then ARGS_{n}+=(--resume "$RESUME"); fi',
+                f'if {resuming}; then ARGS_{n}+=(--resume "$RESUME"); fi',
                 f'echo "args: ${{#ARGS_{n}[@]}} options"',
             ]
         )
 
     def function(self) -> str:
         n, rng = self.n, self.rng
+        out_of_tries = rng.choice(("(( tries <= 0 ))", '[ "$tries" -le 0 ]'))
         shapes = (
             [
                 f"log_{n}() {{",
@@ -111,7 +118,9 @@ class _Shell:
                 f"  local tries={rng.randrange(2, 6)} delay={rng.randrange(5, 60)}",
                 '  until "$@"; do',
                 "    tries=$((tries - 1))",
-                '    if (( tries <= 0 )); then echo "giving up: $*" >&2; return 1; fi',
+                f"    if {out_of_tries}; then",
+                '      echo "giving up: $*" >&2; return 1',
+                "    fi",
                 '    sleep "$delay"',
                 "  done",
                 "}",
@@ -145,10 +154,11 @@ class _Shell:
 
     def nested_loops(self) -> str:
         n, rng = self.n, self.rng
+        done = self.test(f'-f "$RUN_DIR/shard_${{shard}}.done{n}"')
         return "\n".join(
             [
                 f"for shard in $(seq 0 {rng.randrange(3, 64)}); do",
-                f'  if [[ -f "$RUN_DIR/shard_${{shard}}.done{n}" ]]; then',
+                f"  if {done}; then",
                 "    continue",
                 "  fi",
                 f"  for attempt in {' '.join(str(i) for i in range(1, rng.randrange(3, 6)))}; do",
@@ -158,7 +168,7 @@ class _Shell:
                 '    elif [ "$attempt" -ge 3 ]; then',
                 '      echo "shard $shard failed" >&2',
                 "    fi",
-                "    sleep $((attempt * 10))",
+                "    sleep " + rng.choice(("$((attempt * 10))", "10", "30", '"$BACKOFF"')),
                 "  done",
                 "done",
             ]
