@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -149,6 +150,9 @@ FAST = [
     "MASTER=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)",
     'cmd <<< "$x" &> all.log',
     "A=1 B='2 3' cmd {a,b} ~/x *.txt",
+    'cat > "$RUN_DIR/c.yaml" <<EOF\nmodel: $M\nEOF',
+    "python3 - \"$R\" <<'PY' | curl -s --data-binary @- http://gw:9091/m\nimport sys\nPY",
+    "paste <<A - <<-B > out\na\nA\n\tb\n\tB",
 ]
 
 
@@ -178,13 +182,18 @@ _WORD = st.sampled_from(
         "~/p",
     ]
 )
-_OP = st.sampled_from([" ", " ", " ", " | ", " && ", " || ", "; ", " > f ", " 2>&1 ", " >> g ", " & "])
+_OP = st.sampled_from(
+    [" ", " ", " ", " | ", " && ", " || ", "; ", " > f ", " 2>&1 ", " >> g ", " & ", " <<EOF ", " <<-'E' "]
+)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(_WORD, _OP), min_size=1, max_size=8))
 def test_fast_path_agrees_with_bashlex_on_generated_commands(parts: list[tuple[str, str]]) -> None:
     text = "".join(w + op for w, op in parts).strip()
+    for n, (_, op) in enumerate(parts):  # here-document bodies follow the line
+        if "<<" in op:
+            text += f"\nbody {n}\n" + ("EOF" if "EOF" in op else "\tE")
     lexed = lex(text, record_substitutions=True)
     if not fast_path(text, lexed, split(lexed.tokens)):
         return
@@ -197,7 +206,15 @@ def test_fast_path_agrees_with_bashlex_on_generated_commands(parts: list[tuple[s
 
 @pytest.mark.parametrize(
     "text",
-    ["if a; then b; fi", "f() { a; }", "cat <<EOF\nx\nEOF", "(cd a)", "[[ -f a ]]", "a=(1 2)", "time a"],
+    [
+        "if a; then b; fi",
+        "f() { a; }",
+        "cat <<EOF &&\nx\nEOF\necho b",
+        "(cd a)",
+        "[[ -f a ]]",
+        "a=(1 2)",
+        "time a",
+    ],
 )
 def test_fast_path_refuses_structure(text: str) -> None:
     lexed = lex(text, record_substitutions=True)
@@ -216,3 +233,21 @@ def test_cached_statements_get_the_lines_of_each_use() -> None:
     first = analyze("srun ./a", 5, Collector()).launchers[0]
     second = analyze("echo\nsrun ./a", 20, Collector()).launchers[0]
     assert (first.line, second.line) == (5, 21)
+
+
+def test_fast_path_with_heredocs_agrees_with_bashlex_over_the_corpus() -> None:
+    corpus = Path(__file__).resolve().parent.parent / "corpus"
+    checked = 0
+    for path in sorted(corpus.rglob("*")):
+        if not path.is_file() or path.read_bytes()[:2] != b"#!":
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+        for stmt in split(lex(text).tokens).statements:
+            alone = text[stmt.start : stmt.end]
+            lexed = lex(alone, record_substitutions=True)
+            if not lexed.heredocs or not fast_path(alone, lexed, split(lexed.tokens)):
+                continue
+            parsed, tolerant = _both(alone)
+            assert parsed == tolerant, f"{path}: {alone!r}"
+            checked += 1
+    assert checked >= 10

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
-from .lexer import NEWLINE, WORD, Lexed, is_assignment, lex, substitutions
+from .lexer import NEWLINE, WORD, Lexed, Token, is_assignment, lex, substitutions
 from .model import Command, Word, shift_command
 from .parsed import BashlexError, drafts_from_bashlex
 from .slices import Cuts
@@ -229,7 +229,8 @@ def _tolerant(text: str, lexed: Lexed, structure: Structure, line_of: Callable[[
 
 
 _FAST_ROLES = frozenset({R_WORD, R_FD, R_REDIRECT, R_TARGET, R_SEPARATOR, R_BACKGROUND})
-_SLOW_OPS = frozenset({"<<", "<<-", "(", ")", ";;", ";&", ";;&"})
+_SLOW_OPS = frozenset({"(", ")", ";;", ";&", ";;&"})
+_HEREDOC_OPS = frozenset({"<<", "<<-"})
 _BARE_PAREN = re.compile(r"(?<![$<>(])\(")
 
 
@@ -237,19 +238,32 @@ def fast_path(text: str, lexed: Lexed, structure: Structure) -> bool:
     """Simple commands joined by pipes, && || ; & with plain redirections.
 
     The tolerant reader finds exactly what bashlex would for these (a test
-    checks it), at a fraction of the cost. Continuation lines are fine; here-
-    documents, reserved words, subshells, arrays and ``[[`` are not.
+    checks it), at a fraction of the cost. Continuation lines are fine, and so
+    are here-documents whose bodies follow the statement's only line: bashlex
+    never sees them (:func:`.parsed.mask` blanks them), the tokenizer attaches
+    them. Reserved words, subshells, arrays and ``[[`` are not.
     """
     if "\r" in text or lexed.problems or structure.problems or not lexed.tokens:
         return False
     if lexed.tokens[0].text in ("[[", "coproc"):
         return False
-    for tok, role in zip(lexed.tokens, structure.roles, strict=True):
+    tokens = lexed.tokens
+    last = len(tokens) - 1
+    if lexed.heredocs and not (tokens[last].kind == NEWLINE and len(lexed.heredocs) == _count(tokens)):
+        return False
+    for at, (tok, role) in enumerate(zip(tokens, structure.roles, strict=True)):
+        if tok.kind == NEWLINE and at == last and lexed.heredocs:
+            continue  # the newline that carries the here-document bodies
         if role not in _FAST_ROLES or tok.kind == NEWLINE or tok.text in _SLOW_OPS:
             return False
         if tok.kind == WORD and "(" in tok.text and (_BARE_PAREN.search(tok.text) or _ARRAY.match(tok.text)):
             return False
     return True
+
+
+def _count(tokens: list[Token]) -> int:
+    """Here-document operators among the tokens."""
+    return sum(1 for tok in tokens if tok.kind != WORD and tok.text in _HEREDOC_OPS)
 
 
 def _blocker(text: str, lexed: Lexed, structure: Structure) -> str:
