@@ -16,8 +16,10 @@ from migrate.translators.shell.lexer import lex
 from migrate.translators.shell.parsed import BashlexError, drafts_from_bashlex
 from migrate.translators.shell.reader import (
     STATEMENTS,
+    _blocker,
     _tolerant,
     cache_clear,
+    compound_path,
     fast_path,
     line_finder,
     read_script,
@@ -251,3 +253,77 @@ def test_fast_path_with_heredocs_agrees_with_bashlex_over_the_corpus() -> None:
             assert parsed == tolerant, f"{path}: {alone!r}"
             checked += 1
     assert checked >= 10
+
+
+def _statements(text: str) -> list[str]:
+    return [text[s.start : s.end] for s in split(lex(text).tokens).statements]
+
+
+def _compound(text: str) -> bool:
+    lexed = lex(text, record_substitutions=True)
+    structure = split(lexed.tokens)
+    return not _blocker(text, lexed, structure) and compound_path(text, lexed, structure)
+
+
+def test_compound_path_agrees_with_bashlex_over_the_corpus() -> None:
+    corpus = Path(__file__).resolve().parent.parent / "corpus"
+    checked = 0
+    for path in sorted(corpus.rglob("*")):
+        if not path.is_file() or path.read_bytes()[:2] != b"#!":
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+        for alone in _statements(text):
+            lexed = lex(alone, record_substitutions=True)
+            if fast_path(alone, lexed, split(lexed.tokens)) or not _compound(alone):
+                continue
+            parsed, tolerant = _both(alone)
+            assert parsed == tolerant, f"{path}: {alone!r}"
+            checked += 1
+    assert checked > 10
+
+
+_SIMPLE = st.sampled_from(
+    [
+        "srun ./a",
+        'echo "$X" > out',
+        "b=$(date)",
+        "cmd1 | cmd2 && cmd3",
+        "continue",
+        "[ -f x ] || exit 1",
+        "local n=1; shift",
+    ]
+)
+_LINES = st.one_of(_SIMPLE, st.just("cat <<EOF\nbody\nEOF"))  # only where a line ends after it
+
+
+@st.composite
+def _compound_text(draw: st.DrawFn, depth: int = 0) -> str:
+    """A valid compound statement; here-documents and nested compounds only where lines end."""
+    block = draw(_LINES) if depth >= 2 else draw(st.one_of(_LINES, _compound_text(depth + 1)))
+    inline = draw(_SIMPLE)
+    other = draw(_SIMPLE)
+    shape = draw(st.integers(0, 6))
+    if shape == 0:
+        return f'if [ -n "$A" ]; then\n  {block}\nelif true; then {other}\nelse\n  {other}\nfi'
+    if shape == 1:
+        return f"for i in 1 2 $(seq 3); do\n  {block}\ndone"
+    if shape == 2:
+        return f"while read -r line; do {inline}; done < in.txt"
+    if shape == 3:
+        return f"f() {{\n  {block}\n}}"
+    if shape == 4:
+        return f"( cd /tmp && {inline} )"
+    if shape == 5:
+        return f"{{ {inline}; {other}; }} > log 2>&1"
+    return f"until {other}; do\n  {block}\ndone &"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_compound_text())
+def test_compound_path_agrees_with_bashlex_on_generated_statements(text: str) -> None:
+    assert _compound(text), text
+    try:
+        parsed, tolerant = _both(text)
+    except BashlexError:
+        pytest.fail(f"compound path taken but bashlex rejects {text!r}")
+    assert parsed == tolerant, text

@@ -5,14 +5,18 @@ sites repeat the same lines (``module load``, ``export NCCL_DEBUG=WARN``,
 ``srun ...``) across thousands of scripts, and bashlex costs about a
 millisecond per parse. A statement is read, cheapest first, by
 
-1. the fast path: simple commands with pipes, ``&&``/``||``/``;``/``&`` and
-   plain redirections (no reserved words, subshells or here-documents),
-   which bashlex would read the same way;
-2. bashlex, unless the statement holds a construct bashlex is known to
+1. the fast path: simple commands with pipes, ``&&``/``||``/``;``/``&``,
+   plain redirections and here-documents, which bashlex would read the same
+   way;
+2. the compound path: ``if``, loops, ``{ }``, subshells and functions whose
+   structure the splitter read whole, which bashlex would read the same way
+   too (so bashlex is left for what neither path takes: stray carriage
+   returns);
+3. bashlex, unless the statement holds a construct bashlex is known to
    reject or misread (``[[ ]]``, ``case``, arrays, ``(( ))``, ``time``, ...);
-3. the tolerant tokenizer, which still finds every simple command inside.
+4. the tolerant tokenizer, which still finds every simple command inside.
 
-Only 1 and 2 count as understood. Commands inside ``$( ... )``, backquotes and
+Only 1 to 3 count as understood. Commands inside ``$( ... )``, backquotes and
 process substitutions are read recursively and listed before the command
 that uses them, marked with the variable that captures their output.
 """
@@ -31,6 +35,7 @@ from .parsed import BashlexError, drafts_from_bashlex
 from .slices import Cuts
 from .split import (
     R_BACKGROUND,
+    R_CLOSE,
     R_FD,
     R_HEADER,
     R_KEYWORD,
@@ -204,7 +209,9 @@ def _read_statement(text: str, depth: int, lexed: Lexed, structure: Structure) -
     else:
         reason = _blocker(text, lexed, structure)
         commands = []
-        if not reason:
+        if not reason and compound_path(text, lexed, structure):
+            commands = _tolerant(text, lexed, structure, line_of)
+        elif not reason:
             try:
                 commands = [d.freeze(text, line_of) for d in drafts_from_bashlex(text, lexed, line_of)]
             except BashlexError as exc:
@@ -259,6 +266,29 @@ def fast_path(text: str, lexed: Lexed, structure: Structure) -> bool:
         if tok.kind == WORD and "(" in tok.text and (_BARE_PAREN.search(tok.text) or _ARRAY.match(tok.text)):
             return False
     return True
+
+
+_COMPOUND_ROLES = _FAST_ROLES | {R_OPEN, R_CLOSE, R_KEYWORD, R_HEADER}
+_CASE_OPS = frozenset({";;", ";&", ";;&"})
+
+
+def compound_path(text: str, lexed: Lexed, structure: Structure) -> bool:
+    """if/while/until/for, ``{ }`` groups, subshells and function definitions the splitter read whole.
+
+    Call it for statements nothing in :func:`_blocker` holds. The splitter
+    checks their structure (every opener closed, ``then``/``do`` where they
+    belong, reserved words only where a command starts), and the tolerant
+    reader finds what bashlex would in them (a test checks it over the corpus
+    and generated statements), so bashlex is not needed for them.
+    """
+    if "\r" in text or lexed.problems or structure.problems or not lexed.tokens:
+        return False
+    if lexed.tokens[0].text in ("[[", "coproc"):
+        return False
+    return all(
+        role in _COMPOUND_ROLES and tok.text not in _CASE_OPS
+        for tok, role in zip(lexed.tokens, structure.roles, strict=True)
+    )
 
 
 def _count(tokens: list[Token]) -> int:
