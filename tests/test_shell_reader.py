@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -260,20 +260,23 @@ def _compound(text: str) -> bool:
     return not _blocker(text, lexed, structure) and compound_path(text, lexed, structure)
 
 
-def test_fast_path_with_heredocs_agrees_with_bashlex_over_the_corpus() -> None:
-    taken = [(p, s) for p, s in _corpus_statements() if "<<" in s and lex(s).heredocs and _fast(s)]
+def _heredoc_fast(text: str) -> bool:
+    return bool(lex(text).heredocs) and _fast(text)
+
+
+def _compound_only(text: str) -> bool:
+    return not _fast(text) and _compound(text)
+
+
+@pytest.mark.parametrize(("taken_by", "least"), [(_heredoc_fast, 10), (_compound_only, 10)])
+def test_the_paths_without_bashlex_agree_with_it_over_the_corpus(
+    taken_by: Callable[[str], bool], least: int
+) -> None:
+    taken = [(p, s) for p, s in _corpus_statements() if taken_by(s)]
     for path, alone in taken:
         parsed, tolerant = _both(alone)
         assert parsed == tolerant, f"{path}: {alone!r}"
-    assert len(taken) >= 10
-
-
-def test_compound_path_agrees_with_bashlex_over_the_corpus() -> None:
-    taken = [(p, s) for p, s in _corpus_statements() if not _fast(s) and _compound(s)]
-    for path, alone in taken:
-        parsed, tolerant = _both(alone)
-        assert parsed == tolerant, f"{path}: {alone!r}"
-    assert len(taken) > 10
+    assert len(taken) >= least
 
 
 _SIMPLE = st.sampled_from(
@@ -296,20 +299,19 @@ def _compound_text(draw: st.DrawFn, depth: int = 0) -> str:
     block = draw(_LINES) if depth >= 2 else draw(st.one_of(_LINES, _compound_text(depth + 1)))
     inline = draw(_SIMPLE)
     other = draw(_SIMPLE)
-    shape = draw(st.integers(0, 6))
-    if shape == 0:
-        return f'if [ -n "$A" ]; then\n  {block}\nelif true; then {other}\nelse\n  {other}\nfi'
-    if shape == 1:
-        return f"for i in 1 2 $(seq 3); do\n  {block}\ndone"
-    if shape == 2:
-        return f"while read -r line; do {inline}; done < in.txt"
-    if shape == 3:
-        return f"f() {{\n  {block}\n}}"
-    if shape == 4:
-        return f"( cd /tmp && {inline} )"
-    if shape == 5:
-        return f"{{ {inline}; {other}; }} > log 2>&1"
-    return f"until {other}; do\n  {block}\ndone &"
+    shape = draw(st.sampled_from(_SHAPES))
+    return shape.format(block=block, inline=inline, other=other)
+
+
+_SHAPES = (
+    'if [ -n "$A" ]; then\n  {block}\nelif true; then {other}\nelse\n  {other}\nfi',
+    "for i in 1 2 $(seq 3); do\n  {block}\ndone",
+    "while read -r line; do {inline}; done < in.txt",
+    "f() {{\n  {block}\n}}",
+    "( cd /tmp && {inline} )",
+    "{{ {inline}; {other}; }} > log 2>&1",
+    "until {other}; do\n  {block}\ndone &",
+)
 
 
 @settings(max_examples=300, deadline=None)
