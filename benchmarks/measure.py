@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from benchmarks import baseline
@@ -58,6 +59,32 @@ def measure_scan(args: argparse.Namespace) -> Result:
         "jobs": summary.jobs,
         "lost": codes["INTERNAL-ERROR"],
         "files_with_unparsed_statements": codes["SHELL-UNPARSED"],
+    }
+
+
+def measure_scan_bucket(args: argparse.Namespace) -> Result:
+    """One process, no cache: the files of one size bucket, given to the scan by name."""
+    from benchmarks.generate import bucket_of, site_files
+    from migrate.scan import jsonstream, scanner
+    from migrate.translators.shell import reader
+
+    files = [str(p) for p in site_files(Path(args.site)) if bucket_of(p.stat().st_size) == args.bucket]
+    if not files:
+        return {"skipped": f"no file in the bucket {args.bucket}"}
+    size = sum(os.path.getsize(f) for f in files)
+    options = _scan_options(args)
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        jsonstream.write_scan(scanner.iter_rendered(files[:1], options), sink)  # the lazy imports
+        reader.cache_clear()
+        start, cpu_start = time.perf_counter(), time.process_time()
+        summary = jsonstream.write_scan(scanner.iter_rendered(files, options), sink)
+    return {
+        "seconds": time.perf_counter() - start,
+        "cpu_seconds": time.process_time() - cpu_start,  # one process: what load elsewhere does not change
+        "files": summary.files,
+        "bytes": size,
+        "bucket": args.bucket,
+        "lost": summary.codes["INTERNAL-ERROR"],
     }
 
 
@@ -137,6 +164,7 @@ def measure_report(args: argparse.Namespace) -> Result:
 MEASUREMENTS: dict[str, Callable[[argparse.Namespace], Result]] = {
     "baseline": measure_baseline,
     "scan": measure_scan,
+    "scan-bucket": measure_scan_bucket,
     "plan": measure_plan,
     "translate-k8s": measure_translate_k8s,
     "translate-slurm": measure_translate_slurm,
@@ -152,6 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--site", required=True)
     parser.add_argument("--cache", default="")
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--bucket", default="", help="for scan-bucket: a size bucket of benchmarks.generate")
     args = parser.parse_args(argv)
     result = MEASUREMENTS[args.name](args)
     sys.stdout.write(json.dumps(result) + "\n")

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.generate import BUCKETS, SIZES
+
 REPO = Path(__file__).resolve().parent.parent
 CHANGED_SHARE = 0.01
 
@@ -34,6 +36,7 @@ class Step:
     jobs: int | None = None
     cache: bool = True
     before: str = ""  # "clear-cache" or "change-files"
+    bucket: str = ""  # for scan-bucket
 
 
 STEPS = (
@@ -47,7 +50,12 @@ STEPS = (
     Step("translate slurm -> kubernetes", "translate-k8s"),
     Step("translate kubernetes -> slurm", "translate-slurm"),
     Step("report", "report"),
+    *(
+        Step(f"scan {label}, 1 process, no cache", "scan-bucket", jobs=1, cache=False, bucket=label)
+        for label, _ in BUCKETS
+    ),
 )
+LINEAR_FROM = "1-4 KB"  # the bucket whose cost per byte predicts the others
 
 
 @dataclass
@@ -109,10 +117,12 @@ class TreeSampler(threading.Thread):
 
 
 def run_child(
-    measurement: str, site: Path, cache: Path | None, jobs: int | None
+    measurement: str, site: Path, cache: Path | None, jobs: int | None, bucket: str = ""
 ) -> tuple[dict[str, Any], float, float, float, float]:
     """Run one measurement: its result, wall and CPU seconds, peak RSS of one process and of the tree."""
     command = [sys.executable, "-m", "benchmarks.measure", measurement, "--site", str(site)]
+    if bucket:
+        command += ["--bucket", bucket]
     if cache is not None:
         command += ["--cache", str(cache)]
     if jobs is not None:
@@ -169,15 +179,20 @@ def wait_for_idle(timeout_s: float, busy_share: float = 0.15) -> float:
 # -- the run ----------------------------------------------------------------------------------
 
 
-def run_generate(*args: str) -> None:
-    """benchmarks.generate in its own process: a big site must not inflate this process.
+def run_generate(*args: str) -> str:
+    """benchmarks.generate in its own process: a big site must not inflate this process; what it printed.
 
     A child's peak resident size (``ru_maxrss``) starts from this process's size
     at the fork, so this process stays small.
     """
-    subprocess.run(
-        [sys.executable, "-m", "benchmarks.generate", *args], cwd=REPO, check=True, stdout=subprocess.DEVNULL
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.generate", *args],
+        cwd=REPO,
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    return done.stdout
 
 
 def _ratios(result: dict[str, Any], seconds: float, base: Measured | None) -> dict[str, float]:
@@ -203,7 +218,7 @@ def measure_step(step: Step, site: Path, cache: Path, seed: int, idle_wait_s: fl
     print(f"  {step.name} ...{note}", file=sys.stderr, flush=True)
     load = os.getloadavg()[0]
     result, seconds, cpu, max_rss, tree_rss = run_child(
-        step.measurement, site, cache if step.cache else None, step.jobs
+        step.measurement, site, cache if step.cache else None, step.jobs, step.bucket
     )
     return Measured(step.name, step.measurement, result, seconds, cpu, max_rss, tree_rss, load, busy)
 
@@ -223,7 +238,23 @@ def measure_all(
         if step.measurement == "baseline":
             base = row
         measured.append(row)
+    _linearity(measured)
     return measured
+
+
+def _linearity(rows: list[Measured]) -> None:
+    """Each bucket's files/s over what a cost linear in bytes predicts from the LINEAR_FROM bucket."""
+    buckets = {r.result["bucket"]: r for r in rows if r.measurement == "scan-bucket" and "bucket" in r.result}
+    reference = buckets.get(LINEAR_FROM)
+    if reference is None:
+        return
+    # CPU seconds where measured: on a shared machine the wall time of one bucket is not comparable.
+    key = "cpu_seconds" if "cpu_seconds" in reference.result else "seconds"
+    seconds_per_byte = reference.result[key] / reference.result["bytes"]
+    for row in buckets.values():
+        res = row.result
+        predicted = res["files"] / (seconds_per_byte * res["bytes"])
+        row.ratios["of_linear"] = (res["files"] / res[key]) / predicted
 
 
 def machine() -> dict[str, Any]:
@@ -275,6 +306,11 @@ def table(rows: list[Measured]) -> str:
             notes.append(f"scan before it {res['scan_seconds']:.2f}s")
         if "note" in res:
             notes.append(res["note"])
+        if "bytes" in res:
+            kb_per_s = res["bytes"] / 1024 / res.get("cpu_seconds", res["seconds"])
+            notes.append(f"mean {res['bytes'] / res['files'] / 1024:.1f} KB, {kb_per_s:,.0f} KB per CPU s")
+        if "of_linear" in r.ratios:
+            notes.append(f"{r.ratios['of_linear']:.2f}x the linear prediction from {LINEAR_FROM}")
         rate = r.ratios.get("files_per_s")
         lines.append(
             (
@@ -304,6 +340,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--files", type=int, default=1000, help="1000, 10000 or 100000 (any count works)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--sizes", choices=SIZES, default="real", help="real-sized files or the corpus's")
     parser.add_argument("--workdir", type=Path, help="where the site and cache go (default: a temp folder)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--only", nargs="*", help="measurement names to run (baseline, scan, plan, ...)")
@@ -317,20 +354,26 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.gettempdir()) / "migrate-bench"
-    site, cache = workdir / f"site-{args.files}", workdir / f"cache-{args.files}"
+    site, cache = workdir / f"site-{args.sizes}-{args.files}", workdir / f"cache-{args.sizes}-{args.files}"
     cache.mkdir(parents=True, exist_ok=True)
     info = machine()
     print(f"generating {args.files} files under {site} ...", file=sys.stderr, flush=True)
-    run_generate("--out", str(site), "--files", str(args.files), "--seed", str(args.seed))
+    generated = run_generate(
+        "--out", str(site), "--files", str(args.files), "--seed", str(args.seed), "--sizes", args.sizes
+    )
+    distribution = generated.strip().splitlines()[-1]
     only = set(args.only) if args.only else None
     rows = measure_all(site, cache, args.seed, only, args.wait_idle, args.repeat)
     where = f"{info['cpu']}, {info['cores']} cores, Python {info['python']}"
-    print(f"\n{args.files} files, seed {args.seed}; {where}")
+    print(f"\n{args.files} files ({args.sizes} sizes), seed {args.seed}; {where}")
+    print(f"site: {distribution}")
     print(table(rows))
     if args.json:
         document = {
             "files": args.files,
             "seed": args.seed,
+            "sizes": args.sizes,
+            "distribution": distribution,
             "repeat": args.repeat,
             "machine": info,
             "results": [asdict(r) for r in rows],

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,12 +16,14 @@ from migrate.translators.shell.analyze import analyze
 from migrate.translators.shell.lexer import lex
 from migrate.translators.shell.parsed import BashlexError, drafts_from_bashlex
 from migrate.translators.shell.reader import (
+    STATEMENTS,
+    _blocker,
     _tolerant,
     cache_clear,
+    compound_path,
     fast_path,
     line_finder,
     read_script,
-    read_statement,
 )
 from migrate.translators.shell.split import split
 
@@ -149,6 +153,9 @@ FAST = [
     "MASTER=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)",
     'cmd <<< "$x" &> all.log',
     "A=1 B='2 3' cmd {a,b} ~/x *.txt",
+    'cat > "$RUN_DIR/c.yaml" <<EOF\nmodel: $M\nEOF',
+    "python3 - \"$R\" <<'PY' | curl -s --data-binary @- http://gw:9091/m\nimport sys\nPY",
+    "paste <<A - <<-B > out\na\nA\n\tb\n\tB",
 ]
 
 
@@ -178,13 +185,18 @@ _WORD = st.sampled_from(
         "~/p",
     ]
 )
-_OP = st.sampled_from([" ", " ", " ", " | ", " && ", " || ", "; ", " > f ", " 2>&1 ", " >> g ", " & "])
+_OP = st.sampled_from(
+    [" ", " ", " ", " | ", " && ", " || ", "; ", " > f ", " 2>&1 ", " >> g ", " & ", " <<EOF ", " <<-'E' "]
+)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(_WORD, _OP), min_size=1, max_size=8))
 def test_fast_path_agrees_with_bashlex_on_generated_commands(parts: list[tuple[str, str]]) -> None:
     text = "".join(w + op for w, op in parts).strip()
+    for n, (_, op) in enumerate(parts):  # here-document bodies follow the line
+        if "<<" in op:
+            text += f"\nbody {n}\n" + ("EOF" if "EOF" in op else "\tE")
     lexed = lex(text, record_substitutions=True)
     if not fast_path(text, lexed, split(lexed.tokens)):
         return
@@ -197,7 +209,15 @@ def test_fast_path_agrees_with_bashlex_on_generated_commands(parts: list[tuple[s
 
 @pytest.mark.parametrize(
     "text",
-    ["if a; then b; fi", "f() { a; }", "cat <<EOF\nx\nEOF", "(cd a)", "[[ -f a ]]", "a=(1 2)", "time a"],
+    [
+        "if a; then b; fi",
+        "f() { a; }",
+        "cat <<EOF &&\nx\nEOF\necho b",
+        "(cd a)",
+        "[[ -f a ]]",
+        "a=(1 2)",
+        "time a",
+    ],
 )
 def test_fast_path_refuses_structure(text: str) -> None:
     lexed = lex(text, record_substitutions=True)
@@ -208,8 +228,7 @@ def test_statements_are_cached_by_text() -> None:
     cache_clear()
     read_script("module load gcc\nsrun ./a")
     read_script("module load gcc\nsrun ./b")
-    info = read_statement.cache_info()
-    assert info.hits == 1 and info.misses == 3
+    assert (STATEMENTS.hits, STATEMENTS.misses) == (1, 3)
 
 
 def test_cached_statements_get_the_lines_of_each_use() -> None:
@@ -217,3 +236,90 @@ def test_cached_statements_get_the_lines_of_each_use() -> None:
     first = analyze("srun ./a", 5, Collector()).launchers[0]
     second = analyze("echo\nsrun ./a", 20, Collector()).launchers[0]
     assert (first.line, second.line) == (5, 21)
+
+
+def _corpus_statements() -> Iterator[tuple[Path, str]]:
+    """Every top-level statement of the corpus's scripts, with its file."""
+    corpus = Path(__file__).resolve().parent.parent / "corpus"
+    for path in sorted(corpus.rglob("*")):
+        if not path.is_file() or path.read_bytes()[:2] != b"#!":
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+        for stmt in split(lex(text).tokens).statements:
+            yield path, text[stmt.start : stmt.end]
+
+
+def _fast(text: str) -> bool:
+    lexed = lex(text, record_substitutions=True)
+    return fast_path(text, lexed, split(lexed.tokens))
+
+
+def _compound(text: str) -> bool:
+    lexed = lex(text, record_substitutions=True)
+    structure = split(lexed.tokens)
+    return not _blocker(text, lexed, structure) and compound_path(text, lexed, structure)
+
+
+def _heredoc_fast(text: str) -> bool:
+    return bool(lex(text).heredocs) and _fast(text)
+
+
+def _compound_only(text: str) -> bool:
+    return not _fast(text) and _compound(text)
+
+
+@pytest.mark.parametrize(("taken_by", "least"), [(_heredoc_fast, 10), (_compound_only, 10)])
+def test_the_paths_without_bashlex_agree_with_it_over_the_corpus(
+    taken_by: Callable[[str], bool], least: int
+) -> None:
+    taken = [(p, s) for p, s in _corpus_statements() if taken_by(s)]
+    for path, alone in taken:
+        parsed, tolerant = _both(alone)
+        assert parsed == tolerant, f"{path}: {alone!r}"
+    assert len(taken) >= least
+
+
+_SIMPLE = st.sampled_from(
+    [
+        "srun ./a",
+        'echo "$X" > out',
+        "b=$(date)",
+        "cmd1 | cmd2 && cmd3",
+        "continue",
+        "[ -f x ] || exit 1",
+        "local n=1; shift",
+    ]
+)
+_LINES = st.one_of(_SIMPLE, st.just("cat <<EOF\nbody\nEOF"))  # only where a line ends after it
+
+
+@st.composite
+def _compound_text(draw: st.DrawFn, depth: int = 0) -> str:
+    """A valid compound statement; here-documents and nested compounds only where lines end."""
+    block = draw(_LINES) if depth >= 2 else draw(st.one_of(_LINES, _compound_text(depth + 1)))
+    inline = draw(_SIMPLE)
+    other = draw(_SIMPLE)
+    shape = draw(st.sampled_from(_SHAPES))
+    return shape.format(block=block, inline=inline, other=other)
+
+
+_SHAPES = (
+    'if [ -n "$A" ]; then\n  {block}\nelif true; then {other}\nelse\n  {other}\nfi',
+    "for i in 1 2 $(seq 3); do\n  {block}\ndone",
+    "while read -r line; do {inline}; done < in.txt",
+    "f() {{\n  {block}\n}}",
+    "( cd /tmp && {inline} )",
+    "{{ {inline}; {other}; }} > log 2>&1",
+    "until {other}; do\n  {block}\ndone &",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_compound_text())
+def test_compound_path_agrees_with_bashlex_on_generated_statements(text: str) -> None:
+    assert _compound(text), text
+    try:
+        parsed, tolerant = _both(text)
+    except BashlexError:
+        pytest.fail(f"compound path taken but bashlex rejects {text!r}")
+    assert parsed == tolerant, text

@@ -108,8 +108,9 @@ def conceal(text: str, start_line: int = 1) -> Concealed:
         return Concealed(text)
     names = _Names(text)
     edits: list[_Edit] = []
-    _words(text, 0, 0, names, edits)
-    _tokens(text, lex(text), names, edits)
+    lexed = lex(text, record_substitutions=True)  # one lexing for both passes
+    _words(text, 0, 0, names, edits, lexed)
+    _tokens(text, lexed, names, edits)
     out, hidden, deleted = _apply(text, edits, start_line)
     removed = _leftovers(out, start_line)
     if removed:
@@ -222,9 +223,12 @@ class _Edit:
     what: str
 
 
-def _words(text: str, offset: int, depth: int, names: _Names, edits: list[_Edit]) -> None:
+def _words(
+    text: str, offset: int, depth: int, names: _Names, edits: list[_Edit], lexed: Lexed | None = None
+) -> None:
     """Assignments, credential options and ``wandb login`` among the words of ``text``."""
-    lexed = lex(text, record_substitutions=True)
+    if lexed is None:
+        lexed = lex(text, record_substitutions=True)
     words = [t for t in lexed.tokens if t.kind == WORD]
     tokens = lexed.tokens
     for i, tok in enumerate(tokens):

@@ -5,14 +5,18 @@ sites repeat the same lines (``module load``, ``export NCCL_DEBUG=WARN``,
 ``srun ...``) across thousands of scripts, and bashlex costs about a
 millisecond per parse. A statement is read, cheapest first, by
 
-1. the fast path: simple commands with pipes, ``&&``/``||``/``;``/``&`` and
-   plain redirections (no reserved words, subshells or here-documents),
-   which bashlex would read the same way;
-2. bashlex, unless the statement holds a construct bashlex is known to
+1. the fast path: simple commands with pipes, ``&&``/``||``/``;``/``&``,
+   plain redirections and here-documents, which bashlex would read the same
+   way;
+2. the compound path: ``if``, loops, ``{ }``, subshells and functions whose
+   structure the splitter read whole, which bashlex would read the same way
+   too (so bashlex is left for what neither path takes: stray carriage
+   returns);
+3. bashlex, unless the statement holds a construct bashlex is known to
    reject or misread (``[[ ]]``, ``case``, arrays, ``(( ))``, ``time``, ...);
-3. the tolerant tokenizer, which still finds every simple command inside.
+4. the tolerant tokenizer, which still finds every simple command inside.
 
-Only 1 and 2 count as understood. Commands inside ``$( ... )``, backquotes and
+Only 1 to 3 count as understood. Commands inside ``$( ... )``, backquotes and
 process substitutions are read recursively and listed before the command
 that uses them, marked with the variable that captures their output.
 """
@@ -23,13 +27,15 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 
-from .lexer import NEWLINE, WORD, Lexed, is_assignment, lex, substitutions
+from .lexer import NEWLINE, WORD, Lexed, Token, is_assignment, lex, substitutions
 from .model import Command, Word, shift_command
 from .parsed import BashlexError, drafts_from_bashlex
+from .slices import Cuts
 from .split import (
     R_BACKGROUND,
+    R_CLOSE,
     R_FD,
     R_HEADER,
     R_KEYWORD,
@@ -109,8 +115,9 @@ def line_finder(text: str) -> Callable[[int], int]:
 # cache keeps the scripts inside scripts (here-documents, bash -c) without holding thousands of bodies.
 @lru_cache(maxsize=1024)
 def read_script(text: str, depth: int = 0) -> ScriptRead:
-    lexed = lex(text)
+    lexed = lex(text, record_substitutions=True)  # the statements' own readings are cut from this one
     structure = split(lexed.tokens)
+    cuts = Cuts(lexed, structure) if Cuts.usable(lexed, structure) else None
     line_of = line_finder(text)
     parts: list[tuple[int, tuple[Command, ...]]] = []
     unparsed: list[tuple[int, str]] = []
@@ -118,9 +125,10 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     deep = f"command substitutions nested more than {_MAX_DEPTH} deep: the innermost were not read"
     understood = 0
     inner_problems: list[tuple[int, str]] = []  # bash -n stops on these too
-    for stmt in structure.statements:
+    for index, stmt in enumerate(structure.statements):
         line = line_of(stmt.start)
-        result = read_statement(text[stmt.start : stmt.end], depth)
+        prepared = partial(cuts.statement, index) if cuts else None
+        result = read_statement(text[stmt.start : stmt.end], depth, prepared)
         parts.append((line, result.commands))
         for inner_line in result.too_deep:
             too_deep[line + inner_line] = deep
@@ -145,10 +153,54 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     )
 
 
-@lru_cache(maxsize=16384)  # the lines a site repeats stay; 65,536 held 30 MB more per worker at 100,000 files
-def read_statement(text: str, depth: int = 0) -> StatementRead:
-    lexed = lex(text, record_substitutions=True)
-    structure = split(lexed.tokens)
+class _StatementCache:
+    """Statement reads by text, least recently used dropped first; counts its hits and misses."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.held: dict[tuple[str, int], StatementRead] = {}
+        self.hits = self.misses = 0
+
+    def take(self, key: tuple[str, int]) -> StatementRead | None:
+        known = self.held.pop(key, None)
+        if known is not None:
+            self.hits += 1
+            self.held[key] = known  # now the most recently used
+        return known
+
+    def put(self, key: tuple[str, int], read: StatementRead) -> None:
+        self.misses += 1
+        if len(self.held) >= self.size:
+            del self.held[next(iter(self.held))]
+        self.held[key] = read
+
+    def clear(self) -> None:
+        self.held.clear()
+        self.hits = self.misses = 0
+
+
+# The lines a site repeats stay; 65,536 held 30 MB more per worker at 100,000 files.
+STATEMENTS = _StatementCache(16384)
+
+
+def read_statement(
+    text: str, depth: int = 0, prepared: Callable[[], tuple[Lexed, Structure]] | None = None
+) -> StatementRead:
+    """One statement's commands; ``prepared`` gives its lexing and structure when they are known already."""
+    key = (text, depth)
+    known = STATEMENTS.take(key)
+    if known is None:
+        if prepared is not None:
+            lexed, structure = prepared()
+        else:
+            lexed = lex(text, record_substitutions=True)
+            structure = split(lexed.tokens)
+        known = _read_statement(text, depth, lexed, structure)
+        STATEMENTS.put(key, known)
+    return known
+
+
+def _read_statement(text: str, depth: int, lexed: Lexed, structure: Structure) -> StatementRead:
     line_of = line_finder(text)
     understood = True
     reason = ""
@@ -157,7 +209,9 @@ def read_statement(text: str, depth: int = 0) -> StatementRead:
     else:
         reason = _blocker(text, lexed, structure)
         commands = []
-        if not reason:
+        if not reason and compound_path(text, lexed, structure):
+            commands = _tolerant(text, lexed, structure, line_of)
+        elif not reason:
             try:
                 commands = [d.freeze(text, line_of) for d in drafts_from_bashlex(text, lexed, line_of)]
             except BashlexError as exc:
@@ -182,7 +236,8 @@ def _tolerant(text: str, lexed: Lexed, structure: Structure, line_of: Callable[[
 
 
 _FAST_ROLES = frozenset({R_WORD, R_FD, R_REDIRECT, R_TARGET, R_SEPARATOR, R_BACKGROUND})
-_SLOW_OPS = frozenset({"<<", "<<-", "(", ")", ";;", ";&", ";;&"})
+_SLOW_OPS = frozenset({"(", ")", ";;", ";&", ";;&"})
+_HEREDOC_OPS = frozenset({"<<", "<<-"})
 _BARE_PAREN = re.compile(r"(?<![$<>(])\(")
 
 
@@ -190,19 +245,55 @@ def fast_path(text: str, lexed: Lexed, structure: Structure) -> bool:
     """Simple commands joined by pipes, && || ; & with plain redirections.
 
     The tolerant reader finds exactly what bashlex would for these (a test
-    checks it), at a fraction of the cost. Continuation lines are fine; here-
-    documents, reserved words, subshells, arrays and ``[[`` are not.
+    checks it), at a fraction of the cost. Continuation lines are fine, and so
+    are here-documents whose bodies follow the statement's only line: bashlex
+    never sees them (:func:`.parsed.mask` blanks them), the tokenizer attaches
+    them. Reserved words, subshells, arrays and ``[[`` are not.
     """
     if "\r" in text or lexed.problems or structure.problems or not lexed.tokens:
         return False
     if lexed.tokens[0].text in ("[[", "coproc"):
         return False
-    for tok, role in zip(lexed.tokens, structure.roles, strict=True):
+    tokens = lexed.tokens
+    last = len(tokens) - 1
+    if lexed.heredocs and not (tokens[last].kind == NEWLINE and len(lexed.heredocs) == _count(tokens)):
+        return False
+    for at, (tok, role) in enumerate(zip(tokens, structure.roles, strict=True)):
+        if tok.kind == NEWLINE and at == last and lexed.heredocs:
+            continue  # the newline that carries the here-document bodies
         if role not in _FAST_ROLES or tok.kind == NEWLINE or tok.text in _SLOW_OPS:
             return False
         if tok.kind == WORD and "(" in tok.text and (_BARE_PAREN.search(tok.text) or _ARRAY.match(tok.text)):
             return False
     return True
+
+
+_COMPOUND_ROLES = _FAST_ROLES | {R_OPEN, R_CLOSE, R_KEYWORD, R_HEADER}
+_CASE_OPS = frozenset({";;", ";&", ";;&"})
+
+
+def compound_path(text: str, lexed: Lexed, structure: Structure) -> bool:
+    """if/while/until/for, ``{ }`` groups, subshells and function definitions the splitter read whole.
+
+    Call it for statements nothing in :func:`_blocker` holds. The splitter
+    checks their structure (every opener closed, ``then``/``do`` where they
+    belong, reserved words only where a command starts), and the tolerant
+    reader finds what bashlex would in them (a test checks it over the corpus
+    and generated statements), so bashlex is not needed for them.
+    """
+    if "\r" in text or lexed.problems or structure.problems or not lexed.tokens:
+        return False
+    if lexed.tokens[0].text in ("[[", "coproc"):
+        return False
+    return all(
+        role in _COMPOUND_ROLES and tok.text not in _CASE_OPS
+        for tok, role in zip(lexed.tokens, structure.roles, strict=True)
+    )
+
+
+def _count(tokens: list[Token]) -> int:
+    """Here-document operators among the tokens."""
+    return sum(1 for tok in tokens if tok.kind != WORD and tok.text in _HEREDOC_OPS)
 
 
 def _blocker(text: str, lexed: Lexed, structure: Structure) -> str:
@@ -293,5 +384,5 @@ def _blank_comments(text: str, lexed: Lexed) -> str:
 def cache_clear() -> None:
     """Forget cached reads (for measurements)."""
     read_script.cache_clear()
-    read_statement.cache_clear()
+    STATEMENTS.clear()
     _SHIFTED.clear()

@@ -1,0 +1,94 @@
+"""A statement's reading cut out of the reading of the whole script.
+
+Lexing a statement on its own gives what the script's lexing found between
+the statement's first and last character, counted from its start: a top-level
+statement begins where the lexer and the splitter hold no state (a test checks
+this over the corpus and generated scripts). So a statement read for the first
+time costs no second lexing and splitting. Scripts with syntax problems are
+not cut: recovery from an unterminated construct may reach across statements.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import replace
+
+from .lexer import HereDocSpan, Lexed, Token
+from .split import Statement, Structure
+
+Spans = list[tuple[int, int]]
+
+
+class Cuts:
+    """Every statement's own lexing and structure; spans are sorted to their statement once (linear)."""
+
+    def __init__(self, lexed: Lexed, structure: Structure) -> None:
+        self.lexed = lexed
+        self.structure = structure
+        self._starts = [s.start for s in structure.statements]
+        count = len(self._starts)
+        self._heredocs: list[list[HereDocSpan]] = [[] for _ in range(count)]
+        for h in lexed.heredocs:
+            at = self._owner(h.op_start)
+            if at >= 0:
+                self._heredocs[at].append(h)
+        self._spans = {
+            name: self._sorted(getattr(lexed, name))
+            for name in ("comments", "arithmetic", "substitutions", "quoted")
+        }
+
+    @staticmethod
+    def usable(lexed: Lexed, structure: Structure) -> bool:
+        return not lexed.problems and not structure.problems
+
+    def _owner(self, pos: int) -> int:
+        """Index of the statement holding offset ``pos``, -1 when none does."""
+        at = bisect_right(self._starts, pos) - 1
+        if at < 0 or pos >= self.structure.statements[at].end:
+            return -1
+        return at
+
+    def _sorted(self, spans: Spans) -> list[Spans]:
+        out: list[Spans] = [[] for _ in self._starts]
+        for span in spans:
+            at = self._owner(span[0])
+            if at >= 0:
+                out[at].append(span)
+        return out
+
+    def statement(self, index: int) -> tuple[Lexed, Structure]:
+        """The lexing and structure of statement ``index`` alone, as if its text had been read by itself."""
+        stmt = self.structure.statements[index]
+        start, end = stmt.start, stmt.end
+        tokens = self.lexed.tokens
+        last = stmt.last
+        if last < len(tokens) and tokens[last].start < end:
+            last += 1  # the newline that carried the statement's here-document bodies
+
+        def own_spans(name: str) -> Spans:
+            return [(a - start, b - start) for a, b in self._spans[name][index]]
+
+        own = Lexed(
+            tokens=[Token(t.kind, t.text, t.start - start, t.end - start) for t in tokens[stmt.first : last]],
+            heredocs=[
+                replace(
+                    h,
+                    op_start=h.op_start - start,
+                    delimiter_end=h.delimiter_end - start,
+                    body_start=h.body_start - start,
+                    body_end=h.body_end - start,
+                    end=h.end - start,
+                )
+                for h in self._heredocs[index]
+            ],
+            comments=own_spans("comments"),
+            arithmetic=own_spans("arithmetic"),
+            substitutions=own_spans("substitutions"),
+            quoted=own_spans("quoted"),
+        )
+        shape = Structure(
+            statements=[Statement(0, stmt.last - stmt.first, 0, end - start)],
+            roles=self.structure.roles[stmt.first : last],
+            depths=self.structure.depths[stmt.first : last],
+        )
+        return own, shape
