@@ -331,3 +331,27 @@ def test_slinky_without_a_slurmctld_runs_its_own(tmp_path: Path) -> None:
     assert doc["controller"] == {"extraConfMap": {"GresTypes": "gpu"}}
     assert all(doc["partitions"][name]["nodesets"] == [name] for name in doc["nodesets"])
     assert not (tmp_path / "coexistence" / "slurm.conf.nodesets").exists()
+
+
+def _wide_pilot_plan(mode: str) -> dict[str, Any]:
+    """The sample site with room for six units in the pilot: they span several partitions."""
+    site = CORPUS / "sample-site"
+    text = (site / "migrate.yaml").read_text() + "\nthresholds: {pilot_max_units: 6}\n"
+    jobs = scanner.scan([str(site)]).jobs
+    return json.loads(
+        plan_json(build_plan(jobs, "to_kubernetes", parse_site_config_text(text), coexistence=mode))
+    )
+
+
+@pytest.mark.parametrize("source", ["static", "slinky", "bridge", "wide"])
+def test_a_slinky_pilot_is_one_nodeset_for_one_partition(source: str) -> None:
+    """The pilot grows one NodeSet next to the old cluster: its jobs run in one partition."""
+    plan = _wide_pilot_plan("slinky") if source == "wide" else _plan(source, "slinky")
+    demand = {j["id"]: j.get("demand", {}).get("partition") for j in plan["jobs"]}
+    [pilot] = [p for p in plan["phases"] if p["kind"] == "pilot"]
+    assert len({demand[j] for j in pilot["jobs"]}) == 1
+    grown = [s["name"] for s in pilot["steps"] if s["kind"] == "coexistence"]
+    assert len(grown) <= 1 and all(name.startswith("NodeSet ") for name in grown)
+    assert sorted(j for p in plan["phases"] for j in p["jobs"]) == sorted(
+        j["id"] for j in plan["jobs"] if j["phase"]
+    )

@@ -293,6 +293,8 @@ class _Layout:
         hours = {job: need.node_hours for job, need in demands.items()}
         patterns = {a.job_id: a.pattern for a in by_id.values()}
         pilot, waves, warnings, chosen = _schedule(movable, config, patterns, hours)
+        if mode == CoexistenceMode.SLINKY:
+            pilot, waves, chosen = _one_nodeset_pilot(pilot, waves, chosen, demands, config)
         phases = [Phase("P0", FOUNDATIONS, FOUNDATIONS, steps=tuple(foundation_steps))]
         previous: dict[str, int] = {}
         in_scope = [j for j in demands if by_id[j].recommendation.action != Action.ALREADY_THERE]
@@ -340,6 +342,43 @@ class _Layout:
             end = replace(end, capacity=kept, pool=shares)
         phases.append(end)
         return phases, warnings
+
+
+def _one_nodeset_pilot(
+    pilot: list[UnitDecision],
+    waves: list[list[UnitDecision]],
+    why: list[str],
+    demands: Mapping[str, JobDemand],
+    config: SiteConfig,
+) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str]]:
+    """Slinky pilots one NodeSet: the pilot keeps the units of one partition, the rest open wave 1.
+
+    The partition is the first pilot unit's (the pilot is ordered lowest risk first); a unit whose
+    jobs run in several partitions cannot be piloted on one NodeSet.
+    """
+
+    def partitions(d: UnitDecision) -> set[str]:
+        return {demands[j].partition for j in d.moving if j in demands}
+
+    if not pilot:
+        return pilot, waves, why
+    first = partitions(pilot[0])
+    if len(first) != 1:
+        return pilot, waves, why  # nothing narrower to pilot: say so through the unit's own lines
+    (partition,) = first
+    kept = [d for d in pilot if partitions(d) == first]
+    moved = [d for d in pilot if partitions(d) != first]
+    if not moved:
+        return pilot, waves, why
+    notes = [line for line in why if not any(line.startswith(f"{d.unit.id}:") for d in moved)]
+    notes.append(
+        f"Slinky pilots one NodeSet, for partition {partition}: "
+        + ", ".join(d.unit.id for d in moved)
+        + " (other partitions) move in wave 1"
+    )
+    size = max(1, config.thresholds.wave_max_units)
+    rest = moved + [d for wave in waves for d in wave]
+    return kept, [rest[i : i + size] for i in range(0, len(rest), size)], notes
 
 
 def _weigh_by_usage(demands: Mapping[str, JobDemand], report: UsageReport) -> dict[str, JobDemand]:
