@@ -371,10 +371,11 @@ def _one_nodeset_pilot(
     if not moved:
         return pilot, waves, why
     notes = [line for line in why if not any(line.startswith(f"{d.unit.id}:") for d in moved)]
+    one = len(moved) == 1
     notes.append(
-        f"Slinky pilots one NodeSet, for partition {partition}: "
-        + ", ".join(d.unit.id for d in moved)
-        + " (other partitions) move in wave 1"
+        f"Slinky pilots one NodeSet, for partition {partition}: {', '.join(d.unit.id for d in moved)} "
+        f"{'runs' if one else 'run'} in other partitions too, so {'it moves' if one else 'they move'} "
+        "in wave 1"
     )
     size = max(1, config.thresholds.wave_max_units)
     rest = moved + [d for wave in waves for d in wave]
