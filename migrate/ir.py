@@ -278,6 +278,8 @@ class Service:
     addresses: tuple[
         str, ...
     ] = ()  # the Kubernetes Services that select its pods: the host names clients use
+    # The labels of its pods, for the Services of other files that select them.
+    pod_labels: tuple[KeyValue, ...] = ()
 
 
 # A dependency target naming the job an earlier sbatch of the same wrapper submitted: this

@@ -92,6 +92,27 @@ def test_helpers_belong_to_the_jobs_that_use_them(plan_data: dict[str, Any]) -> 
     assert "serves clients through Service vllm-chat" in serving["reasons"]
 
 
+def test_a_helper_whose_service_is_kept_in_another_file_is_still_a_helper(plan_data: dict[str, Any]) -> None:
+    """rdzv-service.yaml selects the pods of etcd-store.yaml: the jobs name the Service, not the store."""
+    store = _job(plan_data, "etcd-store.yaml")
+    assert store["pattern"] == Pattern.HELPER, store["reasons"]
+    assert "the rendezvous store of elastic-bert" in store["reasons"][0]
+    assert store["unit"] == _job(plan_data, "elastic-bert.yaml")["unit"]
+
+
+def test_a_service_of_another_file_reaches_only_the_pods_it_selects(tmp_path: Path) -> None:
+    from migrate.scan import scanner
+
+    for name in ("etcd-store.yaml", "rdzv-service.yaml"):
+        (tmp_path / name).write_text((SITE / "rendezvous-apart" / name).read_text())
+    (store,) = scanner.scan([str(tmp_path)]).jobs
+    assert store.services[0].addresses == ("rdzv",) and 2379 in store.services[0].ports
+    other = (SITE / "rendezvous-apart" / "rdzv-service.yaml").read_text().replace("training", "serving")
+    (tmp_path / "rdzv-service.yaml").write_text(other)  # another namespace: not the store's Service
+    (alone,) = scanner.scan([str(tmp_path)]).jobs
+    assert alone.services[0].addresses == ()
+
+
 @pytest.mark.parametrize(
     ("file_name", "why"),
     [

@@ -630,6 +630,7 @@ def _services(
             ports=_unique(ports),
             autoscaling=context.autoscalers.get((obj.kind, obj.name or "")),
             addresses=tuple(sorted(set(addresses) - {""})),
+            pod_labels=tuple(ir.KeyValue(k, v) for k, v in sorted(pod_labels.items())),
         ),
     )
 

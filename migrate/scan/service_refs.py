@@ -1,0 +1,123 @@
+"""The scan's second pass: Services of one file that select the pods of a workload in another.
+
+A file is read on its own, so a Service kept apart from the Deployment or
+StatefulSet whose pods it selects (``etcd-service.yaml`` beside ``etcd.yaml``)
+is read for context and attached to nothing. Once every file is read, the
+Services that selected nothing in their own file are matched against the pod
+labels of every long-running workload of the same namespace; a match adds the
+Service's name and ports to the workload, as if both were in one file. The
+plan then sees what clients use to reach it (a rendezvous store named by its
+Service, a server behind it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from migrate import ir
+from migrate.diagnostics import Collector
+from migrate.scan import files, templates
+from migrate.scan.results import FileResult
+from migrate.scan.templates import Values
+from migrate.vocab import Format
+from migrate.yamlload import load_documents
+
+# The note the Kubernetes reader gives a Service it read for context: "Service/NAME: not a workload; ..."
+_SERVICE_NOTE = re.compile(r"\AService/(\S+): not a workload")
+_CONTEXT = "K8S-IGNORED-KIND"
+
+
+@dataclass(frozen=True, slots=True)
+class _Service:
+    name: str
+    namespace: str
+    selector: tuple[tuple[str, str], ...]
+    ports: tuple[int, ...]
+
+
+def link(results: list[FileResult], values: Values = ()) -> list[FileResult]:
+    """The results with the workloads that a Service of another file selects given that Service."""
+    pending = {i: names for i, r in enumerate(results) if (names := _unattached(r))}
+    if not pending:
+        return results
+    services = [s for i, names in pending.items() for s in _services(results[i].path, names, values)]
+    if not services:
+        return results
+    out = list(results)
+    for index, result in enumerate(results):
+        if result.format != Format.KUBERNETES or not any(job.services for job in result.jobs):
+            continue
+        jobs = [_with_services(job, services) for job in result.jobs]
+        if any(new is not old for new, old in zip(jobs, result.jobs, strict=True)):
+            out[index] = replace(result, jobs=jobs)
+    return out
+
+
+def _unattached(result: FileResult) -> set[str]:
+    """The Services a file read for context that select no workload of that file."""
+    if result.format != Format.KUBERNETES:
+        return set()
+    names = {
+        m.group(1) for d in result.diagnostics if d.code == _CONTEXT if (m := _SERVICE_NOTE.match(d.message))
+    }
+    attached = {a for job in result.jobs for s in job.services for a in s.addresses}
+    return names - attached
+
+
+def _services(path: str, names: set[str], values: Values) -> list[_Service]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return []  # gone since it was read: its first reading stands
+    quiet = Collector(path)  # the first reading reported this file's problems already
+    text = templates.fill(files.decode(data, quiet), Format.KUBERNETES, values)
+    found = []
+    for doc in load_documents(text, quiet):
+        obj = doc.data
+        if not isinstance(obj, dict) or obj.get("kind") != "Service" or obj.get("apiVersion") != "v1":
+            continue
+        meta = _mapping(obj.get("metadata"))
+        spec = _mapping(obj.get("spec"))
+        name = meta.get("name")
+        selector = spec.get("selector")
+        if name not in names or not isinstance(selector, dict) or not selector:
+            continue
+        ports = tuple(
+            p["port"] for p in spec.get("ports") or () if isinstance(p, dict) and _is_port(p.get("port"))
+        )
+        pairs = tuple(sorted((str(k), str(v)) for k, v in selector.items()))
+        found.append(_Service(str(name), str(meta.get("namespace") or "default"), pairs, ports))
+    return found
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _is_port(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536
+
+
+def _with_services(job: ir.Job, services: list[_Service]) -> ir.Job:
+    namespace = job.placement.namespace or "default"
+    changed = []
+    for entry in job.services:
+        labels = {kv.key: kv.value for kv in entry.pod_labels}
+        chosen = [
+            s for s in services if s.namespace == namespace and all(labels.get(k) == v for k, v in s.selector)
+        ]
+        if not chosen:
+            changed.append(entry)
+            continue
+        addresses = tuple(sorted({*entry.addresses, *(s.name for s in chosen)}))
+        ports = tuple(dict.fromkeys((*entry.ports, *(p for s in chosen for p in s.ports))))
+        changed.append(replace(entry, addresses=addresses, ports=ports))
+    if all(new is old for new, old in zip(changed, job.services, strict=True)):
+        return job
+    return replace(job, services=tuple(changed))
+
+
+__all__ = ["link"]
