@@ -302,6 +302,8 @@ class Submission:
     captures: str | None = None  # variable receiving the job id (jid=$(sbatch --parsable ...))
     parsable: bool = False
     line: int | None = None
+    # SBATCH_* variables sbatch sees at the call (exported before it, or set on its line), as written.
+    environment: tuple[KeyValue, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -457,6 +459,10 @@ class Job:
     raw: tuple[RawItem, ...] = ()
     # What writers need from the job file beyond the typed fields, so that they never read it again:
     directives: tuple[Directive, ...] = ()  # sbatch and scrontab jobs: each option, in line order
+    # The options a wrapper's sbatch call gives the job (its command line and SBATCH_* variables),
+    # at the lines of ``submitted_by``; they outrank ``directives``, as in sbatch.
+    submitted: tuple[Directive, ...] = ()
+    submitted_by: str | None = None
     config_maps: tuple[ConfigMapData, ...] = ()  # Kubernetes jobs: the ConfigMaps of their file they use
 
     # Convenience views used by the graph, the plan and the writers.

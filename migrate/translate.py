@@ -30,6 +30,7 @@ from migrate import ir
 from migrate.diagnostics import Diagnostic
 from migrate.fidelity import Edge, Translation, interactive_translation
 from migrate.graph.deps import resolve_dependencies
+from migrate.graph.submitted import as_submitted
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
@@ -128,6 +129,7 @@ def translate_jobs(
     ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``);
     ``workflow``: what runs the dependency chains on Kubernetes (``argo``, ``jobflow``, ``script``;
     None: Argo when it is available, else ``script``)."""
+    jobs = as_submitted(list(jobs))  # a wrapper's sbatch options outrank the script's own
     writer = writer_for(to)
     choice = runtime if to == Format.SLURM else flavor
     names = NameAllocator(writer.NAME_MAX)

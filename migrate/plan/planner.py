@@ -24,6 +24,7 @@ from migrate import ir, json_indented
 from migrate.graph import model as gm
 from migrate.graph.builder import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
 from migrate.graph.perf import paused_gc
+from migrate.graph.submitted import as_submitted
 from migrate.plan.classify import Assessment, assess_jobs
 from migrate.plan.coexistence import CoexistenceDecision, check_choice, decide, decision_dict
 from migrate.plan.coexistence_phases import (
@@ -200,7 +201,7 @@ def _build_plan(
             f"{plural(len(config.unfilled), 'value')} to fill in ({PLACEHOLDER}: {shown}); "
             "a count or duration left so is read as not given"
         )
-    job_list = sorted(jobs, key=lambda j: j.id)
+    job_list = as_submitted(sorted(jobs, key=lambda j: j.id))
     graph, flows = build_graph_and_flows(job_list, config)
     assessed = assess_jobs(job_list, direction, config)
     by_id = {a.job_id: a for a in assessed}

@@ -113,6 +113,10 @@ class Context:
         for directive in job.directives:  # the last one wins, as in sbatch
             ctx.option_lines[(directive.option, directive.component)] = directive.line
             ctx.option_texts[(directive.option, directive.component)] = directive.text
+        for directive in job.submitted:  # the wrapper's sbatch call outranks the script's lines
+            key = (directive.option, directive.component)
+            ctx.option_lines[key] = 0  # given, at a line of another file
+            ctx.option_texts[key] = f"{directive.text} (sbatch in {job.submitted_by} line {directive.line})"
         return ctx
 
     def diag(self, code: str, message: str, line: int | None = None) -> None:
@@ -127,7 +131,8 @@ class Context:
         return (long, component) in self.option_lines
 
     def line_of(self, long: str, component: int = 0) -> int | None:
-        return self.option_lines.get((long, component)) or self.option_lines.get((long, 0))
+        """The option's line in the job file; None when the file does not hold it (a wrapper gave it)."""
+        return self.option_lines.get((long, component)) or self.option_lines.get((long, 0)) or None
 
     def option(self, long: str, value: str | None = None, component: int | None = None) -> str:
         """The fidelity item for an sbatch option: ``--time=12:00:00`` (``component 1`` for hetjobs).

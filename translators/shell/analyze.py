@@ -374,13 +374,36 @@ class _Analysis:
     def _submit(self, cmd: Command, program: tuple[Word, ...]) -> None:
         submission, itself = submissions.sbatch_call(cmd, self.ids.open_conditionals(program))
         submission = replace(
-            submission, dependencies=tuple(self.ids.resolve(d) for d in submission.dependencies)
+            submission,
+            dependencies=tuple(self.ids.resolve(d) for d in submission.dependencies),
+            environment=self._sbatch_environment(cmd),
         )
         self.submits.append(submission)
         if submission.captures and submission.line is not None:
             self.ids.capture(submission.captures, submission.line)
         if itself:
             self._resubmits(program[0].line, "sbatch resubmits the script itself")
+
+    def _sbatch_environment(self, cmd: Command) -> tuple[ir.KeyValue, ...]:
+        """The SBATCH_* variables sbatch sees here: exported before the call, or set on its line.
+
+        sbatch reads them as options (below its command line, above the script's #SBATCH
+        lines); only literal values are kept.
+        """
+        found = {
+            var.name: var.value
+            for var in self.env
+            if var.origin == "export" and var.name.startswith("SBATCH_") and var.value is not None
+        }
+        for word in cmd.assignments:  # SBATCH_PARTITION=gpu sbatch job.sh: for this call only
+            name, value = environment.split_assignment(word.value)
+            if name.startswith("SBATCH_"):
+                found[name] = value
+        return tuple(
+            ir.KeyValue(name, _redact(value))
+            for name, value in sorted(found.items())
+            if value and "$" not in value and "`" not in value
+        )
 
     def _declaration(self, program: tuple[Word, ...], top: bool) -> None:
         setup = environment.Setup()

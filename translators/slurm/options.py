@@ -1119,6 +1119,30 @@ BY_LONG: dict[str, Option] = {o.long: o for o in (*OPTIONS, *PLUGIN_OPTIONS)}
 BY_SHORT: dict[str, Option] = {o.short: o for o in OPTIONS if o.short}
 _SORTED_LONG = sorted(BY_LONG)
 
+# sbatch(1), INPUT ENVIRONMENT VARIABLES: the SBATCH_* variables sbatch reads as options. A variable
+# overrides the script's #SBATCH line, and an option on the command line overrides the variable.
+# Most are the option's long name; these are not (SBATCH_DEBUG, SBATCH_WAIT4SWITCH and the
+# SBATCH_MEM_BIND_* parts are left out: they set no option of their own).
+_ENVIRONMENT_NAMES = {
+    "SBATCH_ARRAY_INX": "array",
+    "SBATCH_MEM_PER_NODE": "mem",
+    "SBATCH_REQ_SWITCH": "switches",
+    "SBATCH_TIMELIMIT": "time",
+}
+_ENVIRONMENT_OPTIONS = (
+    "account", "acctg-freq", "batch", "clusters", "constraint", "container", "core-spec", "cpus-per-gpu",
+    "delay-boot", "distribution", "error", "exclusive", "export", "get-user-env", "gpu-bind", "gpu-freq",
+    "gpus", "gpus-per-node", "gpus-per-task", "gres", "gres-flags", "hint", "ignore-pbs", "input",
+    "job-name", "mem-bind", "mem-per-cpu", "mem-per-gpu", "network", "no-kill", "no-requeue",
+    "open-mode", "output", "overcommit", "partition", "power", "profile", "qos", "requeue",
+    "reservation", "signal", "spread-job", "thread-spec", "threads-per-core", "use-min-nodes", "wait",
+    "wait-all-nodes", "wckey",
+)  # fmt: skip
+INPUT_ENVIRONMENT: dict[str, str] = {
+    **{"SBATCH_" + long.upper().replace("-", "_"): long for long in _ENVIRONMENT_OPTIONS if long in BY_LONG},
+    **{name: long for name, long in _ENVIRONMENT_NAMES.items() if long in BY_LONG},
+}
+
 
 def lookup_long(name: str) -> tuple[Option | None, tuple[str, ...]]:
     """An option by long name as getopt_long finds it: exact, else an unambiguous prefix.

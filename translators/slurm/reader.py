@@ -183,6 +183,71 @@ def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
     return replace(job, unresolved=header.unresolved) if header.unresolved else job
 
 
+def submitted_as(
+    job: ir.Job,
+    command_line: tuple[ir.KeyValue, ...],
+    environment: tuple[ir.KeyValue, ...],
+    wrapper: str,
+    line: int | None,
+) -> ir.Job:
+    """``job`` as a wrapper's ``sbatch`` submits it: its SBATCH_* variables over the script's
+    #SBATCH lines, and the options on the sbatch command line over both (sbatch's order).
+
+    The options are applied to the script's own header as the reader applies its lines, so
+    the job gets exactly what it would get had they been written there; what the body does
+    is the script's own. ``job.submitted`` records each option with the wrapper's line.
+    """
+    if job.kind != JobKind.SBATCH or job.script is None:
+        return job
+    words = [
+        *(
+            (long, kv.value, f"{kv.key}={kv.value}")
+            for kv in environment
+            if (long := options.INPUT_ENVIRONMENT.get(kv.key))
+        ),
+        *((kv.key, kv.value, _as_written(f"--{kv.key}", kv.value or None)) for kv in command_line),
+    ]
+    words = [w for w in words if w[0] in options.BY_LONG and w[0] not in _NOT_RESUBMITTED]
+    if not words:
+        return job
+    quiet = Collector(job.source.path)  # the script's problems were reported when it was read
+    header = directives.read_header(directives.split_lines(job.script.header), quiet, job=job.id)
+    extra, _ = directives.parse_words(
+        [
+            directives.Word(f"--{long}" if not value else f"--{long}={value}", line or 0)
+            for long, value, _ in words
+        ],
+        quiet,
+        job.id,
+    )
+    builder = _JobBuilder(job.id, quiet, header.components, "#SBATCH")
+    builder.apply_all(header.settings + tuple(extra), header.unknown)
+    built = builder.build(job.source, job.kind, job.script)
+    components = job.components
+    if len(built.components) == len(components):
+        components = tuple(
+            replace(old, resources=new.resources)
+            for old, new in zip(components, built.components, strict=True)
+        )
+    return replace(
+        job,
+        components=components,
+        submitted=tuple(ir.Directive(long, text, line or 0) for long, _, text in words),
+        submitted_by=wrapper,
+        **{name: getattr(built, name) for name in _OPTION_FIELDS},
+    )
+
+
+# The job-wide fields sbatch options set (resources are per component); the rest is the body's.
+_OPTION_FIELDS = (
+    "name", "time_limit_s", "time_min_s", "begin", "deadline", "hold",
+    "array", "placement", "failure", "io", "mail",
+)  # fmt: skip
+# What a wrapper's sbatch line carries that is not an option of the job itself: the job chain is
+# read as dependencies, --wrap is a job of its own, the rest only changes how sbatch runs.
+_NOT_RESUBMITTED = frozenset(("dependency", "wrap", "parsable", "wait", "test-only", "export-file"))
+
+
 def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
     return _read_script_job(lines, path, diags, JobKind.WRAPPER, _JobBuilder(path, diags, 1, "#SBATCH"))
 
@@ -1151,4 +1216,9 @@ _HANDLERS: dict[str, _Handler] = {
     "container.pyxis_name": _pyxis(_pyxis_name),
 }
 
-__all__ = ["Header", "read", "sniff"]
+__all__ = [
+    "Header",
+    "read",
+    "sniff",
+    "submitted_as",
+]
