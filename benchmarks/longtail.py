@@ -332,7 +332,9 @@ def grow_manifest(text: str, target: int, serial: int, rng: random.Random) -> st
     while size < target:
         n += 1
         room = target - size
-        if rng.random() < 0.5:
+        if room < 4000:  # the last documents: small ConfigMaps, so the bundle ends near its target
+            doc = _script_configmap(serial, n, rng, lines=max(1, room // 40))
+        elif rng.random() < 0.5:
             doc = _script_configmap(serial, n, rng, lines=max(8, min(200, room // 30)))
         else:
             doc = _job_document(serial, n, rng, env=max(3, min(60, room // 60)), volumes=rng.randrange(0, 5))
