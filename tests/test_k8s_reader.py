@@ -1039,7 +1039,16 @@ spec:
 def test_deployment_with_service_and_hpa() -> None:
     job, diags = one(SERVING)
     assert [d.code for d in diags] == ["K8S-IGNORED-KIND", "K8S-IGNORED-KIND"]
-    assert job.services == (ir.Service("vllm", 2, (8000, 80), "hpa 2-10 cpu 70%", addresses=("vllm",)),)
+    assert job.services == (
+        ir.Service(
+            "vllm",
+            2,
+            (8000, 80),
+            "hpa 2-10 cpu 70%",
+            addresses=("vllm",),
+            pod_labels=(ir.KeyValue("app", "vllm"),),  # for Services kept in other files
+        ),
+    )
     assert job.monitoring == (
         ir.MonitoringHook("dcgm", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5", 17),
         ir.MonitoringHook("prometheus-scrape", "port=8000", 10),

@@ -77,6 +77,9 @@ def test_a_script_submitted_two_ways_keeps_its_own_options(tmp_path: Path) -> No
     assert _job(jobs, "train.sbatch").placement.partitions == ("cpu",)
     again = as_submitted(_scan(tmp_path, {"run.sh": "#!/bin/bash\nsbatch train.sbatch\n"}))
     assert _job(again, "train.sbatch").submitted == ()  # no option given: nothing changes
+    loop = "#!/bin/bash\nfor i in 1 2; do sbatch -J run-$i --export=ALL,I=$i train.sbatch; done\n"
+    dynamic = _job(as_submitted(_scan(tmp_path, {"run.sh": loop})), "train.sbatch")
+    assert dynamic.name == "train" and dynamic.submitted == ()  # set at run time: not known here
 
 
 def test_the_pretraining_run_gets_the_nodes_its_wrapper_asks_for(in_repo: Path) -> None:

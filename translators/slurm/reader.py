@@ -207,7 +207,12 @@ def submitted_as(
         ),
         *((kv.key, kv.value, _as_written(f"--{kv.key}", kv.value or None)) for kv in command_line),
     ]
-    words = [w for w in words if w[0] in options.BY_LONG and w[0] not in _NOT_RESUBMITTED]
+    # a value the shell sets at run time (-J run-$i) is not known here; the script's own stands
+    words = [
+        w
+        for w in words
+        if w[0] in options.BY_LONG and w[0] not in _NOT_RESUBMITTED and not _DYNAMIC_VALUE.search(w[1])
+    ]
     if not words:
         return job
     quiet = Collector(job.source.path)  # the script's problems were reported when it was read
@@ -245,7 +250,8 @@ _OPTION_FIELDS = (
 )  # fmt: skip
 # What a wrapper's sbatch line carries that is not an option of the job itself: the job chain is
 # read as dependencies, --wrap is a job of its own, the rest only changes how sbatch runs.
-_NOT_RESUBMITTED = frozenset(("dependency", "wrap", "parsable", "wait", "test-only", "export-file"))
+_NOT_RESUBMITTED = frozenset(("dependency", "wrap", "parsable", "wait", "test-only", "export", "export-file"))
+_DYNAMIC_VALUE = re.compile(r"[$`]")
 
 
 def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
