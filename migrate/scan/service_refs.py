@@ -24,9 +24,8 @@ from migrate.scan.templates import Values
 from migrate.vocab import Format
 from migrate.yamlload import load_documents
 
-# The note the Kubernetes reader gives a Service it read for context: "Service/NAME: not a workload; ..."
-_SERVICE_NOTE = re.compile(r"\AService/(\S+): not a workload")
-_CONTEXT = "K8S-IGNORED-KIND"
+_CONTEXT = "K8S-IGNORED-KIND"  # the reader read an object for context: a Service may be among them
+_SERVICE_KIND = re.compile(rb"^kind:\s*['\"]?Service['\"]?\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +38,7 @@ class _Service:
 
 def link(results: list[FileResult], values: Values = ()) -> list[FileResult]:
     """The results with the workloads that a Service of another file selects given that Service."""
-    pending = {i: names for i, r in enumerate(results) if (names := _unattached(r))}
-    if not pending:
-        return results
-    services = [s for i, names in pending.items() for s in _services(results[i].path, names, values)]
+    services = [s for r in results if _has_context(r) for s in _unattached(r, values)]
     if not services:
         return results
     out = list(results)
@@ -55,24 +51,22 @@ def link(results: list[FileResult], values: Values = ()) -> list[FileResult]:
     return out
 
 
-def _unattached(result: FileResult) -> set[str]:
-    """The Services a file read for context that select no workload of that file."""
-    if result.format != Format.KUBERNETES:
-        return set()
-    names = {
-        m.group(1) for d in result.diagnostics if d.code == _CONTEXT if (m := _SERVICE_NOTE.match(d.message))
-    }
-    attached = {a for job in result.jobs for s in job.services for a in s.addresses}
-    return names - attached
+def _has_context(result: FileResult) -> bool:
+    """A manifest file that read an object (a Service among them) for context only."""
+    return result.format == Format.KUBERNETES and any(d.code == _CONTEXT for d in result.diagnostics)
 
 
-def _services(path: str, names: set[str], values: Values) -> list[_Service]:
+def _unattached(result: FileResult, values: Values) -> list[_Service]:
+    """The Services of a file that select no workload of that file."""
     try:
-        with open(path, "rb") as fh:
+        with open(result.path, "rb") as fh:
             data = fh.read()
     except OSError:
         return []  # gone since it was read: its first reading stands
-    quiet = Collector(path)  # the first reading reported this file's problems already
+    if not _SERVICE_KIND.search(data):
+        return []
+    attached = {a for job in result.jobs for s in job.services for a in s.addresses}
+    quiet = Collector(result.path)  # the first reading reported this file's problems already
     text = templates.fill(files.decode(data, quiet), Format.KUBERNETES, values)
     found = []
     for doc in load_documents(text, quiet):
@@ -83,13 +77,13 @@ def _services(path: str, names: set[str], values: Values) -> list[_Service]:
         spec = _mapping(obj.get("spec"))
         name = meta.get("name")
         selector = spec.get("selector")
-        if name not in names or not isinstance(selector, dict) or not selector:
+        if not isinstance(name, str) or name in attached or not isinstance(selector, dict) or not selector:
             continue
         ports = tuple(
             p["port"] for p in spec.get("ports") or () if isinstance(p, dict) and _is_port(p.get("port"))
         )
         pairs = tuple(sorted((str(k), str(v)) for k, v in selector.items()))
-        found.append(_Service(str(name), str(meta.get("namespace") or "default"), pairs, ports))
+        found.append(_Service(name, str(meta.get("namespace") or "default"), pairs, ports))
     return found
 
 
