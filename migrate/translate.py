@@ -29,7 +29,7 @@ from typing import Protocol
 from migrate import ir
 from migrate.diagnostics import Diagnostic
 from migrate.fidelity import Edge, Translation, interactive_translation
-from migrate.graph.deps import resolve_dependencies
+from migrate.graph.deps import job_id_of, resolve_dependencies
 from migrate.graph.submitted import as_submitted
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
@@ -236,17 +236,12 @@ def _mark_unresolved(t: Translation, dep_type: str, target: str, note: str, line
     for i, entry in enumerate(t.fidelity.entries):
         if (
             entry.key[:2] == ("dependency", dep_type)
-            and any(short in (named, _job_id_of(named)) for named in entry.key[2:])
+            and any(short in (named, job_id_of(named)) for named in entry.key[2:])
             and entry.status != FidelityStatus.DROPPED
         ):
             t.fidelity.entries[i] = replace(entry, status=FidelityStatus.DROPPED, reason=reason)
             return
     t.fidelity.dropped(f"{dep_type} on {target}", reason, line)
-
-
-def _job_id_of(target: str) -> str:
-    """A directive's target without its delay or array task: ``123+30`` and ``123_4`` are job 123."""
-    return target.split("+", 1)[0].split("_", 1)[0]
 
 
 __all__ = ["TranslationSet", "Writer", "translate_jobs", "writer_for"]

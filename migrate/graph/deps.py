@@ -223,9 +223,14 @@ def _links(
     ]
 
 
+def job_id_of(target: str) -> str:
+    """A dependency target without its delay or array task: ``123+30`` and ``123_4`` are job 123."""
+    return target.split("+", 1)[0].split("_", 1)[0]
+
+
 def _directive_target(index: JobIndex, job: ir.Job, target: str) -> Target:
     text = target.strip()
-    core = text.split("+", 1)[0].split("_", 1)[0]  # after:123+30, aftercorr on array 123_4
+    core = job_id_of(text)
     if core.isascii() and core.isdigit():
         return Target(
             external=f"slurm-job:{core}", note="a Slurm job id from a past submission; not scannable"
@@ -400,5 +405,6 @@ __all__ = [
     "ResolvedDependencies",
     "SubmitLink",
     "Target",
+    "job_id_of",
     "resolve_dependencies",
 ]

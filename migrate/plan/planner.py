@@ -74,6 +74,10 @@ HYBRID = "hybrid steady state"
 DECOMMISSION = "decommission"
 
 
+# One line of why the pilot has its units: the unit it is about (None: the pilot as a whole), and the line.
+PilotReason = tuple[str | None, str]
+
+
 @dataclass(frozen=True, slots=True)
 class Phase:
     id: str  # P0, P1, W1, W2 ..., END
@@ -332,7 +336,7 @@ class _Layout:
                     gates=tuple(phase_gates),
                     rollback=tuple(back),
                     pool=shares,
-                    why=tuple(chosen) if index == 0 else (),
+                    why=tuple(text for _, text in chosen) if index == 0 else (),
                 )
             )
             previous = {c.partition: c.target_nodes for c in caps}
@@ -348,10 +352,10 @@ class _Layout:
 def _one_nodeset_pilot(
     pilot: list[UnitDecision],
     waves: list[list[UnitDecision]],
-    why: list[str],
+    why: list[PilotReason],
     demands: Mapping[str, JobDemand],
     config: SiteConfig,
-) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str]]:
+) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[PilotReason]]:
     """Slinky pilots one NodeSet: the pilot keeps the units of one partition, the rest open wave 1.
 
     The partition is the first pilot unit's (the pilot is ordered lowest risk first); a unit whose
@@ -371,12 +375,16 @@ def _one_nodeset_pilot(
     moved = [d for d in pilot if partitions(d) != first]
     if not moved:
         return pilot, waves, why
-    notes = [line for line in why if not any(line.startswith(f"{d.unit.id}:") for d in moved)]
+    gone = {d.unit.id for d in moved}
+    notes = [(unit, text) for unit, text in why if unit not in gone]
     one = len(moved) == 1
     notes.append(
-        f"Slinky pilots one NodeSet, for partition {partition}: {', '.join(d.unit.id for d in moved)} "
-        f"{'runs' if one else 'run'} in other partitions too, so {'it moves' if one else 'they move'} "
-        "in wave 1"
+        (
+            None,
+            f"Slinky pilots one NodeSet, for partition {partition}: {', '.join(d.unit.id for d in moved)} "
+            f"{'runs' if one else 'run'} in other partitions too, so {'it moves' if one else 'they move'} "
+            "in wave 1",
+        )
     )
     size = max(1, config.thresholds.wave_max_units)
     rest = moved + [d for wave in waves for d in wave]
@@ -403,7 +411,7 @@ def _upkeep_only(decision: UnitDecision, patterns: Mapping[str, str]) -> bool:
 
 def _schedule(
     movable: list[UnitDecision], config: SiteConfig, patterns: Mapping[str, str], hours: Mapping[str, float]
-) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str], list[str]]:
+) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str], list[PilotReason]]:
     """The pilot, the waves after it (lowest risk first), warnings, and why the pilot has its units."""
     limits = config.thresholds
     if not movable:
@@ -421,7 +429,7 @@ def _schedule(
             f"no workload unit scores at or below pilot_max_risk ({limits.pilot_max_risk}); "
             f"the pilot takes the lowest-risk unit ({pilot[0].unit.id}, risk {pilot[0].risk.score})"
         )
-        why = [f"{pilot[0].unit.id}: the lowest-risk unit of the workload that moves"]
+        why = [(pilot[0].unit.id, f"{pilot[0].unit.id}: the lowest-risk unit of the workload that moves")]
     rest = [d for d in movable if d not in pilot]
     size = max(1, limits.wave_max_units)
     waves = [rest[i : i + size] for i in range(0, len(rest), size)]
@@ -434,7 +442,7 @@ def _representative(
     patterns: Mapping[str, str],
     hours: Mapping[str, float],
     limit: int,
-) -> tuple[list[UnitDecision], list[str]]:
+) -> tuple[list[UnitDecision], list[PilotReason]]:
     """Units that stand for the workload that moves: the lowest-risk unit of each of its largest patterns.
 
     Patterns are weighed by the node-hours of all the moving work (so the pilot proves what most of
@@ -481,10 +489,13 @@ def _representative(
             why.append(f"{d.unit.id}: {main_pattern(d)} again, a low-risk unit (risk {d.risk.score})")
     order = {id(d): i for i, d in enumerate(candidates)}
     ranked = sorted(zip(chosen, why, strict=True), key=lambda pair: order[id(pair[0])])
-    notes = [w for _, w in ranked]
+    notes: list[PilotReason] = [(d.unit.id, w) for d, w in ranked]
     if missed and chosen:
         notes.append(
-            f"no unit of {', '.join(missed)} scores at or below pilot_max_risk: they move in the waves"
+            (
+                None,
+                f"no unit of {', '.join(missed)} scores at or below pilot_max_risk: they move in the waves",
+            )
         )
     return [d for d, _ in ranked], notes
 

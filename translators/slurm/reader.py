@@ -211,7 +211,7 @@ def submitted_as(
     words = [
         w
         for w in words
-        if w[0] in options.BY_LONG and w[0] not in _NOT_RESUBMITTED and not _DYNAMIC_VALUE.search(w[1])
+        if w[0] in options.BY_LONG and w[0] not in _NOT_RESUBMITTED and not _set_at_run_time(w[1])
     ]
     if not words:
         return job
@@ -251,7 +251,10 @@ _OPTION_FIELDS = (
 # What a wrapper's sbatch line carries that is not an option of the job itself: the job chain is
 # read as dependencies, --wrap is a job of its own, the rest only changes how sbatch runs.
 _NOT_RESUBMITTED = frozenset(("dependency", "wrap", "parsable", "wait", "test-only", "export", "export-file"))
-_DYNAMIC_VALUE = re.compile(r"[$`]")
+
+
+def _set_at_run_time(value: str) -> bool:
+    return directives.is_dynamic(value) or "`" in value
 
 
 def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
