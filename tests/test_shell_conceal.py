@@ -196,7 +196,8 @@ def _both_ways(text: str, names: list[str]) -> tuple[tuple[str, ...], tuple[str,
         )
 
     quick = all_three()
-    with mock.patch.object(redact_module, "_may_hold", lambda text: True):  # no shortcut
+    every_rule = redact_module._EVERY_RULE
+    with mock.patch.object(redact_module, "_hints", lambda text: every_rule):  # no shortcut
         return quick, all_three()
 
 
@@ -214,11 +215,14 @@ _PIECES = st.sampled_from(
         *("HF_TOKEN", "db_pass", "Secret", "=", "'", '"', " ", ",", "--", "-", "--export=ALL,", "--token"),
         *("abcdefghijklmnopqrstuvwxyz0123", "ABCDEFGHIJKLMNOP", "$X", "x", "1", "\n", ";", "|", "/p"),
         *("\u017f", "\u212a", "\u0130", "\u0131"),
+        # each rule's hint, in both cases: a hint that is wrong must show here
+        *("hf_", "HF_", "ghp_", "GHP_", "gh", "akia", "AKIA", "WANDB", "wandb login ", "Hooks.slack.com/"),
+        *("hooks.slack.com/", "KEY", "key=", "Passwd", "-Token ", "XOX", "xoxb-", "SK-", "GLPAT-"),
     ]
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
     st.lists(_PIECES, max_size=10).map("".join), st.lists(st.sampled_from(["FOO", "HF_TOKEN"]), max_size=2)
 )

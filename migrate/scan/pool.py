@@ -16,6 +16,7 @@ parent opens the cache.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import multiprocessing
@@ -37,7 +38,10 @@ PARALLEL_MIN_FILES = 200
 POOL_AFTER_MISSES = 64
 CHUNK_FILES = 48
 WINDOWS_PER_WORKER = 4  # in flight at once: keeps workers busy and memory bounded
-FULL_COLLECTION_EVERY = 100  # in workers: one full collection per 100 middle ones (Python's default: 10)
+# While files are read: a young collection per 20,000 allocations (Python's default: 700) and
+# one full collection per 100 middle ones (default: 10). See _collect_less.
+YOUNG_COLLECTION_AFTER = 20_000
+FULL_COLLECTION_EVERY = 100
 
 Item = Candidate | Skipped
 
@@ -148,13 +152,32 @@ def _start_pool(workers: int) -> multiprocessing.pool.Pool:
 def _init_worker() -> None:
     # Ctrl-C is the parent's to handle; workers would each print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # A full collection walks every live object, and a worker's caches of parsed statements
-    # grow to hundreds of thousands of them while the scan makes almost no cyclic garbage:
-    # leave what the worker starts with (the imported code) out of collections, and make
-    # full ones rare. They cost several percent of a cold scan otherwise.
+    _collect_less()
+
+
+def _collect_less() -> None:
+    """Collect cyclic garbage less often while files are read.
+
+    Reading makes hundreds of thousands of short-lived, acyclic objects per second (tokens,
+    words, commands), so the default young threshold runs a collection every few statements,
+    and the caches of parsed statements grow to hundreds of thousands of live objects that
+    every full collection walks again, while almost no cyclic garbage is made. What exists
+    before the reading (the imported code) is left out of collections altogether.
+    """
     gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
+    gc.set_threshold(YOUNG_COLLECTION_AFTER, gc.get_threshold()[1], FULL_COLLECTION_EVERY)
+
+
+@contextlib.contextmanager
+def _reading() -> Iterator[None]:
+    """:func:`_collect_less` in the calling process, for as long as it reads; then as before."""
+    before = gc.get_threshold()
+    _collect_less()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
 
 
 class _Window:
@@ -176,6 +199,13 @@ class _Window:
 
 
 def _outcomes(
+    items: Iterator[Item], options: ScanOptions, store: cache.ScanCache | None
+) -> Iterator[Outcome | None]:
+    with _reading():  # the windows not given to workers are read here
+        yield from _windows(items, options, store)
+
+
+def _windows(
     items: Iterator[Item], options: ScanOptions, store: cache.ScanCache | None
 ) -> Iterator[Outcome | None]:
     workers = worker_count(options)
@@ -226,10 +256,11 @@ def run_objects(items: Iterator[Item], options: ScanOptions) -> Iterator[FileRes
         head = list(itertools.islice(items, PARALLEL_MIN_FILES))
         items = itertools.chain(head, items)
         if worker_count(options) == 1 or len(head) < PARALLEL_MIN_FILES:
-            for item in items:  # read straight into objects: no JSON round trip
-                result = scan_item(item, options)
-                if result is not None:
-                    yield result
+            with _reading():
+                for item in items:  # read straight into objects: no JSON round trip
+                    result = scan_item(item, options)
+                    if result is not None:
+                        yield result
             return
     for rendered in run(items, options):
         yield from_rendered(rendered)

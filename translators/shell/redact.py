@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from migrate.secrets import REDACTED, looks_like_secret
 
@@ -39,19 +40,51 @@ _OPTION_VALUE = re.compile(
     re.IGNORECASE,
 )
 WANDB_LOGIN = re.compile(r"(wandb\s+login(?:\s+--?[A-Za-z-]+)*\s+)([A-Za-z0-9]{20,})")
-# A word one of the rules above needs before it can change a text: a credential-like name
-# (migrate.secrets), an option taking a credential, ``wandb``, a Slack hook or a token's prefix.
-# Most lines have none, and one search is far cheaper than every rule; keep it in step with them.
-_MAY_HOLD = re.compile(
-    r"token|key|secret|pass|pwd|credential|auth|wandb|slack|hf_|gh[opsru]_|github_pat_|sk-|akia|xox|glpat-"
-)
+# What each rule above needs in a text before it can change it: a credential-like name
+# (migrate.secrets) before its '=' and an option naming a credential (both in lower case, as the
+# rules read them), ``wandb``, a Slack hook, a token's prefix. Each is a plain substring test
+# (the names also one short pattern), far cheaper than the rule's own search over a long script;
+# keep them in step with the rules.
+_SECRET_WORDS = ("token", "key", "secret", "pass", "pwd", "credential", "auth")
+_ASSIGN_HINT = re.compile(r"(?:token|key|secret|pass|pwd|credential|auth)[a-z0-9_]*=")
+_OPTION_WORDS = ("token", "passw", "secret", "key")
+_TOKEN_PREFIXES = ("hf_", "github_pat_", "sk-", "AKIA", "xox", "glpat-")
+_GITHUB_PREFIX = re.compile(r"gh[opsru]_")  # "gh" alone is in too many English words
+
+
+class _Hints(NamedTuple):
+    """Which rules may change a text; a rule left out cannot."""
+
+    assign: bool
+    option: bool
+    wandb: bool
+    slack: bool
+    token: bool
+
+
+_EVERY_RULE = _Hints(True, True, True, True, True)
+
+
+def _hints(text: str) -> _Hints:
+    """The case-insensitive rules' hints are tested in lower case, which for ASCII text is what
+    those rules see; other text goes through every rule."""
+    if not text.isascii():
+        return _EVERY_RULE
+    low = text.lower()
+    return _Hints(
+        assign=any(word in low for word in _SECRET_WORDS) and _ASSIGN_HINT.search(low) is not None,
+        option=any(word in low for word in _OPTION_WORDS),
+        # the rules below are case-sensitive: so are their hints
+        wandb="wandb" in text,
+        slack="hooks.slack.com/" in text,
+        token=any(prefix in text for prefix in _TOKEN_PREFIXES)
+        or ("gh" in text and _GITHUB_PREFIX.search(text) is not None),
+    )
 
 
 def _may_hold(text: str) -> bool:
-    """False when no rule can change ``text``. Searched in lower case, which for ASCII text is
-    what the case-insensitive rules see (and much faster than an IGNORECASE search); other
-    text always goes through every rule."""
-    return not text.isascii() or _MAY_HOLD.search(text.lower()) is not None
+    """False when no rule can change ``text``."""
+    return any(_hints(text))
 
 
 def is_literal(value: str) -> bool:
@@ -90,7 +123,10 @@ def redact(text: str, any_case: bool = True) -> str:
     ``any_case=False`` takes only upper-case names for variables, as in text that may be
     another language's code (a here-document of Python: ``key=scores.get``).
     """
-    if not text or not _may_hold(text):
+    if not text:
+        return text
+    hints = _hints(text)
+    if not any(hints):
         return text
 
     def assignment(m: re.Match[str]) -> str:
@@ -106,11 +142,19 @@ def redact(text: str, any_case: bool = True) -> str:
             return f"{m.group(1)}{m.group(2)}{REDACTED}"
         return m.group(0)
 
-    text = _ASSIGN.sub(assignment, text)
-    text = _OPTION_VALUE.sub(option, text)
-    text = WANDB_LOGIN.sub(lambda m: m.group(1) + REDACTED, text)
-    text = SLACK_PATH.sub(REDACTED, text)
-    return TOKEN.sub(REDACTED, text)
+    # Each rule runs only where its hint is in the text: its matches all hold the hint, and no
+    # rule's edit adds one for the rules after it (REDACTED holds none, nor do its edges).
+    if hints.assign:
+        text = _ASSIGN.sub(assignment, text)
+    if hints.option:
+        text = _OPTION_VALUE.sub(option, text)
+    if hints.wandb:
+        text = WANDB_LOGIN.sub(lambda m: m.group(1) + REDACTED, text)
+    if hints.slack:
+        text = SLACK_PATH.sub(REDACTED, text)
+    if hints.token:
+        text = TOKEN.sub(REDACTED, text)
+    return text
 
 
 def export_names_only(text: str, names: Iterable[str] = ()) -> str:
