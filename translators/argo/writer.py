@@ -168,11 +168,9 @@ def _resource_template(
 def _condition_values(workload: dict[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = workload["spec"] if isinstance(workload.get("spec"), dict) else {}
     completions = spec["completions"] if isinstance(spec.get("completions"), int) else 1
-    backoff = spec.get("backoffLimit")
-    retries = backoff if isinstance(backoff, int) else fields.JOB_BACKOFF_DEFAULT
     replicas = spec.get("pytorchReplicaSpecs")
     role = "Master" if isinstance(replicas, dict) and "Master" in replicas else "Worker"
-    return {"done": completions - 1, "retries": retries, "role": role}
+    return {"done": completions - 1, "role": role}
 
 
 def _documents(t: Translation) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
