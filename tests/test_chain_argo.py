@@ -9,11 +9,13 @@ the status the job's controller would show. Arrays run two elements unless a tes
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from chain_entries import dependency_statuses
 from podrunner.argo import TaskRun, run_workflow
 from podrunner.selector import parse as parse_condition
 from podrunner.testing import IMAGE_PATH, require_pods
@@ -90,6 +92,26 @@ def test_the_workflow_validates_and_reads_back_as_the_slurm_types(translated: Pa
         resource = template.get("resource") or {}
         parse_condition(resource.get("successCondition", ""))
         parse_condition(resource.get("failureCondition", ""))
+
+
+def test_every_dependency_says_how_the_workflow_carries_it(translated: Path) -> None:
+    status = {k: v for k, v in dependency_statuses(translated).items() if not k[1].startswith("--")}
+    assert status == {
+        ("merge-bams", "afterok on align-reads"): "mapped",
+        ("sample-sheet", "afterok on merge-bams"): "mapped",
+        ("call-variants", "afterok on sample-sheet"): "mapped",
+        ("cohort-failed", "afternotok on call-variants"): "mapped",
+        ("archive-cohort", "afterany on call-variants"): "mapped",
+        ("qc-sample", "aftercorr on align-reads"): "approximated",
+        ("watch-merge", "after on merge-bams"): "approximated",
+        # a mutex: one at a time, but not in the order of submission
+        ("refresh-index", "singleton"): "approximated",
+        ("refresh-index-2", "singleton"): "approximated",
+        ("refresh-index-2", "singleton on refresh-index"): "approximated",
+    }
+    doc = json.loads((translated / "translation.json").read_text(encoding="utf-8"))
+    reasons = [e["reason"] for j in doc["jobs"] for e in j["fidelity"] if e["item"].startswith("singleton")]
+    assert reasons and not any("waits for" in r for r in reasons), reasons  # no depends orders them
 
 
 def _script(name: str, code: int, fail_index: int | None = None, pause: float = 0.2) -> str:

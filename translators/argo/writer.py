@@ -160,7 +160,11 @@ def _resource_template(
     template: dict[str, Any] = {"name": name}
     if mutex:
         template["synchronization"] = {"mutexes": [{"name": mutex}]}
-        t.fidelity.mapped("singleton", f"workflow.yaml: mutex {mutex}, one job of the group at a time")
+        t.fidelity.approximated(
+            "singleton",
+            f"workflow.yaml: mutex {mutex}, one job of the group at a time, in the order Argo grants the "
+            "mutex (Slurm: the order of submission); it also keeps other runs of the workflow apart",
+        )
     template["resource"] = resource
     return template
 
