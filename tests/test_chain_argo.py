@@ -17,6 +17,7 @@ import pytest
 import yaml
 from chain_entries import dependency_statuses
 from podrunner.argo import TaskRun, run_workflow
+from podrunner.selector import SelectorError, judge
 from podrunner.selector import parse as parse_condition
 from podrunner.testing import IMAGE_PATH, require_pods
 
@@ -112,6 +113,23 @@ def test_every_dependency_says_how_the_workflow_carries_it(translated: Path) -> 
     doc = json.loads((translated / "translation.json").read_text(encoding="utf-8"))
     reasons = [e["reason"] for j in doc["jobs"] for e in j["fidelity"] if e["item"].startswith("singleton")]
     assert reasons and not any("waits for" in r for r in reasons), reasons  # no depends orders them
+
+
+def test_the_driver_reads_conditions_as_argo_does() -> None:
+    failed = {"status": {"succeeded": 3, "conditions": [{"type": "FailureTarget"}, {"type": "Failed"}]}}
+    assert judge("status.succeeded > 2", "", failed) == "Succeeded"
+    assert judge("status.succeeded > 3", "", failed) is None  # Argo keeps waiting
+    assert judge("status.succeeded > 2, status.active > 0", "", failed) is None  # every success requirement
+    either = "status.conditions.0.type == Failed, status.conditions.1.type == Failed"
+    assert judge("status.succeeded > 2", either, failed) == "Failed"  # any failure one, and before success
+    assert judge("", "", {}) == "Succeeded"  # no condition: done once created
+    assert judge("", "status.failed > 0", {"status": {}}) == "Succeeded"  # a missing count matches no '>'
+    assert judge("status.phase != Running", "", {"status": {}}) == "Succeeded"  # '!=' holds for a missing key
+    phase = {"status": {"state": {"phase": "Aborted"}}}
+    assert judge("", "status.state.phase in (Failed,Aborted)", phase) == "Failed"
+    for refused in ("status.conditions.#(type==Failed)", "status.failed > many", "status.phase in Failed"):
+        with pytest.raises(SelectorError):
+            parse_condition(refused)
 
 
 def _script(name: str, code: int, fail_index: int | None = None, pause: float = 0.2) -> str:
