@@ -12,6 +12,8 @@ templates, and hands each object a task creates to the pod runner:
   project's own parser (``translators/argo/depends.py``). A task whose expression is false
   once its tasks have ended is Omitted, and counts as ended for the tasks after it;
 - ``dag.target`` (or ``target=``) limits the run to those tasks and the tasks they need;
+  ``failFast`` only decides the DAG's own phase (``assessDAGPhase``): a failed task does not
+  stop the tasks whose expression holds after it (an ``X.Failed`` handler) from starting;
 - a template's ``synchronization.mutexes`` lets one task hold each named lock at a time; the
   others wait, first come first served, and take it when the holder's task ends;
 - a ``resource`` template with ``action: create`` or ``apply``: a ConfigMap or Secret is
