@@ -617,6 +617,7 @@ def report_command(
     ] = False,
     flavor: FlavorOption = None,
     container_runtime: ContainerRuntimeOption = None,
+    workflow: WorkflowOption = None,
     accounting: AccountingOption = None,
     inventory: InventoryOption = None,
     coexistence: CoexistenceOption = AUTO_COEXISTENCE,
@@ -628,6 +629,7 @@ def report_command(
     from migrate import api
 
     choice = _writer_choice(to, flavor, container_runtime)
+    chain_engine = _workflow_choice(to, workflow)
     _check_paths(paths)
     templating = _template_inputs(set_values, env_file, helm_values)
     try:
@@ -641,6 +643,7 @@ def report_command(
                 config=config,
                 force=force,
                 runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
+                workflow=chain_engine,
                 templating=templating,
             )
             translations = translated.result

@@ -216,10 +216,14 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], runner: str, recor
                     )
                 )
             if record and link.via != "directive":
+                how = f"{runner} waits for {prerequisite.name} before applying this job" + (
+                    ", for the whole array" if link.dep_type == DependencyType.AFTERCORR else ""
+                )
+                if link.dep_type == DependencyType.SINGLETON:  # a chain in some engines, a mutex in others
+                    how = f"{runner} runs this job and {prerequisite.name} one at a time"
                 dependent.fidelity.approximated(
                     f"{link.dep_type} on {prerequisite.name} ({link.via}: {link.path}:{link.line})",
-                    f"{runner} waits for {prerequisite.name} before applying this job"
-                    + (", for the whole array" if link.dep_type == DependencyType.AFTERCORR else ""),
+                    how,
                     link.line,
                 )
             continue

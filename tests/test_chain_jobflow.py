@@ -121,7 +121,8 @@ def test_the_cohort_flow_runs_in_dependency_order(translated: Path, tmp_path: Pa
     assert "archive-cohort" not in order
 
 
-def test_the_sample_sites_data_pipeline_flow_runs_in_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("failing", [None, "shardlist"])
+def test_the_sample_sites_data_pipeline_flow_runs_in_order(tmp_path: Path, failing: str | None) -> None:
     require_pods()
     out = tmp_path / "out"
     site = CHAINS.parents[2] / "sample-site"
@@ -132,8 +133,15 @@ def test_the_sample_sites_data_pipeline_flow_runs_in_order(tmp_path: Path) -> No
     fsx.mkdir()
     chain = ["dl-web-v3", "dedup-web-v3", "shardlist", "tok-web-v3", "tok-verify", "llm13b-pretrain"]
     chain += ["llm13b-eval", "llm13b-export"]
-    scripts = {n: _script(n, 0).replace("/lustre", "/fsx") for n in chain}
+    scripts = {n: _script(n, 1 if n == failing else 0).replace("/lustre", "/fsx") for n in chain}
     runs = _run(out, "dl-web-v3-flow", tmp_path, scripts, claims={"fsx-pvc": fsx})
+    if failing is not None:  # the --wrap step fails: no job after it is created
+        ran = chain[: chain.index(failing) + 1]
+        assert [(r.flow, r.status) for r in runs] == [(n, "Complete") for n in ran[:-1]] + [
+            (failing, "Failed")
+        ]
+        assert (fsx / "order").read_text().split() == ran
+        return
     # llm13b-pretrain's pods fail here: its workingDir is the literal $CODE_DIR of the script's
     # --chdir, which no pod has. The flow stops there, as Volcano's would: eval and export wait.
     assert [(r.flow, r.status) for r in runs] == [(n, "Complete") for n in chain[:5]] + [

@@ -167,6 +167,20 @@ def test_report_with_translation(tmp_path: Path) -> None:
     assert again.returncode == 2 and "--force" in again.stderr
 
 
+def test_report_translates_the_chains_with_the_workflow_it_is_given(tmp_path: Path) -> None:
+    chains = str(Path(SITE).parent / "cases" / "slurm" / "chains")
+    written = {}
+    for workflow in ("jobflow", "script"):
+        out = tmp_path / workflow
+        res = run(
+            "report", chains, "--to", "kubernetes", "--translate", "--workflow", workflow, "--out", str(out)
+        )
+        assert res.returncode == 0, res.stderr
+        written[workflow] = {p.name for p in (out / "translated").iterdir() if p.is_file()}
+    assert "jobflow.yaml" in written["jobflow"] and "submit.sh" not in written["jobflow"]
+    assert "submit.sh" in written["script"] and not {"jobflow.yaml", "workflow.yaml"} & written["script"]
+
+
 def test_translate_to_slurm_then_validate(tmp_path: Path) -> None:
     out = tmp_path / "slurm"
     res = run("translate", SITE, "--to", "slurm", "--container-runtime", "apptainer", "--out", str(out))

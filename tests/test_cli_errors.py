@@ -138,6 +138,8 @@ def test_options_of_the_other_direction(probe: Probe, tree: Path) -> None:
     cli_error(probe, *argv, what=towards_kubernetes)
     argv = ("translate", jobs, "--to", "slurm", "--out", out, "--workflow", "jobflow")
     cli_error(probe, *argv, what=("--workflow", "--to slurm", "--dependency"))
+    argv = ("report", jobs, "--to", "slurm", "--translate", "--out", out, "--workflow", "argo")
+    cli_error(probe, *argv, what=("--workflow", "--to slurm", "--dependency"))
     assert not (tree / "out").exists()
 
 
@@ -146,6 +148,8 @@ def test_workflow_names(probe: Probe, tree: Path) -> None:
     jobs, out = str(tree / "jobs"), str(tree / "out")
     argv = ("translate", jobs, "--to", "kubernetes", "--out", out)
     cli_error(probe, *argv, "--workflow", "airflow", what=("unknown --workflow", "argo, jobflow, script"))
+    argv = ("report", jobs, "--to", "kubernetes", "--translate", "--out", out, "--workflow", "airflow")
+    cli_error(probe, *argv, what=("unknown --workflow", "argo, jobflow, script"))
     if "argo" not in chains.renderers():
         cli_error(probe, *argv, "--workflow", "argo", what=("--workflow argo is not available", "jobflow"))
     assert not (tree / "out").exists()

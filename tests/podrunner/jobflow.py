@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from .runner import PodRunner
+from .shrink import shrink
 
 TEMPLATE_API = "flow.volcano.sh/v1alpha1"
 
@@ -77,16 +78,10 @@ def _as_volcano_job(docs: list[dict[str, Any]], job: str, script: str | None, ma
     out: list[dict[str, Any]] = []
     for doc in copy.deepcopy(docs):
         if doc.get("kind") == "JobTemplate":
+            # fewer pods than written (the gang shrinks with them): the order is what is checked
+            doc = shrink(doc, max_replicas)
             doc["apiVersion"], doc["kind"] = "batch.volcano.sh/v1alpha1", "Job"
             doc["metadata"]["name"] = job
-            # fewer pods than written (the gang shrinks with them): the order is what is checked
-            for task in doc["spec"]["tasks"]:
-                task["replicas"] = min(int(task.get("replicas", 1)), max_replicas)
-                if "minAvailable" in task:
-                    task["minAvailable"] = min(int(task["minAvailable"]), task["replicas"])
-            total = sum(t["replicas"] for t in doc["spec"]["tasks"])
-            if "minAvailable" in doc["spec"]:
-                doc["spec"]["minAvailable"] = min(int(doc["spec"]["minAvailable"]), total)
         elif doc.get("kind") == "ConfigMap" and script is not None and "job.sh" in doc.get("data", {}):
             doc["data"]["job.sh"] = script
         out.append(doc)

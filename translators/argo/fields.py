@@ -143,11 +143,19 @@ CONDITIONS: dict[str, Condition] = {
     "dependsOn": Condition((TaskResult.SUCCEEDED,), True, "Succeeded: the step ended with success"),
 }
 
+# A batch/v1 Job that failed has a condition of type Failed, whatever made it fail (backoffLimit,
+# a failed index of an array, podFailurePolicy, activeDeadlineSeconds); no failure count says
+# that: an array (backoffLimitPerIndex) fails on one failed element, and its backoffLimit is then
+# 2^31-1. Failed is at most the third condition: after Suspended (a job Kueue admitted) and
+# FailureTarget (Kubernetes 1.31 on). Argo fails the task when any failure requirement holds.
+JOB_FAILED = ", ".join(f"status.conditions.{i}.type == Failed" for i in range(3))
+
 # How Argo knows that a job a ``resource`` template created has ended: its success and failure
-# conditions (label-selector expressions over the object's JSON paths; no list lookups), by the
-# created object's apiVersion and kind. ``{done}`` and ``{retries}`` are filled from the object.
+# conditions (label-selector requirements over the object's JSON paths: all success ones must
+# hold, any failure one fails; a number picks a list item, nothing filters a list), by the created
+# object's apiVersion and kind. ``{done}`` and ``{role}`` are filled from the object.
 RESOURCE_CONDITIONS: dict[tuple[str, str], tuple[str, str]] = {
-    ("batch/v1", "Job"): ("status.succeeded > {done}", "status.failed > {retries}"),
+    ("batch/v1", "Job"): ("status.succeeded > {done}", JOB_FAILED),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): (
         "status.terminalState == Completed",
         "status.terminalState == Failed",
@@ -167,7 +175,6 @@ RESOURCE_CONDITIONS: dict[tuple[str, str], tuple[str, str]] = {
 }
 # Objects that run on a schedule of their own: created by the workflow, never waited for.
 SCHEDULED_KINDS = frozenset({("batch/v1", "CronJob")})
-JOB_BACKOFF_DEFAULT = 6  # batch/v1 Job spec.backoffLimit when unset
 
 __all__ = [
     "API_VERSION",

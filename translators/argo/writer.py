@@ -160,7 +160,11 @@ def _resource_template(
     template: dict[str, Any] = {"name": name}
     if mutex:
         template["synchronization"] = {"mutexes": [{"name": mutex}]}
-        t.fidelity.mapped("singleton", f"workflow.yaml: mutex {mutex}, one job of the group at a time")
+        t.fidelity.approximated(
+            "singleton",
+            f"workflow.yaml: mutex {mutex}, one job of the group at a time, in the order Argo grants the "
+            "mutex (Slurm: the order of submission); it also keeps other runs of the workflow apart",
+        )
     template["resource"] = resource
     return template
 
@@ -168,11 +172,9 @@ def _resource_template(
 def _condition_values(workload: dict[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = workload["spec"] if isinstance(workload.get("spec"), dict) else {}
     completions = spec["completions"] if isinstance(spec.get("completions"), int) else 1
-    backoff = spec.get("backoffLimit")
-    retries = backoff if isinstance(backoff, int) else fields.JOB_BACKOFF_DEFAULT
     replicas = spec.get("pytorchReplicaSpecs")
     role = "Master" if isinstance(replicas, dict) and "Master" in replicas else "Worker"
-    return {"done": completions - 1, "retries": retries, "role": role}
+    return {"done": completions - 1, "role": role}
 
 
 def _documents(t: Translation) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
