@@ -25,7 +25,7 @@ from dataclasses import replace
 from migrate import ir
 from migrate.diagnostics import Collector
 
-from . import environment, idflow, monitoring, paths, signals, submissions
+from . import environment, idflow, monitoring, paths, remembered, signals, submissions
 from .chain import Chain, Layer, decompose
 from .facts import BodyFacts
 from .launchers import DECLARING, SHELLS, basename
@@ -178,6 +178,48 @@ class _Analysis:
 
     # -- one command -----------------------------------------------------------------
     def command(self, cmd: Command, depth: int) -> None:
+        k = (
+            None
+            if cmd.name in self.functions
+            else remembered.key(cmd, depth, self.known, self.arrays, self.path_vars)
+        )
+        if k is None:
+            self._command(cmd, depth)
+            return
+        found = remembered.recall(k)
+        if found is not None:
+            for name, items in remembered.at_line(found, cmd.line):
+                getattr(self, name).extend(items)
+            return
+        before = self._state()
+        sizes = [len(getattr(self, name)) for name in remembered.FINDINGS]
+        self._command(cmd, depth)
+        if self._state() == before:
+            found = tuple(
+                (name, tuple(getattr(self, name)[size:]))
+                for name, size in zip(remembered.FINDINGS, sizes, strict=True)
+                if len(getattr(self, name)) > size
+            )
+            remembered.keep(k, cmd, found)
+
+    def _state(self) -> tuple[int, ...]:
+        """What a command kept by :mod:`.remembered` must leave as it was (besides its findings)."""
+        return (
+            len(self.diags),
+            len(self.known),
+            len(self.arrays),
+            len(self.path_vars),
+            len(self.containers),
+            len(self.submits),
+            len(self.signals),
+            len(self.unparsed),
+            len(self.functions),
+            self.statements,
+            self.understood,
+            int(self.self_resubmit),
+        )
+
+    def _command(self, cmd: Command, depth: int) -> None:
         top = depth == 0 and cmd.origin == "body" and not cmd.nested
         defining = depth == 0 and self._in_definition(cmd)
         if not defining:

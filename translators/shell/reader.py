@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
+from . import remembered
 from .lexer import NEWLINE, WORD, Lexed, Token, is_assignment, lex, substitutions
 from .model import Command, Word, shift_command
 from .parsed import BashlexError, drafts_from_bashlex
@@ -386,3 +387,4 @@ def cache_clear() -> None:
     read_script.cache_clear()
     STATEMENTS.clear()
     _SHIFTED.clear()
+    remembered.clear()

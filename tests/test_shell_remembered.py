@@ -1,0 +1,109 @@
+"""A command's findings recalled from an earlier reading equal the findings of reading it again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from migrate.diagnostics import Collector
+from migrate.translators.shell import remembered
+from migrate.translators.shell.analyze import analyze
+from migrate.translators.shell.facts import BodyFacts
+from migrate.translators.shell.model import Command, Word
+from migrate.translators.shell.reader import cache_clear
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+Read = tuple[BodyFacts, list[tuple[str, int | None, str]]]
+
+
+def _read(body: str, start_line: int = 1) -> Read:
+    diags = Collector("x")
+    facts = analyze(body, start_line, diags)
+    return facts, [(d.code, d.line, d.message) for d in diags]
+
+
+def _read_without_memory(
+    body: str, start_line: int = 1
+) -> tuple[BodyFacts, list[tuple[str, int | None, str]]]:
+    with mock.patch.object(remembered, "key", lambda *args: None):
+        return _read(body, start_line)
+
+
+def _assert_same(body: str, start_line: int = 1) -> None:
+    expected = _read_without_memory(body, start_line)
+    assert _read(body, start_line) == expected  # findings kept on the way
+    assert _read(body, start_line) == expected  # and recalled
+    assert _read(body, start_line + 7) == _read_without_memory(body, start_line + 7)  # at other lines
+
+
+def test_corpus_scripts_read_the_same_with_recalled_findings() -> None:
+    scripts = [
+        p
+        for p in sorted(CORPUS.rglob("*"))
+        if p.is_file() and p.suffix not in (".yaml", ".yml", ".json", ".md") and p.read_bytes()[:2] == b"#!"
+    ]
+    assert len(scripts) > 50
+    cache_clear()
+    for path in scripts:
+        _assert_same(path.read_text(encoding="utf-8", errors="replace"))
+
+
+_PIECES = (
+    "module load cuda/12.1",
+    "module load $MODS",
+    "MODS=gcc/12",
+    'MODS="gcc/12 openmpi/4"',
+    "RUN=/lustre/proj/run1",
+    "RUN=$SCRATCH/run2",
+    'mkdir -p "$RUN/ckpt"',
+    'srun --ntasks=4 python train.py --data "$RUN/data" > "$RUN/log" 2>&1',
+    'ARGS=(--lr 3e-4 --out "$RUN")',
+    'torchrun --nproc_per_node=8 train.py "${ARGS[@]}"',
+    "LAUNCH='srun --mpi=pmix'",
+    "$LAUNCH ./a.out",
+    "export WANDB_MODE=offline",
+    "nvidia-smi --query-gpu=utilization.gpu --format=csv -l 5 > /lustre/gpu.log &",
+    "apptainer exec --bind /weka:/weka /weka/c.sif python x.py",
+    "f() { srun hostname; }",
+    "f",
+    "if true; then\n  mkdir -p /scratch/a\nfi",
+    'echo "done" >> "$RUN/status"',
+    "export HF_TOKEN=hf_abcdefghijklmnopqrstuvwx",
+    "source /opt/envs/a/bin/activate",
+    "trap 'rm -rf $RUN' EXIT",
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=14), st.integers(1, 40))
+def test_generated_scripts_read_the_same_with_recalled_findings(pieces: list[str], start_line: int) -> None:
+    _assert_same("\n".join(pieces) + "\n", start_line)
+
+
+def _command(text: str, *words: str, line: int = 3) -> Command:
+    return Command(words=tuple(Word(w, w, line) for w in words), line=line, text=text)
+
+
+def test_the_key_holds_what_the_script_set_the_named_variables_to() -> None:
+    cmd = _command('mkdir -p "$RUN/ckpt"', "mkdir", "-p", '"$RUN/ckpt"')
+    one = remembered.key(cmd, 0, {"RUN": "/a"}, {}, {"RUN": "/a"})
+    other = remembered.key(cmd, 0, {"RUN": "/b"}, {}, {"RUN": "/b"})
+    assert one is not None and other is not None and one != other
+    assert remembered.key(cmd, 0, {"RUN": "/a", "X": "1"}, {}, {"RUN": "/a"}) == one  # X is not named
+    # a value naming another variable would make the findings depend on that one too
+    assert remembered.key(cmd, 0, {"RUN": "$SCRATCH/a"}, {}, {}) is None
+
+
+def test_commands_that_touch_the_state_are_not_kept() -> None:
+    assert remembered.key(_command("export A=1", "export", "A=1"), 0, {}, {}, {}) is None
+    assert remembered.key(_command("sbatch job.sh", "sbatch", "job.sh"), 0, {}, {}, {}) is None
+    assert remembered.key(_command("srun bash -c x", "srun", "bash", "-c", "x"), 0, {}, {}, {}) is None
+    spread = Command(words=(Word("srun", "srun", 3), Word("a", "a", 4)), line=3, text="srun \\\na")
+    assert remembered.key(spread, 0, {}, {}, {}) is None  # two lines: findings at either
+    assigned = Command(
+        words=(Word("srun", "srun", 3),), assignments=(Word("A=1", "A=1", 3),), line=3, text="A=1 srun"
+    )
+    assert remembered.key(assigned, 0, {}, {}, {}) is None
