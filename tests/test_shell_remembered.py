@@ -70,6 +70,11 @@ _PIECES = (
     "f() { srun hostname; }",
     "f",
     "if true; then\n  mkdir -p /scratch/a\nfi",
+    'srun --ntasks=2 \\\n    python train.py \\\n    --out "$RUN/x"',
+    "OUT=$SCRATCH/out",
+    'cp -r "$OUT" /lustre/keep',
+    'LAUNCH="srun $OPTS"',
+    "OPTS='--mpi=pmix --container-image=/fsx/a.sqsh'",
     'echo "done" >> "$RUN/status"',
     "export HF_TOKEN=hf_abcdefghijklmnopqrstuvwx",
     "source /opt/envs/a/bin/activate",
@@ -93,16 +98,15 @@ def test_the_key_holds_what_the_script_set_the_named_variables_to() -> None:
     other = remembered.key(cmd, 0, {"RUN": "/b"}, {}, {"RUN": "/b"})
     assert one is not None and other is not None and one != other
     assert remembered.key(cmd, 0, {"RUN": "/a", "X": "1"}, {}, {"RUN": "/a"}) == one  # X is not named
-    # a value naming another variable would make the findings depend on that one too
-    assert remembered.key(cmd, 0, {"RUN": "$SCRATCH/a"}, {}, {}) is None
+    # a value naming another variable makes the findings depend on that one too
+    scratch = remembered.key(cmd, 0, {"RUN": "$SCRATCH/a"}, {}, {})
+    assert scratch != remembered.key(cmd, 0, {"RUN": "$SCRATCH/a", "SCRATCH": "/s"}, {}, {"SCRATCH": "/s"})
 
 
 def test_commands_that_touch_the_state_are_not_kept() -> None:
     assert remembered.key(_command("export A=1", "export", "A=1"), 0, {}, {}, {}) is None
     assert remembered.key(_command("sbatch job.sh", "sbatch", "job.sh"), 0, {}, {}, {}) is None
     assert remembered.key(_command("srun bash -c x", "srun", "bash", "-c", "x"), 0, {}, {}, {}) is None
-    spread = Command(words=(Word("srun", "srun", 3), Word("a", "a", 4)), line=3, text="srun \\\na")
-    assert remembered.key(spread, 0, {}, {}, {}) is None  # two lines: findings at either
     assigned = Command(
         words=(Word("srun", "srun", 3),), assignments=(Word("A=1", "A=1", 3),), line=3, text="A=1 srun"
     )

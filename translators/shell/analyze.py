@@ -186,9 +186,9 @@ class _Analysis:
         if k is None:
             self._command(cmd, depth)
             return
-        found = remembered.recall(k)
+        found = remembered.recall(k, cmd.line)
         if found is not None:
-            for name, items in remembered.at_line(found, cmd.line):
+            for name, items in found:
                 getattr(self, name).extend(items)
             return
         before = self._state()

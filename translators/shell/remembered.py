@@ -6,16 +6,15 @@ Sites repeat commands across thousands of scripts (``module load cuda/12.1``,
 than copying what it gave. Only commands whose reading depends on nothing but
 what the key holds are kept:
 
-- eligible: one line, no assignment, no here-document, no word that declares
-  variables, submits, traps, evals or starts a shell (those change or read the
-  analysis' state, or read scripts inside), not a call of a function the script
-  defined;
+- eligible: no assignment, no here-document, no word that declares variables,
+  submits, traps, evals or starts a shell (those change or read the analysis'
+  state, or read scripts inside), not a call of a function the script defined;
 - the key: the text, where the command sits (nesting, depth, origin, background,
-  the variable capturing it) and what the script set each variable it names to
-  (a value that itself names variables makes the command ineligible);
+  the variable capturing it) and what the script set each variable it names to,
+  then each variable those values name, and so on;
 - kept only when the reading added no diagnostic, left the state as it was, and
-  everything it found sits on the command's line, so that the same findings at
-  another line differ by their line alone.
+  everything it found sits on the command's own lines, so that the findings of
+  the same text at another line differ by where it starts alone.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ MAX_KEPT = 16384  # about 10 MB at most
 Key = tuple[Any, ...]
 Findings = tuple[tuple[str, tuple[Any, ...]], ...]  # (list name, what was appended to it)
 
-_KEPT: dict[Key, Findings] = {}
+_KEPT: dict[Key, tuple[int, Findings]] = {}  # key -> (the line it was read at, its findings)
 
 
 def key(
@@ -55,45 +54,57 @@ def key(
     """The key of an eligible command; None when its reading must run."""
     if cmd.assignments or not cmd.words:
         return None
-    line = cmd.line
     for word in cmd.words:
-        if word.line != line or word.value in _BARRED:
+        if word.value in _BARRED:
             return None
     for r in cmd.redirects:
-        if r.heredoc is not None or (r.target is not None and r.target.line != line):
+        if r.heredoc is not None:
             return None
     state: list[tuple[str, str | None, tuple[str, ...] | None, str | None]] = []
     if "$" in cmd.text:
-        for name in dict.fromkeys(_NAMED.findall(cmd.text)):
+        # the variables the text names, then those their values name (values are used as written)
+        pending = _NAMED.findall(cmd.text)
+        seen: set[str] = set()
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
             value, items, path = known.get(name), arrays.get(name), path_vars.get(name)
-            if any("$" in v or "`" in v for v in (value or "", path or "", *(items or ()))):
-                return None
             state.append((name, value, items, path))
+            for held in (value, path, *(items or ())):
+                if held and "$" in held:
+                    pending.extend(_NAMED.findall(held))
+        state.sort()
     return (cmd.text, cmd.nested, cmd.background, cmd.origin, cmd.captured_by, depth, tuple(state))
 
 
-def recall(k: Key) -> Findings | None:
-    return _KEPT.get(k)
-
-
 def keep(k: Key, cmd: Command, found: Findings) -> None:
-    """Keep ``found`` when every item in it is of a known kind and sits on the command's line."""
+    """Keep ``found`` when every item in it is of a known kind and sits on the command's lines."""
+    first, last = cmd.line, cmd.line + cmd.text.count("\n")
     for _, items in found:
         for item in items:
             if isinstance(item, _LINED):
-                if item.line != cmd.line:
+                if item.line is None or not first <= item.line <= last:
                     return
             elif not isinstance(item, _UNLINED):
                 return
     if len(_KEPT) >= MAX_KEPT:
         _KEPT.clear()
-    _KEPT[k] = found
+    _KEPT[k] = (cmd.line, found)
 
 
-def at_line(found: Findings, line: int) -> Findings:
-    """The same findings for the command at ``line``."""
+def recall(k: Key, line: int) -> Findings | None:
+    """What the command of key ``k`` found, for the same command starting at ``line``."""
+    kept = _KEPT.get(k)
+    if kept is None:
+        return None
+    at, found = kept
+    if at == line:
+        return found
+    moved = line - at
     return tuple(
-        (name, tuple(replace(i, line=line) if isinstance(i, _LINED) and i.line != line else i for i in items))
+        (name, tuple(replace(i, line=i.line + moved) if isinstance(i, _LINED) else i for i in items))
         for name, items in found
     )
 
@@ -102,4 +113,4 @@ def clear() -> None:
     _KEPT.clear()
 
 
-__all__ = ["FINDINGS", "MAX_KEPT", "Findings", "Key", "at_line", "clear", "keep", "key", "recall"]
+__all__ = ["FINDINGS", "MAX_KEPT", "Findings", "Key", "clear", "keep", "key", "recall"]
