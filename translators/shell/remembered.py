@@ -104,7 +104,13 @@ def recall(k: Key, line: int) -> Findings | None:
         return found
     moved = line - at
     return tuple(
-        (name, tuple(replace(i, line=i.line + moved) if isinstance(i, _LINED) else i for i in items))
+        (
+            name,
+            tuple(
+                replace(i, line=i.line + moved) if isinstance(i, _LINED) and i.line is not None else i
+                for i in items
+            ),
+        )
         for name, items in found
     )
 
