@@ -196,13 +196,34 @@ class Dependency:
 
 
 @dataclass(frozen=True, slots=True)
+class ArrayValue:
+    """A value each task of a job array has its own of; the commands read it as ``$(name)``.
+
+    With ``items``, task ``first + i`` gets ``items[i]``. Without, it is counted
+    from the task's index: ``start`` for task ``first``, then ``step`` more for
+    each index after, written with the printf ``format``.
+    """
+
+    name: str
+    items: tuple[str, ...] = ()
+    first: int = 0
+    start: int = 0
+    step: int = 1
+    format: str = "%d"
+
+
+@dataclass(frozen=True, slots=True)
 class ArraySpec:
-    """A job array. ``indices`` is the expanded list when it is small enough."""
+    """A job array. ``indices`` is the expanded list when it is small enough.
+
+    ``values``: what each task gets of its own besides its index (an Argo fan-out's item).
+    """
 
     spec: str
     indices: tuple[int, ...] = ()
     count: int = 0
     max_concurrent: int | None = None
+    values: tuple[ArrayValue, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +511,7 @@ class Job:
 __all__ = [
     "IR_VERSION",
     "ArraySpec",
+    "ArrayValue",
     "Component",
     "ConfigCredential",
     "ConfigMapData",

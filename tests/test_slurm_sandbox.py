@@ -332,3 +332,40 @@ def test_an_argo_steps_workflow_runs_in_its_order_on_slurm(sandbox: dict[str, st
     for group in ("order-left", "order-right"):
         assert spans[group][0] >= spans["order-first"][1]  # afterok on the group before
         assert spans["order-last"][0] >= spans[group][1]
+
+
+ARGO_ITEMS = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: sweep}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - {name: lr, template: show, withItems: ["1e-3", "it's a b", {x: 1}]}
+      - {name: shard, template: show, withSequence: {start: "3", count: "2", format: "part-%02d"}}
+  - name: show
+    container: {image: busybox, command: [printf, "%s|"], args: ["{{item}}"]}
+"""
+
+
+def test_each_task_of_an_argo_fan_out_gets_its_own_item_on_slurm(
+    sandbox: dict[str, str], tmp_path: Path
+) -> None:
+    source = tmp_path / "sweep.yaml"
+    source.write_text(ARGO_ITEMS, encoding="utf-8")
+    result = translate_jobs(scanner.scan([str(source)]).jobs, to="slurm", runtime="none", config=SITE)
+    out = tmp_path / "out"
+    result.tree.commit(str(out))
+    ids = {name: _sbatch(sandbox, out / name, "job.sbatch") for name in ("sweep-lr", "sweep-shard")}
+    states = _wait_completed(sandbox, list(ids.values()))
+    assert states and set(states.values()) == {"COMPLETED"}, states
+
+    def printed(name: str) -> list[str]:
+        files = sorted((out / name).glob(f"{name}-{ids[name]}_*.out"))
+        return [f.read_text(encoding="utf-8") for f in files]
+
+    assert printed("sweep-lr") == ["1e-3|", "it's a b|", '{"x":1}|']
+    assert printed("sweep-shard") == ["part-03|", "part-04|"]
