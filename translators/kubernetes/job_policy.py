@@ -18,6 +18,7 @@ from migrate.site.allocation_model import Source
 from migrate.translators.slurm import options as sbatch_options
 from migrate.vocab import DependencyType, FidelityStatus
 
+from . import workdir
 from .storage import Volume
 from .translation_context import Context, QueueNeed
 
@@ -360,7 +361,11 @@ def _mounted(path: str, volumes: list[Volume]) -> Volume | None:
 
 def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
     io = ctx.job.io
-    if io.workdir:
+    if io.workdir and "$" in io.workdir:
+        job_env = [var for comp in ctx.job.components for var in comp.environment]
+        item = ctx.option("chdir", io.workdir)
+        policy.working_dir = workdir.working_dir(ctx, io.workdir, job_env, ctx.line_of("chdir"), item)
+    elif io.workdir:
         policy.working_dir = io.workdir
         ctx.fidelity.mapped(ctx.option("chdir", io.workdir), "workingDir", ctx.line_of("chdir"))
     teed = False
