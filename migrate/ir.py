@@ -313,6 +313,28 @@ def wrap_job_id(path: str, line: int | None) -> str:
     return f"{path}@{line if line is not None else 0}"
 
 
+_CALL = "#call:"
+
+
+def submitted_job_id(job_id: str, wrapper: str, line: int | None) -> str:
+    """The id of the job that one more ``sbatch`` call of the same script (``wrapper``, ``line``) submits."""
+    return f"{job_id}{_CALL}{wrapper}:{line if line is not None else 0}"
+
+
+def is_submitted_copy(job_id: str) -> bool:
+    """Whether ``job_id`` is one more call's job (``submitted_job_id``), not the script's own."""
+    return _CALL in job_id
+
+
+def submission_order(job_id: str) -> tuple[str, int]:
+    """A sort key that puts a script's own job first, then the jobs of its further calls by line."""
+    if not is_submitted_copy(job_id):
+        return job_id, -1
+    base, _, call = job_id.partition(_CALL)
+    line = call.rpartition(":")[2]
+    return base, int(line) if line.isdigit() else 0
+
+
 @dataclass(frozen=True, slots=True)
 class Submission:
     """A nested ``sbatch`` call found in a wrapper script."""
