@@ -1,8 +1,9 @@
 """A working directory named with shell variables: a pod's workingDir is taken as written, never expanded.
 
-The writer fills in what the job sets before its steps run (the script's own
-assignments, ``--set`` values in ``#SBATCH`` lines); a directory with a
-variable it cannot fill gets no workingDir, and the fidelity log says why.
+A container's directory, which the script's shell expands, gets the values the
+script sets; ``--chdir``, which sbatch takes as written, gets ``--set`` values
+(filled in before reading) and nothing else. A directory with a variable left
+unfilled gets no workingDir, and the fidelity log says why.
 """
 
 from __future__ import annotations
@@ -57,13 +58,26 @@ def test_a_variable_the_script_sets_is_filled_in(tmp_path: Path) -> None:
 def test_a_variable_with_no_value_leaves_workingdir_out_and_says_why(tmp_path: Path) -> None:
     container, fidelity = _translated(tmp_path, '"$SLURM_SUBMIT_DIR/src"')
     assert "workingDir" not in container
-    assert not any(
-        "$" in str(e.get("value", "")) for e in container["env"] if e["name"] == "SLURM_SUBMIT_DIR"
-    )
+    assert "SLURM_SUBMIT_DIR" not in {e["name"] for e in container["env"]}  # not the placeholder either
     status, reason = fidelity["--chdir=${RUN_DIR}"]
-    assert status == FidelityStatus.APPROXIMATED and "RUN_DIR has no value" in reason
+    assert status == FidelityStatus.APPROXIMATED and "$RUN_DIR is a template placeholder" in reason
     status, reason = fidelity["working directory $SLURM_SUBMIT_DIR/src"]
     assert status == FidelityStatus.APPROXIMATED and "SLURM_SUBMIT_DIR has no value" in reason
+
+
+def test_the_chdir_does_not_take_the_scripts_own_values(tmp_path: Path) -> None:
+    """sbatch changes directory before the script sets anything: CODE_DIR=... cannot fill --chdir."""
+    source = tmp_path / "chdir.sbatch"
+    source.write_text("#!/bin/bash\n#SBATCH --chdir=$CODE_DIR\nCODE_DIR=/opt/code\nsrun true\n")
+    result = translate_jobs(scanner.scan([str(source)]).jobs, to="kubernetes")
+    docs = [
+        d
+        for text in result.tree.files.values()
+        if text.startswith(("#", "apiVersion"))
+        for d in yaml.safe_load_all(text)
+    ]
+    job = next(d for d in docs if d and d.get("kind") == "Job")
+    assert "workingDir" not in job["spec"]["template"]["spec"]["containers"][0]
 
 
 def test_a_set_value_fills_the_chdir(tmp_path: Path) -> None:

@@ -361,13 +361,8 @@ def _mounted(path: str, volumes: list[Volume]) -> Volume | None:
 
 def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
     io = ctx.job.io
-    if io.workdir and "$" in io.workdir:
-        job_env = [var for comp in ctx.job.components for var in comp.environment]
-        item = ctx.option("chdir", io.workdir)
-        policy.working_dir = workdir.working_dir(ctx, io.workdir, job_env, ctx.line_of("chdir"), item)
-    elif io.workdir:
-        policy.working_dir = io.workdir
-        ctx.fidelity.mapped(ctx.option("chdir", io.workdir), "workingDir", ctx.line_of("chdir"))
+    if io.workdir:
+        policy.working_dir = workdir.chdir(ctx, io.workdir, ctx.line_of("chdir"))
     teed = False
     for long, path, env in (("output", io.stdout, "MIGRATE_STDOUT"), ("error", io.stderr, "MIGRATE_STDERR")):
         if not path:

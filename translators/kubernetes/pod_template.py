@@ -23,7 +23,7 @@ from . import execution, images, pod_resources, shims, slurmenv
 from .job_policy import JobPolicy
 from .storage import Volume
 from .translation_context import LABEL_JOB, Context
-from .workdir import working_dir
+from .workdir import container_dir
 from .yamlemit import Manifest, Path
 
 COMMAND = ["/bin/bash", f"{slurmenv.MOUNT_DIR}/entrypoint.sh"]
@@ -247,7 +247,9 @@ def build(
     container: dict[str, Any] = {"name": container_name, "image": image, "command": list(COMMAND)}
     in_container = next((c for c in comp.containers if c.workdir), None)
     workdir = policy.working_dir or (
-        working_dir(ctx, in_container.workdir, comp.environment, in_container.line) if in_container else None
+        container_dir(ctx, in_container.workdir, comp.environment, in_container.line)
+        if in_container
+        else None
     )
     if workdir:
         container["workingDir"] = workdir

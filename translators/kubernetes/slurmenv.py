@@ -170,9 +170,8 @@ def environment(
     if place.qos:
         env.append(_lit("SLURM_JOB_QOS", place.qos))
     env.append(_lit("SLURM_CLUSTER_NAME", ctx.site.name))
-    submit_dir = workdir.known(job.io.workdir or "", [v for c in job.components for v in c.environment])
-    if job.io.workdir and submit_dir:
-        env.append(_lit("SLURM_SUBMIT_DIR", submit_dir))
+    if job.io.workdir and not workdir.placeholders(job.io.workdir):
+        env.append(_lit("SLURM_SUBMIT_DIR", job.io.workdir))
     if job.array is not None:
         ranges = array_ranges(job.array)
         indices = [s + k * st for s, st, n in ranges for k in (range(n) if n <= 2 else (0, n - 1))]

@@ -1,11 +1,19 @@
 """A pod's ``workingDir`` from a directory the job names with shell variables.
 
 Kubernetes takes ``workingDir`` as written: no shell expands ``$CODE_DIR`` in
-it. A directory that names variables (``--chdir``, ``--container-workdir``,
-``--pwd``, ``-w``) is resolved from the values the job sets before its steps
-run (the script's own assignments and exports, the pod's literal env); when
-one of them has no such value, the pod gets no ``workingDir`` (it starts in
-the image's working directory) and the fidelity log says so.
+it. Where the job's directory comes from decides what a ``$`` in it means:
+
+- ``--chdir``: sbatch takes the directory as written too, so it reaches the pod
+  as it is; a ``$NAME`` in it is a template placeholder that no ``--set`` or
+  ``--env-file`` value filled (those fill ``#SBATCH`` lines before reading), and
+  the pod gets no ``workingDir``.
+- a container's directory (``--container-workdir``, ``--pwd``, ``-w``): the
+  script's shell expands it when the step starts, so its variables are filled in
+  from the values the job sets before (the script's own assignments and
+  exports, the pod's literal env). When one has no such value the pod gets no
+  ``workingDir`` (it starts in the image's working directory).
+
+Either way the fidelity log says what happened.
 """
 
 from __future__ import annotations
@@ -45,27 +53,43 @@ def resolved(directory: str, values: dict[str, str]) -> tuple[str | None, list[s
     return _REFERENCE.sub(lambda m: values[m.group(1) or m.group(2)], directory), []
 
 
-def known(directory: str, env: Iterable[ir.EnvVar]) -> str | None:
-    """``directory`` with its variables filled in, or None when one has no value before the job runs."""
-    return directory if "$" not in directory else resolved(directory, static_values(env))[0]
+def placeholders(directory: str) -> list[str]:
+    """The ``$NAME`` and ``${NAME}`` names in ``directory``, in order, each once."""
+    return list(dict.fromkeys(m.group(1) or m.group(2) for m in _REFERENCE.finditer(directory)))
 
 
-def working_dir(
-    ctx: Context, directory: str | None, env: Iterable[ir.EnvVar], line: int | None, item: str = ""
+def chdir(ctx: Context, directory: str, line: int | None) -> str | None:
+    """The ``workingDir`` for ``--chdir=directory``: as written, or none for an unfilled placeholder."""
+    item = ctx.option("chdir", directory)
+    names = placeholders(directory)
+    if not names:
+        ctx.fidelity.mapped(item, "workingDir", line)
+        return directory
+    written = ", ".join(f"${name}" for name in names)
+    ctx.fidelity.approximated(
+        item,
+        f"no workingDir: {written} is a template placeholder with no value (give it with --set "
+        f"{names[0]}=VALUE); sbatch would not expand it either; the pod starts in the image's "
+        "working directory",
+        line,
+    )
+    return None
+
+
+def container_dir(
+    ctx: Context, directory: str | None, env: Iterable[ir.EnvVar], line: int | None
 ) -> str | None:
-    """The ``workingDir`` to write for ``directory`` (None: none); one that names variables is
-    recorded as ``item``."""
+    """The ``workingDir`` for a container's directory, which a shell expands: its variables filled in,
+    or none when one has no value before the job runs."""
     if not directory or "$" not in directory:
         return directory
     value, missing = resolved(directory, static_values(env))
-    item = item or f"working directory {directory}"
-    recorded = any(e.item == item for e in ctx.fidelity.entries)  # once, not once per component
-    if recorded:
+    item = f"working directory {directory}"
+    if any(e.item == item for e in ctx.fidelity.entries):  # once, not once per component
         return value
     if value is not None:
-        ctx.fidelity.mapped(
-            item, f"workingDir {value}, the value the job sets: a pod's is not shell-expanded", line
-        )
+        reason = f"workingDir {value}, the value the job sets: a pod's is not shell-expanded"
+        ctx.fidelity.mapped(item, reason, line)
         return value
     unknown = ", ".join(missing) or "a shell expansion"
     ctx.fidelity.approximated(
@@ -77,4 +101,4 @@ def working_dir(
     return None
 
 
-__all__ = ["known", "resolved", "static_values", "working_dir"]
+__all__ = ["chdir", "container_dir", "placeholders", "resolved", "static_values"]
