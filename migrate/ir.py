@@ -196,13 +196,34 @@ class Dependency:
 
 
 @dataclass(frozen=True, slots=True)
+class ArrayValue:
+    """A value each task of a job array has its own of; the commands read it as ``$(name)``.
+
+    With ``items``, task ``first + i`` gets ``items[i]``. Without, it is counted
+    from the task's index: ``start`` for task ``first``, then ``step`` more for
+    each index after, written with the printf ``format``.
+    """
+
+    name: str
+    items: tuple[str, ...] = ()
+    first: int = 0
+    start: int = 0
+    step: int = 1
+    format: str = "%d"
+
+
+@dataclass(frozen=True, slots=True)
 class ArraySpec:
-    """A job array. ``indices`` is the expanded list when it is small enough."""
+    """A job array. ``indices`` is the expanded list when it is small enough.
+
+    ``values``: what each task gets of its own besides its index (an Argo fan-out's item).
+    """
 
     spec: str
     indices: tuple[int, ...] = ()
     count: int = 0
     max_concurrent: int | None = None
+    values: tuple[ArrayValue, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +311,28 @@ SUBMITTED_AT = "submitted-at:"
 def wrap_job_id(path: str, line: int | None) -> str:
     """The id of the job an ``sbatch --wrap`` command in the script at ``path`` submits."""
     return f"{path}@{line if line is not None else 0}"
+
+
+_CALL = "#call:"
+
+
+def submitted_job_id(job_id: str, wrapper: str, line: int | None) -> str:
+    """The id of the job that one more ``sbatch`` call of the same script (``wrapper``, ``line``) submits."""
+    return f"{job_id}{_CALL}{wrapper}:{line if line is not None else 0}"
+
+
+def is_submitted_copy(job_id: str) -> bool:
+    """Whether ``job_id`` is one more call's job (``submitted_job_id``), not the script's own."""
+    return _CALL in job_id
+
+
+def submission_order(job_id: str) -> tuple[str, int]:
+    """A sort key that puts a script's own job first, then the jobs of its further calls by line."""
+    if not is_submitted_copy(job_id):
+        return job_id, -1
+    base, _, call = job_id.partition(_CALL)
+    line = call.rpartition(":")[2]
+    return base, int(line) if line.isdigit() else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +533,7 @@ class Job:
 __all__ = [
     "IR_VERSION",
     "ArraySpec",
+    "ArrayValue",
     "Component",
     "ConfigCredential",
     "ConfigMapData",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,20 +78,26 @@ def check_script(
 ) -> CheckResult:
     """One script: ``sbatch --test-only`` when ``method`` is "auto" and a controller answers, else static.
 
-    ``render`` fills template values into the text of the static check; ``sbatch --test-only``
-    reads the file as written.
+    ``render`` fills template values into the text both methods check. The
+    user's file is never written: ``sbatch --test-only`` reads the filled text
+    from a temporary copy, and the result names the user's file (filling keeps
+    every line where it was).
     """
     if method == "auto":
         method = TEST_ONLY if controller_reachable(env) else STATIC
-    if method == TEST_ONLY:
-        return _test_only(Path(path), env)
-    if method != STATIC:
+    if method not in (TEST_ONLY, STATIC):
         raise ValueError(f"unknown method {method!r}; expected auto, {TEST_ONLY!r} or {STATIC!r}")
+    if method == TEST_ONLY and render is None:
+        return _test_only(Path(path), env)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return CheckResult(str(path), False, STATIC, f"cannot read the script: {exc}")
-    return check_text(render(text) if render else text, str(path))
+        return CheckResult(str(path), False, method, f"cannot read the script: {exc}")
+    if render:
+        text = render(text)
+    if method == TEST_ONLY:
+        return _test_only_filled(Path(path), text, env)
+    return check_text(text, str(path))
 
 
 def check_tree(
@@ -99,12 +106,16 @@ def check_tree(
     env: Mapping[str, str] | None = None,
     render: Callable[[str], str] | None = None,
 ) -> list[CheckResult]:
-    """Every ``*.sbatch`` script (and every ``scrontab`` file, statically) under ``root``, sorted by path."""
+    """Every ``*.sbatch`` script (and every ``scrontab`` file, statically) under ``root``, sorted by path.
+
+    ``root`` may be one such file.
+    """
     base = Path(root)
     if method == "auto":
         method = TEST_ONLY if controller_reachable(env) else STATIC
     results: list[CheckResult] = []
-    for path in sorted(p for p in base.rglob("*") if p.is_file()):
+    files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+    for path in files:
         if path.suffix in SCRIPT_SUFFIXES:
             results.append(check_script(path, method, env, render))
         elif path.name == SCRONTAB_NAME:
@@ -112,12 +123,24 @@ def check_tree(
     return results
 
 
-def _test_only(path: Path, env: Mapping[str, str] | None) -> CheckResult:
+def _test_only_filled(path: Path, text: str, env: Mapping[str, str] | None) -> CheckResult:
+    """``sbatch --test-only`` on ``text`` in place of ``path``'s: a temporary copy, run from its folder."""
+    with tempfile.TemporaryDirectory(prefix="migrate-validate-") as folder:
+        copy = Path(folder) / path.name
+        copy.write_text(text, encoding="utf-8")
+        result = _test_only(copy, env, cwd=path.parent)
+    # sbatch may name the script it read: name the user's file instead
+    message = result.message.replace(str(copy), str(path))
+    return CheckResult(str(path), result.accepted, result.method, message)
+
+
+def _test_only(path: Path, env: Mapping[str, str] | None, cwd: Path | None = None) -> CheckResult:
+    """``sbatch --test-only`` on ``path``, run from ``cwd`` (default: the script's folder, as users do)."""
     environ = dict(os.environ if env is None else env)
     try:
         done = subprocess.run(
-            ["sbatch", "--test-only", path.name],
-            cwd=path.parent,
+            ["sbatch", "--test-only", str(path) if cwd else path.name],
+            cwd=cwd or path.parent,
             env=environ,
             capture_output=True,
             text=True,

@@ -30,7 +30,7 @@ from migrate import ir
 from migrate.diagnostics import Diagnostic
 from migrate.fidelity import Edge, Translation, interactive_translation
 from migrate.graph.deps import job_id_of, resolve_dependencies
-from migrate.graph.submitted import as_submitted
+from migrate.graph.submitted import as_submitted, each_submission
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
@@ -130,6 +130,7 @@ def translate_jobs(
     ``workflow``: what runs the dependency chains on Kubernetes (``argo``, ``jobflow``, ``script``;
     None: Argo when it is available, else ``script``)."""
     jobs = as_submitted(list(jobs))  # a wrapper's sbatch options outrank the script's own
+    jobs = each_submission(jobs)  # a singleton script submitted three times runs three times
     writer = writer_for(to)
     choice = runtime if to == Format.SLURM else flavor
     names = NameAllocator(writer.NAME_MAX)

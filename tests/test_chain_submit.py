@@ -172,3 +172,36 @@ def test_the_sample_sites_data_pipeline_applies_in_order(tmp_path: Path) -> None
     chain += ["llm13b-eval", "llm13b-export"]
     for prerequisite, dependent in itertools.pairwise(chain):
         assert at(events, "applied", dependent) > at(events, ENDED, prerequisite), (prerequisite, dependent)
+
+
+def test_a_singleton_script_submitted_three_times_runs_three_times_in_turn(tmp_path: Path) -> None:
+    folder = tmp_path / "nightly"
+    folder.mkdir()
+    (folder / "refresh_index.sbatch").write_text(
+        (CHAINS / "refresh_index.sbatch").read_text(encoding="utf-8")
+    )
+    (folder / "nightly.sh").write_text(
+        "#!/bin/bash\n"
+        "sbatch refresh_index.sbatch\n"
+        "sbatch --time=30 refresh_index.sbatch\n"
+        "sbatch refresh_index.sbatch\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    api.run_translate(
+        [str(folder)], "kubernetes", str(out), workflow="script", options=ScanOptions(cache=None)
+    )
+    runs = ["refresh-index", "refresh-index-2", "refresh-index-3"]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == runs
+    events = run_submit(out, tmp_path, {})
+    applied = [n for w, n in events if w == "applied"]
+    assert applied == runs
+    for before, after in itertools.pairwise(runs):
+        assert at(events, "applied", after) > at(events, ENDED, before)
+    # each run keeps its own call's options: only the second was given --time=30
+    deadlines = {}
+    for name in runs:
+        docs = yaml.safe_load_all((out / name / "job.yaml").read_text(encoding="utf-8"))
+        job = next(d for d in docs if d and d["kind"] == "Job")
+        deadlines[name] = job["spec"].get("activeDeadlineSeconds")
+    assert deadlines == {"refresh-index": 10800, "refresh-index-2": 1800, "refresh-index-3": 10800}

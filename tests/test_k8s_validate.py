@@ -138,6 +138,25 @@ MINIMAL: dict[str, dict[str, Any]] = {
             ]
         },
     },
+    "VolcanoCronJob": {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "CronJob",
+        "metadata": meta("vc-nightly"),
+        "spec": {
+            "schedule": "0 2 * * *",
+            "jobTemplate": {"spec": {"tasks": [{"name": "worker", "replicas": 2, "template": pod()}]}},
+        },
+    },
+    "HyperPodPyTorchJob": {
+        "apiVersion": "sagemaker.amazonaws.com/v1",
+        "kind": "HyperPodPyTorchJob",
+        "metadata": meta("hp-train"),
+        "spec": {
+            "nprocPerNode": "8",
+            "replicaSpecs": [{"name": "pods", "replicas": 2, "template": pod("pytorch")}],
+            "runPolicy": {"logMonitoringConfiguration": [{"name": "stall", "logPattern": ".*step.*"}]},
+        },
+    },
     "Workflow": {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Workflow",
@@ -342,6 +361,8 @@ EMBEDDED: dict[str, str | None] = {
     "Deployment": "spec.template.spec.containers[0]",
     "StatefulSet": "spec.template.spec.containers[0]",
     "VolcanoJob": "spec.tasks[0].template.spec.containers[0]",
+    "VolcanoCronJob": "spec.jobTemplate.spec.tasks[0].template.spec.containers[0]",
+    "HyperPodPyTorchJob": "spec.replicaSpecs[0].template.spec.containers[0]",
     "JobFlow": "spec.flows[1].patch.jobSpec.tasks[0].template.spec.containers[0]",
     "JobTemplate": "spec.tasks[0].template.spec.containers[0]",
     "JobSet": "spec.replicatedJobs[0].template.spec.template.spec.containers[0]",
@@ -371,6 +392,8 @@ WRONG_TYPE: dict[str, tuple[str, Any]] = {
     "Deployment": ("spec.replicas", "3"),
     "StatefulSet": ("spec.serviceName", 7),
     "VolcanoJob": ("spec.minAvailable", "two"),
+    "VolcanoCronJob": ("spec.suspend", "yes"),
+    "HyperPodPyTorchJob": ("spec.replicaSpecs[0].replicas", "2"),
     "JobFlow": ("spec.flows[1].dependsOn.targets", "prep"),
     "Workflow": ("spec.parallelism", "two"),
     "WorkflowTemplate": ("spec.templates[0].script.source", 7),
@@ -398,6 +421,8 @@ BAD_ENUM: dict[str, tuple[str, str]] = {
     "Deployment": ("spec.template.spec.containers[0].imagePullPolicy", "Sometimes"),
     "StatefulSet": ("spec.podManagementPolicy", "Random"),
     "VolcanoJob": ("spec.tasks[0].policies[0].action", "Explode"),
+    "VolcanoCronJob": ("spec.concurrencyPolicy", "Sometimes"),
+    "HyperPodPyTorchJob": ("spec.runPolicy.logMonitoringConfiguration[0].operator", "above"),
     "JobFlow": ("spec.jobRetainPolicy", "keep"),
     "Workflow": ("spec.templates[1].retryStrategy.retryPolicy", "Sometimes"),
     "CronWorkflow": ("spec.concurrencyPolicy", "Sometimes"),
@@ -426,6 +451,8 @@ REQUIRED: dict[str, str] = {
     "Deployment": "spec.selector",
     "StatefulSet": "spec.selector",
     "VolcanoJob": "spec.tasks",
+    "VolcanoCronJob": "spec.jobTemplate",
+    "HyperPodPyTorchJob": "spec.replicaSpecs[0].name",
     "JobFlow": "spec.flows[0].name",
     "JobTemplate": "spec.tasks",
     "JobSet": "spec.replicatedJobs[0].template",
@@ -565,7 +592,7 @@ def test_pinned_version_is_bundled() -> None:
     ("api_version", "kind"),
     [
         ("batch.example.com/v1", "Job"),  # would map onto batch/v1 by file name alone
-        ("batch.volcano.sh/v1alpha1", "CronJob"),
+        ("scheduling.volcano.sh/v1beta1", "Queue"),
         ("kubeflow.org/v1", "TFJob"),
         ("v1", "Gizmo"),
     ],
@@ -831,6 +858,22 @@ def test_volcano_rules() -> None:
     assert "metadata.name" in paths(validate_object(too_long))
 
 
+def test_volcano_cronjob_rules() -> None:
+    """The CronJob webhook's schedule and time-zone rules, and the Job rules for the Jobs it makes."""
+    cron = MINIMAL["VolcanoCronJob"]
+    in_schedule = with_value(cron, "spec.schedule", "CRON_TZ=Europe/Paris 0 2 * * *")
+    assert paths(validate_object(in_schedule)) == ["spec.schedule"]
+    for zone in ("", "Local"):
+        assert paths(validate_object(with_value(cron, "spec.timeZone", zone))) == ["spec.timeZone"]
+    assert validate_object(with_value(cron, "spec.timeZone", "Europe/Paris")) == []
+    too_many = with_value(cron, "spec.jobTemplate.spec.minAvailable", 3)
+    assert paths(validate_object(too_many)) == ["spec.jobTemplate.spec.minAvailable"]
+    # <name>-<11 characters> is each Job's name: 52 characters at most, and its pods' names must fit
+    assert "metadata.name" in paths(validate_object(with_value(cron, "metadata.name", "c" * 53)))
+    long_pods = with_value(cron, "metadata.name", "c" * 45)  # c...c-0000000000-worker-0: 70
+    assert paths(validate_object(long_pods)) == ["spec.jobTemplate.spec.tasks[0].name"]
+
+
 def test_jobflow_rules() -> None:
     missing = with_value(MINIMAL["JobFlow"], "spec.flows[1].dependsOn.targets", ["prep", "tokenize"])
     assert [(p.path, p.message) for p in validate_object(missing)] == [
@@ -986,6 +1029,61 @@ def _gpu_pod(container_name: str = "trainer", restart: str | None = "Never") -> 
 
 
 REAL: dict[str, dict[str, Any]] = {
+    "volcano-cronjob": {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "CronJob",
+        "metadata": {"name": "llama-eval-nightly", "namespace": "ml-team", "annotations": ANNOTATIONS},
+        "spec": {
+            "schedule": "30 1 * * 1-5",
+            "timeZone": "Europe/Berlin",
+            "concurrencyPolicy": "Forbid",
+            "startingDeadlineSeconds": 600,
+            "successfulJobsHistoryLimit": 3,
+            "failedJobsHistoryLimit": 1,
+            "jobTemplate": {
+                "metadata": {"labels": {"app.kubernetes.io/name": "llama-eval"}},
+                "spec": {
+                    "schedulerName": "volcano",
+                    "queue": "gpu-h100",
+                    "minAvailable": 2,
+                    "maxRetry": 1,
+                    "plugins": {"svc": [], "env": []},
+                    "tasks": [{"name": "eval", "replicas": 2, "template": _gpu_pod()}],
+                },
+            },
+        },
+    },
+    "hyperpod": {
+        "apiVersion": "sagemaker.amazonaws.com/v1",
+        "kind": "HyperPodPyTorchJob",
+        "metadata": {
+            "name": "llama-ft",
+            "namespace": "hyperpod-ns-ml",
+            "labels": {"kueue.x-k8s.io/queue-name": "hyperpod-ns-ml-localqueue"},
+            "annotations": ANNOTATIONS,
+        },
+        "spec": {
+            "nprocPerNode": "auto",
+            "replicaSpecs": [{"name": "pods", "replicas": 4, "spares": 1, "template": _gpu_pod("pytorch")}],
+            "runPolicy": {
+                "cleanPodPolicy": "None",
+                "jobMaxRetryCount": 5,
+                "ttlSecondsAfterFinished": -1,
+                "restartPolicy": {"evalPeriodSeconds": 3600, "maxFullJobRestarts": 2},
+                "logMonitoringConfiguration": [
+                    {
+                        "name": "throughput",
+                        "logPattern": ".*tokens/s: ([0-9]+).*",
+                        "metricThreshold": 1000,
+                        "operator": "lt",
+                        "metricEvaluationDataPoints": 5,
+                        "expectedStartCutOffInSeconds": 900,
+                    }
+                ],
+            },
+            "elasticPolicy": {"minReplicas": 2, "maxReplicas": 4, "replicaIncrementStep": 2},
+        },
+    },
     "volcano": {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
@@ -1535,7 +1633,8 @@ def _objects(node: Any, where: str = "") -> list[tuple[str, dict[str, Any]]]:
 @pytest.mark.parametrize(("name", "schema"), _schema_files())
 def test_schema_files_are_strict_and_say_where_they_come_from(name: str, schema: dict[str, Any]) -> None:
     assert re.search(
-        r"(volcano-sh|kubernetes-sigs|kubeflow|ray-project|SlinkyProject)/[\w.-]+ \S+\.go", schema["$comment"]
+        r"(volcano-sh|kubernetes-sigs|kubeflow|ray-project|SlinkyProject|aws)/[\w.-]+ \S+\.(go|py)",
+        schema["$comment"],
     )
     assert schema["$id"] == f"urn:migrate:schema:{name.removesuffix('.json')}"
     for where, obj in _objects(schema):

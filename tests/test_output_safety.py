@@ -42,6 +42,7 @@ from migrate.site.config import parse_site_config
 from migrate.translate import translate_jobs
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.kubernetes import validate
+from migrate.translators.kubernetes.workdir import placeholders as workdir_placeholders
 from migrate.translators.kubernetes.writer import translate_job
 from migrate.translators.slurm import directives
 from migrate.translators.slurm import reader as slurm_reader
@@ -218,6 +219,8 @@ def test_output_pattern_takes_the_job_name_literally(tmp_path: Path) -> None:
 def test_ir_values_reach_the_pod_script_byte_for_byte(
     tmp_path: Path, name: str, value: str, workdir: str
 ) -> None:
+    # a $NAME in --chdir is a template placeholder with no value: no workingDir (test_k8s_workdir)
+    assume(not workdir_placeholders("/w" + workdir))
     _examples["ir->kubernetes"] += 1
     case = Path(tempfile.mkdtemp(dir=tmp_path))
     job = ir.Job(

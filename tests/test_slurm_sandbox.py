@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, REPO, free_ports
 
-from migrate import slurmcheck
+from migrate import api, slurmcheck
 from migrate.diagnostics import Collector
 from migrate.scan import scanner
 from migrate.site.config import load_site_config
@@ -109,6 +109,33 @@ def test_test_only_rejects_what_slurm_rejects(sandbox: dict[str, str], tmp_path:
     assert slurmcheck.check_script(
         bad, method=slurmcheck.STATIC
     ).accepted  # only a controller knows partitions
+
+
+TEMPLATED = "#!/bin/bash\n#SBATCH --job-name=t\n#SBATCH --nodes=${NUM_NODES} --partition=<PART>\nsrun true\n"
+
+
+def test_test_only_sees_the_template_filled_with_the_given_values(
+    sandbox: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLURM_CONF", sandbox["SLURM_CONF"])
+    script = tmp_path / "train.sbatch"
+    script.write_text(TEMPLATED, encoding="utf-8")
+
+    def slurm_results(*assignments: str) -> list[slurmcheck.CheckResult]:
+        return api.run_validate(str(script), api.template_inputs(list(assignments), [])).slurm
+
+    [bare] = slurm_results()
+    assert (bare.accepted, bare.method) == (False, slurmcheck.TEST_ONLY)
+    [filled] = slurm_results("NUM_NODES=4", "PART=gpu")
+    assert (filled.path, filled.accepted, filled.method) == (str(script), True, slurmcheck.TEST_ONLY)
+    assert "node[" in filled.message  # the controller placed 4 nodes
+    [too_many] = slurm_results(f"NUM_NODES={NODES + 1}", "PART=gpu")
+    assert (too_many.path, too_many.accepted) == (str(script), False)
+    assert "node configuration is not available" in too_many.message
+    [wrong_partition] = slurm_results("NUM_NODES=1", "PART=nosuch")
+    assert "invalid partition" in wrong_partition.message.lower()
+    assert script.read_text(encoding="utf-8") == TEMPLATED  # the user's file stays as written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.sbatch"]
 
 
 # ---------------------------------------------------------------------------
@@ -305,3 +332,40 @@ def test_an_argo_steps_workflow_runs_in_its_order_on_slurm(sandbox: dict[str, st
     for group in ("order-left", "order-right"):
         assert spans[group][0] >= spans["order-first"][1]  # afterok on the group before
         assert spans["order-last"][0] >= spans[group][1]
+
+
+ARGO_ITEMS = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: sweep}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - {name: lr, template: show, withItems: ["1e-3", "it's a b", {x: 1}]}
+      - {name: shard, template: show, withSequence: {start: "3", count: "2", format: "part-%02d"}}
+  - name: show
+    container: {image: busybox, command: [printf, "%s|"], args: ["{{item}}"]}
+"""
+
+
+def test_each_task_of_an_argo_fan_out_gets_its_own_item_on_slurm(
+    sandbox: dict[str, str], tmp_path: Path
+) -> None:
+    source = tmp_path / "sweep.yaml"
+    source.write_text(ARGO_ITEMS, encoding="utf-8")
+    result = translate_jobs(scanner.scan([str(source)]).jobs, to="slurm", runtime="none", config=SITE)
+    out = tmp_path / "out"
+    result.tree.commit(str(out))
+    ids = {name: _sbatch(sandbox, out / name, "job.sbatch") for name in ("sweep-lr", "sweep-shard")}
+    states = _wait_completed(sandbox, list(ids.values()))
+    assert states and set(states.values()) == {"COMPLETED"}, states
+
+    def printed(name: str) -> list[str]:
+        files = sorted((out / name).glob(f"{name}-{ids[name]}_*.out"))
+        return [f.read_text(encoding="utf-8") for f in files]
+
+    assert printed("sweep-lr") == ["1e-3|", "it's a b|", '{"x":1}|']
+    assert printed("sweep-shard") == ["part-03|", "part-04|"]

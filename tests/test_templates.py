@@ -256,3 +256,15 @@ def test_cli_translate_and_plan_take_the_values(tmp_path: Path) -> None:
     )
     assert res.returncode == 0, res.stderr
     assert '"gpus_placeholder"' in res.stdout and '"nodes_placeholder"' not in res.stdout
+
+
+def test_validate_of_one_script_checks_it_with_the_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLURM_CONF", raising=False)  # the static check: no controller
+    script = tmp_path / "train.sbatch"
+    script.write_text("#!/bin/bash\n#SBATCH --nodes=${NUM_NODES}\nsrun true\n", encoding="utf-8")
+    [bare] = api.run_validate(str(script)).slurm
+    assert (bare.path, bare.accepted) == (str(script), False)
+    [filled] = api.run_validate(str(script), api.template_inputs(["NUM_NODES=4"], [])).slurm
+    assert (filled.path, filled.accepted) == (str(script), True), filled.message

@@ -130,7 +130,7 @@ class JobIndex:
             if candidate == own:
                 return Target(jobs=(submitter.id,), note="self")
             if candidate in self.by_path:
-                return Target(jobs=tuple(self.by_path[candidate]), note=notes)
+                return Target(jobs=self._this_call(self.by_path[candidate], submitter, line), note=notes)
         # The scan root may differ from where the wrapper runs (or it cd's first): the scanned
         # file sharing the longest run of trailing path components wins, if it is the only one.
         wanted = posixpath.normpath(text).split("/")
@@ -143,12 +143,21 @@ class JobIndex:
             paths = sorted(p for p, n in scored.items() if n == best)
             if len(paths) == 1:
                 return Target(
-                    jobs=tuple(self.by_path[paths[0]]), note=_join(notes, "matched by trailing path")
+                    jobs=self._this_call(self.by_path[paths[0]], submitter, line),
+                    note=_join(notes, "matched by trailing path"),
                 )
             return Target(
                 external=f"script:{script}", note=f"{len(paths)} scanned files match this path equally"
             )
         return Target(external=f"script:{script}", note="script not among the scanned files")
+
+    def _this_call(self, jobs: list[str], submitter: ir.Job, line: int | None) -> tuple[str, ...]:
+        """Of a script's jobs, the one this call submits: its own copy when the calls got one each."""
+        for job_id in jobs:
+            copy = ir.submitted_job_id(job_id, submitter.source.path, line)
+            if copy in self.by_id:
+                return (copy,)
+        return tuple(j for j in jobs if not ir.is_submitted_copy(j))
 
     def named(self, job: ir.Job, name: str) -> Target:
         """Jobs called ``name``: same namespace first, then same file, then anywhere."""
@@ -360,7 +369,7 @@ def _singleton_links(index: JobIndex, declared: dict[str, int | None]) -> list[D
             groups[(job.name, job.placement.account or "")].append(job_id)
     out: list[DependencyLink] = []
     for members in groups.values():
-        declarers = sorted(j for j in members if j in declared)
+        declarers = sorted((j for j in members if j in declared), key=ir.submission_order)
         if not declarers or len(members) < 2:
             continue
         others = sorted(j for j in members if j not in declared)

@@ -15,6 +15,8 @@ RAW_KEYS = ir.RawKeys(
         "argo-depends-approximated": "a depends term only the nearest Slurm type says: 'term -> type: why'",
         "argo-when": "the condition under which Argo runs the task at all",
         "argo-schedule": "a further schedule of a CronWorkflow with several",
+        "argo-item-unfilled": "a fan-out's item placeholder the array tasks cannot each fill in: "
+        "'placeholder in field: why'",
     }
 )
 

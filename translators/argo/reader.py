@@ -29,8 +29,9 @@ from migrate.translators.kubernetes.manifest_workloads import build_job
 from migrate.vocab import ArgoKind, DependencyType
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
-from . import depends, fields
+from . import depends, fields, items
 from .raw_keys import RAW_KEYS
+from .substitution import map_strings
 
 _SNIFF_HEAD = 64 * 1024
 _API = re.compile(r"^[\"']?apiVersion[\"']?[ \t]*:[ \t]*[\"']?argoproj\.io/", re.MULTILINE)
@@ -179,6 +180,7 @@ class _Node:
 class _FanOut:
     array: ir.ArraySpec
     line: int
+    items: items.Source
 
 
 class _Walk:
@@ -443,21 +445,25 @@ class _Walk:
     def _fanout(self, call: LineDict, limit: int | None) -> _FanOut | None:
         limit = _tightest(limit, self.parallelism)
         if isinstance(call.get(fields.WITH_ITEMS), list):
-            items = len(call[fields.WITH_ITEMS])
-            return _FanOut(_array(f"0-{items - 1}", 0, items, limit), call.key_line(fields.WITH_ITEMS))
+            listed = tuple(call[fields.WITH_ITEMS])
+            array = _array(f"0-{len(listed) - 1}", 0, len(listed), limit)
+            return _FanOut(array, call.key_line(fields.WITH_ITEMS), items.Listed(listed))
         sequence = call.get(fields.WITH_SEQUENCE)
         if isinstance(sequence, dict):
             line = call.key_line(fields.WITH_SEQUENCE)
             count, start, end = (_integer(sequence.get(k)) for k in ("count", "start", "end"))
-            if count is not None:
-                first = start or 0
-                return _FanOut(_array(f"{first}-{first + count - 1}", first, count, limit), line)
+            first = start or 0
+            if end is None and count is not None:
+                end = first + count - 1
             if end is not None:
-                first = start or 0
+                # Argo counts down when the end is below the start; the array's first task gets the start
                 low, high = min(first, end), max(first, end)
-                return _FanOut(_array(f"{low}-{high}", low, high - low + 1, limit), line)
+                format_ = sequence.get("format") if isinstance(sequence.get("format"), str) else "%d"
+                counted = items.Counted(low, first, 1 if first <= end else -1, format_ or "%d")
+                return _FanOut(_array(f"{low}-{high}", low, high - low + 1, limit), line, counted)
             self.diags.add("ARGO-FANOUT-UNKNOWN", "withSequence with a count known only at run time", line)
-            return _FanOut(ir.ArraySpec(fields.WITH_SEQUENCE, (), 0, limit), line)
+            unknown = items.AtRunTime("the withSequence count is known only at run time")
+            return _FanOut(ir.ArraySpec(fields.WITH_SEQUENCE, (), 0, limit), line, unknown)
         if fields.WITH_PARAM in call:
             line = call.key_line(fields.WITH_PARAM)
             self.diags.add(
@@ -466,7 +472,8 @@ class _Walk:
                 "one task per item of a list known at run time",
                 line,
             )
-            return _FanOut(ir.ArraySpec(fields.WITH_PARAM, (), 0, limit), line)
+            unknown = items.AtRunTime("the withParam items exist only at run time")
+            return _FanOut(ir.ArraySpec(fields.WITH_PARAM, (), 0, limit), line, unknown)
         return None
 
     # One pod
@@ -482,12 +489,16 @@ class _Walk:
     ) -> _Pending | None:
         name = "-".join(names)
         task = "/".join(names[1:]) or str(template.get("name"))
+        here = id(scope) in self.own
+        array: ir.ArraySpec | None = None
+        unfilled: list[ir.RawItem] = []
+        if fanout is not None:
+            template, array, unfilled = _each_item(template, body, fanout, here, at)
         job_id = f"{self.path}#{self.root.kind}/{self.root.name}/{task}"
         while job_id in self.ids:
             job_id += "~2"
         self.ids.add(job_id)
         synthetic = _as_batch_job(self.root, template, body, name)
-        here = id(scope) in self.own
         obj = K8sObject(
             synthetic,
             self.root.document,
@@ -521,8 +532,8 @@ class _Walk:
         job = replace(
             job,
             api_version=fields.API_VERSION,
-            array=fanout.array if fanout else None,
-            raw=(*job.raw, *raw),
+            array=array,
+            raw=(*job.raw, *raw, *unfilled),
         )
         pending = _Pending(job)
         self.jobs.append(pending)
@@ -573,20 +584,7 @@ def with_parameters(node: Any, values: dict[str, str]) -> Any:
     """``node`` with ``{{inputs.parameters.NAME}}`` filled in from ``values``, lines kept."""
     if not values:
         return node
-    if isinstance(node, str):
-        return _PARAMETER.sub(lambda m: values.get(m.group(1), m.group(0)), node)
-    if isinstance(node, LineDict):
-        copy = LineDict(node.line, node.end_line)
-        for key, value in node.items():
-            copy[key] = with_parameters(value, values)
-        copy.spans = dict(node.spans)
-        return copy
-    if isinstance(node, LineList):
-        items = LineList(node.line, node.end_line)
-        items.extend(with_parameters(value, values) for value in node)
-        items.spans = list(node.spans)
-        return items
-    return node
+    return map_strings(node, lambda text: _PARAMETER.sub(lambda m: values.get(m.group(1), m.group(0)), text))
 
 
 class _ArgoPaths:
@@ -620,6 +618,18 @@ def _group(group: Any) -> list[LineDict]:
     if isinstance(group, LineDict):
         return [group]
     return [s for s in group or () if isinstance(s, LineDict)]
+
+
+def _each_item(
+    template: LineDict, body: str, fanout: _FanOut, here: bool, at: int
+) -> tuple[LineDict, ir.ArraySpec, list[ir.RawItem]]:
+    """The template with each array task's own item, the array that sets it, and what stays unfilled."""
+    filled = items.fill(template, body, fanout.items)
+    unfilled = [
+        RAW_KEYS.item("argo-item-unfilled", why, line if here else at, what)
+        for what, why, line in filled.unfilled
+    ]
+    return filled.template, replace(fanout.array, values=filled.values), unfilled
 
 
 def _array(spec: str, first: int, count: int, limit: int | None) -> ir.ArraySpec:

@@ -18,6 +18,7 @@ from migrate.site.allocation_model import Source
 from migrate.translators.slurm import options as sbatch_options
 from migrate.vocab import DependencyType, FidelityStatus
 
+from . import workdir
 from .storage import Volume
 from .translation_context import Context, QueueNeed
 
@@ -361,8 +362,7 @@ def _mounted(path: str, volumes: list[Volume]) -> Volume | None:
 def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
     io = ctx.job.io
     if io.workdir:
-        policy.working_dir = io.workdir
-        ctx.fidelity.mapped(ctx.option("chdir", io.workdir), "workingDir", ctx.line_of("chdir"))
+        policy.working_dir = workdir.chdir(ctx, io.workdir, ctx.line_of("chdir"))
     teed = False
     for long, path, env in (("output", io.stdout, "MIGRATE_STDOUT"), ("error", io.stderr, "MIGRATE_STDERR")):
         if not path:

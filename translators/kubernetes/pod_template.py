@@ -23,6 +23,7 @@ from . import execution, images, pod_resources, shims, slurmenv
 from .job_policy import JobPolicy
 from .storage import Volume
 from .translation_context import LABEL_JOB, Context
+from .workdir import container_dir
 from .yamlemit import Manifest, Path
 
 COMMAND = ["/bin/bash", f"{slurmenv.MOUNT_DIR}/entrypoint.sh"]
@@ -244,7 +245,12 @@ def build(
         pod_volumes.append(shm[1])
         parts.note(("spec", "volumes", len(pod_volumes) - 1), shm[2])
     container: dict[str, Any] = {"name": container_name, "image": image, "command": list(COMMAND)}
-    workdir = policy.working_dir or next((c.workdir for c in comp.containers if c.workdir), None)
+    in_container = next((c for c in comp.containers if c.workdir), None)
+    workdir = policy.working_dir or (
+        container_dir(ctx, in_container.workdir, comp.environment, in_container.line)
+        if in_container
+        else None
+    )
     if workdir:
         container["workingDir"] = workdir
     container["env"] = env

@@ -17,6 +17,7 @@ from migrate import ir
 from migrate.names import job_file_name
 from migrate.vocab import JobKind
 
+from . import workdir
 from .translation_context import Context
 
 MOUNT_DIR = "/opt/migrate"
@@ -169,7 +170,7 @@ def environment(
     if place.qos:
         env.append(_lit("SLURM_JOB_QOS", place.qos))
     env.append(_lit("SLURM_CLUSTER_NAME", ctx.site.name))
-    if job.io.workdir:
+    if job.io.workdir and not workdir.placeholders(job.io.workdir):
         env.append(_lit("SLURM_SUBMIT_DIR", job.io.workdir))
     if job.array is not None:
         ranges = array_ranges(job.array)

@@ -532,11 +532,19 @@ _FORMATS: dict[str, tuple[re.Pattern[str], int, str]] = {
     "dns1035": (_DNS1035_LABEL, 63, "a DNS-1035 label (a lowercase letter first, then letters, digits, '-')"),
 }
 
+# A Volcano CronJob's Jobs: its name and a suffix of this many characters, within 63.
+_CRON_SUFFIX = 11
+_CRON_BASE_NAME_MAX = 63 - _CRON_SUFFIX
 # (apiVersion, kind) -> (name format, maximum length, why the limit)
 _NAME_RULES: dict[tuple[str, str], tuple[str, int, str]] = {
     ("batch/v1", "Job"): ("subdomain", 63, "the name becomes the job-name label of its pods"),
     ("batch/v1", "CronJob"): ("subdomain", 52, "its Jobs are named <name>-<11 characters>"),
     ("batch.volcano.sh/v1alpha1", "Job"): ("subdomain", 63, "the Volcano webhook wants a qualified name"),
+    ("batch.volcano.sh/v1alpha1", "CronJob"): (
+        "subdomain",
+        _CRON_BASE_NAME_MAX,
+        f"its Volcano Jobs are named <name>-<{_CRON_SUFFIX} characters>",
+    ),
     ("v1", "Service"): ("dns1035", 63, "Service names are DNS-1035 labels"),
     ("apps/v1", "StatefulSet"): (
         "label",
@@ -843,6 +851,29 @@ def _rules_volcano_job(obj: Mapping[str, Any]) -> Issues:
         mounts.add(volume.get("mountPath"))
 
 
+def _rules_volcano_cronjob(obj: Mapping[str, Any]) -> Issues:
+    """What Volcano's CronJob webhook refuses (a time zone in the schedule, an empty or local time zone),
+    and the Job rules for the Volcano Jobs its template makes, named as the controller names them."""
+    spec = _dig(obj, "spec") or {}
+    schedule = spec.get("schedule")
+    if isinstance(schedule, str) and not schedule.strip():
+        yield ["spec", "schedule"], "schedule is required, but got empty"
+    elif isinstance(schedule, str) and "TZ" in schedule:
+        yield ["spec", "schedule"], "the schedule may not hold TZ or CRON_TZ: the time zone goes in timeZone"
+    zone = spec.get("timeZone")
+    if zone == "":
+        yield ["spec", "timeZone"], "timeZone must be left out or name a time zone, not be empty"
+    elif isinstance(zone, str) and zone.lower() == "local":
+        yield ["spec", "timeZone"], "timeZone cannot be Local: name an IANA time zone"
+    template = _dig(spec, "jobTemplate")
+    name = _dig(obj, "metadata", "name")
+    if isinstance(template, Mapping):
+        job_name = f"{name}-{'0' * (_CRON_SUFFIX - 1)}" if isinstance(name, str) else None
+        job = {"metadata": {"name": job_name}, "spec": template.get("spec")}
+        for where, message in _rules_volcano_job(job):
+            yield ["spec", "jobTemplate", *where], message
+
+
 def _rules_jobflow(obj: Mapping[str, Any]) -> Issues:
     """What Volcano's admission policy and controller refuse: a target that is no flow of this JobFlow,
     a flow that waits for itself, two flows of one name, and a circle of flows that never starts."""
@@ -950,6 +981,7 @@ _KIND_RULES: dict[tuple[str, str], Callable[[Mapping[str, Any]], Issues]] = {
     ("slinky.slurm.net/v1beta1", "Controller"): _rules_slinky_controller,
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): _rules_jobset,
     ("batch.volcano.sh/v1alpha1", "Job"): _rules_volcano_job,
+    ("batch.volcano.sh/v1alpha1", "CronJob"): _rules_volcano_cronjob,
     ("flow.volcano.sh/v1alpha1", "JobFlow"): _rules_jobflow,
     ("kubeflow.org/v2beta1", "MPIJob"): _rules_mpijob,
     ("kueue.x-k8s.io/v1beta1", "ClusterQueue"): _rules_clusterqueue,

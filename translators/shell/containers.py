@@ -70,7 +70,7 @@ def pyxis(
         name=found.get("container-name") or None,
         runtime="pyxis",
         command=tuple(program),
-        workdir=found.get("container-workdir") or None,
+        workdir=resolve(found.get("container-workdir") or "") or None,
         mounts=tuple(mounts),
         line=line,
     )
@@ -179,7 +179,7 @@ def _apptainer(
         runtime=runtime,
         command=rest if sub == "exec" else (),
         args=rest if sub in ("run", "test") else (),
-        workdir=workdir,
+        workdir=resolve(workdir) if workdir else None,
         mounts=tuple(mounts),
         line=line,
     )
@@ -212,7 +212,7 @@ def _docker(runtime: str, words: Sequence[str], i: int, line: int | None, resolv
         name=name,
         runtime="podman" if runtime == "podman-hpc" else runtime,
         command=tuple(words[j + 1 :]),
-        workdir=workdir,
+        workdir=resolve(workdir) if workdir else None,
         mounts=tuple(mounts),
         line=line,
     )
@@ -256,7 +256,7 @@ def _shifter(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -
         image=resolve(image),
         runtime="shifter",
         command=tuple(words[j:]),
-        workdir=workdir,
+        workdir=resolve(workdir) if workdir else None,
         mounts=tuple(mounts),
         line=line,
     )

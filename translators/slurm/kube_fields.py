@@ -51,6 +51,7 @@ RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
     "argo-depends-approximated": _nearest_dependency,
     "argo-when": (FidelityStatus.DROPPED, "Slurm cannot skip a job on a condition: the script always runs"),
     "argo-schedule": (FidelityStatus.DROPPED, "one scrontab entry per job: it runs on the first schedule"),
+    "argo-item-unfilled": (FidelityStatus.DROPPED, "the placeholder stays as written in every array task"),
     # the Kubernetes reader's keys (translators/kubernetes/raw_keys.py)
     "pvc": _claim,
     "completions": (FidelityStatus.APPROXIMATED, "each completion is an array task"),

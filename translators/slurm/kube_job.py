@@ -16,6 +16,7 @@ from migrate.render import plural
 from migrate.vocab import FidelityStatus, JobKind, PlaceholderRole
 
 from . import (
+    array_values,
     configmaps,
     environment,
     kube_allocation,
@@ -378,6 +379,8 @@ def _body(ctx: Context, stage: Stage, config_maps: ConfigMaps, indexed: bool) ->
     scratch = files = False
     retries, _ = _retries(ctx)
     preset = ["JOB_COMPLETION_INDEX"] if indexed and job.array is not None else []
+    own_values = job.array.values if indexed and job.array is not None else ()
+    preset += [value.name for value in own_values]
     for index, part in enumerate(stage.parts):
         het = len(stage.parts) > 1
         lines, mounts, env = _part_lines(ctx, part, index if het else None, config_maps, preset)
@@ -398,6 +401,13 @@ def _body(ctx: Context, stage: Stage, config_maps: ConfigMaps, indexed: bool) ->
             "# Indexed Job: the completion index is the array task id",
             'export JOB_COMPLETION_INDEX="$SLURM_ARRAY_TASK_ID"',
         ]
+    for value in own_values:
+        body += array_values.lines(value)
+        ctx.fidelity.mapped(
+            f"each array task's {value.name}",
+            "set from its array task id" + (" out of the listed items" if value.items else ""),
+            stage.parts[0].main.line,
+        )
     if any(p.resources.cpus_per_node for p in stage.parts):
         body += [
             "# srun does not pass --cpus-per-task on to its steps in Slurm 22.05-23.02",
