@@ -348,10 +348,12 @@ def _run_sbatch(script: str, where: Path, marker: Path) -> tuple[list[str], dict
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=text_without("\n\r", min_size=1),
-    workdir=text_without("\n\r", max_size=20).map(lambda s: "/w/" + s),
+    # '$NAME' in a manifest is an envsubst placeholder (tests/test_templates.py), not a folder name
+    workdir=text_without("\n\r$", max_size=20).map(lambda s: "/w/" + s),
     env=st.dictionaries(
         st.one_of(st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True), text_without("=\n", min_size=1)),
-        text_without("").map(lambda v: v.replace("$(", "$ (")),  # $(NAME) is the kubelet's: tested there
+        # $(NAME) is the kubelet's: tested there; $NAME and ${NAME} are envsubst placeholders
+        text_without("").map(lambda v: re.sub(r"\$(?=[A-Za-z_{(])", "$ ", v)),
         max_size=4,
     ).filter(
         lambda d: not any(k in BASH_OWN or k.startswith(("SLURM", "MIGRATE", "PATH", "HOME")) for k in d)
