@@ -30,7 +30,7 @@ from .chain import Chain, Layer, decompose
 from .facts import BodyFacts
 from .launchers import DECLARING, SHELLS, basename
 from .lexer import WORD, dequote, is_assignment, lex
-from .model import Command, Word
+from .model import Command, Word, shift_command
 from .reader import read_script
 from .redact import redact as _redact
 from .split import statement_boundary
@@ -127,16 +127,20 @@ class _Analysis:
         if depth == 0:
             self.slurm_vars |= slurm_variables(script.code)
             self.monitoring.extend(monitoring.text_hooks(script.code, start_line))
-        commands = list(script.commands_at(start_line))
         if depth == 0 and origin == "body":
-            self._functions(text, start_line, commands)
-        for cmd in commands:
-            if origin != "body" and cmd.origin == "body":
-                cmd = replace(cmd, origin=origin)
-            self.command(cmd, depth)
+            spans = idflow.function_spans(text, start_line)
+            if spans:
+                self._functions(spans, script.commands_at(start_line))
+        # Commands come as read, their lines counted from their statement's first line: moved to
+        # the script's lines only when read, not when their findings are recalled.
+        for line, commands in script.parts:
+            for cmd in commands:
+                if origin != "body" and cmd.origin == "body":
+                    cmd = replace(cmd, origin=origin)
+                self.command(cmd, depth, start_line + line)
 
-    def _functions(self, text: str, start_line: int, commands: list[Command]) -> None:
-        for span in idflow.function_spans(text, start_line):
+    def _functions(self, spans: list[idflow.FunctionSpan], commands: list[Command]) -> None:
+        for span in spans:
             body = [c for c in commands if span.first <= c.line <= span.last]
             if any(c.name == "sbatch" for c in body):
                 self.defined.append(span)
@@ -177,20 +181,22 @@ class _Analysis:
             self.diags.add("SHELL-TOO-DEEP", message, line=line)
 
     # -- one command -----------------------------------------------------------------
-    def command(self, cmd: Command, depth: int) -> None:
+    def command(self, cmd: Command, depth: int, offset: int) -> None:
+        """``cmd`` as read, with lines counted from ``offset``."""
         k = (
             None
             if cmd.name in self.functions
             else remembered.key(cmd, depth, self.known, self.arrays, self.path_vars)
         )
         if k is None:
-            self._command(cmd, depth)
+            self._command(shift_command(cmd, offset), depth)
             return
-        found = remembered.recall(k, cmd.line)
+        found = remembered.recall(k, cmd.line + offset)
         if found is not None:
             for name, items in found:
                 getattr(self, name).extend(items)
             return
+        cmd = shift_command(cmd, offset)
         before = self._state()
         sizes = [len(getattr(self, name)) for name in remembered.FINDINGS]
         self._command(cmd, depth)
