@@ -20,11 +20,19 @@ Spans = list[tuple[int, int]]
 
 
 class Cuts:
-    """Every statement's own lexing and structure; spans are sorted to their statement once (linear)."""
+    """Every statement's own lexing and structure; spans are sorted to their statement once (linear),
+    when the first statement is cut: a script whose statements were all read before needs none."""
 
     def __init__(self, lexed: Lexed, structure: Structure) -> None:
         self.lexed = lexed
         self.structure = structure
+        self._sorted_once = False
+
+    def _sort_once(self) -> None:
+        if self._sorted_once:
+            return
+        self._sorted_once = True
+        lexed, structure = self.lexed, self.structure
         self._starts = [s.start for s in structure.statements]
         count = len(self._starts)
         self._heredocs: list[list[HereDocSpan]] = [[] for _ in range(count)]
@@ -58,6 +66,7 @@ class Cuts:
 
     def statement(self, index: int) -> tuple[Lexed, Structure]:
         """The lexing and structure of statement ``index`` alone, as if its text had been read by itself."""
+        self._sort_once()
         stmt = self.structure.statements[index]
         start, end = stmt.start, stmt.end
         tokens = self.lexed.tokens
