@@ -65,6 +65,8 @@ _PIECES = (
     "LAUNCH='srun --mpi=pmix'",
     "$LAUNCH ./a.out",
     "export WANDB_MODE=offline",
+    "export RUN=/fsx/other DATA=/fsx/data",
+    "export MODS=cuda/12.1",
     "nvidia-smi --query-gpu=utilization.gpu --format=csv -l 5 > /lustre/gpu.log &",
     "apptainer exec --bind /weka:/weka /weka/c.sif python x.py",
     "f() { srun hostname; }",
@@ -103,8 +105,22 @@ def test_the_key_holds_what_the_script_set_the_named_variables_to() -> None:
     assert scratch != remembered.key(cmd, 0, {"RUN": "$SCRATCH/a", "SCRATCH": "/s"}, {}, {"SCRATCH": "/s"})
 
 
+def test_an_export_of_written_out_values_is_kept_with_what_it_sets() -> None:
+    assert remembered.key(_command("export A=1 B=/x", "export", "A=1", "B=/x"), 0, {}, {}, {}) is not None
+    body = "export RUN=/lustre/r1\nmkdir -p $RUN/ckpt\nexport RUN=/lustre/r2\nmkdir -p $RUN/ckpt\n"
+    _assert_same(body + body)
+    facts, _ = _read(body + body)
+    assert [s.path for s in facts.storage if s.path.endswith("ckpt")] == [
+        "/lustre/r1/ckpt",
+        "/lustre/r2/ckpt",
+    ]
+
+
 def test_commands_that_touch_the_state_are_not_kept() -> None:
-    assert remembered.key(_command("export A=1", "export", "A=1"), 0, {}, {}, {}) is None
+    assert remembered.key(_command("export A=$B", "export", "A=$B"), 0, {}, {}, {}) is None
+    assert remembered.key(_command("export A", "export", "A"), 0, {}, {}, {}) is None  # reads A's value
+    assert remembered.key(_command("declare -x A=1", "declare", "-x", "A=1"), 0, {}, {}, {}) is None
+    assert remembered.key(_command("local A=1", "local", "A=1"), 0, {}, {}, {}) is None
     assert remembered.key(_command("sbatch job.sh", "sbatch", "job.sh"), 0, {}, {}, {}) is None
     assert remembered.key(_command("srun bash -c x", "srun", "bash", "-c", "x"), 0, {}, {}, {}) is None
     assigned = Command(

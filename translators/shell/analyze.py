@@ -191,30 +191,34 @@ class _Analysis:
         if k is None:
             self._command(shift_command(cmd, offset), depth)
             return
-        found = remembered.recall(k, cmd.line + offset)
-        if found is not None:
+        recalled = remembered.recall(k, cmd.line + offset)
+        if recalled is not None:
+            found, variables = recalled
             for name, items in found:
                 getattr(self, name).extend(items)
+            remembered.apply(variables, self._tables())
             return
         cmd = shift_command(cmd, offset)
-        before = self._state()
+        before, tables = self._state(), remembered.snapshot(self._tables())
         sizes = [len(getattr(self, name)) for name in remembered.FINDINGS]
         self._command(cmd, depth)
-        if self._state() == before:
+        sets = remembered.sets_of(cmd, tables, self._tables())
+        if self._state() == before and sets is not None:
             found = tuple(
                 (name, tuple(getattr(self, name)[size:]))
                 for name, size in zip(remembered.FINDINGS, sizes, strict=True)
                 if len(getattr(self, name)) > size
             )
-            remembered.keep(k, cmd, found)
+            remembered.keep(k, cmd, found, sets)
+
+    def _tables(self) -> remembered.Tables:
+        return self.known, self.arrays, self.path_vars
 
     def _state(self) -> tuple[int, ...]:
-        """What a command kept by :mod:`.remembered` must leave as it was (besides its findings)."""
+        """What a command kept by :mod:`.remembered` must leave as it was (besides its findings and
+        the variables an export sets, checked apart)."""
         return (
             len(self.diags),
-            len(self.known),
-            len(self.arrays),
-            len(self.path_vars),
             len(self.containers),
             len(self.submits),
             len(self.signals),

@@ -6,15 +6,18 @@ Sites repeat commands across thousands of scripts (``module load cuda/12.1``,
 than copying what it gave. Only commands whose reading depends on nothing but
 what the key holds are kept:
 
-- eligible: no assignment, no here-document, no word that declares variables,
-  submits, traps, evals or starts a shell (those change or read the analysis'
-  state, or read scripts inside), not a call of a function the script defined;
+- eligible: no here-document, no assignment before the command, no word that
+  declares variables, submits, traps, evals or starts a shell (those change or
+  read the analysis' state, or read scripts inside), not a call of a function
+  the script defined; and ``export NAME=value ...`` with values written out,
+  whose effect on the script's variables is kept with its findings;
 - the key: the text, where the command sits (nesting, depth, origin, background,
   the variable capturing it) and what the script set each variable it names to,
   then each variable those values name, and so on;
-- kept only when the reading added no diagnostic, left the state as it was, and
-  everything it found sits on the command's own lines, so that the findings of
-  the same text at another line differ by where it starts alone.
+- kept only when the reading added no diagnostic, left the state as it was
+  (but for the variables an export sets), and everything it found sits on the
+  command's own lines, so that the findings of the same text at another line
+  differ by where it starts alone.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from migrate import ir
 
@@ -32,6 +35,7 @@ from .model import Command
 # Words that make the reading touch more than the command itself.
 _BARRED = DECLARING | SHELLS | {"sbatch", "trap", "eval", "scontrol"}
 _NAMED = re.compile(r"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
+_LITERAL_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=[^$`()\\'\"]*\Z")
 # The analysis' lists a command's reading appends to, and the types they may hold here.
 FINDINGS = ("launchers", "modules", "software", "env", "storage", "monitoring", "raw")
 _LINED = (ir.Launcher, ir.EnvVar, ir.StoragePath, ir.MonitoringHook, ir.RawItem)
@@ -40,8 +44,18 @@ MAX_KEPT = 16384  # about 10 MB at most
 
 Key = tuple[Any, ...]
 Findings = tuple[tuple[str, tuple[Any, ...]], ...]  # (list name, what was appended to it)
+Tables = tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str]]  # known, arrays, path_vars
+ABSENT = None  # a variable not in a table
+Sets = tuple[tuple[str, str | None, tuple[str, ...] | None, str | None], ...]  # name, then each table's
 
-_KEPT: dict[Key, tuple[int, Findings]] = {}  # key -> (the line it was read at, its findings)
+
+class Kept(NamedTuple):
+    line: int  # the command's line when it was read
+    findings: Findings
+    sets: Sets  # what it left in the variable tables for the names it sets
+
+
+_KEPT: dict[Key, Kept] = {}
 
 
 def key(
@@ -54,7 +68,8 @@ def key(
     """The key of an eligible command; None when its reading must run."""
     if cmd.assignments or not cmd.words:
         return None
-    for word in cmd.words:
+    exporting = cmd.words[0].value == "export" and exported_names(cmd) is not None
+    for word in cmd.words[1:] if exporting else cmd.words:
         if word.value in _BARRED:
             return None
     for r in cmd.redirects:
@@ -79,7 +94,40 @@ def key(
     return (cmd.text, cmd.nested, cmd.background, cmd.origin, cmd.captured_by, depth, tuple(state))
 
 
-def keep(k: Key, cmd: Command, found: Findings) -> None:
+def exported_names(cmd: Command) -> tuple[str, ...] | None:
+    """The names ``export A=1 B=x`` sets, every value written out; None for any other export."""
+    names: list[str] = []
+    for word in cmd.words[1:]:
+        m = _LITERAL_ASSIGNMENT.match(word.raw)
+        if m is None:
+            return None
+        names.append(m.group(1))
+    return tuple(names)
+
+
+def snapshot(tables: Tables) -> Tables:
+    known, arrays, path_vars = tables
+    return dict(known), dict(arrays), dict(path_vars)
+
+
+def sets_of(cmd: Command, before: Tables, after: Tables) -> Sets | None:
+    """What the command left in the variable tables for the names it may set; None when it changed
+    any other variable (or is not an export and changed any)."""
+    allowed = set(exported_names(cmd) or ()) if cmd.words[0].value == "export" else set()
+    known, arrays, path_vars = after
+    changed = _changed(before[0], known) | _changed(before[1], arrays) | _changed(before[2], path_vars)
+    if changed - allowed:
+        return None
+    return tuple((n, known.get(n), arrays.get(n), path_vars.get(n)) for n in sorted(allowed))
+
+
+def _changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
+    if old == new:
+        return set()
+    return {n for n in old.keys() | new.keys() if old.get(n, ABSENT) != new.get(n, ABSENT)}
+
+
+def keep(k: Key, cmd: Command, found: Findings, sets: Sets) -> None:
     """Keep ``found`` when every item in it is of a known kind and sits on the command's lines."""
     first, last = cmd.line, cmd.line + cmd.text.count("\n")
     for _, items in found:
@@ -91,18 +139,17 @@ def keep(k: Key, cmd: Command, found: Findings) -> None:
                 return
     if len(_KEPT) >= MAX_KEPT:
         _KEPT.clear()
-    _KEPT[k] = (cmd.line, found)
+    _KEPT[k] = Kept(cmd.line, found, sets)
 
 
-def recall(k: Key, line: int) -> Findings | None:
-    """What the command of key ``k`` found, for the same command starting at ``line``."""
+def recall(k: Key, line: int) -> tuple[Findings, Sets] | None:
+    """What the command of key ``k`` found and set, for the same command starting at ``line``."""
     kept = _KEPT.get(k)
     if kept is None:
         return None
-    at, found = kept
-    if at == line:
-        return found
-    moved = line - at
+    if kept.line == line:
+        return kept.findings, kept.sets
+    moved = line - kept.line
     return tuple(
         (
             name,
@@ -111,12 +158,43 @@ def recall(k: Key, line: int) -> Findings | None:
                 for i in items
             ),
         )
-        for name, items in found
-    )
+        for name, items in kept.findings
+    ), kept.sets
+
+
+def apply(sets: Sets, tables: Tables) -> None:
+    """Leave each variable the recalled command set as it left it."""
+    known, arrays, path_vars = tables
+    for name, value, items, path in sets:
+        _put(known, name, value)
+        _put(arrays, name, items)
+        _put(path_vars, name, path)
+
+
+def _put(table: dict[str, Any], name: str, value: Any) -> None:
+    if value is ABSENT:
+        table.pop(name, None)
+    else:
+        table[name] = value
 
 
 def clear() -> None:
     _KEPT.clear()
 
 
-__all__ = ["FINDINGS", "MAX_KEPT", "Findings", "Key", "clear", "keep", "key", "recall"]
+__all__ = [
+    "FINDINGS",
+    "MAX_KEPT",
+    "Findings",
+    "Key",
+    "Sets",
+    "Tables",
+    "apply",
+    "clear",
+    "exported_names",
+    "keep",
+    "key",
+    "recall",
+    "sets_of",
+    "snapshot",
+]
