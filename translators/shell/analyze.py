@@ -130,7 +130,7 @@ class _Analysis:
         if depth == 0 and origin == "body":
             spans = idflow.function_spans(text, start_line)
             if spans:
-                self._functions(spans, script.commands_at(start_line))
+                self._functions(spans, script.parts, start_line)
         # Commands come as read, their lines counted from their statement's first line: moved to
         # the script's lines only when read, not when their findings are recalled.
         for line, commands in script.parts:
@@ -139,12 +139,20 @@ class _Analysis:
                     cmd = replace(cmd, origin=origin)
                 self.command(cmd, depth, start_line + line)
 
-    def _functions(self, spans: list[idflow.FunctionSpan], commands: list[Command]) -> None:
+    def _functions(
+        self, spans: list[idflow.FunctionSpan], parts: tuple[tuple[int, tuple[Command, ...]], ...], start: int
+    ) -> None:
+        """The functions that call sbatch, with their commands at the script's lines."""
         for span in spans:
-            body = [c for c in commands if span.first <= c.line <= span.last]
-            if any(c.name == "sbatch" for c in body):
+            body = [
+                (c, start + line)
+                for line, commands in parts
+                for c in commands
+                if span.first <= c.line + start + line <= span.last
+            ]
+            if any(c.name == "sbatch" for c, _ in body):
                 self.defined.append(span)
-                self.functions[span.name] = body
+                self.functions[span.name] = [shift_command(c, offset) for c, offset in body]
 
     def _in_definition(self, cmd: Command) -> bool:
         return any(s.first <= cmd.line <= s.last for s in self.defined)
