@@ -321,15 +321,15 @@ class ObjectView:
     def leftovers(self, start: Path = ()) -> list[ir.RawItem]:
         """Raw items for every field under ``start`` that no reader looked at."""
         raw: list[ir.RawItem] = []
-        read: _ReadTree | None = _ReadTree.of(self.read)
+        read: _ReadTree | None = _read_tree(self.read)
         for key in start:
-            read = read.children.get(key) if read is not None else None
+            read = read.get(key) if read is not None else None
         self._collect(start, self._walk(start)[0], raw, read)
         return raw
 
     def _collect(self, path: Path, node: Any, raw: list[ir.RawItem], read: _ReadTree | None) -> None:
         """``read``: what was read at ``path`` and below (None: nothing)."""
-        if read is not None and read.whole:
+        if read is not None and _WHOLE in read:
             return
         if read is None:
             if path and not self._server_noise(path):
@@ -343,13 +343,12 @@ class ObjectView:
                     )
                 )
             return
-        children = read.children
         if isinstance(node, dict):
             for key in node:
-                self._collect((*path, key), node[key], raw, children.get(key))
+                self._collect((*path, key), node[key], raw, read.get(key))
         elif isinstance(node, list):
             for index, item in enumerate(node):
-                self._collect((*path, index), item, raw, children.get(index))
+                self._collect((*path, index), item, raw, read.get(index))
 
     @staticmethod
     def _server_noise(path: Path) -> bool:
@@ -358,27 +357,20 @@ class ObjectView:
         return len(path) >= 2 and path[-2] == "metadata" and path[-1] in _SERVER_METADATA
 
 
-class _ReadTree:
-    """The paths read, as a tree: each key's subtree, and whether the path itself was read whole.
+# A tree of the paths read: each key's subtree, and under _WHOLE whether the path itself was read.
+# Walked along with the object, it tells what is left without hashing a path for every node.
+_ReadTree = dict[Any, Any]
+_WHOLE = object()
 
-    Walked along with the object, it tells what is left without hashing a path for every node.
-    """
 
-    __slots__ = ("children", "whole")
-
-    def __init__(self) -> None:
-        self.children: dict[Key, _ReadTree] = {}
-        self.whole = False
-
-    @classmethod
-    def of(cls, paths: set[Path]) -> _ReadTree:
-        root = cls()
-        for path in paths:
-            node = root
-            for key in path:
-                child = node.children.get(key)
-                if child is None:
-                    child = node.children[key] = cls()
-                node = child
-            node.whole = True
-        return root
+def _read_tree(paths: set[Path]) -> _ReadTree:
+    root: _ReadTree = {}
+    for path in paths:
+        node = root
+        for key in path:
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            node = child
+        node[_WHOLE] = True
+    return root
