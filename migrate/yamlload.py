@@ -255,8 +255,10 @@ class _BoundedLoading(_MixinBase):
 
     def _build_plain(self) -> Any:
         # Each frame: [container, is a mapping, pending key, its line, first line, block style,
-        # end mark of the last item]. A value's last line is found as _last_line finds a node's.
+        # end mark of the last item, the container's spans]. A value's last line is found as
+        # _last_line finds a node's. ``top`` is the innermost frame (stack[-1]), kept at hand.
         stack: list[list[Any]] = []
+        top: list[Any] | None = None
         offset = self.line_offset + 1
         get_event = self.get_event
         plain_tags = self._plain_tags
@@ -278,11 +280,11 @@ class _BoundedLoading(_MixinBase):
                 if tag != _STR_TAG:
                     value = self._plain_scalar(tag, event)
                 start = event.start_mark.line + offset
-                if stack and stack[-1][1] and stack[-1][2] is _NO_KEY:
+                if top is not None and top[1] and top[2] is _NO_KEY:
                     if tag in _MERGING_TAGS:
                         raise NotPlain  # merge keys (<<) and value keys (=) are flattened by PyYAML
-                    stack[-1][2] = value
-                    stack[-1][3] = start
+                    top[2] = value
+                    top[3] = start
                     continue
                 content = start + 1 if event.style in ("|", ">") else start
                 last_mark = event.end_mark
@@ -294,16 +296,18 @@ class _BoundedLoading(_MixinBase):
                 is_map = kind is MappingStartEvent
                 if event.anchor is not None or (event.tag is not None and event.tag != "!"):
                     raise NotPlain
-                if stack and stack[-1][1] and stack[-1][2] is _NO_KEY:
+                if top is not None and top[1] and top[2] is _NO_KEY:
                     raise NotPlain  # a collection as a key: PyYAML's error
                 start = event.start_mark.line + offset
                 container = LineDict(start) if is_map else LineList(start)
-                stack.append([container, is_map, _NO_KEY, 0, start, not event.flow_style, None])
+                top = [container, is_map, _NO_KEY, 0, start, not event.flow_style, None, container.spans]
+                stack.append(top)
                 continue
             elif kind is AliasEvent:
                 raise NotPlain
             else:  # the end of the innermost collection
-                value, _, _, _, start, block, last_item = stack.pop()
+                value, _, _, _, start, block, last_item, _ = stack.pop()
+                top = stack[-1] if stack else None
                 # A block collection ends where its last item ends (see _last_line).
                 last_mark = last_item if block and last_item is not None else event.end_mark
                 content = start
@@ -311,18 +315,17 @@ class _BoundedLoading(_MixinBase):
             last = end if end > start else start
             if kind is not ScalarEvent:
                 value.end_line = last
-            if not stack:
+            if top is None:
                 return value
-            frame = stack[-1]
-            frame[6] = last_mark
-            if frame[1]:
-                key = frame[2]
-                frame[0][key] = value
-                frame[0].spans[key] = (frame[3], content, last)
-                frame[2] = _NO_KEY
+            top[6] = last_mark
+            if top[1]:
+                key = top[2]
+                top[0][key] = value
+                top[7][key] = (top[3], content, last)
+                top[2] = _NO_KEY
             else:
-                frame[0].append(value)
-                frame[0].spans.append((content, last))
+                top[0].append(value)
+                top[7].append((content, last))
 
     def _plain_tag(self, value: str) -> str:
         # A plain scalar's tag depends on its text only; manifests repeat the same few, which
