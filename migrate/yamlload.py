@@ -68,9 +68,12 @@ _REMEMBERED_TAGS = 50_000
 _LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
 _DOC_START = re.compile(r"---(?:[ \t]|$)")
 _DOC_END = re.compile(r"\.\.\.(?:[ \t]|$)")
-# Either marker at the start of a line ('---' captured), for text broken by '\n' only.
-_MARKER_LINE = re.compile(r"^(?:(---)|\.\.\.)(?:[ \t]|$)", re.MULTILINE)
-_RARE_BREAK = re.compile(r"[\r\x85\u2028\u2029]")
+# Either marker at the start of a line ('---' captured), for text broken by '\n' only: at the start
+# of the text, or after a '\n' (a search led by that literal skips most of the text at C speed,
+# where '^' with MULTILINE is tried at every position).
+_MARKER_AT_START = re.compile(r"(?:(---)|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
+_MARKER_AFTER_BREAK = re.compile(r"\n(?:(---)|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
+_RARE_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 
 
 class AliasBombError(yaml.MarkedYAMLError):
@@ -252,8 +255,10 @@ class _BoundedLoading(_MixinBase):
 
     def _build_plain(self) -> Any:
         # Each frame: [container, is a mapping, pending key, its line, first line, block style,
-        # end mark of the last item]. A value's last line is found as _last_line finds a node's.
+        # end mark of the last item, the container's spans]. A value's last line is found as
+        # _last_line finds a node's. ``top`` is the innermost frame (stack[-1]), kept at hand.
         stack: list[list[Any]] = []
+        top: list[Any] | None = None
         offset = self.line_offset + 1
         get_event = self.get_event
         plain_tags = self._plain_tags
@@ -275,11 +280,11 @@ class _BoundedLoading(_MixinBase):
                 if tag != _STR_TAG:
                     value = self._plain_scalar(tag, event)
                 start = event.start_mark.line + offset
-                if stack and stack[-1][1] and stack[-1][2] is _NO_KEY:
+                if top is not None and top[1] and top[2] is _NO_KEY:
                     if tag in _MERGING_TAGS:
                         raise NotPlain  # merge keys (<<) and value keys (=) are flattened by PyYAML
-                    stack[-1][2] = value
-                    stack[-1][3] = start
+                    top[2] = value
+                    top[3] = start
                     continue
                 content = start + 1 if event.style in ("|", ">") else start
                 last_mark = event.end_mark
@@ -291,16 +296,18 @@ class _BoundedLoading(_MixinBase):
                 is_map = kind is MappingStartEvent
                 if event.anchor is not None or (event.tag is not None and event.tag != "!"):
                     raise NotPlain
-                if stack and stack[-1][1] and stack[-1][2] is _NO_KEY:
+                if top is not None and top[1] and top[2] is _NO_KEY:
                     raise NotPlain  # a collection as a key: PyYAML's error
                 start = event.start_mark.line + offset
                 container = LineDict(start) if is_map else LineList(start)
-                stack.append([container, is_map, _NO_KEY, 0, start, not event.flow_style, None])
+                top = [container, is_map, _NO_KEY, 0, start, not event.flow_style, None, container.spans]
+                stack.append(top)
                 continue
             elif kind is AliasEvent:
                 raise NotPlain
             else:  # the end of the innermost collection
-                value, _, _, _, start, block, last_item = stack.pop()
+                value, _, _, _, start, block, last_item, _ = stack.pop()
+                top = stack[-1] if stack else None
                 # A block collection ends where its last item ends (see _last_line).
                 last_mark = last_item if block and last_item is not None else event.end_mark
                 content = start
@@ -308,18 +315,17 @@ class _BoundedLoading(_MixinBase):
             last = end if end > start else start
             if kind is not ScalarEvent:
                 value.end_line = last
-            if not stack:
+            if top is None:
                 return value
-            frame = stack[-1]
-            frame[6] = last_mark
-            if frame[1]:
-                key = frame[2]
-                frame[0][key] = value
-                frame[0].spans[key] = (frame[3], content, last)
-                frame[2] = _NO_KEY
+            top[6] = last_mark
+            if top[1]:
+                key = top[2]
+                top[0][key] = value
+                top[7][key] = (top[3], content, last)
+                top[2] = _NO_KEY
             else:
-                frame[0].append(value)
-                frame[0].spans.append((content, last))
+                top[0].append(value)
+                top[7].append((content, last))
 
     def _plain_tag(self, value: str) -> str:
         # A plain scalar's tag depends on its text only; manifests repeat the same few, which
@@ -414,8 +420,18 @@ class _Chunk:
 
 def split_documents(text: str) -> list[_Chunk]:
     """Cut a YAML stream at its document markers, keeping each chunk's first line."""
-    chunks = _cut_at_markers(text) if not _RARE_BREAK.search(text) else _cut_line_by_line(text)
+    chunks = _cut_line_by_line(text) if _has_rare_breaks(text) else _cut_at_markers(text)
     return [c for c in chunks if _has_content(c.text)]
+
+
+def _has_rare_breaks(text: str) -> bool:
+    """Whether ``text`` has a line break other than '\n' ('\r\n' included)."""
+    return any(brk in text for brk in _RARE_BREAKS)
+
+
+def _count_breaks(text: str) -> int:
+    """The line breaks of ``text``, '\r\n' as one (str.count is many times faster than the regex)."""
+    return len(_LINE_BREAK.findall(text)) if _has_rare_breaks(text) else text.count("\n")
 
 
 def _cut_at_markers(text: str) -> list[_Chunk]:
@@ -423,11 +439,10 @@ def _cut_at_markers(text: str) -> list[_Chunk]:
     chunks: list[_Chunk] = []
     start, start_line = 0, 1  # the current chunk's offset and first line
     line_no, counted = 1, 0  # the line at offset ``counted``
-    for marker in _MARKER_LINE.finditer(text):
-        pos = marker.start()
+    for pos, starts_document in _marker_lines(text):
         line_no += text.count("\n", counted, pos)
         counted = pos
-        if marker.group(1):  # '---' starts a document, unless only directives come before it
+        if starts_document:  # '---' starts a document, unless only directives come before it
             if pos > start and not _only_directives(text[start:pos].split("\n")):
                 chunks.append(_Chunk(start_line, text[start:pos]))
                 start, start_line = pos, line_no
@@ -439,6 +454,15 @@ def _cut_at_markers(text: str) -> list[_Chunk]:
     if start < len(text):
         chunks.append(_Chunk(start_line, text[start:]))
     return chunks
+
+
+def _marker_lines(text: str) -> Iterator[tuple[int, bool]]:
+    """The offset of each line that is a document marker, and whether it is '---' (not '...')."""
+    first = _MARKER_AT_START.match(text)
+    if first is not None:
+        yield 0, first.group(1) is not None
+    for marker in _MARKER_AFTER_BREAK.finditer(text):
+        yield marker.start() + 1, marker.group(1) is not None
 
 
 def _cut_line_by_line(text: str) -> list[_Chunk]:
@@ -503,7 +527,7 @@ def load_documents(
         data = _load_chunk(chunk, index, diags, templated, loader)
         if data is _FAILED or data is None:
             continue
-        end_line = chunk.line + len(_LINE_BREAK.findall(chunk.text.rstrip()))
+        end_line = chunk.line + _count_breaks(chunk.text.rstrip())
         line = data.line if isinstance(data, LineDict | LineList) else _first_content_line(chunk)
         documents.append(Document(index, chunk.line, line, end_line, data))
     return documents

@@ -48,7 +48,8 @@ _MAX_INDICES = 1000
 def sniff(text: str) -> bool:
     """Whether a file holds an Argo workflow object, from its head and without parsing YAML."""
     head = text[:_SNIFF_HEAD]
-    return bool(_API.search(head) and _KIND.search(head))
+    # _API needs the group's literal text: most files have none and skip its line-by-line search.
+    return "argoproj.io/" in head and bool(_API.search(head) and _KIND.search(head))
 
 
 @dataclass

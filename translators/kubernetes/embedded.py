@@ -22,6 +22,9 @@ _MAKE_RULE = re.compile(r"^[A-Za-z0-9_./%$(){}-]+(?:\s+[A-Za-z0-9_./%$(){}-]+)*\
 _MAKE_DEFINE = re.compile(r"^define\s+\w+\s*=?\s*$", re.M)
 _DOC_FENCE = re.compile(r"^\s*(?:```|~~~)|^\.\. (?:code-block|code|sourcecode)::", re.M)
 _LOOK_AT = 64 * 1024  # the head decides, as for the format sniff: a 50 MB manifest is not searched whole
+_FIRST_LINE_PREFIX = 2048
+# Literal text that _DOC_FENCE cannot match without.
+_FENCE_TEXTS = ("```", "~~~", ".. code", ".. sourcecode")
 _INTERPRETER = re.compile(r"#!\s*(\S+)(?:\s+(\S+))?")
 
 
@@ -41,14 +44,36 @@ def other_language(text: str) -> str | None:
     if text.startswith("#!"):
         return "a script"
     text = text[:_LOOK_AT]
-    first = next((line for line in text.splitlines() if line.strip() and not line.startswith("#")), "")
-    if _DOCKERFILE.match(first):
+    if _DOCKERFILE.match(_first_content_line(text)):
         return "a Dockerfile"
-    if _MAKE_DEFINE.search(text) or _MAKE_RULE.search(text):
+    # Each pattern needs its literal text: the cheap 'in' spares a line-by-line regex search of
+    # the head of every file that has none.
+    if ("define" in text and _MAKE_DEFINE.search(text)) or ("\n\t" in text and _MAKE_RULE.search(text)):
         return "a Makefile"
-    if _DOC_FENCE.search(text):
+    if any(fence in text for fence in _FENCE_TEXTS) and _DOC_FENCE.search(text):
         return "a document with code snippets"
     return None
+
+
+def _first_content_line(text: str) -> str:
+    """The first line that is neither blank nor a comment ('' for none), as ``splitlines`` cuts lines.
+
+    Looked for in a short prefix first: splitting the whole head makes a list of all its lines.
+    """
+    head = text[:_FIRST_LINE_PREFIX]
+    lines = head.splitlines()
+    if len(head) < len(text):
+        lines = lines[:-1]  # the prefix may cut its last line short
+    for line in lines:
+        if _is_content(line):
+            return line
+    if len(head) == len(text):
+        return ""
+    return next((line for line in text.splitlines() if _is_content(line)), "")
+
+
+def _is_content(line: str) -> bool:
+    return bool(line.strip()) and not line.startswith("#")
 
 
 def heredoc_manifests(text: str) -> str | None:

@@ -138,6 +138,22 @@ class ObjectView:
             self.read.add(path)
         return value
 
+    def get_at(self, parent: Any, path: Path, key: str) -> Any:
+        """``get((*path, key))`` when ``parent`` is the value at ``path``: read from ``parent``, not
+        walked to from the root again (the fields of each env entry, mount or volume are many)."""
+        if not isinstance(parent, dict):
+            return self.get((*path, key))  # the walk reports what is wrong on the way
+        value = parent.get(key)
+        if not isinstance(value, dict | list):
+            self.read.add((*path, key))
+        return value
+
+    def has_at(self, parent: Any, path: Path, key: str) -> bool:
+        """``has((*path, key))`` when ``parent`` is the value at ``path``."""
+        if not isinstance(parent, dict):
+            return self.has((*path, key))
+        return key in parent
+
     def peek(self, path: Path) -> Any:
         """The value at ``path`` without marking it as read."""
         return self._walk(path)[0]
@@ -154,6 +170,10 @@ class ObjectView:
         if not path:
             return self.root.line
         parent, _ = self._walk(path[:-1]) if len(path) > 1 else (self.root, True)
+        return self.line_at(parent, path)
+
+    def line_at(self, parent: Any, path: Path) -> int:
+        """``line(path)`` when ``parent`` is the value at ``path[:-1]``."""
         key = path[-1]
         if isinstance(parent, LineDict) and not isinstance(key, int) and key in parent:
             return parent.key_line(key)
@@ -232,7 +252,13 @@ class ObjectView:
         return None
 
     def string(self, path: Path) -> str | None:
-        value = self.get(path)
+        return self._as_string(path, self.get(path))
+
+    def string_at(self, parent: Any, path: Path, key: str) -> str | None:
+        """``string((*path, key))`` when ``parent`` is the value at ``path``."""
+        return self._as_string((*path, key), self.get_at(parent, path, key))
+
+    def _as_string(self, path: Path, value: Any) -> str | None:
         if value is None or isinstance(value, str):
             return value
         if isinstance(value, bool | int | float):
@@ -242,7 +268,13 @@ class ObjectView:
         return None
 
     def boolean(self, path: Path) -> bool | None:
-        value = self.get(path)
+        return self._as_boolean(path, self.get(path))
+
+    def boolean_at(self, parent: Any, path: Path, key: str) -> bool | None:
+        """``boolean((*path, key))`` when ``parent`` is the value at ``path``."""
+        return self._as_boolean((*path, key), self.get_at(parent, path, key))
+
+    def _as_boolean(self, path: Path, value: Any) -> bool | None:
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, str) and value.lower() in ("true", "false"):
@@ -289,19 +321,17 @@ class ObjectView:
     def leftovers(self, start: Path = ()) -> list[ir.RawItem]:
         """Raw items for every field under ``start`` that no reader looked at."""
         raw: list[ir.RawItem] = []
-        partly_read: set[Path] = set()  # every proper prefix of a read path
-        for path in self.read:
-            for end in range(len(path) - 1, -1, -1):
-                if path[:end] in partly_read:
-                    break  # and so are all the shorter ones
-                partly_read.add(path[:end])
-        self._collect(start, self._walk(start)[0], raw, partly_read)
+        read: _ReadTree | None = _read_tree(self.read)
+        for key in start:
+            read = read.get(key) if read is not None else None
+        self._collect(start, self._walk(start)[0], raw, read)
         return raw
 
-    def _collect(self, path: Path, node: Any, raw: list[ir.RawItem], partly_read: set[Path]) -> None:
-        if path in self.read:
+    def _collect(self, path: Path, node: Any, raw: list[ir.RawItem], read: _ReadTree | None) -> None:
+        """``read``: what was read at ``path`` and below (None: nothing)."""
+        if read is not None and _WHOLE in read:
             return
-        if path not in partly_read:
+        if read is None:
             if path and not self._server_noise(path):
                 key = path[-1]
                 raw.append(
@@ -315,13 +345,32 @@ class ObjectView:
             return
         if isinstance(node, dict):
             for key in node:
-                self._collect((*path, key), node[key], raw, partly_read)
+                self._collect((*path, key), node[key], raw, read.get(key))
         elif isinstance(node, list):
             for index, item in enumerate(node):
-                self._collect((*path, index), item, raw, partly_read)
+                self._collect((*path, index), item, raw, read.get(index))
 
     @staticmethod
     def _server_noise(path: Path) -> bool:
         if path[0] == "status":
             return True
         return len(path) >= 2 and path[-2] == "metadata" and path[-1] in _SERVER_METADATA
+
+
+# A tree of the paths read: each key's subtree, and under _WHOLE whether the path itself was read.
+# Walked along with the object, it tells what is left without hashing a path for every node.
+_ReadTree = dict[Any, Any]
+_WHOLE = object()
+
+
+def _read_tree(paths: set[Path]) -> _ReadTree:
+    root: _ReadTree = {}
+    for path in paths:
+        node = root
+        for key in path:
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            node = child
+        node[_WHOLE] = True
+    return root

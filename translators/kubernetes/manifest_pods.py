@@ -191,13 +191,14 @@ def _read_container(
     image_required: bool = True,
 ) -> _Usage:
     line = view.line(cpath)
-    if view.mapping(cpath) is None:
+    container = view.mapping(cpath)
+    if container is None:
         return _Usage()
-    image = view.string((*cpath, "image"))
+    image = view.string_at(container, cpath, "image")
     if image is None and image_required:
         view.diags.add("K8S-MISSING-FIELD", f"{fmt_path(cpath)}.image is missing", line, view.job)
-    command, command_paths = _words(view, (*cpath, "command"))
-    args, args_paths = _words(view, (*cpath, "args"))
+    command, command_paths = _words(view, (*cpath, "command"), view.get_at(container, cpath, "command"))
+    args, args_paths = _words(view, (*cpath, "args"), view.get_at(container, cpath, "args"))
     mounts = _mounts(view, cpath, volumes, facts)
     words, word_paths = command + args, command_paths + args_paths
     body = _program(view, words, word_paths, mounts) if words else None
@@ -206,11 +207,11 @@ def _read_container(
     facts.containers.append(
         ir.Container(
             image=image or "",
-            name=view.string((*cpath, "name")),
+            name=view.string_at(container, cpath, "name"),
             runtime=Format.KUBERNETES,  # a pod's container: the cluster runs it
             command=tuple(command),
             args=tuple(args),
-            workdir=view.string((*cpath, "workingDir")),
+            workdir=view.string_at(container, cpath, "workingDir"),
             mounts=tuple(mounts),
             line=line,
         )
@@ -230,9 +231,8 @@ def _read_container(
     return _usage(view, (*cpath, *resources_key))
 
 
-def _words(view: ObjectView, path: Path) -> tuple[list[str], list[Path]]:
-    """An argv list; Kubernetes rejects a plain string or numbers in it."""
-    value = view.get(path)
+def _words(view: ObjectView, path: Path, value: object) -> tuple[list[str], list[Path]]:
+    """An argv list (``value``, got at ``path``); Kubernetes rejects a plain string or numbers in it."""
     if value is None:
         return [], []
     view.touch(path)
@@ -298,19 +298,21 @@ def analyze_body(shell: str, text: str, line: int, view: ObjectView, is_script: 
 
 def _environment(view: ObjectView, cpath: Path) -> list[ir.EnvVar]:
     env: list[ir.EnvVar] = []
+    # Each entry's fields are read from the entry (the *_at getters): jobs have long env lists.
+    entries = view.peek((*cpath, "env"))
     for epath, item in view.items((*cpath, "env")):
         if not isinstance(item, dict):
             view.bad_type(epath, "a mapping", item)
             continue
-        line = view.line(epath)
-        name = view.string((*epath, "name"))
+        line = view.line_at(entries, epath)
+        name = view.string_at(item, epath, "name")
         if not name:
             view.diags.add("K8S-MISSING-FIELD", f"{fmt_path(epath)}.name is missing", line, view.job)
             continue
-        if view.has((*epath, "valueFrom")):
-            env.append(_env_reference(view, (*epath, "valueFrom"), name, line))
+        if view.has_at(item, epath, "valueFrom"):
+            env.append(_env_reference(view, (*epath, "valueFrom"), item["valueFrom"], name, line))
             continue
-        value = view.string((*epath, "value")) or ""
+        value = view.string_at(item, epath, "value") or ""
         secret_name = looks_like_secret(name) and not _ENV_REFERENCE.fullmatch(value)
         if value and (secret_name or looks_like_credential(value)):
             view.diags.add(
@@ -334,20 +336,29 @@ def _environment(view: ObjectView, cpath: Path) -> list[ir.EnvVar]:
     return env
 
 
-def _env_reference(view: ObjectView, path: Path, name: str, line: int) -> ir.EnvVar:
+def _env_reference(view: ObjectView, path: Path, value_from: object, name: str, line: int) -> ir.EnvVar:
+    """An entry's ``valueFrom`` (``value_from``, the value at ``path``)."""
     for source, kind in (("secretKeyRef", "secret"), ("configMapKeyRef", "configMap")):
-        if view.has((*path, source)):
-            ref = ir.SecretRef(
-                view.string((*path, source, "name")) or "", view.string((*path, source, "key")), kind
+        if view.has_at(value_from, path, source):
+            ref_path, ref = (*path, source), _child(value_from, source)
+            secret = ir.SecretRef(
+                view.string_at(ref, ref_path, "name") or "", view.string_at(ref, ref_path, "key"), kind
             )
-            return ir.EnvVar(name, secret=ref, origin="env", line=line)
-    if view.has((*path, "fieldRef")):
-        field_path = view.string((*path, "fieldRef", "fieldPath")) or ""
+            return ir.EnvVar(name, secret=secret, origin="env", line=line)
+    if view.has_at(value_from, path, "fieldRef"):
+        ref_path, ref = (*path, "fieldRef"), _child(value_from, "fieldRef")
+        field_path = view.string_at(ref, ref_path, "fieldPath") or ""
         return ir.EnvVar(name, value=field_path, origin="fieldRef", line=line)
-    if view.has((*path, "resourceFieldRef")):
-        resource = view.string((*path, "resourceFieldRef", "resource")) or ""
+    if view.has_at(value_from, path, "resourceFieldRef"):
+        ref_path, ref = (*path, "resourceFieldRef"), _child(value_from, "resourceFieldRef")
+        resource = view.string_at(ref, ref_path, "resource") or ""
         return ir.EnvVar(name, value=f"resource:{resource}", origin="fieldRef", line=line)
     return ir.EnvVar(name, value=None, origin="env", line=line)
+
+
+def _child(node: object, key: str) -> object:
+    """``node[key]`` of a mapping; None for anything else (the *_at getters then walk the path)."""
+    return node.get(key) if isinstance(node, dict) else None
 
 
 # Volumes and mounts
@@ -359,54 +370,56 @@ def _volumes(view: ObjectView, path: Path, claim_templates: tuple[str, ...]) -> 
         if not isinstance(item, dict):
             view.bad_type(vpath, "a mapping", item)
             continue
-        name = view.string((*vpath, "name"))
+        name = view.string_at(item, vpath, "name")
         if name:
-            volumes[name] = _volume(view, vpath)
+            volumes[name] = _volume(view, vpath, item)
     return volumes
 
 
-def _volume(view: ObjectView, vpath: Path) -> _Volume:
-    def text(*keys: str) -> str | None:
-        return view.string((*vpath, *keys))
+def _volume(view: ObjectView, vpath: Path, item: dict[str, object]) -> _Volume:
+    """The volume ``item`` (the mapping at ``vpath``), by its source."""
 
-    def flag(*keys: str) -> bool:
-        return bool(view.boolean((*vpath, *keys)))
+    def text(source: str, key: str) -> str | None:
+        return view.string_at(_child(item, source), (*vpath, source), key)
 
-    if view.has((*vpath, "persistentVolumeClaim")):
+    def flag(source: str, key: str) -> bool:
+        return bool(view.boolean_at(_child(item, source), (*vpath, source), key))
+
+    if "persistentVolumeClaim" in item:
         claim = text("persistentVolumeClaim", "claimName") or ""
         return _Volume("pvc", claim, flag("persistentVolumeClaim", "readOnly"), f"pvc:{claim}")
-    if view.has((*vpath, "hostPath")):
+    if "hostPath" in item:
         host = text("hostPath", "path") or ""
         return _Volume("hostPath", host, False, host)
-    if view.has((*vpath, "nfs")):
+    if "nfs" in item:
         where = f"{text('nfs', 'server') or ''}:{text('nfs', 'path') or ''}"
         return _Volume("nfs", where, flag("nfs", "readOnly"), f"nfs:{where}")
-    if view.has((*vpath, "csi")):
+    if "csi" in item:
         driver = text("csi", "driver") or ""
         return _Volume("csi", driver, flag("csi", "readOnly"), f"csi:{driver}")
-    if view.has((*vpath, "emptyDir")):
+    if "emptyDir" in item:
         medium = text("emptyDir", "medium")
         return _Volume("emptyDir", medium)
-    if view.has((*vpath, "configMap")):
+    if "configMap" in item:
         return _Volume("configMap", text("configMap", "name"), True)
-    if view.has((*vpath, "secret")):
+    if "secret" in item:
         return _Volume("secret", text("secret", "secretName"), True)
-    if view.has((*vpath, "ephemeral")):
+    if "ephemeral" in item:
         return _Volume("pvc", "ephemeral")
-    item = view.peek(vpath)
-    source_type = next((str(k) for k in item if k != "name"), None) if isinstance(item, dict) else None
+    source_type = next((str(k) for k in item if k != "name"), None)
     return _Volume("other", source_type)
 
 
 def _mounts(view: ObjectView, cpath: Path, volumes: dict[str, _Volume], facts: PodFacts) -> list[ir.Mount]:
     mounts = []
+    entries = view.peek((*cpath, "volumeMounts"))
     for mpath, item in view.items((*cpath, "volumeMounts")):
         if not isinstance(item, dict):
             view.bad_type(mpath, "a mapping", item)
             continue
-        line = view.line(mpath)
-        name = view.string((*mpath, "name")) or ""
-        target = view.string((*mpath, "mountPath")) or ""
+        line = view.line_at(entries, mpath)
+        name = view.string_at(item, mpath, "name") or ""
+        target = view.string_at(item, mpath, "mountPath") or ""
         volume = volumes.get(name)
         if volume is None:
             view.diags.add(
@@ -416,7 +429,7 @@ def _mounts(view: ObjectView, cpath: Path, volumes: dict[str, _Volume], facts: P
                 view.job,
             )
             volume = _Volume("other", name)
-        read_only = bool(view.boolean((*mpath, "readOnly"))) or volume.read_only
+        read_only = bool(view.boolean_at(item, mpath, "readOnly")) or volume.read_only
         mounts.append(ir.Mount(target, volume.source, volume.kind, read_only, line))
         if volume.kind == "configMap" and volume.source:
             facts.config_maps.append(ConfigMapMount(volume.source, target, line))

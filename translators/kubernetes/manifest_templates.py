@@ -90,23 +90,30 @@ def _walk(node: Any, line: int, brace_ok: bool, paren_ok: bool, found: list[tupl
     if isinstance(node, str):
         _scan(node, line, brace_ok, paren_ok, found)
     elif isinstance(node, LineDict):
-        runs_shell = _runs_shell(node)
         for key, value in node.items():
-            if isinstance(key, str):
+            if isinstance(key, str) and "$" in key:
                 _scan(key, node.key_line(key), False, False, found)
             child_brace, child_paren = brace_ok, paren_ok
             if key in _SHELL_KEYS:
                 child_brace = child_paren = True
             elif key in _ARGV_KEYS:
                 # Kubernetes expands $(VAR) in an argv; ${VAR} only means something to a shell.
-                child_brace, child_paren = brace_ok or runs_shell, True
+                child_brace, child_paren = brace_ok or _runs_shell(node), True
             elif key == "env":
                 _walk_env(value, brace_ok, found)
                 continue
-            _walk(value, node.value_line(key), child_brace, child_paren, found)
+            if _may_hold_placeholders(value):  # most values are plain text: no line to look up
+                _walk(value, node.value_line(key), child_brace, child_paren, found)
     elif isinstance(node, LineList):
         for index, item in enumerate(node):
             _walk(item, node.item_line(index), brace_ok, paren_ok, found)
+
+
+def _may_hold_placeholders(value: Any) -> bool:
+    """Whether _walk can find anything in ``value``: a '$' in a string, or a mapping or list."""
+    if isinstance(value, str):
+        return "$" in value
+    return isinstance(value, LineDict | LineList)
 
 
 def _walk_env(env: Any, brace_ok: bool, found: list[tuple[int, str]]) -> None:
