@@ -30,8 +30,6 @@ from . import directives, options
 from .directives import Header, Setting, Unknown
 from .raw_keys import RAW_KEYS
 
-_SBATCH_LINE = re.compile(r"^#SBATCH", re.MULTILINE)
-_SCRON_LINE = re.compile(r"^#SCRON", re.MULTILINE)
 _CALLS_SBATCH = re.compile(r"(?:^|[\s;&|(`{])sbatch(?=[\s;&|)`]|$)", re.MULTILINE)
 _CALLS_SRUN = re.compile(r"(?:^|[\s;&|(`{])srun(?=\s|$)", re.MULTILINE)
 _CALLS_SALLOC = re.compile(r"(?:^|[\s;&|(`{])salloc(?=\s|$)", re.MULTILINE)
@@ -60,17 +58,17 @@ def sniff(text: str) -> JobKind | None:
     if text.startswith("\ufeff"):
         text = text[1:]
     shebang = text.startswith("#!")
-    scron = _SCRON_LINE.search(text)
-    if scron and _only_comments_or_cron_before(text, scron.start()):
+    scron = _line_starting(text, "#SCRON")
+    if scron >= 0 and _only_comments_or_cron_before(text, scron):
         return JobKind.SCRONTAB
-    sbatch = _SBATCH_LINE.search(text)
+    sbatch = _line_starting(text, "#SBATCH")
     if shebang and not runs_under_shell(text.split("\n", 1)[0]):
         # sbatch reads directives up to the first line that is not a comment: a Python or Perl
         # program whose #SBATCH lines sit in a docstring after its first statement has none.
-        if sbatch and _only_comments_or_cron_before(text, sbatch.start(), cron=False):
+        if sbatch >= 0 and _only_comments_or_cron_before(text, sbatch, cron=False):
             return JobKind.SBATCH
         return None
-    if sbatch and (shebang or _only_comments_or_cron_before(text, sbatch.start(), cron=False)):
+    if sbatch >= 0 and (shebang or _only_comments_or_cron_before(text, sbatch, cron=False)):
         return JobKind.SBATCH
     if shebang:
         if _DISABLED_SBATCH.search(text):  # all directives commented out: still a batch script
@@ -83,9 +81,18 @@ def sniff(text: str) -> JobKind | None:
         if _CALLS_SRUN.search(code) or _ARRAY_VARS.search(code):
             return JobKind.SBATCH
         return None
-    if _looks_like_crontab(directives.split_lines(text)):
+    if _looks_like_crontab(text):
         return JobKind.SCRONTAB
     return None
+
+
+def _line_starting(text: str, prefix: str) -> int:
+    """The offset of the first line that starts with ``prefix``, or -1 (what ``^prefix`` under
+    re.MULTILINE finds, at the cost of a substring search)."""
+    if text.startswith(prefix):
+        return 0
+    at = text.find("\n" + prefix)
+    return at + 1 if at >= 0 else -1
 
 
 def _only_comments_or_cron_before(text: str, end: int, cron: bool = True) -> bool:
@@ -100,10 +107,18 @@ def _only_comments_or_cron_before(text: str, end: int, cron: bool = True) -> boo
     return True
 
 
-def _looks_like_crontab(lines: list[str]) -> bool:
-    """A user crontab whose commands are scripts or programs given by path."""
+def _looks_like_crontab(text: str) -> bool:
+    """A user crontab whose commands are scripts or programs given by path. Its lines are taken
+    one at a time: most texts (manifests, programs) fail on their first line."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
     entries = 0
-    for line in lines:
+    start, n = 0, len(text)
+    while start < n:
+        eol = text.find("\n", start)
+        eol = n if eol < 0 else eol
+        line = text[start:eol]
+        start = eol + 1
         stripped = line.strip()
         if not stripped or stripped.startswith("#") or _ENV_LINE.match(stripped):
             continue
