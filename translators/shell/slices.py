@@ -56,12 +56,17 @@ class Cuts:
             return -1
         return at
 
-    def _sorted(self, spans: Spans) -> list[Spans]:
-        out: list[Spans] = [[] for _ in self._starts]
+    def _sorted(self, spans: Spans) -> dict[int, Spans]:
+        """Each statement's spans, in the lexer's order; statements without any have no entry."""
+        out: dict[int, Spans] = {}
         for span in spans:
             at = self._owner(span[0])
             if at >= 0:
-                out[at].append(span)
+                held = out.get(at)
+                if held is None:
+                    out[at] = [span]
+                else:
+                    held.append(span)
         return out
 
     def statement(self, index: int) -> tuple[Lexed, Structure]:
@@ -74,11 +79,13 @@ class Cuts:
         if last < len(tokens) and tokens[last].start < end:
             last += 1  # the newline that carried the statement's here-document bodies
 
+        new = tuple.__new__  # Token(...) without NamedTuple's Python-level __new__ (see lexer)
+
         def own_spans(name: str) -> Spans:
-            return [(a - start, b - start) for a, b in self._spans[name][index]]
+            return [(a - start, b - start) for a, b in self._spans[name].get(index, ())]
 
         own = Lexed(
-            tokens=[Token(t.kind, t.text, t.start - start, t.end - start) for t in tokens[stmt.first : last]],
+            tokens=[new(Token, (t[0], t[1], t[2] - start, t[3] - start)) for t in tokens[stmt.first : last]],
             heredocs=[
                 replace(
                     h,
