@@ -127,3 +127,22 @@ def test_commands_that_touch_the_state_are_not_kept() -> None:
         words=(Word("srun", "srun", 3),), assignments=(Word("A=1", "A=1", 3),), line=3, text="A=1 srun"
     )
     assert remembered.key(assigned, 0, {}, {}, {}) is None
+
+
+def test_each_mover_is_replace_of_the_line() -> None:
+    from dataclasses import fields, replace
+
+    from migrate import ir
+
+    samples = [
+        ir.Launcher("srun", (ir.KeyValue("ntasks", "4"),), ("python", "x.py"), 3, "srun python x.py"),
+        ir.EnvVar("DATA", "/scratch/d", None, "export", 7),
+        ir.StoragePath("/scratch/d", "read", "body", 2),
+        ir.MonitoringHook("nvidia-smi", "dmon", 9),
+        ir.RawItem("shell:trap", "EXIT", 4, "shell", 1),
+    ]
+    assert {type(s) for s in samples} == set(remembered._LINED)
+    for item in samples:
+        moved = remembered._MOVERS[type(item)](item, 5)
+        assert moved == replace(item, line=item.line + 5)
+        assert [f.name for f in fields(moved)] == [f.name for f in fields(item)]

@@ -722,3 +722,13 @@ def test_an_salloc_helper_is_an_interactive_job_sized_by_its_options() -> None:
     dynamic = [d for d in diags.items if d.code == "SLURM-DYNAMIC-VALUE"]
     assert [(d.line, "the shell sets it" in d.message) for d in dynamic] == [(3, True)]
     assert [launcher.name for launcher in job.components[0].launchers] == ["srun"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="#SBATCHRON \n\r\tx", max_size=60))
+def test_line_starting_finds_what_a_multiline_anchor_finds(text: str) -> None:
+    import re
+
+    for prefix in ("#SBATCH", "#SCRON"):
+        m = re.compile("^" + prefix, re.MULTILINE).search(text)
+        assert reader._line_starting(text, prefix) == (m.start() if m else -1)

@@ -43,9 +43,9 @@ class Token(NamedTuple):
     end: int
 
 
-# Tokens are made by the million: ``_new(Token, (kind, text, start, end))`` is ``Token(...)`` without
-# the Python-level __new__ that NamedTuple generates, at less than half the cost.
-_new = tuple.__new__
+# Tokens are made by the million: ``new_token(Token, (kind, text, start, end))`` is ``Token(...)``
+# without the Python-level __new__ that NamedTuple generates, at less than half the cost.
+new_token = tuple.__new__
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class Lexer:
         pending: list[_Pending] = []
         delimiter_op: tuple[int, bool] | None = None  # a '<<' waiting for its word
         emit = None if nested else self.out.tokens.append
-        new = _new
+        new = new_token
         while i < n:
             if nested:
                 self.nested_budget -= 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import replace
 
-from .lexer import HereDocSpan, Lexed, Token
+from .lexer import HereDocSpan, Lexed, Token, new_token
 from .split import Statement, Structure
 
 Spans = list[tuple[int, int]]
@@ -79,13 +79,13 @@ class Cuts:
         if last < len(tokens) and tokens[last].start < end:
             last += 1  # the newline that carried the statement's here-document bodies
 
-        new = tuple.__new__  # Token(...) without NamedTuple's Python-level __new__ (see lexer)
-
         def own_spans(name: str) -> Spans:
             return [(a - start, b - start) for a, b in self._spans[name].get(index, ())]
 
         own = Lexed(
-            tokens=[new(Token, (t[0], t[1], t[2] - start, t[3] - start)) for t in tokens[stmt.first : last]],
+            tokens=[
+                new_token(Token, (t[0], t[1], t[2] - start, t[3] - start)) for t in tokens[stmt.first : last]
+            ],
             heredocs=[
                 replace(
                     h,

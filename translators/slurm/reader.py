@@ -110,8 +110,6 @@ def _only_comments_or_cron_before(text: str, end: int, cron: bool = True) -> boo
 def _looks_like_crontab(text: str) -> bool:
     """A user crontab whose commands are scripts or programs given by path. Its lines are taken
     one at a time: most texts (manifests, programs) fail on their first line."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
     entries = 0
     start, n = 0, len(text)
     while start < n:
