@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,16 +225,34 @@ def measure_step(step: Step, site: Path, cache: Path, seed: int, idle_wait_s: fl
 
 
 def measure_all(
-    site: Path, cache: Path, seed: int, only: set[str] | None, idle_wait_s: float, repeat: int = 1
+    site: Path,
+    cache: Path,
+    seed: int,
+    only: set[str] | None,
+    idle_wait_s: float,
+    repeat: int = 1,
+    restore: Callable[[], object] | None = None,
 ) -> list[Measured]:
-    """Each step ``repeat`` times, the fastest kept: other work on a shared machine only slows runs."""
+    """Every step, in ``repeat`` rounds; the fastest run of each step is kept.
+
+    Other work on a shared machine only slows runs, and it comes and goes over minutes: run N
+    times in a row, the baseline and the scan could each fall into a different spell. In rounds,
+    each step is measured once per round, so every step sees every spell. ``restore`` puts the
+    site back as generated before each round after the first, when a step changes its files.
+    """
+    steps = [s for s in STEPS if not only or s.measurement in only or s.name in only]
+    runs: dict[str, list[Measured]] = {step.name: [] for step in steps}
+    for number in range(repeat):
+        if number and restore is not None and any(step.before == "change-files" for step in steps):
+            restore()
+        for step in steps:
+            if repeat > 1:
+                print(f"round {number + 1} of {repeat}:", end="", file=sys.stderr, flush=True)
+            runs[step.name].append(measure_step(step, site, cache, seed, idle_wait_s))
     measured: list[Measured] = []
     base: Measured | None = None
-    for step in STEPS:
-        if only and step.measurement not in only and step.name not in only:
-            continue
-        runs = [measure_step(step, site, cache, seed, idle_wait_s) for _ in range(repeat)]
-        row = min(runs, key=lambda r: r.result.get("seconds", 0.0))
+    for step in steps:
+        row = min(runs[step.name], key=lambda r: r.result.get("seconds", 0.0))
         row.ratios = _ratios(row.result, row.process_seconds, base)
         if step.measurement == "baseline":
             base = row
@@ -344,7 +363,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", type=Path, help="where the site and cache go (default: a temp folder)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--only", nargs="*", help="measurement names to run (baseline, scan, plan, ...)")
-    parser.add_argument("--repeat", type=int, default=1, help="run each step N times, keep the fastest")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="measure every step in N rounds, keep the fastest run of each"
+    )
     parser.add_argument(
         "--wait-idle",
         type=float,
@@ -363,7 +384,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     distribution = generated.strip().splitlines()[-1]
     only = set(args.only) if args.only else None
-    rows = measure_all(site, cache, args.seed, only, args.wait_idle, args.repeat)
+
+    def restore() -> None:
+        run_generate(
+            "--out", str(site), "--files", str(args.files), "--seed", str(args.seed), "--sizes", args.sizes
+        )
+
+    rows = measure_all(site, cache, args.seed, only, args.wait_idle, args.repeat, restore)
     where = f"{info['cpu']}, {info['cores']} cores, Python {info['python']}"
     print(f"\n{args.files} files ({args.sizes} sizes), seed {args.seed}; {where}")
     print(f"site: {distribution}")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import random
 import socket
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import settings
@@ -97,3 +99,10 @@ def free_ports(count: int) -> int:
             continue
         return first
     raise RuntimeError("no free port range for the Slurm sandbox")
+
+
+def benchmark_module(name: str) -> ModuleType:
+    """``benchmarks.<name>``: benchmarks/ is not installed, it runs from the repository."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(REPO))
+        return importlib.import_module(f"benchmarks.{name}")

@@ -10,24 +10,17 @@ from types import ModuleType
 
 import pytest
 import yaml
-
-REPO = Path(__file__).resolve().parent.parent
+from conftest import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def longtail() -> ModuleType:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(REPO))  # benchmarks/ is not installed: it runs from the repository
-        from benchmarks import longtail as module
-    return module
+    return benchmark_module("longtail")
 
 
 @pytest.fixture(scope="module")
 def generate() -> ModuleType:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(REPO))
-        from benchmarks import generate as module
-    return module
+    return benchmark_module("generate")
 
 
 def test_target_sizes_have_the_median_and_tail_asked_for(longtail: ModuleType) -> None:
