@@ -379,18 +379,22 @@ def main(argv: list[str] | None = None) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     info = machine()
     print(f"generating {args.files} files under {site} ...", file=sys.stderr, flush=True)
-    generated = run_generate(
-        "--out", str(site), "--files", str(args.files), "--seed", str(args.seed), "--sizes", args.sizes
+    site_args = (
+        "--out",
+        str(site),
+        "--files",
+        str(args.files),
+        "--seed",
+        str(args.seed),
+        "--sizes",
+        args.sizes,
     )
-    distribution = generated.strip().splitlines()[-1]
+    distribution = run_generate(*site_args).strip().splitlines()[-1]
     only = set(args.only) if args.only else None
-
-    def restore() -> None:
-        run_generate(
-            "--out", str(site), "--files", str(args.files), "--seed", str(args.seed), "--sizes", args.sizes
-        )
-
-    rows = measure_all(site, cache, args.seed, only, args.wait_idle, args.repeat, restore)
+    # the same arguments give the same bytes: a round after a step changed the site starts from it again
+    rows = measure_all(
+        site, cache, args.seed, only, args.wait_idle, args.repeat, lambda: run_generate(*site_args)
+    )
     where = f"{info['cpu']}, {info['cores']} cores, Python {info['python']}"
     print(f"\n{args.files} files ({args.sizes} sizes), seed {args.seed}; {where}")
     print(f"site: {distribution}")
