@@ -708,9 +708,22 @@ def test_interrupted_translate_leaves_old_or_complete_new(tmp_path: Path) -> Non
     assert any(code in (130, -signal.SIGTERM) for _, code, _ in outcomes), outcomes
 
 
+# With "slow", each file written and each file moved waits a little, so that the writing
+# and the moving last long enough for the kill to land inside them on a fast machine too.
 _COMMIT_ONLY = """
-import sys
+import sys, time
+from migrate import outputs
 from migrate.outputs import OutputTree
+write, put = OutputTree._write_file, outputs._Install.put
+def slow_write(path, content, mode):
+    time.sleep(0.001)
+    write(path, content, mode)
+def slow_put(self, source, target, rel):
+    time.sleep(0.001)
+    put(self, source, target, rel)
+if sys.argv[4:] == ["slow"]:
+    OutputTree._write_file = staticmethod(slow_write)
+    outputs._Install.put = slow_put
 tree = OutputTree()
 for i in range(int(sys.argv[2])):
     tree.add(f"d{i % 40}/f{i}.txt", sys.argv[3] * 2000 + str(i))
@@ -730,7 +743,7 @@ def test_commit_killed_at_random_points(tmp_path: Path) -> None:
     rng = random.Random(11)
     states = []
     for i in range(4):
-        argv = [sys.executable, "-c", _COMMIT_ONLY, str(out), "600", "n"]
+        argv = [sys.executable, "-c", _COMMIT_ONLY, str(out), "600", "n", "slow"]
         proc = subprocess.Popen(argv, stderr=subprocess.DEVNULL)  # KeyboardInterrupt's traceback
         moving = i % 2 == 1  # odd rounds: the moment the first old file is set aside
         deadline = time.monotonic() + 30
@@ -751,7 +764,8 @@ def test_commit_killed_at_random_points(tmp_path: Path) -> None:
         if state == "new":
             shutil.rmtree(out)
             shutil.copytree(kept, out)
-    assert "old" in states and "new" in states, states  # killed while writing, and while moving
+    # killed while writing: the old files; killed while moving: the move completes first
+    assert states == ["old", "new", "old", "new"], states
 
 
 def _tree(variant: str, count: int = 30) -> OutputTree:
