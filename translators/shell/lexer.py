@@ -12,6 +12,8 @@ does not swallow the rest of the file.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -443,6 +445,30 @@ def arithmetic_ends(text: str) -> dict[int, int]:
         elif open_parens:  # a newline followed by another one
             blank_inside.add(open_parens[-1])
     return ends
+
+
+def line_finder(text: str) -> Callable[[int], int]:
+    """Map an offset in text to its 0-based line."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    return lambda pos: bisect_left(newlines, pos)
+
+
+def blank_comments(text: str, lexed: Lexed) -> str:
+    """The text with every comment the lexer found replaced by blanks."""
+    if not lexed.comments:
+        return text
+    parts: list[str] = []
+    last = 0
+    # Recovery from unbalanced input may lex a comment more than once: each counts once.
+    for start, end in sorted(set(lexed.comments)):
+        start = max(start, last)
+        if end <= start:
+            continue
+        parts.append(text[last:start])
+        parts.append(" " * (end - start))
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def lex(text: str, record_substitutions: bool = False) -> Lexed:

@@ -24,13 +24,12 @@ that uses them, marked with the variable that captures their output.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
-from . import remembered
-from .lexer import NEWLINE, WORD, Lexed, Token, is_assignment, lex, substitutions
+from . import pieces, remembered
+from .lexer import NEWLINE, WORD, Lexed, Token, blank_comments, is_assignment, lex, line_finder, substitutions
 from .model import Command, Word, shift_command
 from .parsed import BashlexError, drafts_from_bashlex
 from .slices import Cuts
@@ -106,30 +105,24 @@ def _shifted(commands: tuple[Command, ...], lines: int) -> tuple[Command, ...]:
     return shifted
 
 
-def line_finder(text: str) -> Callable[[int], int]:
-    """Map an offset in text to its 0-based line."""
-    newlines = [m.start() for m in re.finditer("\n", text)]
-    return lambda pos: bisect_left(newlines, pos)
-
-
 # Whole scripts rarely repeat at a site (statements do, and have their own cache); a small
 # cache keeps the scripts inside scripts (here-documents, bash -c) without holding thousands of bodies.
 @lru_cache(maxsize=1024)
 def read_script(text: str, depth: int = 0) -> ScriptRead:
-    lexed = lex(text, record_substitutions=True)  # the statements' own readings are cut from this one
-    structure = split(lexed.tokens)
-    cuts = Cuts(lexed, structure) if Cuts.usable(lexed, structure) else None
-    line_of = line_finder(text)
+    problems: dict[int, str] = {}
+    cut = pieces.cut(text)
+    if cut is not None:
+        statements, code = cut
+    else:  # a syntax problem somewhere: the whole text is read at once, as bash reads it
+        statements, code = _whole(text, problems)
     parts: list[tuple[int, tuple[Command, ...]]] = []
     unparsed: list[tuple[int, str]] = []
     too_deep: dict[int, str] = {}
     deep = f"command substitutions nested more than {_MAX_DEPTH} deep: the innermost were not read"
     understood = 0
     inner_problems: list[tuple[int, str]] = []  # bash -n stops on these too
-    for index, stmt in enumerate(structure.statements):
-        line = line_of(stmt.start)
-        prepared = partial(cuts.statement, index) if cuts else None
-        result = read_statement(text[stmt.start : stmt.end], depth, prepared)
+    for line, statement, prepared in statements:
+        result = read_statement(statement, depth, prepared)
         parts.append((line, result.commands))
         for inner_line in result.too_deep:
             too_deep[line + inner_line] = deep
@@ -138,20 +131,32 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
             understood += 1
         else:
             unparsed.append((line, result.reason))
-    problems: dict[int, str] = {}
-    for pos, message in sorted(lexed.problems + structure.problems):
-        problems.setdefault(line_of(pos), message)
     for line, message in inner_problems:
         problems.setdefault(line, f"inside a command substitution: {message}")
     return ScriptRead(
         parts=tuple(parts),
-        statements=len(structure.statements),
+        statements=len(statements),
         understood=understood,
         unparsed=tuple(unparsed),
         problems=tuple(sorted(problems.items())),
-        code=_blank_comments(text, lexed),
+        code=code,
         too_deep=tuple(sorted(too_deep.items())),
     )
+
+
+def _whole(text: str, problems: dict[int, str]) -> tuple[pieces.Statements, str]:
+    """The statements of the whole text read at once; its syntax problems go to ``problems`` by line."""
+    lexed = lex(text, record_substitutions=True)  # the statements' own readings are cut from this one
+    structure = split(lexed.tokens)
+    cuts = Cuts(lexed, structure) if Cuts.usable(lexed, structure) else None
+    line_of = line_finder(text)
+    statements: pieces.Statements = [
+        (line_of(stmt.start), text[stmt.start : stmt.end], partial(cuts.statement, index) if cuts else None)
+        for index, stmt in enumerate(structure.statements)
+    ]
+    for pos, message in sorted(lexed.problems + structure.problems):
+        problems.setdefault(line_of(pos), message)
+    return statements, blank_comments(text, lexed)
 
 
 class _StatementCache:
@@ -365,26 +370,10 @@ def _with_substitutions(
     return out, reasons, too_deep, problems
 
 
-def _blank_comments(text: str, lexed: Lexed) -> str:
-    if not lexed.comments:
-        return text
-    parts: list[str] = []
-    last = 0
-    # Recovery from unbalanced input may lex a comment more than once: each counts once.
-    for start, end in sorted(set(lexed.comments)):
-        start = max(start, last)
-        if end <= start:
-            continue
-        parts.append(text[last:start])
-        parts.append(" " * (end - start))
-        last = end
-    parts.append(text[last:])
-    return "".join(parts)
-
-
 def cache_clear() -> None:
     """Forget cached reads (for measurements)."""
     read_script.cache_clear()
+    pieces.clear()
     STATEMENTS.clear()
     _SHIFTED.clear()
     remembered.clear()
