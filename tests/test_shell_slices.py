@@ -87,3 +87,12 @@ def test_a_cut_statement_reads_as_the_statement_alone() -> None:
     lexed = lex(text, record_substitutions=True)
     alone = [read_statement(text[s.start : s.end]).commands for s in split(lexed.tokens).statements]
     assert parts == alone
+
+
+@pytest.mark.parametrize("piece", _PIECES)
+@pytest.mark.parametrize("after", ["\n", "  # a comment after it\n", "\n# and on the next line\n", ""])
+def test_a_text_of_one_statement_cuts_as_read_alone(piece: str, after: str) -> None:
+    """The statement that starts its text keeps its tokens: what lies after its end is left out."""
+    if "<<" in piece and after.startswith(" "):
+        after = "\n" + after  # a here-document's terminator line holds nothing else
+    assert assert_cuts_agree(piece + after) == (0 if piece.startswith("#") else 1)

@@ -71,13 +71,15 @@ class Cuts:
 
     def statement(self, index: int) -> tuple[Lexed, Structure]:
         """The lexing and structure of statement ``index`` alone, as if its text had been read by itself."""
-        self._sort_once()
         stmt = self.structure.statements[index]
         start, end = stmt.start, stmt.end
         tokens = self.lexed.tokens
         last = stmt.last
         if last < len(tokens) and tokens[last].start < end:
             last += 1  # the newline that carried the statement's here-document bodies
+        if start == 0 and len(self.structure.statements) == 1:
+            return self._only(stmt, last)
+        self._sort_once()
 
         def own_spans(name: str) -> Spans:
             return [(a - start, b - start) for a, b in self._spans[name].get(index, ())]
@@ -104,6 +106,29 @@ class Cuts:
         )
         shape = Structure(
             statements=[Statement(0, stmt.last - stmt.first, 0, end - start)],
+            roles=self.structure.roles[stmt.first : last],
+            depths=self.structure.depths[stmt.first : last],
+        )
+        return own, shape
+
+    def _only(self, stmt: Statement, last: int) -> tuple[Lexed, Structure]:
+        """The one statement of a text that starts with it (a line, a piece): its offsets are already
+        its own, so the tokens are kept and only what lies after its end is left out."""
+        lexed, end = self.lexed, stmt.end
+
+        def own_spans(spans: Spans) -> Spans:
+            return [span for span in spans if span[0] < end]
+
+        own = Lexed(
+            tokens=lexed.tokens[stmt.first : last],
+            heredocs=[h for h in lexed.heredocs if h.op_start < end],
+            comments=own_spans(lexed.comments),
+            arithmetic=own_spans(lexed.arithmetic),
+            substitutions=own_spans(lexed.substitutions),
+            quoted=own_spans(lexed.quoted),
+        )
+        shape = Structure(
+            statements=[Statement(0, stmt.last - stmt.first, 0, end)],
             roles=self.structure.roles[stmt.first : last],
             depths=self.structure.depths[stmt.first : last],
         )
