@@ -34,6 +34,7 @@ _HEADER = re.compile(
     r"\s*(?P<rest>.*)$"
 )
 _CLOSE = re.compile(r"^(?P<indent>\s*)\}\s*(?:#.*)?$")
+_EMPTY_PARENS = re.compile(r"\(\s*\)")  # in every header but those of the function keyword
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,8 @@ class FunctionSpan:
 
 def function_spans(text: str, start_line: int) -> list[FunctionSpan]:
     """Shell functions defined at the top of the script, with the lines they cover."""
+    if "function" not in text and _EMPTY_PARENS.search(text) is None:
+        return []  # no line can hold a header: most scripts define no function
     lines = text.split("\n")
     spans: list[FunctionSpan] = []
     i = 0

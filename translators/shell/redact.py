@@ -83,8 +83,21 @@ def _hints(text: str) -> _Hints:
 
 
 def _may_hold(text: str) -> bool:
-    """False when no rule can change ``text``."""
-    return any(_hints(text))
+    """False when no rule can change ``text``; remembered for short texts, which repeat: every
+    ``#SBATCH`` line of every script is asked."""
+    if len(text) > _SHORT:
+        return any(_hints(text))
+    known = _MAY_HOLD.get(text)
+    if known is None:
+        if len(_MAY_HOLD) >= _MAY_HOLD_MAX:
+            _MAY_HOLD.clear()
+        known = _MAY_HOLD[text] = any(_hints(text))
+    return known
+
+
+_SHORT = 200
+_MAY_HOLD: dict[str, bool] = {}
+_MAY_HOLD_MAX = 16384  # under 3 MB
 
 
 def is_literal(value: str) -> bool:
@@ -123,7 +136,7 @@ def redact(text: str, any_case: bool = True) -> str:
     ``any_case=False`` takes only upper-case names for variables, as in text that may be
     another language's code (a here-document of Python: ``key=scores.get``).
     """
-    if not text:
+    if not text or (len(text) <= _SHORT and not _may_hold(text)):
         return text
     hints = _hints(text)
     if not any(hints):
