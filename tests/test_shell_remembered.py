@@ -81,6 +81,17 @@ _PIECES = (
     "export HF_TOKEN=hf_abcdefghijklmnopqrstuvwx",
     "source /opt/envs/a/bin/activate",
     "trap 'rm -rf $RUN' EXIT",
+    # the job-id flow: assignments of job-id variables are read each time, others recalled
+    "JID=$(sbatch --parsable prep.sh)",
+    "PREV=$JID",
+    "PREV=none",
+    "LAST=$PREV",
+    "sbatch --dependency=afterok:$PREV train.sh",
+    "sbatch --dependency=afterok:${LAST} eval.sh",
+    "submit() {\n  PREV=$1\n  sbatch --dependency=afterok:$PREV x.sh\n}",
+    "submit $JID",
+    "CKPT=${RUN:-/scratch}/ckpt MODE=train",
+    "DATA=$RUN/data >> /lustre/assign.log",
 )
 
 
@@ -127,6 +138,23 @@ def test_commands_that_touch_the_state_are_not_kept() -> None:
         words=(Word("srun", "srun", 3),), assignments=(Word("A=1", "A=1", 3),), line=3, text="A=1 srun"
     )
     assert remembered.key(assigned, 0, {}, {}, {}) is None
+
+
+def test_an_assignment_alone_is_kept_unless_it_names_a_job_id_variable() -> None:
+    assignment = Command(words=(), assignments=(Word("B=$A/x", "B=$A/x", 3),), line=3, text="B=$A/x")
+    assert remembered.key(assignment, 0, {}, {}, {}) is not None
+    assert remembered.key(assignment, 0, {}, {}, {}, job_ids={"A": (2,)}) is None
+    dated = Word("B=$(date)", "B=$(date)", 3)
+    substituted = Command(words=(), assignments=(dated,), line=3, text="B=$(date)")
+    assert remembered.key(substituted, 0, {}, {}, {}) is None
+    body = (
+        "JID=$(sbatch --parsable a.sh)\nPREV=$JID\nsbatch --dependency=afterok:$PREV b.sh\n"
+        "PREV=none\nsbatch --dependency=afterok:$PREV c.sh\n"
+    )
+    _assert_same(body + body)
+    facts, _ = _read(body + body)  # the second time, PREV=none is recalled: PREV holds no job id again
+    targets = [d.targets for s in facts.submits for d in s.dependencies]
+    assert targets == [("submitted-at:1",), ("$PREV",), ("submitted-at:6",), ("$PREV",)]
 
 
 def test_each_mover_is_replace_of_the_line() -> None:

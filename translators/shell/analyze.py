@@ -155,7 +155,10 @@ class _Analysis:
                 self.functions[span.name] = [shift_command(c, offset) for c, offset in body]
 
     def _in_definition(self, cmd: Command) -> bool:
-        return any(s.first <= cmd.line <= s.last for s in self.defined)
+        return self._defines_at(cmd.line)
+
+    def _defines_at(self, line: int) -> bool:
+        return any(s.first <= line <= s.last for s in self.defined)
 
     def _call(self, call: Command) -> None:
         """A call of a function that submits: its sbatch and job-id assignments, at the call's line."""
@@ -194,17 +197,21 @@ class _Analysis:
         k = (
             None
             if cmd.name in self.functions
-            else remembered.key(cmd, depth, self.known, self.arrays, self.path_vars)
+            else remembered.key(cmd, depth, self.known, self.arrays, self.path_vars, self.ids.held)
         )
         if k is None:
             self._command(shift_command(cmd, offset), depth)
             return
-        recalled = remembered.recall(k, cmd.line + offset)
+        line = cmd.line + offset
+        recalled = remembered.recall(k, line)
         if recalled is not None:
             found, variables = recalled
             for name, items in found:
                 getattr(self, name).extend(items)
             remembered.apply(variables, self._tables())
+            if cmd.assignments and not (depth == 0 and self._defines_at(line)):
+                for word in cmd.assignments:  # as _command tells the job-id flow
+                    self.ids.assign(word.value, line)
             return
         cmd = shift_command(cmd, offset)
         before, tables = self._state(), remembered.snapshot(self._tables())

@@ -9,8 +9,11 @@ what the key holds are kept:
 - eligible: no here-document, no assignment before the command, no word that
   declares variables, submits, traps, evals or starts a shell (those change or
   read the analysis' state, or read scripts inside), not a call of a function
-  the script defined; and ``export NAME=value ...`` with values written out,
-  whose effect on the script's variables is kept with its findings;
+  the script defined; ``export NAME=value ...`` with values written out; and
+  ``NAME=value ...`` alone, without substitutions, quotes or arrays, naming no
+  variable that holds job ids (so that it only tells the job-id flow that NAME
+  holds none, which the caller repeats). What these two set in the script's
+  variables is kept with their findings;
 - the key: the text, where the command sits (nesting, depth, origin, background,
   the variable capturing it) and what the script set each variable it names to,
   then each variable those values name, and so on;
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -37,6 +40,7 @@ from .model import Command
 _BARRED = DECLARING | SHELLS | {"sbatch", "trap", "eval", "scontrol"}
 _NAMED = re.compile(r"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
 _LITERAL_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=[^$`()\\'\"]*\Z")
+_PLAIN_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=[^`()\\'\"]+\Z")
 # The analysis' lists a command's reading appends to, and the types they may hold here.
 FINDINGS = ("launchers", "modules", "software", "env", "storage", "monitoring", "raw")
 _LINED = (ir.Launcher, ir.EnvVar, ir.StoragePath, ir.MonitoringHook, ir.RawItem)
@@ -65,11 +69,18 @@ def key(
     known: Mapping[str, str],
     arrays: Mapping[str, tuple[str, ...]],
     path_vars: Mapping[str, str],
+    job_ids: Container[str] = (),
 ) -> Key | None:
-    """The key of an eligible command; None when its reading must run."""
-    if cmd.assignments or not cmd.words:
+    """The key of an eligible command; None when its reading must run. ``job_ids``: the variables
+    that hold job ids."""
+    if not cmd.words:
+        if assigned_names(cmd) is None:
+            return None
+        if "$" in cmd.text and any(name in job_ids for name in _NAMED.findall(cmd.text)):
+            return None
+    elif cmd.assignments:
         return None
-    exporting = cmd.words[0].value == "export" and exported_names(cmd) is not None
+    exporting = bool(cmd.words) and cmd.words[0].value == "export" and exported_names(cmd) is not None
     for word in cmd.words[1:] if exporting else cmd.words:
         if word.value in _BARRED:
             return None
@@ -95,6 +106,20 @@ def key(
     return (cmd.text, cmd.nested, cmd.background, cmd.origin, cmd.captured_by, depth, tuple(state))
 
 
+def assigned_names(cmd: Command) -> tuple[str, ...] | None:
+    """The names ``A=1 B=$X`` sets: a command of assignments alone, none with a substitution, a
+    quote or an array; None for any other command."""
+    if cmd.words or not cmd.assignments:
+        return None
+    names: list[str] = []
+    for word in cmd.assignments:
+        m = _PLAIN_ASSIGNMENT.match(word.raw)
+        if m is None:
+            return None
+        names.append(m.group(1))
+    return tuple(names)
+
+
 def exported_names(cmd: Command) -> tuple[str, ...] | None:
     """The names ``export A=1 B=x`` sets, every value written out; None for any other export."""
     names: list[str] = []
@@ -113,8 +138,11 @@ def snapshot(tables: Tables) -> Tables:
 
 def sets_of(cmd: Command, before: Tables, after: Tables) -> Sets | None:
     """What the command left in the variable tables for the names it may set; None when it changed
-    any other variable (or is not an export and changed any)."""
-    allowed = set(exported_names(cmd) or ()) if cmd.words[0].value == "export" else set()
+    any other variable (or sets none and changed any)."""
+    if not cmd.words:
+        allowed = set(assigned_names(cmd) or ())
+    else:
+        allowed = set(exported_names(cmd) or ()) if cmd.words[0].value == "export" else set()
     known, arrays, path_vars = after
     changed = _changed(before[0], known) | _changed(before[1], arrays) | _changed(before[2], path_vars)
     if changed - allowed:
@@ -209,6 +237,7 @@ __all__ = [
     "Sets",
     "Tables",
     "apply",
+    "assigned_names",
     "clear",
     "exported_names",
     "keep",
