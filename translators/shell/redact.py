@@ -97,7 +97,7 @@ def _may_hold(text: str) -> bool:
 
 _SHORT = 200
 _MAY_HOLD: dict[str, bool] = {}
-_MAY_HOLD_MAX = 16384  # under 3 MB
+_MAY_HOLD_MAX = 4096  # under 1 MB
 
 
 def is_literal(value: str) -> bool:

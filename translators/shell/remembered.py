@@ -45,7 +45,7 @@ _PLAIN_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=[^`()\\'\"]+\Z")
 FINDINGS = ("launchers", "modules", "software", "env", "storage", "monitoring", "raw")
 _LINED = (ir.Launcher, ir.EnvVar, ir.StoragePath, ir.MonitoringHook, ir.RawItem)
 _UNLINED = (ir.KeyValue, str)
-MAX_KEPT = 16384  # about 10 MB at most
+MAX_KEPT = 12288  # about 8 MB at most
 
 Key = tuple[Any, ...]
 Findings = tuple[tuple[str, tuple[Any, ...]], ...]  # (list name, what was appended to it)
