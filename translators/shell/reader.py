@@ -1,5 +1,7 @@
 """Read a shell text statement by statement into simple commands.
 
+The text is cut into its statements by :mod:`.pieces`, line by line, without
+lexing it whole; a text with a syntax problem is lexed whole, as bash reads it.
 Each statement is read on its own and the result is cached by its text:
 sites repeat the same lines (``module load``, ``export NCCL_DEBUG=WARN``,
 ``srun ...``) across thousands of scripts, and bashlex costs about a
