@@ -58,7 +58,7 @@ _MAX_DEPTH = 6
 _ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=\(")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StatementRead:
     understood: bool
     reason: str  # why the tolerant reader was needed ("" when understood)
