@@ -177,3 +177,15 @@ def test_a_guess_that_is_not_whole_tries_the_rest_of_the_script(monkeypatch: pyt
     assert 'echo "a\nx" \'y\n' in lexed  # the guess
     assert text in lexed  # then the rest of the script
     assert_pieces_agree(text, monkeypatch)
+
+
+def test_a_long_piece_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An argument array longer than the pieces kept: read again each time, the same way."""
+    array = "ARGS=(\n" + "".join(f"  --option-{i} value-{i}\n" for i in range(40)) + ")\n"
+    assert len(array) > pieces._CHUNK_KEPT_CHARS
+    pieces.clear()
+    first = pieces.cut(array)
+    lexed = _lexed_texts(monkeypatch)
+    again = pieces.cut(array)
+    assert lexed == [array]
+    assert first is not None and again is not None and again[1] == first[1]

@@ -60,7 +60,8 @@ _LINES_MAX = 32768  # about 5 MB; a site of 10,000 scripts has some 26,000 disti
 # What a line holds, one object per shape: lines differ in their text far more than in it.
 _SHAPES: dict[Piece | _Open, Piece | _Open] = {}
 _CHUNKS: dict[str, Piece] = {}
-_CHUNKS_MAX = 2048  # about 1 MB
+_CHUNKS_MAX = 16384  # about 6 MB
+_CHUNK_KEPT_CHARS = 600  # longer pieces (argument arrays, long functions) seldom come again
 
 
 def cut(text: str) -> tuple[Statements, str] | None:
@@ -126,9 +127,10 @@ def _read_chunk(text: str, pos: int, end: int) -> tuple[str, Piece, Cuts | None]
         structure = split(lexed.tokens)
         if _at_rest(lexed, structure, stop == len(text)):
             piece = _piece(chunk, lexed, structure)
-            if len(_CHUNKS) >= _CHUNKS_MAX:
-                _CHUNKS.clear()
-            _CHUNKS[chunk] = piece
+            if len(chunk) <= _CHUNK_KEPT_CHARS:
+                if len(_CHUNKS) >= _CHUNKS_MAX:
+                    _CHUNKS.clear()
+                _CHUNKS[chunk] = piece
             return chunk, piece, Cuts(lexed, structure)
     return None
 
