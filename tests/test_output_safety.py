@@ -153,8 +153,9 @@ def _count_examples() -> Any:
 @needs_bash
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    name=text_without("\n\r", min_size=1),
-    # '$NAME' in a manifest is an envsubst placeholder (tests/test_templates.py), not a folder name
+    # '$NAME' and '${NAME}' in a manifest are envsubst placeholders (tests/test_templates.py), in a
+    # job name as anywhere: a name keeps its '$' only where no placeholder can start
+    name=text_without("\n\r", min_size=1).map(lambda v: re.sub(r"\$(?=[A-Za-z_{(])", "$ ", v)),
     workdir=text_without("\n\r$", max_size=20).map(lambda s: "/w/" + s),
     value=text_without("\n\r,$"),  # ',' ends an --export item; '$': see the xfail test below
     arg=text_without("\r"),
@@ -347,8 +348,9 @@ def _run_sbatch(script: str, where: Path, marker: Path) -> tuple[list[str], dict
 @needs_bash
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    name=text_without("\n\r", min_size=1),
-    # '$NAME' in a manifest is an envsubst placeholder (tests/test_templates.py), not a folder name
+    # '$NAME' and '${NAME}' in a manifest are envsubst placeholders (tests/test_templates.py), in a
+    # job name as anywhere: a name keeps its '$' only where no placeholder can start
+    name=text_without("\n\r", min_size=1).map(lambda v: re.sub(r"\$(?=[A-Za-z_{(])", "$ ", v)),
     workdir=text_without("\n\r$", max_size=20).map(lambda s: "/w/" + s),
     env=st.dictionaries(
         st.one_of(st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True), text_without("=\n", min_size=1)),
