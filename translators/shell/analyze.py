@@ -154,10 +154,8 @@ class _Analysis:
                 self.defined.append(span)
                 self.functions[span.name] = [shift_command(c, offset) for c, offset in body]
 
-    def _in_definition(self, cmd: Command) -> bool:
-        return self._defines_at(cmd.line)
-
     def _defines_at(self, line: int) -> bool:
+        """The line lies inside a function the script defines (whose sbatch calls are read at each call)."""
         return any(s.first <= line <= s.last for s in self.defined)
 
     def _call(self, call: Command) -> None:
@@ -246,7 +244,7 @@ class _Analysis:
 
     def _command(self, cmd: Command, depth: int) -> None:
         top = depth == 0 and cmd.origin == "body" and not cmd.nested
-        defining = depth == 0 and self._in_definition(cmd)
+        defining = depth == 0 and self._defines_at(cmd.line)
         if not defining:
             for word in cmd.assignments:
                 self.ids.assign(word.value, cmd.line)
@@ -410,7 +408,7 @@ class _Analysis:
             environment.software_command(program, setup)
             self._apply(setup)
         elif name == "sbatch":
-            if not (depth == 0 and self._in_definition(cmd)):  # read at each call of the function
+            if not (depth == 0 and self._defines_at(cmd.line)):  # read at each call of the function
                 self._submit(cmd, program)
         elif name == "scontrol" and submissions.requeues_itself(program):
             self._resubmits(program[0].line, "scontrol requeue puts the job back in the queue")

@@ -77,8 +77,13 @@ class Cuts:
         last = stmt.last
         if last < len(tokens) and tokens[last].start < end:
             last += 1  # the newline that carried the statement's here-document bodies
+        shape = Structure(
+            statements=[Statement(0, stmt.last - stmt.first, 0, end - start)],
+            roles=self.structure.roles[stmt.first : last],
+            depths=self.structure.depths[stmt.first : last],
+        )
         if start == 0 and len(self.structure.statements) == 1:
-            return self._only(stmt, last)
+            return self._only(stmt, last), shape
         self._sort_once()
 
         def own_spans(name: str) -> Spans:
@@ -104,22 +109,17 @@ class Cuts:
             substitutions=own_spans("substitutions"),
             quoted=own_spans("quoted"),
         )
-        shape = Structure(
-            statements=[Statement(0, stmt.last - stmt.first, 0, end - start)],
-            roles=self.structure.roles[stmt.first : last],
-            depths=self.structure.depths[stmt.first : last],
-        )
         return own, shape
 
-    def _only(self, stmt: Statement, last: int) -> tuple[Lexed, Structure]:
-        """The one statement of a text that starts with it (a line, a piece): its offsets are already
-        its own, so the tokens are kept and only what lies after its end is left out."""
+    def _only(self, stmt: Statement, last: int) -> Lexed:
+        """The lexing of the one statement of a text that starts with it (a line, a piece): its
+        offsets are already its own, so the tokens are kept and only what lies after its end is left out."""
         lexed, end = self.lexed, stmt.end
 
         def own_spans(spans: Spans) -> Spans:
             return [span for span in spans if span[0] < end]
 
-        own = Lexed(
+        return Lexed(
             tokens=lexed.tokens[stmt.first : last],
             heredocs=[h for h in lexed.heredocs if h.op_start < end],
             comments=own_spans(lexed.comments),
@@ -127,9 +127,3 @@ class Cuts:
             substitutions=own_spans(lexed.substitutions),
             quoted=own_spans(lexed.quoted),
         )
-        shape = Structure(
-            statements=[Statement(0, stmt.last - stmt.first, 0, end)],
-            roles=self.structure.roles[stmt.first : last],
-            depths=self.structure.depths[stmt.first : last],
-        )
-        return own, shape
