@@ -144,6 +144,10 @@ CODES: dict[str, tuple[str, str]] = {
         "the container runs its image's default command, which the manifest does not name",
     ),
     "TO-SLURM-GPU-TYPE": (WARNING, "a GPU model that no partition of the site config has"),
+    "TO-SLURM-NO-GRES": (
+        WARNING,
+        "a device the pods ask for that no GRES of the site config stands for, on nodes they share",
+    ),
     "TO-SLURM-UNRESOLVED": (
         WARNING,
         "a count held by a template placeholder with no value: left out of the script, not defaulted",

@@ -24,7 +24,7 @@ PACKAGE_DIRS = {
 CORE = frozenset(
     {
         *("ir", "serialize", "diagnostics", "names", "secrets", "outputs", "fidelity", "json_indented"),
-        *("render", "yamlload", "vocab"),
+        *("render", "yamlload", "vocab", "devices"),
     }
 )
 COMMANDS_BELOW_REPORTS = frozenset(("translate", "matrix", "slurmcheck", "init_config"))

@@ -182,13 +182,19 @@ def test_unset_backoff_uses_the_kubernetes_default(tmp_path: Path) -> None:
     assert entry(t, "backoffLimit unset (Kubernetes' default 6)")[0] == FidelityStatus.APPROXIMATED
 
 
-def test_gang_jobs_get_whole_nodes_with_a_note(tmp_path: Path) -> None:
-    t = translate(tmp_path, PYTORCHJOB)
-    text = script(t)
-    assert (
-        "# migrate: approximated: a gang of pods; each node is given to the job whole\n#SBATCH --exclusive"
-        in text
-    )
+def test_pods_that_take_whole_nodes_get_them_with_a_note(tmp_path: Path) -> None:
+    whole = PYTORCHJOB.replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 8")
+    text = script(translate(tmp_path, whole))
+    note = "# migrate: approximated: each pod takes a whole node; the node is the job's alone"
+    assert f"{note}\n#SBATCH --exclusive" in text
+    assert sbatch_options(text)["nodes"] == "4"
+
+
+def test_pods_that_share_a_node_are_packed_and_not_exclusive(tmp_path: Path) -> None:
+    """4 pods of 4 GPUs on 8-GPU nodes: 2 nodes of 2 tasks, each task its own 4 GPUs, as pods pack."""
+    opts = sbatch_options(script(translate(tmp_path, PYTORCHJOB)))
+    assert (opts["nodes"], opts["ntasks-per-node"], opts["gpus-per-task"]) == ("2", "2", "4")
+    assert "exclusive" not in opts and "gres" not in opts
 
 
 # ---------------------------------------------------------------------------
@@ -549,17 +555,27 @@ spec:
 """
 
 
-def test_pytorchjob_becomes_srun_torchrun_with_a_rendezvous_on_the_first_node(tmp_path: Path) -> None:
-    t = translate(tmp_path, PYTORCHJOB)
-    text = script(t)
+def test_pytorchjob_of_python_per_pod_is_one_task_per_pod_with_the_operators_ranks(tmp_path: Path) -> None:
+    """The operator starts ``python train.py`` once per pod and sets RANK/WORLD_SIZE: 4 processes, not 16."""
+    whole = PYTORCHJOB.replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 8")
+    text = script(translate(tmp_path, whole))
     opts = sbatch_options(text)
-    assert opts["nodes"] == "4" and opts["ntasks-per-node"] == "1" and opts["gres"] == "gpu:4"
+    assert opts["nodes"] == "4" and opts["ntasks-per-node"] == "1" and opts["gres"] == "gpu:8"
     assert 'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)' in text
+    assert "torchrun" not in text
     assert (
-        "srun --container-image='registry.example#train:1' torchrun "
-        '--nnodes="$SLURM_JOB_NUM_NODES" '
-        '--nproc_per_node=4 --rdzv_id="$SLURM_JOB_ID" --rdzv_backend=c10d '
-        '--rdzv_endpoint="$MASTER_ADDR:$MASTER_PORT" train.py --epochs 3'
+        "srun --container-image='registry.example#train:1' bash -c 'export RANK=$SLURM_PROCID "
+        "WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID"
+    ) in text
+    assert text.rstrip().endswith("migrate-torch-env python train.py --epochs 3")
+
+
+def test_pytorchjob_running_torchrun_keeps_one_agent_per_pod(tmp_path: Path) -> None:
+    torchrun = PYTORCHJOB.replace('["python", "train.py"', '["torchrun", "--nproc_per_node=4", "train.py"')
+    text = script(translate(tmp_path, torchrun))
+    assert (
+        'torchrun --nnodes="$SLURM_NTASKS" --rdzv_id="$SLURM_JOB_ID" --rdzv_backend=c10d '
+        '--rdzv_endpoint="$MASTER_ADDR:$MASTER_PORT" --nproc_per_node=4 train.py --epochs 3'
     ) in text
 
 
@@ -702,7 +718,8 @@ spec:
 def test_volcano_gang_is_one_allocation_of_its_replicas(tmp_path: Path) -> None:
     t = translate(tmp_path, VOLCANO)
     opts = sbatch_options(script(t))
-    assert opts["nodes"] == "3" and "exclusive" in opts
+    # pods that ask for nothing: one per node assumed, never the whole node
+    assert opts["nodes"] == "3" and "exclusive" not in opts
     assert entry(t, "spec.minAvailable")[0] == FidelityStatus.MAPPED
 
 

@@ -50,6 +50,7 @@ from migrate.site.allocation_resources import (
     missing_fabric_devices,
 )
 from migrate.site.config import PartitionConfig, SiteConfig
+from migrate.site.kube_component import kube_components
 from migrate.site.slurmtime import format_slurm_time
 
 _NO_PARTITION = Provenance(
@@ -106,9 +107,13 @@ def allocate(
     name, partition = _partition(job, site, say)
     part = site.config.partition(name) if name else None
     node = site.nodes.get(name) if name else None
-    components = tuple(
-        component(job, comp, index, name, part, node, say) for index, comp in enumerate(job.components)
-    )
+    if job.source.format == "kubernetes":
+        label = f"partition {name}" if name else "the partition"
+        components = kube_components(job, name, part, node, say, label, site.config.kubernetes)
+    else:
+        components = tuple(
+            component(job, comp, index, name, part, node, say) for index, comp in enumerate(job.components)
+        )
     notes: list[str] = []
     if name and part is None:
         notes.append(f"partition {name} is not in the site configuration: what its nodes hold is unknown")
@@ -228,4 +233,11 @@ def _time_limit(
     return Sourced(hours * 3600, Provenance(Source.ASSUMED, detail))
 
 
-__all__ = ["WHOLE_NODE_MODES", "allocate", "fabric_device", "missing_fabric_devices"]
+def node_type(config: SiteConfig | None, partition: str | None) -> NodeType | None:
+    """What one node of ``partition`` holds, as the allocation reads it (None: unknown)."""
+    if config is None or not partition:
+        return None
+    return _site(config).nodes.get(partition)
+
+
+__all__ = ["WHOLE_NODE_MODES", "allocate", "fabric_device", "missing_fabric_devices", "node_type"]

@@ -105,6 +105,11 @@ class ComponentAllocation(NamedTuple):
     exceeds: tuple[str, ...]  # what the job asks beyond a node of its partition: Slurm would refuse it
     notes: tuple[str, ...]  # what the reader of the allocation should know (GPU count unknown ...)
     replicas: int = 1  # copies of the component (the replicas of a Kubernetes role)
+    # A Kubernetes role: its pods, how many share a node, and the device resource ``gpus_per_node``
+    # counts when that is not a GPU (aws.amazon.com/neuron); see ``pod_allocation``.
+    pods: int = 0
+    pods_per_node: Sourced[int] | None = None
+    accelerator: str | None = None
 
     @property
     def gpus(self) -> int:
@@ -114,6 +119,11 @@ class ComponentAllocation(NamedTuple):
         out: dict[str, Any] = {"name": self.name}
         if self.replicas != 1:
             out["replicas"] = self.replicas
+        if self.pods_per_node is not None:
+            out["pods"] = self.pods
+            out["pods_per_node"] = self.pods_per_node.to_dict()
+        if self.accelerator:
+            out["accelerator"] = self.accelerator
         for key in (
             "nodes",
             "tasks",

@@ -12,7 +12,11 @@ from __future__ import annotations
 import math
 
 from migrate import ir
+from migrate.devices import DeviceKind
 from migrate.render import plural
+from migrate.site import pod_allocation
+from migrate.site.allocation import node_type
+from migrate.site.config import KubernetesSettings
 from migrate.vocab import FidelityStatus, JobKind, PlaceholderRole
 
 from . import (
@@ -298,43 +302,71 @@ def _unresolved(ctx: Context, role: PlaceholderRole, instead: str) -> bool:
     return bool(found)
 
 
+def _packing(ctx: Context, part: Part, place: placement.Placement) -> pod_allocation.PodGroup:
+    """How the part's pods share the nodes of its partition (``migrate.site.pod_allocation``)."""
+    settings = ctx.config.kubernetes if ctx.config is not None else KubernetesSettings()
+    label = f"partition {place.partition}" if place.partition else "the partition"
+    pods = ir.replace(
+        part.main, replicas=part.nodes, pods_per_job=1, resources=ir.replace(part.resources, nodes_min=None)
+    )
+    return pod_allocation.group(ctx.job, pods, node_type(ctx.config, place.partition), label, settings)
+
+
 def _resources(ctx: Context, header: Header, part: Part, place: placement.Placement) -> None:
     res = part.resources
-    tpn = kube_steps.tasks_per_node(part)
+    packed = _packing(ctx, part, place)
+    per_node = packed.pods_per_node.value
+    part.nodes_allocated = packed.nodes
+    part.pods_per_node = per_node
+    tpn = kube_steps.tasks_per_node(part) * per_node
     nodes_unknown = _unresolved(ctx, PlaceholderRole.NODES, "no --nodes is written (sbatch's default is 1)")
     gpus_unknown = _unresolved(ctx, PlaceholderRole.GPUS, "no GPUs are requested")
-    written = [] if nodes_unknown else [header.add("nodes", sbatch.format_nodes(part.nodes, None))]
+    written = [] if nodes_unknown else [header.add("nodes", sbatch.format_nodes(packed.nodes, None))]
+    if not nodes_unknown and packed.nodes > 1 and part.nodes % per_node:
+        written.append(header.add("ntasks", part.nodes * kube_steps.tasks_per_node(part)))
     written.append(header.add("ntasks-per-node", tpn))
     asked = ["an unknown number of pods" if nodes_unknown else plural(part.nodes, "pod")]
+    if per_node > 1:
+        asked.append(f"{per_node} per node")
+    task_share = max(1, tpn // per_node)
     if res.cpus_per_node:
-        rounded = res.cpus_per_node % tpn != 0
-        note = f"approximated: {res.cpus_per_node} CPUs over {tpn} tasks, rounded up" if rounded else ""
-        written.append(header.add("cpus-per-task", max(1, math.ceil(res.cpus_per_node / tpn)), note))
+        rounded = res.cpus_per_node % task_share != 0
+        note = (
+            f"approximated: {res.cpus_per_node} CPUs over {task_share} tasks, rounded up" if rounded else ""
+        )
+        written.append(header.add("cpus-per-task", max(1, math.ceil(res.cpus_per_node / task_share)), note))
         asked.append(f"cpu {res.cpus_per_node}")
     if res.mem_per_node_mb:
-        written.append(header.add("mem", sbatch.format_memory(res.mem_per_node_mb)))
+        written.append(header.add("mem", sbatch.format_memory(res.mem_per_node_mb * per_node)))
         asked.append(f"memory {res.mem_per_node_mb}Mi")
     gpus = res.computed_gpus_per_node()
-    gres = [ir.GenericResource("gpu", gpus)] if gpus else []
-    gres += [g for g in (_generic(ctx, generic, part.main.line) for generic in res.generic) if g]
+    gres: list[ir.GenericResource] = []
+    if gpus and per_node > 1 and task_share == 1:
+        written.append(header.add("gpus-per-task", gpus))
+    elif gpus:
+        gres.append(ir.GenericResource("gpu", gpus * per_node))
+    gres += [g for g in (_generic(ctx, d, per_node, packed, part.main.line) for d in packed.devices) if g]
     if gres:
         written.append(header.add("gres", sbatch.format_gres(tuple(gres))))
     if gpus:
         asked.append(f"{plural(gpus, 'GPU')}" + (f" ({res.gpu_type})" if res.gpu_type else ""))
     if res.tmp_disk_mb:
-        written.append(header.add("tmp", sbatch.format_memory(res.tmp_disk_mb)))
+        written.append(header.add("tmp", sbatch.format_memory(res.tmp_disk_mb * per_node)))
         asked.append(f"ephemeral-storage {res.tmp_disk_mb}Mi")
     if gpus_unknown:
         asked.append("GPUs unknown")
-    if part.nodes > 1 and not nodes_unknown:
+    if packed.whole_node and not nodes_unknown:
         written.append(
-            header.add("exclusive", None, "approximated: a gang of pods; each node is given to the job whole")
+            header.add(
+                "exclusive", None, "approximated: each pod takes a whole node; the node is the job's alone"
+            )
         )
     line = part.main.line
     ctx.fidelity.mapped(f"resources of {part.name}: {', '.join(asked)}", " ".join(written), line)
-    if res.cpus_per_node and res.cpus_per_node % tpn:
+    ctx.fidelity.mapped(f"pods of {part.name} per node", packed.pods_per_node.detail, line)
+    if res.cpus_per_node and res.cpus_per_node % task_share:
         ctx.fidelity.approximated(
-            f"cpu {res.cpus_per_node} over {tpn} ranks", "rounded up to whole CPUs per task", line
+            f"cpu {res.cpus_per_node} over {task_share} ranks", "rounded up to whole CPUs per task", line
         )
     if place.gpu_type_dropped and gpus:
         ctx.fidelity.dropped(
@@ -351,17 +383,55 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
         )
 
 
-def _generic(ctx: Context, generic: ir.GenericResource, line: int | None) -> ir.GenericResource | None:
-    """A Kubernetes extended resource as the GRES the site config names for it (``gres``), if any."""
+def _generic(
+    ctx: Context,
+    device: pod_allocation.PodDevice,
+    per_node: int,
+    packed: pod_allocation.PodGroup,
+    line: int | None,
+) -> ir.GenericResource | None:
+    """A device a pod asks for (other than GPUs) as the GRES the site names it, if it is one."""
+    kind = device.type.kind if device.type is not None else None
+    if kind in (DeviceKind.GPU, DeviceKind.GPU_SLICE):
+        return None
+    item = f"{device.resource}: {device.quantity}"
     table = ctx.config.gres if ctx.config is not None else ()
-    name = next((gres for gres, resource in table if resource == generic.name), None)
-    item = f"{generic.name}: {generic.count}"
+    name = next((gres for gres, resource in table if resource == device.resource), None)
     if name:
         ctx.fidelity.mapped(item, f"GRES {name}: the site config's gres table", line)
-        return ir.GenericResource(name, generic.count)
+        return ir.GenericResource(name, device.quantity * per_node)
+    if kind == DeviceKind.NIC:
+        held = (
+            "; the pods take whole nodes, and --exclusive gives the job all of them"
+            if packed.whole_node
+            else ""
+        )
+        ctx.fidelity.mapped(
+            item,
+            f"a network interface of the node: Slurm does not schedule it, every job on the node uses "
+            f"it{held}",
+            line,
+        )
+        return None
+    if packed.whole_node:
+        ctx.fidelity.approximated(
+            item,
+            "no GRES in the site config's gres table; each pod takes a whole node, and --exclusive holds "
+            "all of its devices",
+            line,
+        )
+        return None
+    suggested = device.type.gres if device.type is not None and device.type.gres else "NAME"
     ctx.fidelity.dropped(
         item,
-        "an extended resource with no GRES in the site config; Slurm nodes expose such devices to every job",
+        f"a device with no GRES in the site config (add gres: {{{suggested}: {device.resource}}}); "
+        "another job may share the node's devices",
+        line,
+    )
+    ctx.diag(
+        "TO-SLURM-NO-GRES",
+        f"{device.resource}: no GRES in migrate.yaml stands for it, and the pods do not take whole nodes; "
+        f"add gres: {{{suggested}: {device.resource}}} so that the job holds its devices",
         line,
     )
     return None

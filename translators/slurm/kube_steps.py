@@ -181,6 +181,14 @@ def mpi_lines(
         if value is not None and environment._NAME.match(name):
             lines.append(f"export {name}={shell_word(c_string(value))}")
             names = [*names, name] if ctx.runtime == PYXIS else names
+        elif value is None:
+            ctx.fidelity.mapped(
+                f"mpirun -x {name}",
+                f"srun gives every rank the batch script's environment (--export=ALL), {name} among it"
+                + (f"; the launcher pod's {name} is set above" if defined(name) else ""),
+                line,
+            )
+            names = [*names, name] if ctx.runtime == PYXIS and defined(name) else names
     if mpi.from_script:
         argv = list(mpi.program)
         ctx.fidelity.approximated(
@@ -193,6 +201,16 @@ def mpi_lines(
         argv = [kubevars.shell_text(kubevars.split(c_string(w), defined)) for w in mpi.program]
     tpn = tasks_per_node(part)
     srun_extra = [*extra, "--mpi=pmix"]
+    if mpi.workdir:
+        srun_extra.append(f"--chdir={shell_word(mpi.workdir)}")
+        ctx.fidelity.mapped(f"mpirun -wdir {mpi.workdir}", "srun --chdir: every rank starts there", line)
+    if mpi.bind:
+        srun_extra.append(f"--cpu-bind={launch.cpu_bind(mpi.bind)}")
+        ctx.fidelity.mapped(
+            f"mpirun --bind-to {mpi.bind}",
+            f"srun --cpu-bind={launch.cpu_bind(mpi.bind)} pins the ranks alike",
+            line,
+        )
     if mpi.ranks and mpi.ranks != tpn * part.nodes:
         srun_extra.append(f"--ntasks={mpi.ranks}")
     for dropped in mpi.dropped:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from migrate import ir
+from migrate.vocab import JobKind
 
 from . import kubevars
 from .context import APPTAINER, NO_RUNTIME, PYXIS, Context
@@ -162,9 +163,11 @@ def torch_program(ctx: Context, part: Part, argv: list[str], raw_words: list[str
     ``argv`` are the quoted words, ``raw_words`` the same words unquoted (to recognise options).
     """
     procs = _nproc(part)
+    # one torchrun agent per pod: as many as nodes, or as tasks where pods share a node
+    agents = '"$SLURM_JOB_NUM_NODES"' if part.pods_per_node == 1 else '"$SLURM_NTASKS"'
     rdzv = [
         "torchrun",
-        '--nnodes="$SLURM_JOB_NUM_NODES"',
+        f"--nnodes={agents}",
         f"--nproc_per_node={procs}",
         '--rdzv_id="$SLURM_JOB_ID"',
         "--rdzv_backend=c10d",
@@ -195,7 +198,10 @@ def torch_program(ctx: Context, part: Part, argv: list[str], raw_words: list[str
             *kept,
             *argv[i:],
         ], "torchrun gets its node count and c10d rendezvous from the allocation"
-    if raw_words and posixpath.basename(raw_words[0]).startswith("python") and len(raw_words) >= 2:
+    per_pod = ctx.job.kind == JobKind.PYTORCH_JOB
+    if per_pod or not raw_words or not posixpath.basename(raw_words[0]).startswith("python"):
+        pass  # the training operator starts the pod's program once: one task per pod, below
+    elif len(raw_words) >= 2:
         rest = raw_words[1:]
         if rest[0] == "-m" and len(rest) >= 2:
             return [
@@ -212,7 +218,10 @@ def torch_program(ctx: Context, part: Part, argv: list[str], raw_words: list[str
         "bash -c 'export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID "
         'LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE; exec "$@"\' migrate-torch-env'
     )
-    return [wrapper, *argv], "each task gets RANK/WORLD_SIZE/LOCAL_RANK from its Slurm task ids"
+    why = "each task gets RANK/WORLD_SIZE/LOCAL_RANK from its Slurm task ids"
+    if per_pod:
+        why = "one process per pod, as the operator starts it: " + why + ", as the operator sets them"
+    return [wrapper, *argv], why
 
 
 def _nproc(part: Part) -> int:
@@ -233,6 +242,11 @@ def torch_env_lines() -> list[str]:
 # MPI
 
 
+_MPIRUN_WDIR = frozenset({"-wdir", "--wdir", "-wd", "--wd"})
+# mpirun --bind-to values and the srun --cpu-bind that pins ranks the same way.
+_BIND = {"none": "none", "core": "cores", "socket": "sockets", "hwthread": "threads", "numa": "ldoms"}
+
+
 @dataclass
 class MpiLine:
     ranks: int | None  # -np
@@ -240,6 +254,8 @@ class MpiLine:
     program: list[str]  # raw words (argv) or shell text words (from a script)
     dropped: list[str]
     from_script: bool = False
+    workdir: str | None = None  # -wdir: where every rank starts (srun --chdir)
+    bind: str | None = None  # --bind-to: how ranks are pinned (srun --cpu-bind)
 
 
 def mpi_from_argv(argv: list[str]) -> MpiLine | None:
@@ -249,6 +265,8 @@ def mpi_from_argv(argv: list[str]) -> MpiLine | None:
     ranks: int | None = None
     env: list[tuple[str, str | None]] = []
     dropped: list[str] = []
+    workdir: str | None = None
+    bind: str | None = None
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         word = argv[i]
@@ -260,10 +278,14 @@ def mpi_from_argv(argv: list[str]) -> MpiLine | None:
         elif name == "-x" and values:
             key, has, val = values[0].partition("=")
             env.append((key, val if has else None))
+        elif name in _MPIRUN_WDIR and values:
+            workdir = values[0]
+        elif name in ("--bind-to", "-bind-to") and values and values[0] in _BIND:
+            bind = values[0]
         else:
             dropped.append(" ".join([word, *([] if eq else values)]))
         i += 1 + count
-    return MpiLine(ranks, env, argv[i:], dropped)
+    return MpiLine(ranks, env, argv[i:], dropped, workdir=workdir, bind=bind)
 
 
 def mpi_from_launcher(launcher: ir.Launcher) -> MpiLine:
@@ -305,6 +327,11 @@ def ray_params(job: ir.Job, comp: ir.Component, next_line: int | None) -> list[s
     return []
 
 
+def cpu_bind(bind: str) -> str:
+    """srun's --cpu-bind value for an mpirun --bind-to value."""
+    return _BIND[bind]
+
+
 __all__ = [
     "MPI",
     "PLAIN",
@@ -315,6 +342,7 @@ __all__ = [
     "TORCH",
     "MpiLine",
     "Program",
+    "cpu_bind",
     "enroot_image",
     "mpi_from_argv",
     "mpi_from_launcher",

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from migrate import ir
+from migrate.devices import gres_for
 from migrate.site.config import PartitionConfig
+from migrate.site.pod_allocation import pod_devices
 from migrate.vocab import FidelityStatus
 
 from .context import Context
@@ -39,6 +41,7 @@ class Basis(StrEnum):
     NODE_SELECTOR = "node-selector"  # the job's node selector is the partition's node pool
     GPU_MODEL = "gpu-model"  # a partition has the GPU model the job asks for
     GPU_COUNT = "gpu-count"  # the first partition with enough GPUs per node
+    DEVICE = "device"  # the only partitions whose nodes have the accelerator device the pods ask for
     DEFAULT = "default"  # nothing named one: the cluster's default partition
 
 
@@ -82,6 +85,20 @@ def gpu_partition(ctx: Context, product: str) -> str | None:
     return None
 
 
+def _by_device(ctx: Context, resources: list[ir.Resources], out: Placement) -> None:
+    """A partition whose nodes hold the accelerator (Neuron, Gaudi, TPU) the pods ask for."""
+    wanted = [
+        d.resource for res in resources for d in pod_devices(res) if d.accelerator and not res.gpus_per_node
+    ]
+    for resource in dict.fromkeys(wanted):
+        gres = gres_for(resource, ctx.config.gres if ctx.config is not None else ())
+        for name, config in _partitions(ctx):
+            if any(device in (resource, gres) for device, _ in config.devices):
+                out.partition, out.basis, out.status = name, Basis.DEVICE, FidelityStatus.APPROXIMATED
+                out.reason = f"the nodes of partition {name} have the {resource} devices the pods ask for"
+                return
+
+
 def account(ctx: Context) -> str | None:
     """The Slurm account whose namespace (site config ``accounts``) the job runs in."""
     namespace = ctx.job.placement.namespace
@@ -122,6 +139,8 @@ def decide(ctx: Context, resources: list[ir.Resources]) -> Placement:
         if part_name:
             out.partition, out.basis, out.status = part_name, Basis.GPU_MODEL, FidelityStatus.APPROXIMATED
             out.reason = f"GPU model {gpu_types[0]} is served by partition {part_name}"
+    if out.partition is None:
+        _by_device(ctx, resources, out)
     if out.partition is None and any(res.computed_gpus_per_node() for res in resources):
         wanted = max(res.computed_gpus_per_node() for res in resources)
         for name, config in _partitions(ctx):

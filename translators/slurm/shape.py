@@ -49,6 +49,9 @@ class Part:
     launch: str = PLAIN
     launcher: ir.Component | None = None  # MPI: the role whose mpirun line is run (its pod is not)
     note: str = ""  # why roles were merged or resources approximated
+    # How the pods land on Slurm nodes, once the partition is known (``kube_job._resources``).
+    nodes_allocated: int = 0
+    pods_per_node: int = 1
 
     @property
     def main(self) -> ir.Component:
