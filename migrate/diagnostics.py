@@ -63,6 +63,10 @@ CODES: dict[str, tuple[str, str]] = {
     "K8S-MISSING-FIELD": (ERROR, "a required field of a job manifest is missing"),
     "K8S-BAD-TYPE": (ERROR, "a field has the wrong type"),
     "K8S-BAD-QUANTITY": (ERROR, "a resource quantity that Kubernetes would reject"),
+    "K8S-RAY-CLUSTER-UNRESOLVED": (
+        WARNING,
+        "a RayJob's clusterSelector matches no scanned RayCluster, or several",
+    ),
     "K8S-IGNORED-KIND": (INFO, "an object that is not a workload; read for context or ignored"),
     "K8S-UNKNOWN-KIND": (WARNING, "a workload kind this version cannot read"),
     "K8S-SECRET-LITERAL": (WARNING, "a credential-like env var holds a literal value"),

@@ -92,6 +92,11 @@ RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
         FidelityStatus.APPROXIMATED,
         "resolved when the job starts: the tasks srun starts per node",
     ),
+    "rayClusterOf": (
+        FidelityStatus.APPROXIMATED,
+        "the selected RayCluster is started inside the job's own allocation, with the cluster's roles, "
+        "images and mounts; the standing cluster is not shared",
+    ),
     "kubectl.kubernetes.io/last-applied-configuration": (
         FidelityStatus.MAPPED,
         "kubectl's copy of the object, which is what is translated",
