@@ -17,7 +17,7 @@ from typing import Any
 from migrate import ir
 from migrate.site.allocation import allocate
 from migrate.site.allocation_model import ComponentAllocation, JobAllocation, Source
-from migrate.site.config import DEFAULT_GPUS_PER_NODE, SiteConfig
+from migrate.site.config import SiteConfig
 from migrate.vocab import TRAINING_KINDS, Format, JobKind
 
 ML_LAUNCHERS = frozenset(
@@ -184,8 +184,8 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
         job_id=job.id,
         format=job.source.format,
         kind=job.kind,
-        nodes=_nodes(job, config) if kubernetes else allocation.total_nodes(),
-        gpus=job.total_gpus() if kubernetes else allocation.total_gpus(),
+        nodes=allocation.total_nodes(),
+        gpus=allocation.total_gpus(),
         hours=limit.value / 3600 if limit.source != Source.ASSUMED else None,
         array_size=(job.array.count or len(job.array.indices)) if job.array else 0,
         launchers=launchers,
@@ -280,24 +280,6 @@ def _srun_mpi(job: ir.Job) -> bool:
             if launcher.name == "srun" and "--mpi" in launcher.text:
                 return True
     return False
-
-
-def _nodes(job: ir.Job, config: SiteConfig) -> int:
-    if job.source.format != Format.KUBERNETES:
-        return job.total_nodes()
-    # Pods are not nodes: a pod with 1 GPU is an eighth of an 8-GPU server.
-    gpus = job.total_gpus()
-    if not gpus:
-        return job.total_nodes()
-    per_node = DEFAULT_GPUS_PER_NODE
-    if job.placement.queue:
-        partition = config.partition_for_queue(job.placement.queue)
-        part = config.partition(partition) if partition else None
-        if part is not None and part.gpus_per_node:
-            per_node = part.gpus_per_node
-    widest_pod = max((c.resources.computed_gpus_per_node() for c in job.components), default=0)
-    per_node = max(per_node, widest_pod)
-    return max(1, -(-gpus // per_node))
 
 
 def _strict_placement(job: ir.Job) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from migrate import ir
 from migrate.devices import DeviceKind, DeviceType, device_type
 from migrate.render import plural
 from migrate.site.allocation_model import NodeType, Provenance, Source, Sourced
-from migrate.site.config import KubernetesSettings
+from migrate.site.config import DEFAULT_GPUS_PER_NODE, KubernetesSettings
 from migrate.vocab import JobKind
 
 MPI_KINDS = frozenset({JobKind.MPI_JOB})
@@ -105,6 +105,16 @@ def group(
         return one_per_node(
             Source.OPTION, "one pod per node: a Ray cluster on Slurm runs one ray start per node"
         )
+    if node is None and accelerator is not None and accelerator.type is not None:
+        # the common 8-GPU (or 8-device) server, as the plan assumes wherever migrate.yaml says nothing
+        per_node = max(1, DEFAULT_GPUS_PER_NODE // accelerator.quantity)
+        detail = (
+            f"what a node of {label} holds is unknown: {DEFAULT_GPUS_PER_NODE}-{_name(accelerator)} nodes "
+            f"assumed, {plural(per_node, 'pod')} per node"
+        )
+        used = Sourced(min(per_node, pods), Provenance(Source.ASSUMED, detail))
+        whole = accelerator.quantity >= DEFAULT_GPUS_PER_NODE
+        return PodGroup(pods, used, -(-pods // per_node), whole, tasks_per_pod, accelerator, devices)
     if node is None:
         return one_per_node(
             Source.ASSUMED, f"what a node of {label} holds is unknown: one pod per node assumed"
@@ -112,7 +122,8 @@ def group(
     fits: list[tuple[int, str]] = []
     node_accelerators = node_count(node, accelerator) if accelerator is not None else None
     if accelerator is not None and node_accelerators:
-        fits.append((node_accelerators // accelerator.quantity, f"{node_accelerators} {_name(accelerator)}"))
+        shown = f"{node_accelerators} {_name(accelerator)}" + ("s" if _name(accelerator) == "GPU" else "")
+        fits.append((node_accelerators // accelerator.quantity, shown))
     if res.cpus_per_node and node.cpus.value:
         free = max(1, node.cpus.value - settings.reserved_cpus)
         fits.append((free // res.cpus_per_node, f"{free} allocatable CPUs"))
@@ -171,7 +182,7 @@ def node_count(node: NodeType, device: PodDevice) -> int | None:
 
 def _name(device: PodDevice) -> str:
     if device.type is not None and device.type.kind == DeviceKind.GPU:
-        return "GPUs"
+        return "GPU"
     return device.resource
 
 
