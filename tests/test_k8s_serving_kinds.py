@@ -294,3 +294,41 @@ def test_the_injected_volumes_table_is_keyed_by_version_and_role() -> None:
     ]
     assert kinds.injected_volumes("kubeflow.org/v2beta1", "MPIJob", "Worker")[0].name == "ssh-auth"
     assert kinds.injected_volumes("kubeflow.org/v1", "PyTorchJob", "Master") == ()
+
+
+# ---------------------------------------------------------------------------
+# The tool's own output
+
+OWN = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: fsx-pvc
+  labels: {app.kubernetes.io/managed-by: migrate}
+spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 1Ti}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  labels: {app.kubernetes.io/managed-by: migrate}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox:1.36}]
+"""
+
+
+def test_objects_the_tool_wrote_are_noted_as_its_output() -> None:
+    jobs, diags = read(OWN)
+    assert [job.name for job in jobs] == ["train"]  # read back as translate --to slurm needs
+    (note,) = [d for d in diags if d.code == "FILE-MIGRATE-OUTPUT"]
+    assert (note.severity, note.line) == ("info", 1)
+    assert "PersistentVolumeClaim/fsx-pvc, Job/train" in note.message
+
+
+def test_the_label_the_reader_looks_for_is_the_one_the_writer_writes() -> None:
+    from migrate.translators.kubernetes.shared import MANAGED
+
+    assert MANAGED == {kinds.MANAGED_BY_LABEL: kinds.MANAGED_BY_VALUE}

@@ -492,6 +492,9 @@ TOPOLOGY_KEYS: dict[str, str] = {
     "kueue.x-k8s.io/podset-slice-size": "slice-size",
     "kueue.x-k8s.io/podset-group-name": "podset-group",
 }
+# What this tool labels the objects it writes with: a scan skips them (they are its own output).
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "migrate"
 PROMETHEUS_SCRAPE = "prometheus.io/scrape"
 PROMETHEUS_DETAIL_KEYS = ("prometheus.io/port", "prometheus.io/path")
 # Annotations that only repeat the object (and may repeat secrets in it): not kept.

@@ -78,6 +78,7 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     helm_lines = templates.template_lines(text)
     documents = load_documents(text, diags, templated=bool(helm_lines))
     objects = list(_objects(documents, diags))
+    _note_own_output(objects, diags)
     placeholders = _placeholders(documents) if templates.may_hold_placeholders(text) else []
     template_lines = sorted({*helm_lines, *(line for line, _ in placeholders)})
     if template_lines:
@@ -170,6 +171,30 @@ def _object(data: LineDict, doc: Document, origin: str, diags: Collector) -> K8s
     return K8sObject(
         data, doc.index, data.line, data.end_line, origin, api_version, group, kind, name, namespace
     )
+
+
+def _note_own_output(objects: list[K8sObject], diags: Collector) -> None:
+    """Objects this tool labels as its own: its earlier output, read as such (one info).
+
+    A scan skips the folder they were written to (with its translation.json) when it finds it
+    inside a scanned folder; named on its own, it is read, as ``translate --to slurm`` reads it back.
+    """
+    own = [obj for obj in objects if _labels(obj).get(kinds.MANAGED_BY_LABEL) == kinds.MANAGED_BY_VALUE]
+    if not own:
+        return
+    names = ", ".join(f"{obj.kind}/{obj.name or '-'}" for obj in own[:3]) + (" ..." if len(own) > 3 else "")
+    diags.add(
+        "FILE-MIGRATE-OUTPUT",
+        f"{names}: labelled {kinds.MANAGED_BY_LABEL}={kinds.MANAGED_BY_VALUE}, written by migrate translate; "
+        "read as that output (a scan of a folder above it skips the folder holding its translation.json)",
+        own[0].line,
+    )
+
+
+def _labels(obj: K8sObject) -> dict[object, object]:
+    metadata = obj.data.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    return labels if isinstance(labels, dict) else {}
 
 
 def _guess_api_version(kind: str) -> str:
