@@ -70,6 +70,7 @@ CODES: dict[str, tuple[str, str]] = {
     "K8S-BAD-QUANTITY": (ERROR, "a resource quantity that Kubernetes would reject"),
     "K8S-IGNORED-KIND": (INFO, "an object that is not a workload; read for context or ignored"),
     "K8S-UNKNOWN-KIND": (WARNING, "a workload kind this version cannot read"),
+    "K8S-POD-TEMPLATE": (INFO, "a pod template Spark fills in (podTemplateFile): not a job of its own"),
     "K8S-SECRET-LITERAL": (WARNING, "a credential-like env var holds a literal value"),
     # Argo Workflows
     "ARGO-DEPENDS-SYNTAX": (

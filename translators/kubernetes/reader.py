@@ -21,7 +21,7 @@ from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
-from . import embedded, kinds
+from . import embedded, kinds, pod_templates
 from . import manifest_configmaps as configmaps
 from . import manifest_templates as templates
 from .manifest_context import FileContext, K8sObject, read_context
@@ -87,7 +87,12 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     workloads: list[tuple[K8sObject, kinds.WorkloadKind]] = []
     for obj in objects:
         workload = kinds.workload_kind(obj.group, obj.kind)
-        if workload is not None:
+        role = pod_templates.spark_role(obj.kind, obj.data)
+        if role is not None:
+            what = f"{obj.kind}/{obj.name or '-'}"
+            how = f"its container is named spark-kubernetes-{role}"
+            diags.add(pod_templates.CODE, pod_templates.message(what, role, how), obj.line)
+        elif workload is not None:
             workloads.append((obj, workload))
         else:
             _guarded(partial(_read_non_workload, obj, context, diags), obj, None, diags)
@@ -166,7 +171,7 @@ def _object(data: LineDict, doc: Document, origin: str, diags: Collector) -> K8s
         name = str(raw_name) if isinstance(raw_name, str | int) and not isinstance(raw_name, bool) else None
         raw_namespace = metadata.get("namespace")
         namespace = str(raw_namespace) if isinstance(raw_namespace, str) else None
-    if name is None and kind not in kinds.LIST_KINDS:
+    if name is None and kind not in kinds.LIST_KINDS and pod_templates.spark_role(kind, data) is None:
         diags.add("K8S-MISSING-FIELD", f"{where}: metadata.name is missing for kind {kind}", data.line)
     return K8sObject(
         data, doc.index, data.line, data.end_line, origin, api_version, group, kind, name, namespace
