@@ -27,6 +27,11 @@ CODES: dict[str, tuple[str, str]] = {
     "FILE-SYMLINK-OUTSIDE": (INFO, "a symbolic link points outside the scanned tree and was not followed"),
     "FILE-NOT-A-JOB": (INFO, "the file looks like a job file by name but holds no job"),
     "FILE-NUL-BYTE": (WARNING, "stray NUL bytes in a text file were dropped; sbatch refuses such a script"),
+    "FILE-MIGRATE-OUTPUT": (
+        INFO,
+        "this tool's own earlier output: a folder with its translation.json inside a scanned folder is "
+        "skipped; its managed-by label is noted",
+    ),
     "FILE-DIAGNOSTICS-CAPPED": (INFO, "one code past the per-file limit: the rest are counted, not listed"),
     "INTERNAL-ERROR": (ERROR, "a reader failed on this file; the file is listed and the run went on"),
     # sbatch directives
@@ -69,6 +74,7 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "K8S-IGNORED-KIND": (INFO, "an object that is not a workload; read for context or ignored"),
     "K8S-UNKNOWN-KIND": (WARNING, "a workload kind this version cannot read"),
+    "K8S-POD-TEMPLATE": (INFO, "a pod template Spark fills in (podTemplateFile): not a job of its own"),
     "K8S-SECRET-LITERAL": (WARNING, "a credential-like env var holds a literal value"),
     # Argo Workflows
     "ARGO-DEPENDS-SYNTAX": (

@@ -121,7 +121,8 @@ class Mount:
 
     target: str
     source: str | None = None  # host path, PVC claim name, volume name
-    kind: str = "bind"  # bind | hostPath | pvc | configMap | secret | emptyDir | nfs | csi | other
+    # bind | hostPath | pvc | configMap | secret | emptyDir | nfs | csi | generated (by an operator) | other
+    kind: str = "bind"
     read_only: bool = False
     line: int | None = None
 

@@ -123,6 +123,9 @@ class JobKind(StrEnum):
     TRAIN_JOB = "TrainJob"
     RAY_JOB = "RayJob"
     RAY_CLUSTER = "RayCluster"
+    RAY_SERVICE = "RayService"
+    LEADER_WORKER_SET = "LeaderWorkerSet"
+    NIM_SERVICE = "NIMService"
     DEPLOYMENT = "Deployment"
     STATEFUL_SET = "StatefulSet"
     POD = "Pod"
@@ -131,7 +134,18 @@ class JobKind(StrEnum):
 # Kinds that only submit other jobs: no work of their own.
 WRAPPER_KINDS = frozenset((JobKind.WRAPPER,))
 # Long-running services: they stay on Kubernetes, and a plan towards Slurm keeps them there.
-SERVING_KINDS = frozenset((JobKind.DEPLOYMENT, JobKind.STATEFUL_SET, JobKind.RAY_CLUSTER))
+SERVING_KINDS = frozenset(
+    (
+        JobKind.DEPLOYMENT,
+        JobKind.STATEFUL_SET,
+        JobKind.RAY_CLUSTER,
+        JobKind.RAY_SERVICE,
+        JobKind.LEADER_WORKER_SET,
+        JobKind.NIM_SERVICE,
+    )
+)
+# Kinds that exist only to serve a model over the network (Ray Serve, NVIDIA NIM): serving by kind.
+MODEL_SERVER_KINDS = frozenset((JobKind.RAY_SERVICE, JobKind.NIM_SERVICE))
 # Training operators' jobs: training whatever their name says.
 TRAINING_KINDS = frozenset(
     (
@@ -237,6 +251,7 @@ __all__ = [
     "COEXISTENCE_CHOICES",
     "CRON_KINDS",
     "INTERACTIVE_KINDS",
+    "MODEL_SERVER_KINDS",
     "MOVES",
     "SERVING_KINDS",
     "SHARED_POOL_MODES",

@@ -64,3 +64,43 @@ def test_symlink_inside_is_not_scanned_twice(tmp_path: Path) -> None:
 def test_missing_root(tmp_path: Path) -> None:
     (item,) = list(walk(str(tmp_path / "nope")))
     assert isinstance(item, Skipped) and item.diagnostic.code == "FILE-UNREADABLE"
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+OWN_TRANSLATION = '{\n "ir_version": "1",\n "target": "kubernetes",\n "jobs": []\n}\n'
+
+
+def test_a_folder_translate_wrote_is_skipped_inside_a_scanned_folder(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "slurm/train.sbatch": "#!/bin/bash\n",
+            "k8s-out/translation.json": OWN_TRANSLATION,
+            "k8s-out/train/jobset.yaml": "kind: JobSet\n",
+            "locales/translation.json": '{"greeting": "hello"}\n',  # another tool's file of that name
+            "locales/job.yaml": "kind: Job\n",
+        },
+    )
+    items = list(walk(str(tmp_path)))
+    assert _names(items, tmp_path) == [
+        "k8s-out",
+        "locales/job.yaml",
+        "locales/translation.json",
+        "slurm/train.sbatch",
+    ]
+    (skipped,) = [i for i in items if isinstance(i, Skipped)]
+    assert (skipped.diagnostic.code, skipped.diagnostic.severity) == ("FILE-MIGRATE-OUTPUT", "info")
+    assert "translation.json" in skipped.diagnostic.message
+
+
+def test_the_output_folder_named_itself_is_read(tmp_path: Path) -> None:
+    """translate --to slurm reads the manifests it wrote back when given their folder."""
+    _tree(tmp_path, {"translation.json": OWN_TRANSLATION, "train/jobset.yaml": "kind: JobSet\n"})
+    items = list(walk(str(tmp_path)))
+    assert all(isinstance(i, Candidate) for i in items)
+    assert _names(items, tmp_path) == ["translation.json", "train/jobset.yaml"]

@@ -896,7 +896,7 @@ def test_other_training_operator_kinds(kind: str, specs: str, roles: tuple[str, 
     assert [(c.name, c.replicas) for c in job.components] == [(role, 2) for role in roles]
 
 
-def test_raycluster_is_a_service() -> None:
+def test_raycluster_is_a_service_whose_own_ports_are_for_no_client() -> None:
     text = """\
 apiVersion: ray.io/v1
 kind: RayCluster
@@ -916,7 +916,9 @@ spec:
     job, diags = one(text)
     assert diags == []
     assert [(c.name, c.replicas) for c in job.components] == [("head", 1), ("cpu", 3)]
-    assert job.services == (ir.Service("shared", 4, (8265,)),)
+    # Ray's own dashboard port is for no client; the operator labels the pods with the cluster's name
+    labels = (ir.KeyValue("ray.io/cluster", "shared"),)
+    assert job.services == (ir.Service("shared", 4, (), pod_labels=labels),)
 
 
 def test_trainjob() -> None:

@@ -43,6 +43,7 @@ from migrate.site.config import SiteConfig
 from migrate.vocab import (
     CRON_KINDS,
     INTERACTIVE_KINDS,
+    MODEL_SERVER_KINDS,
     SERVING_KINDS,
     TRAINING_KINDS,
     WRAPPER_KINDS,
@@ -229,7 +230,9 @@ def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     if words:
         reasons.append(_mentions("command", words))
     if "serving" in facts.phrases:
-        reasons.append("starts an inference server (vllm, triton, tgi)")
+        reasons.append("starts an inference server (vllm, triton, tgi, ray serve)")
+    if facts.kind in MODEL_SERVER_KINDS:
+        reasons.append(f"a {facts.kind} exists to serve a model")
     if reasons and facts.kind in SERVING_KINDS:
         reasons.insert(0, f"long-running {facts.kind}")
     return (Pattern.SERVING, reasons) if reasons else None

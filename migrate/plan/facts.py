@@ -88,6 +88,8 @@ MULTIWORD = {
     "vllm serve": "serving",
     "vllm.entrypoints": "serving",
     "api_server": "serving",
+    "serve run": "serving",  # Ray Serve
+    "serve deploy": "serving",
     "fine-tune": "fine-tuning",
     "fine_tune": "fine-tuning",
     "fine-tuning": "fine-tuning",

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from migrate.diagnostics import Diagnostic
 
 CHART_FILE = "Chart.yaml"
+# ``migrate translate`` writes this beside what it wrote; a folder holding it is the tool's output.
+TRANSLATION_FILE = "translation.json"
+_TRANSLATION_HEAD = 256
 SKIP_DIRS = frozenset(
     {
         ".git",
@@ -55,6 +58,30 @@ class Skipped:
 
 def _is_virtualenv(dirpath: str, names: list[str]) -> bool:
     return "pyvenv.cfg" in names or ("conda-meta" in names and "bin" in names)
+
+
+def _own_output(dirpath: str, filenames: list[str]) -> Diagnostic | None:
+    """A folder ``migrate translate`` wrote: its translation.json begins with the IR version and target.
+
+    Other tools name files translation.json too (message catalogues): the head tells them apart.
+    """
+    if TRANSLATION_FILE not in filenames:
+        return None
+    path = os.path.join(dirpath, TRANSLATION_FILE)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_TRANSLATION_HEAD)
+    except OSError:
+        return None
+    if b'"ir_version"' not in head or b'"target"' not in head:
+        return None
+    return Diagnostic(
+        "FILE-MIGRATE-OUTPUT",
+        "info",
+        f"holds {TRANSLATION_FILE}: written by migrate translate; its files are not read as jobs "
+        "(scan the sources they were translated from)",
+        dirpath,
+    )
 
 
 def _resolve_link(path: str) -> str | None:
@@ -130,6 +157,12 @@ def _walk_dir(root: str, root_real: str) -> Iterator[Candidate | Skipped]:
         errors.clear()
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         if dirpath != root and _is_virtualenv(dirpath, dirnames + filenames):
+            dirnames[:] = []
+            continue
+        # the root itself is read: naming the output folder reads it back (translate --to slurm)
+        own = _own_output(dirpath, filenames) if dirpath != root else None
+        if own is not None:
+            yield Skipped(dirpath, own)
             dirnames[:] = []
             continue
         if CHART_FILE in filenames:

@@ -21,6 +21,8 @@ from migrate.diagnostics import Collector
 from migrate.scan import files, templates
 from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
+from migrate.translators.kubernetes import client_ports
+from migrate.translators.kubernetes.kinds import WorkloadKind
 from migrate.vocab import Format
 from migrate.yamlload import load_documents
 
@@ -97,11 +99,16 @@ def _is_port(value: object) -> bool:
 
 def _with_services(job: ir.Job, services: list[_Service]) -> ir.Job:
     namespace = job.placement.namespace or "default"
+    workload = client_ports.by_ir_kind(job.kind)
     changed = []
     for entry in job.services:
         labels = {kv.key: kv.value for kv in entry.pod_labels}
+        # a Service of the operator's own ports only (a Ray head's dashboard) is no client's
         chosen = [
-            s for s in services if s.namespace == namespace and all(labels.get(k) == v for k, v in s.selector)
+            kept
+            for s in services
+            if s.namespace == namespace and all(labels.get(k) == v for k, v in s.selector)
+            if (kept := _for_clients(s, entry, workload)) is not None
         ]
         if not chosen:
             changed.append(entry)
@@ -112,6 +119,14 @@ def _with_services(job: ir.Job, services: list[_Service]) -> ir.Job:
     if all(new is old for new, old in zip(changed, job.services, strict=True)):
         return job
     return replace(job, services=tuple(changed))
+
+
+def _for_clients(service: _Service, entry: ir.Service, workload: WorkloadKind | None) -> _Service | None:
+    """The Service with only the ports clients use; None when it has ports and none of them is."""
+    if workload is None or not service.ports:
+        return service
+    ports = client_ports.for_clients(workload, service.ports, client_ports.serves(entry.ports, workload))
+    return replace(service, ports=tuple(ports)) if ports else None
 
 
 __all__ = ["link"]

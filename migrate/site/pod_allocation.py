@@ -112,9 +112,9 @@ def group(
             f"what a node of {label} holds is unknown: {DEFAULT_GPUS_PER_NODE}-{_name(accelerator)} nodes "
             f"assumed, {plural(per_node, 'pod')} per node"
         )
-        used = Sourced(min(per_node, pods), Provenance(Source.ASSUMED, detail))
+        assumed = Sourced(min(per_node, pods), Provenance(Source.ASSUMED, detail))
         whole = accelerator.quantity >= DEFAULT_GPUS_PER_NODE
-        return PodGroup(pods, used, -(-pods // per_node), whole, tasks_per_pod, accelerator, devices)
+        return PodGroup(pods, assumed, -(-pods // per_node), whole, tasks_per_pod, accelerator, devices)
     if node is None:
         return one_per_node(
             Source.ASSUMED, f"what a node of {label} holds is unknown: one pod per node assumed"

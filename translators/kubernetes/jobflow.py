@@ -23,6 +23,7 @@ from migrate.fidelity import Edge, Entry, Translation
 from migrate.vocab import DependencyType, FidelityStatus
 
 from .flavors import VOLCANO
+from .kinds import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from .yamlemit import Manifest, dump_all
 
 API_VERSION = "flow.volcano.sh/v1alpha1"
@@ -99,7 +100,7 @@ def _flow(t: Translation, waits: list[Edge], by_id: dict[str, Translation]) -> d
 
 
 def _jobflow(name: str, namespace: str, flows: list[dict[str, object]]) -> Manifest:
-    metadata: dict[str, object] = {"name": name, "labels": {"app.kubernetes.io/managed-by": "migrate"}}
+    metadata: dict[str, object] = {"name": name, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}
     if namespace:
         metadata["namespace"] = namespace
     spec = {"jobRetainPolicy": "retain", "flows": flows}

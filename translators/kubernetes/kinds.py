@@ -6,7 +6,8 @@ root (or, inside ``Roles``, from one role). Field names were checked against
 the upstream API types: batch/v1, jobset.x-k8s.io/v1alpha2,
 batch.volcano.sh/v1alpha1 and flow.volcano.sh/v1alpha1, kubeflow.org/v1
 (training-operator) and v2beta1 (mpi-operator), trainer.kubeflow.org/v1alpha1,
-ray.io/v1, sagemaker.amazonaws.com/v1 (HyperPod training operator), and Kueue's labels
+ray.io/v1, sagemaker.amazonaws.com/v1 (HyperPod training operator),
+leaderworkerset.x-k8s.io/v1, apps.nvidia.com/v1alpha1 (NIM Operator), and Kueue's labels
 and annotations.
 """
 
@@ -39,10 +40,19 @@ class Roles:
     min_replicas: Path | None = None  # elastic bounds, e.g. Ray worker groups
     max_replicas: Path | None = None
     pod_template: Path | None = ("template",)  # metadata + spec of the role's pods
+    # the template the role's pods use when ``pod_template`` is absent (LeaderWorkerSet's leaders)
+    template_fallback: Path | None = None
+    # pods per replica: the number here less ``group_less`` (a LeaderWorkerSet's size-1 workers per
+    # group); the role is left out when that is 0. ``group_default``: the number when it is absent.
+    group_size: Path | None = None
+    group_less: int = 0
+    group_default: int = 1
     job_spec: Path | None = None  # a batch/v1 JobSpec wrapping the pod template
     indexed_array: bool = False  # the JobSpec's Indexed completions are a job array (Job, CronJob)
     container: Path | None = None  # the role holds a single container's fields (TrainJob trainer)
     container_resources: Path = ("resources",)  # in ``container``: where its resources are
+    # in ``container``: the image as {repository, tag} (NIMService) instead of one string
+    image_parts: Path | None = None
     restart_policy: Path | None = None  # a per-role restart policy (Kubeflow replica specs)
     depends_on: Path | None = None  # per-role dependencies on sibling roles
     dependency_prefix: str = ""  # how sibling targets are qualified in ir.Dependency.targets
@@ -81,6 +91,16 @@ class WorkloadKind:
     schedule: Path | None = None  # CronJob: schedule, timeZone, concurrencyPolicy are its siblings
     # More metadata whose labels and annotations count as the object's (a CronJob's job template).
     metadata: tuple[Path, ...] = ()
+    # Ports the operator's own processes listen on (Ray's GCS, dashboard ...): not for clients.
+    own_ports: frozenset[int] = frozenset()
+    # A port that is for clients only when the object serves (Ray Serve's HTTP port), and the
+    # fields whose presence says it serves; a ``serve run`` / ``serve deploy`` command says so too.
+    serve_port: int | None = None
+    serve_config: tuple[Path, ...] = ()
+    # Ports of the Service the operator makes for the object (NIMService's spec.expose).
+    service_ports: tuple[Path, ...] = ()
+    # Pod labels the operator sets to the object's name, for the Services that select its pods.
+    name_labels: tuple[str, ...] = ()
 
     @property
     def serving(self) -> bool:
@@ -147,6 +167,11 @@ def _volcano(group: str, kind: str, ir_kind: JobKind, spec: Path = ("spec",)) ->
         network_topology=((*spec, "networkTopology"),),
         policies=((*spec, "policies"),),
     )
+
+
+# Ray's own ports on the head: GCS, dashboard, client server, metrics, dashboard agent.
+RAY_OWN_PORTS = frozenset({6379, 8265, 10001, 8080, 52365})
+RAY_SERVE_PORT = 8000  # Ray Serve's HTTP proxy, unless its config says otherwise
 
 
 def _ray_roles(cluster: Path) -> tuple[Roles, ...]:
@@ -283,6 +308,63 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         versions=("v1",),
         roles=_ray_roles(("spec",)),
         suspend=(("spec", "suspend"),),
+        own_ports=RAY_OWN_PORTS,
+        serve_port=RAY_SERVE_PORT,
+        name_labels=("ray.io/cluster",),
+    ),
+    # Ray Serve applications (serveConfigV2) on a cluster the operator makes from rayClusterConfig.
+    WorkloadKind(
+        group="ray.io",
+        kind="RayService",
+        ir_kind=JobKind.RAY_SERVICE,
+        versions=("v1",),
+        roles=_ray_roles(("spec", "rayClusterConfig")),
+        own_ports=RAY_OWN_PORTS,
+        serve_port=RAY_SERVE_PORT,
+        serve_config=(("spec", "serveConfigV2"), ("spec", "serveConfig")),
+    ),
+    # Groups of one leader and size-1 workers, ``replicas`` groups (multi-host inference).
+    WorkloadKind(
+        group="leaderworkerset.x-k8s.io",
+        kind="LeaderWorkerSet",
+        ir_kind=JobKind.LEADER_WORKER_SET,
+        versions=("v1",),
+        roles=(
+            Roles(
+                at=("spec",),
+                default_name="leader",
+                replicas=("replicas",),
+                pod_template=("leaderWorkerTemplate", "leaderTemplate"),
+                template_fallback=("leaderWorkerTemplate", "workerTemplate"),
+            ),
+            Roles(
+                at=("spec",),
+                default_name="worker",
+                replicas=("replicas",),
+                pod_template=("leaderWorkerTemplate", "workerTemplate"),
+                group_size=("leaderWorkerTemplate", "size"),
+                group_less=1,
+            ),
+        ),
+        name_labels=("leaderworkerset.sigs.k8s.io/name",),
+    ),
+    # NVIDIA NIM Operator: one model server, its container's fields at spec.
+    WorkloadKind(
+        group="apps.nvidia.com",
+        kind="NIMService",
+        ir_kind=JobKind.NIM_SERVICE,
+        versions=("v1alpha1",),
+        roles=(
+            Roles(
+                at=("spec",),
+                default_name="nim",
+                replicas=("replicas",),
+                pod_template=None,
+                container=(),
+                image_parts=("image",),
+            ),
+        ),
+        service_ports=(("spec", "expose", "service", "port"),),
     ),
     WorkloadKind(
         group="apps",
@@ -346,6 +428,27 @@ CONTEXT_KINDS: dict[tuple[str, str], str] = {
     ("monitoring.coreos.com", "PodMonitor"): MONITORING,
     ("monitoring.coreos.com", "PrometheusRule"): MONITORING,
     ("flow.volcano.sh", "JobFlow"): DEPENDENCIES,
+    ("apps.nvidia.com", "NIMCache"): STORAGE,  # a model downloaded once into a volume for NIMServices
+}
+
+
+@dataclass(frozen=True)
+class InjectedVolume:
+    """A volume an operator adds to a role's pods: manifests may mount it without declaring it."""
+
+    name: str
+    source_suffix: str  # the ConfigMap or Secret behind it is named "<workload's name><suffix>"
+
+
+# Volumes each operator adds, by (group, kind, version) and role. MPI Operator v2beta1
+# (pkg/controller/mpi_job_controller.go): the hostfile ConfigMap at /etc/mpi on the Launcher,
+# the generated ssh key Secret on the Launcher and every Worker.
+_MPI_SSH = InjectedVolume("ssh-auth", "-ssh")
+INJECTED_VOLUMES: dict[tuple[str, str, str], dict[str, tuple[InjectedVolume, ...]]] = {
+    ("kubeflow.org", "MPIJob", "v2beta1"): {
+        "Launcher": (InjectedVolume("mpi-job-config", "-config"), _MPI_SSH),
+        "Worker": (_MPI_SSH,),
+    },
 }
 
 # Known kinds outside Kubernetes' own groups that run nothing: ignored quietly (one info),
@@ -389,6 +492,9 @@ TOPOLOGY_KEYS: dict[str, str] = {
     "kueue.x-k8s.io/podset-slice-size": "slice-size",
     "kueue.x-k8s.io/podset-group-name": "podset-group",
 }
+# What this tool labels the objects it writes with: a scan skips them (they are its own output).
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "migrate"
 PROMETHEUS_SCRAPE = "prometheus.io/scrape"
 PROMETHEUS_DETAIL_KEYS = ("prometheus.io/port", "prometheus.io/path")
 # Annotations that only repeat the object (and may repeat secrets in it): not kept.
@@ -436,6 +542,12 @@ _WORKLOADS = {(w.group, w.kind): w for w in WORKLOAD_KINDS}
 
 def workload_kind(group: str, kind: str) -> WorkloadKind | None:
     return _WORKLOADS.get((group, kind))
+
+
+def injected_volumes(api_version: str, kind: str, role: str) -> tuple[InjectedVolume, ...]:
+    """The volumes the operator of ``kind`` adds to the pods of ``role``."""
+    group, version = split_api_version(api_version)
+    return INJECTED_VOLUMES.get((group, kind, version), {}).get(role, ())
 
 
 def context_role(group: str, kind: str) -> str | None:

@@ -115,6 +115,8 @@ def read_context(obj: K8sObject, role: str, context: FileContext, diags: Collect
 def _storage(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
     if obj.kind == "PersistentVolume":
         return "storage: " + _volume_summary(view)
+    if obj.kind == "NIMCache":
+        return "storage: a model cache " + _nim_cache_summary(view)
     if obj.kind != "PersistentVolumeClaim" or not obj.name:
         return "storage"
     parts = []
@@ -129,6 +131,22 @@ def _storage(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
         parts.append(f"class={storage_class}")
     context.claims[obj.name] = " ".join(parts)
     return "storage: " + (" ".join(parts) or "claim")
+
+
+def _nim_cache_summary(view: ObjectView) -> str:
+    """Where a NIMCache keeps the model it pulls: its PersistentVolumeClaim's size and class."""
+    pvc = ("spec", "storage", "pvc")
+    parts = [
+        f"{key}={value}"
+        for key, value in (
+            ("model", view.string(("spec", "source", "ngc", "modelPuller"))),
+            ("claim", view.string((*pvc, "name"))),
+            ("size", view.string((*pvc, "size"))),
+            ("class", view.string((*pvc, "storageClass"))),
+        )
+        if value
+    ]
+    return " ".join(parts) or "(no storage given)"
 
 
 def _volume_summary(view: ObjectView) -> str:

@@ -33,6 +33,7 @@ from .raw_keys import RAW_KEYS
 
 # Volume sources that are shared storage worth a place in the storage graph.
 _STORAGE_KINDS = frozenset({"pvc", "hostPath", "nfs", "csi"})
+GENERATED = "generated"  # ir.Mount.kind of a volume the operator adds (kinds.INJECTED_VOLUMES)
 _ENV_REFERENCE = re.compile(r"\$\(\w+\)")
 _SUMMED = ("cpu", "memory")
 
@@ -101,8 +102,17 @@ class _Usage:
 # Pod templates
 
 
-def read_pod_template(view: ObjectView, path: Path, claim_templates: tuple[str, ...] = ()) -> PodFacts:
-    """Read ``path`` (a pod template: metadata + spec, or a Pod object)."""
+def read_pod_template(
+    view: ObjectView,
+    path: Path,
+    claim_templates: tuple[str, ...] = (),
+    injected: tuple[kinds.InjectedVolume, ...] = (),
+    owner: str = "",
+) -> PodFacts:
+    """Read ``path`` (a pod template: metadata + spec, or a Pod object).
+
+    ``injected``: the volumes the operator adds to these pods, named after ``owner`` (the object).
+    """
     facts = PodFacts()
     if view.mapping(path) is None:
         return facts  # not a mapping: already reported as K8S-BAD-TYPE
@@ -122,13 +132,20 @@ def read_pod_template(view: ObjectView, path: Path, claim_templates: tuple[str, 
             view.job,
         )
         return facts
-    _read_pod_spec(view, spec_path, facts, claim_templates)
+    operator_volumes = {v.name: _Volume(GENERATED, owner + v.source_suffix, True) for v in injected}
+    _read_pod_spec(view, spec_path, facts, claim_templates, operator_volumes)
     _read_pod_annotations(view, annotations_path, facts)
     return facts
 
 
-def _read_pod_spec(view: ObjectView, spec: Path, facts: PodFacts, claim_templates: tuple[str, ...]) -> None:
-    volumes = _volumes(view, (*spec, "volumes"), claim_templates)
+def _read_pod_spec(
+    view: ObjectView,
+    spec: Path,
+    facts: PodFacts,
+    claim_templates: tuple[str, ...],
+    operator_volumes: dict[str, _Volume],
+) -> None:
+    volumes = operator_volumes | _volumes(view, (*spec, "volumes"), claim_templates)
     app: list[_Usage] = []
     init: list[_Usage] = []
     if not view.has((*spec, "containers")):
@@ -171,12 +188,31 @@ def _read_pod_annotations(view: ObjectView, path: Path, facts: PodFacts) -> None
             view.touch((*path, key))
 
 
-def read_container_role(view: ObjectView, path: Path, resources_key: Path) -> PodFacts:
-    """A role that is one container's fields directly (TrainJob ``spec.trainer``)."""
+def read_container_role(
+    view: ObjectView, path: Path, resources_key: Path, image_parts: Path | None = None
+) -> PodFacts:
+    """A role that is one container's fields directly (TrainJob ``spec.trainer``, a NIMService's spec).
+
+    ``image_parts``: where the image is kept as ``{repository, tag}`` rather than as one string.
+    """
     facts = PodFacts()
-    usage = _read_container(view, path, {}, facts, resources_key=resources_key, image_required=False)
+    image = _image_from_parts(view, (*path, *image_parts)) if image_parts is not None else None
+    usage = _read_container(
+        view, path, {}, facts, resources_key=resources_key, image_required=False, image=image
+    )
     facts.resources = _resources(view, path, [usage], [], [], None, facts)
     return facts
+
+
+def _image_from_parts(view: ObjectView, path: Path) -> str:
+    """``{repository: nvcr.io/nim/x, tag: "1.0"}`` -> ``nvcr.io/nim/x:1.0``; "" when there is none."""
+    repository = view.string((*path, "repository"))
+    tag = view.get((*path, "tag"))
+    if not repository:
+        where = view.line(path)
+        view.diags.add("K8S-MISSING-FIELD", f"{fmt_path(path)}.repository is missing", where, view.job)
+        return ""
+    return f"{repository}:{tag}" if isinstance(tag, str | int | float) and str(tag) else repository
 
 
 # Containers
@@ -189,12 +225,15 @@ def _read_container(
     facts: PodFacts,
     resources_key: Path = ("resources",),
     image_required: bool = True,
+    image: str | None = None,
 ) -> _Usage:
+    """``image``: the container's image when it is not the ``image`` field (read by the caller)."""
     line = view.line(cpath)
     container = view.mapping(cpath)
     if container is None:
         return _Usage()
-    image = view.string_at(container, cpath, "image")
+    if image is None:
+        image = view.string_at(container, cpath, "image")
     if image is None and image_required:
         view.diags.add("K8S-MISSING-FIELD", f"{fmt_path(cpath)}.image is missing", line, view.job)
     command, command_paths = _words(view, (*cpath, "command"), view.get_at(container, cpath, "command"))

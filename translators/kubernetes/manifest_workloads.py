@@ -10,7 +10,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.vocab import Format
 
-from . import kinds
+from . import client_ports, kinds
 from .manifest_context import FileContext, K8sObject
 from .manifest_fields import ObjectView, Path, fmt_path
 from .manifest_pods import PodFacts, ShellBody, analyze_body, read_container_role, read_pod_template
@@ -148,12 +148,22 @@ def _read_roles(view: ObjectView, spec: kinds.Roles, obj: K8sObject) -> Iterator
         if spec.replicas is not None:
             replicas = view.integer((*path, *spec.replicas))
             role.replicas = replicas if replicas is not None else 1
+        if spec.group_size is not None:
+            size = view.integer((*path, *spec.group_size))
+            per_replica = (size if size is not None else spec.group_default) - spec.group_less
+            if per_replica <= 0:
+                continue  # groups of the leader alone: no pods in this role
+            role.replicas *= per_replica
         if spec.job_spec is not None:
             _read_job_spec(view, (*path, *spec.job_spec), role, spec.indexed_array)
         if spec.container is not None:
-            role.facts = read_container_role(view, (*path, *spec.container), spec.container_resources)
+            role.facts = read_container_role(
+                view, (*path, *spec.container), spec.container_resources, spec.image_parts
+            )
         elif spec.pod_template is not None:
             template = (*path, *spec.pod_template)
+            if spec.template_fallback is not None and not view.has(template):
+                template = (*path, *spec.template_fallback)
             if template and not view.has(template):
                 view.diags.add(
                     "K8S-MISSING-FIELD",
@@ -162,7 +172,8 @@ def _read_roles(view: ObjectView, spec: kinds.Roles, obj: K8sObject) -> Iterator
                     view.job,
                 )
             else:
-                role.facts = read_pod_template(view, template, claim_templates)
+                injected = kinds.injected_volumes(obj.api_version, obj.kind, name)
+                role.facts = read_pod_template(view, template, claim_templates, injected, obj.name or "")
                 role.template_path = template
         role.restart_policy = view.string((*path, *spec.restart_policy)) if spec.restart_policy else None
         _elastic_bounds(view, spec, role)
@@ -617,12 +628,17 @@ def _services(
         return ()
     view.touch(("spec", "selector"))  # repeats the pod labels; required boilerplate
     pod_labels = {k: v for role in roles for k, v in role.facts.labels.items()}
-    ports = [port for role in roles for port in role.facts.ports]
+    pod_labels |= {key: obj.name for key in workload.name_labels if obj.name}
+    serves = _serves(view, workload, roles)
+    ports = client_ports.pod_ports(workload, [port for role in roles for port in role.facts.ports], serves)
+    ports.extend(port for path in workload.service_ports if (port := view.integer(path)) is not None)
     addresses: list[str] = []
     for service in context.services:
         if service.selector and all(pod_labels.get(k) == v for k, v in service.selector):
-            ports.extend(service.ports)
-            addresses.append(service.name)
+            theirs = client_ports.for_clients(workload, service.ports, serves)
+            if theirs or not service.ports:  # a Service of the operator's own ports only is no client's
+                ports.extend(theirs)
+                addresses.append(service.name)
     return (
         ir.Service(
             name=obj.name or "",
@@ -633,6 +649,19 @@ def _services(
             pod_labels=tuple(ir.KeyValue(k, v) for k, v in sorted(pod_labels.items())),
         ),
     )
+
+
+def _serves(view: ObjectView, workload: kinds.WorkloadKind, roles: list[_Role]) -> bool:
+    """Ray Serve runs: a Serve config in the object, or a ``serve run``/``serve deploy`` command."""
+    if workload.serve_port is None:
+        return False
+    if any(view.has(path) for path in workload.serve_config):
+        return True
+    texts = [
+        *(text for role in roles for text in client_ports.container_texts(role.facts.containers)),
+        *(body.text for role in roles for body in role.facts.bodies),
+    ]
+    return client_ports.serve_command(texts)
 
 
 def _script_info(bodies: list[ShellBody]) -> ir.ScriptInfo | None:

@@ -21,7 +21,7 @@ from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
-from . import embedded, kinds
+from . import embedded, kinds, pod_templates
 from . import manifest_configmaps as configmaps
 from . import manifest_templates as templates
 from .manifest_context import FileContext, K8sObject, read_context
@@ -78,6 +78,7 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     helm_lines = templates.template_lines(text)
     documents = load_documents(text, diags, templated=bool(helm_lines))
     objects = list(_objects(documents, diags))
+    _note_own_output(objects, diags)
     placeholders = _placeholders(documents) if templates.may_hold_placeholders(text) else []
     template_lines = sorted({*helm_lines, *(line for line, _ in placeholders)})
     if template_lines:
@@ -86,7 +87,12 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     workloads: list[tuple[K8sObject, kinds.WorkloadKind]] = []
     for obj in objects:
         workload = kinds.workload_kind(obj.group, obj.kind)
-        if workload is not None:
+        role = pod_templates.spark_role(obj.kind, obj.data)
+        if role is not None:
+            what = f"{obj.kind}/{obj.name or '-'}"
+            how = f"its container is named spark-kubernetes-{role}"
+            diags.add(pod_templates.CODE, pod_templates.message(what, role, how), obj.line)
+        elif workload is not None:
             workloads.append((obj, workload))
         else:
             _guarded(partial(_read_non_workload, obj, context, diags), obj, None, diags)
@@ -165,11 +171,35 @@ def _object(data: LineDict, doc: Document, origin: str, diags: Collector) -> K8s
         name = str(raw_name) if isinstance(raw_name, str | int) and not isinstance(raw_name, bool) else None
         raw_namespace = metadata.get("namespace")
         namespace = str(raw_namespace) if isinstance(raw_namespace, str) else None
-    if name is None and kind not in kinds.LIST_KINDS:
+    if name is None and kind not in kinds.LIST_KINDS and pod_templates.spark_role(kind, data) is None:
         diags.add("K8S-MISSING-FIELD", f"{where}: metadata.name is missing for kind {kind}", data.line)
     return K8sObject(
         data, doc.index, data.line, data.end_line, origin, api_version, group, kind, name, namespace
     )
+
+
+def _note_own_output(objects: list[K8sObject], diags: Collector) -> None:
+    """Objects this tool labels as its own: its earlier output, read as such (one info).
+
+    A scan skips the folder they were written to (with its translation.json) when it finds it
+    inside a scanned folder; named on its own, it is read, as ``translate --to slurm`` reads it back.
+    """
+    own = [obj for obj in objects if _labels(obj).get(kinds.MANAGED_BY_LABEL) == kinds.MANAGED_BY_VALUE]
+    if not own:
+        return
+    names = ", ".join(f"{obj.kind}/{obj.name or '-'}" for obj in own[:3]) + (" ..." if len(own) > 3 else "")
+    diags.add(
+        "FILE-MIGRATE-OUTPUT",
+        f"{names}: labelled {kinds.MANAGED_BY_LABEL}={kinds.MANAGED_BY_VALUE}, written by migrate translate; "
+        "read as that output (a scan of a folder above it skips the folder holding its translation.json)",
+        own[0].line,
+    )
+
+
+def _labels(obj: K8sObject) -> dict[object, object]:
+    metadata = obj.data.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    return labels if isinstance(labels, dict) else {}
 
 
 def _guess_api_version(kind: str) -> str:

@@ -14,13 +14,14 @@ from typing import Any
 
 from migrate.names import dns1123_label
 
+from .kinds import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from .site import Site
 from .storage import claim_manifest
 from .translation_context import Needs, QueueNeed, VolumeNeed
 from .yamlemit import Manifest, dump_all
 
 KUEUE_API = "kueue.x-k8s.io/v1beta1"
-MANAGED = {"app.kubernetes.io/managed-by": "migrate"}
+MANAGED = {MANAGED_BY_LABEL: MANAGED_BY_VALUE}
 
 
 def _quota(site: Site, partition: str | None) -> tuple[dict[str, str], list[str]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from migrate.names import dns1123_label
 
+from .kinds import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from .translation_context import Context, VolumeNeed
 from .yamlemit import Manifest
 
@@ -133,7 +134,7 @@ def claim_manifest(need: VolumeNeed, source_note: str) -> Manifest:
     meta: dict[str, Any] = {"name": need.claim}
     if need.namespace:
         meta["namespace"] = need.namespace
-    meta["labels"] = {"app.kubernetes.io/managed-by": "migrate"}
+    meta["labels"] = {MANAGED_BY_LABEL: MANAGED_BY_VALUE}
     meta["annotations"] = {"migrate.io/source": source_note, "migrate.io/mount-path": need.prefix}
     body = {
         "apiVersion": "v1",

@@ -17,6 +17,7 @@ from migrate.names import dns1123_label, job_file_stem
 from migrate.site.allocation_model import JobAllocation
 from migrate.translators.slurm import options as sbatch_options
 
+from .kinds import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from .site import Site
 
 # Object names leave room for the suffixes Kubernetes and the operators add
@@ -27,7 +28,7 @@ ANNOTATION_SOURCE = "migrate.io/source"
 ANNOTATION_LINE = "migrate.io/source-line"
 ANNOTATION_FLAVOR = "migrate.io/flavor"
 LABEL_JOB = "migrate.io/job"
-LABEL_MANAGED = "app.kubernetes.io/managed-by"
+LABEL_MANAGED = MANAGED_BY_LABEL
 
 PLACEHOLDER_IMAGE = "REPLACE-ME/image:tag"
 
@@ -158,7 +159,7 @@ class Context:
 
     @property
     def labels(self) -> dict[str, str]:
-        return {LABEL_MANAGED: "migrate", LABEL_JOB: self.name}
+        return {LABEL_MANAGED: MANAGED_BY_VALUE, LABEL_JOB: self.name}
 
     def metadata(self, name: str | None = None, namespaced: bool = True) -> dict[str, object]:
         meta: dict[str, object] = {"name": name or self.name}
