@@ -187,3 +187,21 @@ def test_the_slurm_writer_asks_what_the_model_says(tmp_path: Path) -> None:
     script = translate_job(job_of(text), SITE, "pyxis").files["job.sbatch"]
     for line in ("--partition=trn1", "--nodes=12", "--ntasks-per-node=1", "--gres=neuron:16", "--exclusive"):
         assert f"#SBATCH {line}\n" in script
+
+
+def test_mpirun_options_are_kept_as_srun_options(tmp_path: Path) -> None:
+    from migrate.translators.slurm.writer import translate_job
+
+    text = MPIJOB.replace(
+        'command: [mpirun, -np, "16", ./all_reduce_perf]',
+        'command: [mpirun, -np, "16", -wdir, /work/nccl, -x, POD_UID, -x, "NCCL_DEBUG=INFO", '
+        "--bind-to, core, ./all_reduce_perf]",
+    )
+    t = translate_job(job_of(text), SITE, "none")
+    script = t.files["job.sbatch"]
+    step = next(line for line in script.splitlines() if line.startswith("srun "))
+    assert "--chdir=/work/nccl" in step and "--cpu-bind=cores" in step and "--mpi=pmix" in step
+    assert "export NCCL_DEBUG=INFO\n" in script
+    kept = {e.item: e.status for e in t.fidelity.entries}
+    assert kept["mpirun -x POD_UID"] == "mapped" and kept["mpirun -wdir /work/nccl"] == "mapped"
+    assert "#SBATCH --nodes=2\n" in script and "#SBATCH --ntasks-per-node=8\n" in script

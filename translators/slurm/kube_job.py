@@ -346,6 +346,14 @@ def _resources(ctx: Context, header: Header, part: Part, place: placement.Placem
     elif gpus:
         gres.append(ir.GenericResource("gpu", gpus * per_node))
     gres += [g for g in (_generic(ctx, d, per_node, packed, part.main.line) for d in packed.devices) if g]
+    typed = {d.resource for d in packed.devices}
+    for other in res.generic:
+        if other.name not in typed:  # huge pages and the like: a node setting on Slurm, not a request
+            ctx.fidelity.dropped(
+                f"{other.name}: {other.count}",
+                "a resource with no GRES in the site config; on Slurm it is a setting of the nodes",
+                part.main.line,
+            )
     if gres:
         written.append(header.add("gres", sbatch.format_gres(tuple(gres))))
     if gpus:
