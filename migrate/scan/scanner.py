@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from migrate.scan import argo_refs, pool, ray_refs, service_refs, spark_refs
+from migrate.scan import argo_refs, kueue_refs, pool, ray_refs, service_refs, spark_refs
 from migrate.scan.discover import Candidate, Skipped, walk
 from migrate.scan.results import DEFAULT_OPTIONS, FileResult, ScanOptions, ScanResult
 
@@ -38,10 +38,11 @@ def iter_scan(paths: Iterable[str], options: ScanOptions = DEFAULT_OPTIONS) -> I
 def scan(paths: Iterable[str], options: ScanOptions = DEFAULT_OPTIONS) -> ScanResult:
     """All files; what one file names in another resolved (the streaming scans read file by file):
     Argo templateRefs, Services that select the pods of a workload kept in another file, the
-    RayCluster a RayJob's clusterSelector names, and bare Pods another file hands to Spark as pod
-    templates."""
+    RayCluster a RayJob's clusterSelector names, bare Pods another file hands to Spark as pod
+    templates, and the Kueue flavor whose node labels a queued job's pods get."""
     results = argo_refs.resolve(list(iter_scan(paths, options)), options.values)
-    return ScanResult(spark_refs.mark(ray_refs.link(service_refs.link(results, options.values))))
+    results = ray_refs.link(service_refs.link(results, options.values))
+    return ScanResult(kueue_refs.link(spark_refs.mark(results), options.values))
 
 
 __all__ = ["iter_candidates", "iter_rendered", "iter_scan", "scan"]

@@ -31,6 +31,7 @@ RAW_KEYS = ir.RawKeys(
         "nProcPerNode": "an elastic PyTorchJob's processes per pod, decided when it starts",
         "numProcPerNode": "a TrainJob's processes per node, decided when it starts",
         "slotsPerWorker": "an MPIJob's slots per worker, decided when it starts",
+        "kueueFlavor": "the Kueue flavor whose node labels a queued job's pods get: 'queue -> flavor'",
         "rayClusterOf": "the RayCluster of another file a RayJob's clusterSelector names: 'name (file:line)'",
         **{
             key: "an annotation that repeats the object; only its length is kept"

@@ -92,6 +92,10 @@ RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
         FidelityStatus.APPROXIMATED,
         "resolved when the job starts: the tasks srun starts per node",
     ),
+    "kueueFlavor": (
+        FidelityStatus.MAPPED,
+        "the flavor's node labels name the partition, as Kueue's admission puts them on the pods",
+    ),
     "rayClusterOf": (
         FidelityStatus.APPROXIMATED,
         "the selected RayCluster is started inside the job's own allocation, with the cluster's roles, "
