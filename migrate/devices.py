@@ -76,6 +76,23 @@ _EXACT = {d.resource: d for d in DEVICES if not d.prefix}
 _FAMILIES = tuple(d for d in DEVICES if d.prefix)
 
 
+# Dynamic Resource Allocation: the driver a DeviceClass selects -> the device plugin's resource name
+# for the same devices (a claim of 2 gpu.nvidia.com devices is 2 nvidia.com/gpu).
+DRA_DRIVERS: dict[str, str] = {
+    "gpu.nvidia.com": "nvidia.com/gpu",
+    "gpu.amd.com": "amd.com/gpu",
+    "gpu.intel.com": "gpu.intel.com/xe",
+    "neuron.aws.com": "aws.amazon.com/neuron",
+    "tpu.google.com": "google.com/tpu",
+    "gaudi.habana.ai": "habana.ai/gaudi",
+}
+
+
+def dra_resource(driver_or_class: str) -> str | None:
+    """The resource name of the devices a DRA driver (or a DeviceClass named after it) hands out."""
+    return DRA_DRIVERS.get(driver_or_class)
+
+
 def device_type(resource: str) -> DeviceType | None:
     """The row for a resource name; None for cpu, memory, hugepages and names no row knows."""
     found = _EXACT.get(resource)
@@ -99,4 +116,14 @@ def gres_for(resource: str, site_gres: tuple[tuple[str, str], ...] = ()) -> str 
     return found.gres if found is not None else None
 
 
-__all__ = ["ACCELERATOR_KINDS", "DEVICES", "DeviceKind", "DeviceType", "device_type", "gres_for", "is_gpu"]
+__all__ = [
+    "ACCELERATOR_KINDS",
+    "DEVICES",
+    "DRA_DRIVERS",
+    "DeviceKind",
+    "DeviceType",
+    "device_type",
+    "dra_resource",
+    "gres_for",
+    "is_gpu",
+]

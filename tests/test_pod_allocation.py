@@ -205,3 +205,18 @@ def test_mpirun_options_are_kept_as_srun_options(tmp_path: Path) -> None:
     kept = {e.item: e.status for e in t.fidelity.entries}
     assert kept["mpirun -x POD_UID"] == "mapped" and kept["mpirun -wdir /work/nccl"] == "mapped"
     assert "#SBATCH --nodes=2\n" in script and "#SBATCH --ntasks-per-node=8\n" in script
+
+
+DRA = (Path(__file__).parent.parent / "corpus" / "cases" / "kubernetes" / "dra_gpu_claims.yaml").read_text()
+
+
+def test_devices_claimed_through_dra_count_as_the_device_plugins_would() -> None:
+    job = job_of(DRA)
+    assert job.components[0].resources.gpus_per_node == 4
+    assert not any(item.key == "claims" for item in job.raw)
+
+
+def test_a_claim_of_an_unknown_driver_is_not_counted_and_is_kept() -> None:
+    job = job_of(DRA.replace('device.driver == "gpu.nvidia.com"', 'device.driver == "fpga.example.com"'))
+    assert not job.components[0].resources.gpus_per_node
+    assert any(item.key in ("resourceClaims", "claims") for item in job.raw)

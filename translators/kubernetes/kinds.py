@@ -401,6 +401,7 @@ NAMESPACE = "namespace"
 SECRET = "secret"  # names only: values are never kept
 MONITORING = "monitoring"
 DEPENDENCIES = "dependencies"
+DEVICES = "devices"  # DRA: claim templates and device classes the pods' resourceClaims name
 
 CONTEXT_KINDS: dict[tuple[str, str], str] = {
     ("", "PersistentVolumeClaim"): STORAGE,
@@ -428,6 +429,9 @@ CONTEXT_KINDS: dict[tuple[str, str], str] = {
     ("monitoring.coreos.com", "PodMonitor"): MONITORING,
     ("monitoring.coreos.com", "PrometheusRule"): MONITORING,
     ("flow.volcano.sh", "JobFlow"): DEPENDENCIES,
+    ("resource.k8s.io", "ResourceClaimTemplate"): DEVICES,
+    ("resource.k8s.io", "ResourceClaim"): DEVICES,
+    ("resource.k8s.io", "DeviceClass"): DEVICES,
     ("apps.nvidia.com", "NIMCache"): STORAGE,  # a model downloaded once into a volume for NIMServices
 }
 

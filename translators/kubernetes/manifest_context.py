@@ -8,6 +8,7 @@ Each such object gets one K8S-IGNORED-KIND info saying what it was read for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -78,6 +79,9 @@ class FileContext:
     services: list[ServiceInfo] = field(default_factory=list)
     monitoring: list[ScopedHook] = field(default_factory=list)
     flows: list[Flow] = field(default_factory=list)
+    # DRA: claim (template) name -> (device class, count) of each exact request; class -> its driver
+    device_claims: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    device_classes: dict[str, str] = field(default_factory=dict)
     _bodies: dict[tuple[str, str], ShellBody] = field(default_factory=dict)
 
     def script_bodies(self, config_map: str, view: ObjectView) -> list[ShellBody]:
@@ -105,6 +109,7 @@ def read_context(obj: K8sObject, role: str, context: FileContext, diags: Collect
         kinds.AUTOSCALING: _autoscaling,
         kinds.MONITORING: _monitoring,
         kinds.DEPENDENCIES: _flows,
+        kinds.DEVICES: _device_claims,
     }
     reader = readers.get(role)
     note = reader(obj, view, context) if reader else role
@@ -251,6 +256,33 @@ def _monitoring(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
                 context.monitoring.append(ScopedHook(hook, ()))
                 found.append(kind)
     return "monitoring agent: " + ", ".join(found) if found else "a node agent, not monitoring"
+
+
+_DRIVER = re.compile(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]")
+
+
+def _device_claims(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
+    """DRA objects: what a claim asks (device class and count), or which driver a class selects."""
+    if not obj.name:
+        return "devices"
+    if obj.kind == "DeviceClass":
+        for spath, _ in view.items(("spec", "selectors")):
+            found = _DRIVER.search(view.string((*spath, "cel", "expression")) or "")
+            if found:
+                context.device_classes[obj.name] = found.group(1)
+                return f"devices of driver {found.group(1)}"
+        return "devices"
+    spec = ("spec", "spec") if obj.kind == "ResourceClaimTemplate" else ("spec",)
+    asked: list[tuple[str, int]] = []
+    for rpath, _ in view.items((*spec, "devices", "requests")):
+        exact = (*rpath, "exactly") if view.has((*rpath, "exactly")) else rpath  # resource.k8s.io/v1
+        device_class = view.string((*exact, "deviceClassName"))
+        mode = view.string((*exact, "allocationMode")) or "ExactCount"
+        count = view.get((*exact, "count"))
+        if device_class and mode == "ExactCount":
+            asked.append((device_class, count if isinstance(count, int) and count > 0 else 1))
+    context.device_claims[obj.name] = asked
+    return "devices: " + (", ".join(f"{n} {c}" for c, n in asked) or "none counted")
 
 
 def _flows(obj: K8sObject, view: ObjectView, context: FileContext) -> str:

@@ -10,7 +10,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.vocab import Format
 
-from . import client_ports, kinds
+from . import claims, client_ports, kinds
 from .manifest_context import FileContext, K8sObject
 from .manifest_fields import ObjectView, Path, fmt_path
 from .manifest_pods import PodFacts, ShellBody, analyze_body, read_container_role, read_pod_template
@@ -70,6 +70,10 @@ def build_job(
     )
     roles = [role for spec in workload.roles for role in _read_roles(view, spec, obj)]
     _apply_procs(view, workload, roles)
+    for role in roles:
+        role.facts.resources = claims.with_claimed_devices(
+            view, role.template_path, role.facts.resources, context
+        )
     for role in roles:
         _attach_config_map_scripts(view, role, context)
     entry_body = _entrypoint(view, workload, roles)
