@@ -96,6 +96,28 @@ RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
         FidelityStatus.MAPPED,
         "the flavor's node labels name the partition, as Kueue's admission puts them on the pods",
     ),
+    # PyTorchJob elasticPolicy: torchrun on Slurm runs a c10d rendezvous on a fixed set of nodes
+    "rdzvBackend": (
+        FidelityStatus.APPROXIMATED,
+        "torchrun gets a c10d rendezvous on the allocation's first node",
+    ),
+    "minReplicas": (
+        FidelityStatus.APPROXIMATED,
+        "the pods are the allocation's: a Slurm job does not grow or shrink between bounds",
+    ),
+    "maxReplicas": (
+        FidelityStatus.APPROXIMATED,
+        "the pods are the allocation's: a Slurm job does not grow or shrink between bounds",
+    ),
+    "maxRestarts": (
+        FidelityStatus.APPROXIMATED,
+        "failed programs are re-run by the script (backoff limit); torchrun keeps its default restarts",
+    ),
+    "clusterSelector": (
+        FidelityStatus.APPROXIMATED,
+        "a standing RayCluster: the job starts the one the selector names (when it was scanned) in its own "
+        "allocation, or none",
+    ),
     "rayClusterOf": (
         FidelityStatus.APPROXIMATED,
         "the selected RayCluster is started inside the job's own allocation, with the cluster's roles, "
