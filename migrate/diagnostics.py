@@ -68,6 +68,7 @@ CODES: dict[str, tuple[str, str]] = {
     "K8S-MISSING-FIELD": (ERROR, "a required field of a job manifest is missing"),
     "K8S-BAD-TYPE": (ERROR, "a field has the wrong type"),
     "K8S-BAD-QUANTITY": (ERROR, "a resource quantity that Kubernetes would reject"),
+    "K8S-TORCHX-COMPONENT": (WARNING, "a torchx run onto Kubernetes whose component's pods are not known"),
     "K8S-RAY-CLUSTER-UNRESOLVED": (
         WARNING,
         "a RayJob's clusterSelector matches no scanned RayCluster, or several",

@@ -79,7 +79,7 @@ def test_the_real_site_has_real_sizes_and_the_same_bytes_for_the_same_seed(
     shape = generate.size_distribution(tmp_path / "a")
     assert 1100 <= shape["scripts"]["median"] <= 2100
     assert 3500 <= shape["scripts"]["p90"] <= 6000
-    assert shape["manifests"]["max"] <= 21_000
+    assert shape["manifests"]["max"] <= 22_000  # bundles end near 20 KB; the last document may overshoot
     assert sum(shape["buckets"].values()) == 400 and shape["buckets"]["4-16 KB"] > 0
     small = generate.size_distribution(
         generate.generate(tmp_path / "c", 400, seed=5, sizes="corpus")[0].parents[2]

@@ -67,7 +67,7 @@ def test_corpus_in_parallel_equals_one_process(small_windows: None, pool_starts:
 def test_generated_site_in_parallel_equals_one_process(generated_site: Path, pool_starts: list[int]) -> None:
     paths = [str(generated_site)]
     serial = _json(paths, ScanOptions(jobs=1))
-    assert serial.count("\n") > 500  # one line per file, all 500 reported
+    assert serial.count("\n") > 480  # one line per reported file: all but the few template-value files
     assert _json(paths, ScanOptions(jobs=2)) == serial
     assert pool_starts == [2]
 

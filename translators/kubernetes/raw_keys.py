@@ -32,6 +32,7 @@ RAW_KEYS = ir.RawKeys(
         "numProcPerNode": "a TrainJob's processes per node, decided when it starts",
         "slotsPerWorker": "an MPIJob's slots per worker, decided when it starts",
         "kueueFlavor": "the Kueue flavor whose node labels a queued job's pods get: 'queue -> flavor'",
+        "torchx": "the torchx run command of a launch script that submits the job to Kubernetes",
         "rayClusterOf": "the RayCluster of another file a RayJob's clusterSelector names: 'name (file:line)'",
         **{
             key: "an annotation that repeats the object; only its length is kept"

@@ -21,7 +21,7 @@ from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
-from . import embedded, kinds, pod_templates
+from . import embedded, kinds, pod_templates, torchx
 from . import manifest_configmaps as configmaps
 from . import manifest_templates as templates
 from .manifest_context import FileContext, K8sObject, read_context
@@ -47,7 +47,7 @@ def sniff(text: str) -> bool:
     text = text.lstrip("\ufeff")
     if embedded.shell_script(text):
         inner = embedded.heredoc_manifests(text)
-        return inner is not None and _sniff_yaml(inner)
+        return (inner is not None and _sniff_yaml(inner)) or bool(torchx.launches(text[:_SNIFF_HEAD]))
     if embedded.other_language(text) is not None:
         return False
     return _sniff_yaml(text)
@@ -73,7 +73,9 @@ def _sniff_yaml(text: str) -> bool:
 def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     """Every workload of a manifest file as an ir.Job; problems go to ``diags``."""
     text = text.lstrip("\ufeff")
+    launched: list[ir.Job] = []
     if embedded.shell_script(text):  # the manifests of its kubectl here-documents, at their lines
+        launched = torchx.jobs(text, path, diags)  # and the jobs its torchx commands submit
         text = embedded.heredoc_manifests(text) or ""
     helm_lines = templates.template_lines(text)
     documents = load_documents(text, diags, templated=bool(helm_lines))
@@ -108,7 +110,7 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
             inside = [(line, name) for line, name in placeholders if start <= line <= end]
             job = replace(job, templated=True, unresolved=_unresolved(job.unresolved, inside))
         jobs.append(job)
-    return _attach_config_maps(_attach_flows(jobs, context), documents)
+    return [*_attach_config_maps(_attach_flows(jobs, context), documents), *launched]
 
 
 def _guarded(work: Callable[[], _T], obj: K8sObject, job_id: str | None, diags: Collector) -> _T | None:

@@ -118,6 +118,10 @@ RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
         "a standing RayCluster: the job starts the one the selector names (when it was scanned) in its own "
         "allocation, or none",
     ),
+    "torchx": (
+        FidelityStatus.MAPPED,
+        "the script runs what torchx would submit to Kubernetes: its pods, sizes and torchrun command",
+    ),
     "rayClusterOf": (
         FidelityStatus.APPROXIMATED,
         "the selected RayCluster is started inside the job's own allocation, with the cluster's roles, "
