@@ -38,9 +38,16 @@ CODES: dict[str, tuple[str, str]] = {
     "SLURM-NO-SHEBANG": (ERROR, "sbatch refuses a script whose first line is not #!"),
     "SLURM-UNKNOWN-OPTION": (ERROR, "an #SBATCH option that sbatch does not know"),
     "SLURM-REPEATED-OPTION": (WARNING, "an option given twice; the last value wins, as in sbatch"),
-    "SLURM-OBSOLETE-OPTION": (INFO, "an obsolete spelling of an option"),
+    "SLURM-OBSOLETE-OPTION": (
+        INFO,
+        "an obsolete spelling of an option; an error where current sbatch rejects it",
+    ),
     "SLURM-BAD-VALUE": (ERROR, "an option value sbatch would reject"),
-    "SLURM-MISSING-VALUE": (ERROR, "an option that needs a value has none"),
+    "SLURM-MISSING-VALUE": (
+        ERROR,
+        "an option that needs a value has none; a warning where sbatch takes an empty value as not given",
+    ),
+    "SLURM-DOS-LINE-BREAKS": (ERROR, "sbatch refuses a script with DOS line breaks (CR LF)"),
     "SLURM-UNEXPECTED-VALUE": (WARNING, "an option that takes no value was given one"),
     "SLURM-DIRECTIVE-AFTER-COMMAND": (WARNING, "an #SBATCH line after the first command; sbatch ignores it"),
     "SLURM-COMMENTED-DIRECTIVE": (INFO, "a disabled directive (##SBATCH or # SBATCH) was ignored"),

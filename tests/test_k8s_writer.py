@@ -536,6 +536,14 @@ def test_array_throttle_becomes_parallelism() -> None:
     assert spec["backoffLimitPerIndex"] == 0  # array tasks fail independently
 
 
+def test_an_array_written_in_brackets_is_an_indexed_job_of_its_tasks() -> None:
+    # sbatch takes --array=[0-2] and runs three tasks; the pods must be three as well
+    t = translate("#!/bin/bash\n#SBATCH --array=[0-2]\necho $SLURM_ARRAY_TASK_ID\n")
+    spec = workload(t)["spec"]
+    assert (spec["completions"], spec["completionMode"]) == (3, "Indexed")
+    assert "SLURM-BAD-VALUE" not in codes(t)
+
+
 def test_begin_is_dropped_for_a_plain_job() -> None:
     t = translate("#!/bin/bash\n#SBATCH --begin=now+1hour\npython x.py\n")
     assert entry(t, "--begin").status == FidelityStatus.DROPPED

@@ -254,6 +254,18 @@ def test_parse_array_sparse_and_mixed() -> None:
 
 def test_parse_array_bare_percent_means_no_limit() -> None:
     assert options.parse_array("1-10%").max_concurrent is None
+    assert options.parse_array("1-10%a").max_concurrent is None  # read like atoi, as the controller does
+    assert options.parse_array("1-10%2x").max_concurrent == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "indices"),
+    [("[0-2]", (0, 1, 2)), ("[1,3,5]%1", (1, 3, 5)), ("0-2,[4]", (0, 1, 2, 4)), ("[0-6:3]", (0, 3, 6)),
+     ("1,,2", (1, 2)), (",1", (1,))],
+)  # fmt: skip
+def test_parse_array_takes_brackets_and_skips_empty_items(text: str, indices: tuple[int, ...]) -> None:
+    spec = options.parse_array(text)
+    assert (spec.indices, spec.count, spec.spec) == (indices, len(indices), text)
 
 
 def test_parse_array_large_keeps_only_the_count() -> None:
@@ -261,7 +273,9 @@ def test_parse_array_large_keeps_only_the_count() -> None:
     assert spec.indices == () and spec.count == 1_000_000
 
 
-@pytest.mark.parametrize("text", ["", "0-x", "5-1", "1-10:0", "1-10%a", "a", "1;2", "0-9999999"])
+@pytest.mark.parametrize(
+    "text", ["", "0-x", "5-1", "1-10:0", "a", "1;2", "0-9999999", "[[0-2]", "[0-2]]", "]0-2[", ",", "0-2:"]
+)
 def test_parse_array_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         options.parse_array(text)
@@ -332,7 +346,12 @@ def test_parse_signal(text: str, signal: ir.Signal) -> None:
     assert options.parse_signal(options.format_signal(signal)) == signal
 
 
-@pytest.mark.parametrize("text", ["", "X:USR1", "FOO", "USR1@", "USR1@70000", "0", "99", "B:"])
+def test_parse_signal_takes_any_positive_number() -> None:
+    assert options.parse_signal("99") == ir.Signal("99", 60)  # sbatch does not check the number
+    assert options.parse_signal(options.format_signal(ir.Signal("99", 60))) == ir.Signal("99", 60)
+
+
+@pytest.mark.parametrize("text", ["", "X:USR1", "FOO", "USR1@", "USR1@70000", "0", "B:"])
 def test_parse_signal_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         options.parse_signal(text)
@@ -406,7 +425,12 @@ def test_parse_export(text: str, policy: str, variables: tuple[tuple[str, str | 
     assert options.parse_export(text) == options.ExportSpec(policy, variables)
 
 
-@pytest.mark.parametrize("text", ["A=1,,B", ""])
+def test_parse_export_skips_empty_items() -> None:
+    assert options.parse_export("A=1,,B") == options.ExportSpec("LIST", (("A", "1"), ("B", None)))
+    assert options.parse_export("ALL,") == options.ExportSpec("ALL", ())
+
+
+@pytest.mark.parametrize("text", [",", ""])
 def test_parse_export_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         options.parse_export(text)
@@ -419,6 +443,8 @@ def test_keyword_values() -> None:
     assert options.parse_no_kill("off") is False and options.parse_no_kill("set") is True
     assert options.parse_priority("top") == "TOP" and options.parse_priority("100") == "100"
     assert options.parse_nice("-5") == -5
+    assert options.parse_nice("abc") == 0 and options.parse_nice("5x") == 5  # strtoll, as sbatch reads it
+    assert options.parse_priority("abc") == "0"
     assert options.parse_requeue("expedite") == "expedite"
     assert options.parse_switches("2@1:00:00") == "2@1:00:00"
     for parse, bad in [

@@ -131,7 +131,11 @@ def test_crlf_and_bom() -> None:
     text = "\ufeff" + script("--nodes=2", "--job-name=win").replace("\n", "\r\n")
     job, diags = one(text)
     assert job.name == "win" and job.components[0].resources.nodes_min == 2
-    assert diags == []
+    # both are read as sbatch's text would be, and both make sbatch refuse the script
+    assert [(d.code, d.severity, d.line) for d in diags] == [
+        ("SLURM-NO-SHEBANG", "error", 1),
+        ("SLURM-DOS-LINE-BREAKS", "error", 1),
+    ]
     assert job.script is not None and "\r" not in job.script.body
 
 

@@ -176,7 +176,8 @@ def tokenize(text: str, line: int) -> tuple[list[Word], str | None, bool]:
             i += 1
         if quote:
             return words, f"unmatched {quote} quote", False
-        words.append(Word("".join(chars), line))
+        if chars:  # sbatch drops an empty word ('' or ""): -J '' is -J with no value
+            words.append(Word("".join(chars), line))
     return words, None, False
 
 
@@ -317,7 +318,7 @@ class _ArgvParser:
                     "SLURM-OBSOLETE-OPTION",
                     f"--{name}: {old.note}; current sbatch rejects it{where}",
                     line,
-                    severity=WARNING,
+                    severity=ERROR,
                 )
             return replacement
         if candidates:
@@ -372,7 +373,7 @@ class _ArgvParser:
                 "SLURM-OBSOLETE-OPTION",
                 f"-{letter} is an old short option that current sbatch rejects{where}",
                 line,
-                severity=WARNING,
+                severity=ERROR,
             )
             return replacement
         other = letter.swapcase()
@@ -383,6 +384,14 @@ class _ArgvParser:
     # -- values ----------------------------------------------------------------
 
     def _required(self, option: Option, value: str | None, line: int, spelled: str) -> None:
+        if value == "" and option.long in opts.EMPTY_ACCEPTED:
+            self.report.add(
+                "SLURM-MISSING-VALUE",
+                f"{spelled} is given an empty value; sbatch accepts it as if the option were not given",
+                line,
+                severity=WARNING,
+            )
+            return
         if not value:
             self.report.add("SLURM-MISSING-VALUE", f"{spelled} needs a value", line)
             return

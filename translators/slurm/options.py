@@ -71,22 +71,38 @@ def parse_uint(text: str) -> int:
 _NICE_LIMIT = 2**31 - 3  # sbatch: |nice| <= NICE_OFFSET - 3
 
 
+_LEADING_INT = re.compile(r"\s*([+-]?[0-9]+)")
+
+
+def leading_int(text: str) -> int:
+    """What C's ``strtoll`` reads: the leading integer, 0 when there is none (``abc``, ``5abc``)."""
+    m = _LEADING_INT.match(text)
+    return int(m.group(1)) if m else 0
+
+
+def is_integer(text: str) -> bool:
+    return bool(_SINT.match(text))
+
+
 def parse_nice(text: str) -> int:
-    if not _SINT.match(text):
-        raise ValueError(f"expected an integer adjustment, got {text!r}")
-    value = int(text)
+    """sbatch reads the adjustment with ``strtoll``: ``abc`` is 0 and ``5x`` is 5, both accepted."""
+    value = leading_int(text)
     if abs(value) > _NICE_LIMIT:
         raise ValueError(f"nice adjustment {value} is out of range (+/- {_NICE_LIMIT})")
     return value
 
 
 def parse_priority(text: str) -> str:
-    """A non-negative priority or ``TOP``; kept as a string like ``Placement.priority``."""
+    """A non-negative priority or ``TOP``; kept as a string like ``Placement.priority``.
+
+    sbatch reads the number with ``strtoll``, so text that does not start with one is 0.
+    """
     if text.upper() == "TOP":
         return "TOP"
-    if not _UINT.match(text) or int(text) >= 0xFFFFFFFE:
-        raise ValueError(f"expected a priority >= 0 or TOP, got {text!r}")
-    return str(int(text))
+    value = leading_int(text)  # as sbatch reads it (strtoll): ``abc`` is 0
+    if not 0 <= value < 0xFFFFFFFE:
+        raise ValueError(f"expected a priority >= 0 and < 4294967294 or TOP, got {text!r}")
+    return str(value)
 
 
 def parse_bit(text: str) -> int:
@@ -228,21 +244,29 @@ def format_nodes(nodes_min: int, nodes_max: int | None) -> str:
 # Job arrays
 # ---------------------------------------------------------------------------
 
-_ARRAY_ITEM = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z")
+# One item: N, N-M or N-M:step; each number may be followed by ']' and the item may start with '['
+# (the controller strips them item by item, so ``[0-2]``, ``[1,3,5]`` and ``0-2,[3]`` are all taken).
+_ARRAY_ITEM = re.compile(r"\[?([0-9]+)\]?(?:-([0-9]+)\]?(?::([0-9]+)\]?)?)?\Z")
 MAX_ARRAY_INDEX = 4_000_000  # Slurm's hard ceiling for MaxArraySize
 EXPAND_LIMIT = 10_000  # larger arrays keep only their count
 
 
 def parse_array(text: str) -> ir.ArraySpec:
-    """``--array=0-99:4%10``, ``1,3,7,42``, ``0-15%4``..."""
+    """``--array=0-99:4%10``, ``1,3,7,42``, ``[0-15]%4``...
+
+    As the controller reads it (checked with ``sbatch --test-only``): items are split on
+    commas and empty ones skipped; an item may be bracketed; the ``%limit`` is read like C's
+    ``atoi``, so a limit that is not a number (``%x``) is no limit.
+    """
     spec, pct, limit = text.partition("%")
     max_concurrent: int | None = None
     if pct:
-        if limit and not _UINT.match(limit):
-            raise ValueError(f"invalid array {text!r}: the %limit must be an integer")
-        max_concurrent = int(limit) if limit else None  # sbatch takes a bare % as no limit
+        number = leading_int(limit)
+        max_concurrent = number if number > 0 else None  # a bare or non-numeric % is no limit
     ranges: list[range] = []
     for item in spec.split(","):
+        if not item:
+            continue
         m = _ARRAY_ITEM.match(item)
         if not m:
             raise ValueError(f"invalid array {text!r}: {item!r} is not N, N-M or N-M:step")
@@ -252,6 +276,8 @@ def parse_array(text: str) -> ir.ArraySpec:
         if last < first or step < 1 or last > MAX_ARRAY_INDEX:
             raise ValueError(f"invalid array {text!r}: bad range {item!r}")
         ranges.append(range(first, last + 1, step))
+    if not ranges:
+        raise ValueError(f"invalid array {text!r}: no index")
     total = sum(len(r) for r in ranges)
     indices: tuple[int, ...] = ()
     count = total
@@ -347,9 +373,9 @@ def parse_signal(text: str) -> ir.Signal:
     sig = m.group("sig").upper()
     if sig.isascii() and sig.isdigit():
         number = int(sig)
-        if not 1 <= number <= 64:
+        if number < 1:  # sbatch takes any positive number (65, 999 ...); the kernel refuses it later
             raise ValueError(f"invalid signal number {number}")
-        name = SIGNAL_NUMBERS.get(number, sig)
+        name = SIGNAL_NUMBERS.get(number, str(number))
     else:
         name = sig[3:] if sig.startswith("SIG") else sig
         if name not in SIGNAL_NAMES:
@@ -537,13 +563,14 @@ def parse_export(text: str) -> ExportSpec:
     """``ALL``, ``NONE``, ``NIL``, ``[ALL,]VAR[=value][,...]``.
 
     sbatch does not check the list: the first policy word counts, the other
-    items are variables, names included as written.
+    items are variables, names included as written, and empty items are skipped.
     """
     policy = "LIST"
     variables: list[tuple[str, str | None]] = []
-    for item in _split_unquoted(text, ","):
-        if not item:
-            raise ValueError(f"invalid export list {text!r}: empty item")
+    items = [item for item in _split_unquoted(text, ",") if item]  # sbatch skips empty items
+    if not items:
+        raise ValueError(f"invalid export list {text!r}: no item")
+    for item in items:
         word = item.upper()
         if word in ("ALL", "NONE", "NIL"):
             policy = word if policy == "LIST" else policy
@@ -1102,6 +1129,19 @@ OBSOLETE: dict[str, Obsolete] = {
     "power": Obsolete(None, False, "power management options were removed from sbatch"),
 }
 OBSOLETE_SHORT: dict[str, str] = {"P": "dependency", "U": "account", "I": "immediate"}
+
+# Options whose empty value (``--mail-user=``, often an unset template variable) sbatch accepts
+# as if the option were not given; an empty value of any other option makes it refuse the script.
+# Checked one by one with ``sbatch --test-only`` (Slurm 22.05, the project's sandbox).
+EMPTY_ACCEPTED = frozenset(
+    {
+        "account", "acctg-freq", "array", "bb", "chdir", "cluster-constraint", "comment", "constraint",
+        "container", "context", "core-spec", "dependency", "error", "exclude", "export", "extra-node-info",
+        "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task", "input", "job-name", "licenses",
+        "mail-user", "mcs-label", "network", "nodelist", "output", "prefer", "priority", "qos",
+        "reservation", "wait-all-nodes", "wckey", "wrap",
+    }
+)  # fmt: skip
 
 # Frequent srun-only options, so that the message can say so.
 SRUN_ONLY = frozenset(

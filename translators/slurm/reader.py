@@ -154,15 +154,39 @@ def _read(text: str, path: str, diags: Collector) -> list[ir.Job]:
         wrapper = _read_wrapper(lines, path, diags)
         return [wrapper, *_wrapped_jobs(wrapper, diags)]
     if kind == JobKind.SBATCH:
-        job = _read_sbatch(lines, path, diags)
+        job = _read_sbatch(lines, path, diags, _first_dos_line(text), text.startswith("\ufeff"))
         return [job, *_wrapped_jobs(job, diags)]
     if kind == JobKind.SALLOC:
         return [_read_salloc(lines, path, diags)]
     return []
 
 
-def _read_sbatch(lines: list[str], path: str, diags: Collector) -> ir.Job:
+def _first_dos_line(text: str) -> int | None:
+    """The first line that ends in CR LF, which sbatch refuses in a batch script."""
+    at = text.find("\r\n")
+    return None if at < 0 else text.count("\n", 0, at) + 1
+
+
+def _read_sbatch(
+    lines: list[str], path: str, diags: Collector, dos_line: int | None = None, bom: bool = False
+) -> ir.Job:
     header = directives.read_header(lines, diags, job=path)
+    if bom and header.shebang is not None:
+        diags.add(
+            "SLURM-NO-SHEBANG",
+            "the script starts with a byte order mark (BOM) before #!; sbatch refuses it (save it as UTF-8 "
+            "without BOM)",
+            line=1,
+            job=path,
+        )
+    if dos_line is not None:
+        diags.add(
+            "SLURM-DOS-LINE-BREAKS",
+            "the script has DOS line breaks (CR LF); sbatch refuses it (convert it with dos2unix); "
+            "it was read as if they were plain newlines",
+            line=dos_line,
+            job=path,
+        )
     builder = _JobBuilder(path, diags, header.components, "#SBATCH")
     builder.apply_all(header.settings, header.unknown)
     builder.keep_directives(header.settings, header.unknown)
@@ -623,6 +647,9 @@ class _JobWide:
 
 _Handler = Callable[["_JobBuilder", Setting, object], None]
 
+# Value kinds sbatch reads with C's strtoll, taking whatever does not start with a number as 0.
+_STRTOLL_KINDS = frozenset({"nice", "priority"})
+
 
 class _JobBuilder:
     """Mutable state for one job; ``build`` freezes it into an ``ir.Job``."""
@@ -666,6 +693,8 @@ class _JobBuilder:
     def apply(self, setting: Setting) -> None:
         option = setting.option
         if option.target == "raw":
+            if setting.value is not None and not setting.dynamic:
+                option.parse(setting.value)  # a value sbatch refuses is reported even where it stays raw
             self.keep_raw(setting)
             return
         if setting.dynamic and not _literal_export(setting):  # kept verbatim: only free-text fields can
@@ -675,6 +704,8 @@ class _JobBuilder:
             value: object = tuple(setting.value.split(",")) if option.kind == "list" else setting.value
         else:
             value = option.default if setting.value is None else option.parse(setting.value)
+            if option.kind in _STRTOLL_KINDS and setting.value and not options.is_integer(setting.value):
+                self._read_as_number(setting, value)
         handler = _HANDLERS.get(option.target)
         if handler is not None:
             handler(self, setting, value)
@@ -707,6 +738,17 @@ class _JobBuilder:
         self.raw.append(
             ir.RawItem(setting.option.spelling, value, setting.line, self.origin, setting.component)
         )
+
+    def _read_as_number(self, setting: Setting, value: object) -> None:
+        """A number sbatch reads with strtoll, written with text: it takes the leading digits, or 0."""
+        if setting.value is not None and setting.value.upper() != "TOP":
+            self.diags.add(
+                "SLURM-BAD-VALUE",
+                f"{setting.spelled}={redact(setting.value)} is not a number; sbatch reads it as {value}",
+                line=setting.line,
+                job=self.job_id,
+                severity=WARNING,
+            )
 
     def _bad_value(self, setting: Setting, reason: str) -> None:
         self.diags.add(
