@@ -57,7 +57,10 @@ CODES: dict[str, tuple[str, str]] = {
     "SLURM-HETJOB": (INFO, "a heterogeneous job with several components"),
     "SLURM-SCRONTAB-ENTRY": (INFO, "a scrontab entry was read as a scheduled job"),
     "SLURM-SELF-RESUBMIT": (INFO, "the script submits itself again (cron-like or chained restart)"),
-    "SLURM-PLUGIN-OPTION": (INFO, "a SPANK plugin option (pyxis); valid only where the plugin is installed"),
+    "SLURM-PLUGIN-OPTION": (
+        INFO,
+        "a SPANK plugin option (pyxis, Shifter); valid only where the plugin is installed",
+    ),
     # shell bodies
     "SHELL-UNPARSED": (INFO, "a shell statement the parser could not read; the rest of the body was kept"),
     "SHELL-SYNTAX": (WARNING, "the shell body has a syntax error bash would stop on"),

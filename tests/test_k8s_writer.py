@@ -544,6 +544,16 @@ def test_an_array_written_in_brackets_is_an_indexed_job_of_its_tasks() -> None:
     assert "SLURM-BAD-VALUE" not in codes(t)
 
 
+def test_a_shifter_image_is_the_image_of_the_pods_as_a_pyxis_one_is() -> None:
+    t = translate(
+        "#!/bin/bash\n#SBATCH --image=docker:nersc/pytorch:24.06.01\nsrun shifter python train.py\n"
+    )
+    assert container(t)["image"] == "nersc/pytorch:24.06.01"
+    assert entry(t, "container image").status == FidelityStatus.MAPPED
+    step = translate("#!/bin/bash\nsrun shifter --image=nersc/app:1 python t.py\n")
+    assert container(step)["image"] == "nersc/app:1"
+
+
 def test_begin_is_dropped_for_a_plain_job() -> None:
     t = translate("#!/bin/bash\n#SBATCH --begin=now+1hour\npython x.py\n")
     assert entry(t, "--begin").status == FidelityStatus.DROPPED

@@ -54,7 +54,9 @@ def _rows(code: str, accepted: bool, *lines: str) -> list[Row]:
     return [Row(code, line, accepted) for line in lines]
 
 
-NO_PLUGIN = "the sandbox loads no SPANK plugin; where pyxis is installed sbatch takes it"
+NO_PLUGIN = (
+    "the sandbox loads no SPANK plugin; where the plugin (pyxis, Shifter) is installed sbatch takes it"
+)
 
 TABLE: tuple[Row, ...] = (
     # --- the first line --------------------------------------------------------------------------
@@ -82,13 +84,15 @@ TABLE: tuple[Row, ...] = (
         "#SBATCH --cpu-bind=cores",  # srun's
         "#SBATCH -Z",
         "#SBATCH -j x",
-        "#SBATCH --image=docker:nersc/pytorch:24.06.01",  # Shifter's, not declared by the site
+        "#SBATCH --podman-image=ubuntu",  # no plugin of the table adds it
     ),
     *_rows("SLURM-UNKNOWN-OPTION", True, "#SBATCH --nodes=1 --job-n=x", "#SBATCH --ntasks 4 -c 2"),
     Row(
         "SLURM-PLUGIN-OPTION", "#SBATCH --container-image=nvcr.io/nvidia/pytorch:24.05-py3", False, NO_PLUGIN
     ),
     Row("SLURM-PLUGIN-OPTION", "#SBATCH --no-container-mount-home", False, NO_PLUGIN),
+    Row("SLURM-PLUGIN-OPTION", "#SBATCH --image=docker:nersc/pytorch:24.06.01", False, NO_PLUGIN),
+    Row("SLURM-PLUGIN-OPTION", "#SBATCH --module=gpu,nccl", False, NO_PLUGIN),
     # --- obsolete spellings ------------------------------------------------------------------------
     *_rows(
         "SLURM-OBSOLETE-OPTION",

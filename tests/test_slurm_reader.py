@@ -736,3 +736,23 @@ def test_line_starting_finds_what_a_multiline_anchor_finds(text: str) -> None:
     for prefix in ("#SBATCH", "#SCRON"):
         m = re.compile("^" + prefix, re.MULTILINE).search(text)
         assert reader._line_starting(text, prefix) == (m.start() if m else -1)
+
+
+def test_shifter_image_is_the_container_of_the_job_and_its_modules_stay_raw() -> None:
+    text = (
+        SHEBANG + "#SBATCH -C gpu\n#SBATCH --image=docker:nersc/pytorch:24.06.01\n#SBATCH --module=gpu,nccl\n"
+        "srun shifter python train.py\n"
+    )
+    job, diags = one(text)
+    [container] = job.components[0].containers
+    assert (container.image, container.runtime, container.line) == (
+        "docker:nersc/pytorch:24.06.01",
+        "shifter",
+        3,
+    )
+    assert [(r.key, r.value, r.line) for r in job.raw] == [("--module", "gpu,nccl", 4)]
+    assert [(d.code, d.severity, d.line) for d in diags] == [
+        ("SLURM-PLUGIN-OPTION", "info", 3),
+        ("SLURM-PLUGIN-OPTION", "info", 4),
+    ]
+    assert all("shifter SPANK plugin" in d.message for d in diags)

@@ -1,6 +1,6 @@
 """Which container image runs a component, and why.
 
-In order: an image named in the script (pyxis/apptainer), mapped through the
+In order: an image named in the script (pyxis/apptainer/shifter), mapped through the
 site config when it is a file (.sqsh, .sif); the image the site config gives
 for a module or software environment the job loads; the site default; else a
 placeholder with a diagnostic. Never a silent guess.
@@ -13,10 +13,11 @@ from migrate import ir
 from .translation_context import PLACEHOLDER_IMAGE, Context
 
 _URI_SCHEMES = ("docker://", "oras://", "library://", "shub://", "docker-daemon://")
+_SHIFTER_TYPE = "docker:"
 
 
 def normalise(reference: str) -> str | None:
-    """A registry reference from a pyxis/apptainer image name, or None for files and variables."""
+    """A registry reference from a pyxis/apptainer/shifter image name, or None for files and variables."""
     ref = reference.strip()
     if not ref or "$" in ref or ref.startswith(("/", ".", "~")) or ref.endswith((".sqsh", ".sif", ".simg")):
         return None
@@ -24,6 +25,10 @@ def normalise(reference: str) -> str | None:
         if ref.startswith(scheme):
             ref = ref[len(scheme) :]
             break
+    # Shifter names the image type first: docker:nersc/pytorch:24.06.01 (not a registry host "docker"
+    # with a port, which has a number after the colon)
+    if ref.startswith(_SHIFTER_TYPE) and not ref[len(_SHIFTER_TYPE) : len(_SHIFTER_TYPE) + 1].isdigit():
+        ref = ref[len(_SHIFTER_TYPE) :]
     # enroot separates the registry with '#': nvcr.io#nvidia/pytorch:24.03-py3
     return ref.replace("#", "/", 1)
 

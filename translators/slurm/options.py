@@ -787,7 +787,7 @@ class Option:
     example: str | None = None  # a value sbatch accepts, for tests and docs
     default: object = True  # the value of a NONE option, or of an OPTIONAL one given bare
     accumulate: bool = False  # repeats add up instead of the last one winning
-    plugin: str | None = None  # SPANK plugin that adds the option (pyxis)
+    plugin: str | None = None  # SPANK plugin that adds the option (pyxis, shifter)
 
     @property
     def parse(self) -> Callable[[str], object]:
@@ -1100,6 +1100,14 @@ PLUGIN_OPTIONS: tuple[Option, ...] = (
        _mapped("securityContext.readOnlyRootFilesystem"), plugin="pyxis"),
     _o("container-env", None, REQ, "string", "raw", "containers", "NCCL_DEBUG",
        _mapped("env entries of the container"), plugin="pyxis"),
+    # NERSC's Shifter: the image (docker:REPO:TAG or REPO:TAG) is the job's; `shifter` runs a step in it
+    _o("image", None, REQ, "string", "container.shifter_image", "containers", "docker:nersc/pytorch:24.06.01",
+       _mapped("the container image (Shifter's docker: type prefix removed)"), plugin="shifter"),
+    _o("module", None, REQ, "string", "raw", "containers", "gpu,nccl",
+       _dropped("Shifter modules inject host libraries (GPU driver, MPI, NCCL); the image must carry them"),
+       plugin="shifter"),
+    _o("volume", None, REQ, "string", "raw", "containers", "/global/cfs/cdirs/m1:/data",
+       _dropped("Shifter bind mounts; give the paths as volumes in the site config"), plugin="shifter"),
 )
 # fmt: on
 

@@ -1252,6 +1252,13 @@ def _pyxis_mounts(b: _JobBuilder, s: Setting, value: object) -> None:
         b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
 
 
+def _shifter_image(b: _JobBuilder, s: Setting, value: object) -> None:
+    """Shifter's --image: the container every step that runs `shifter` starts in."""
+    comp = b._comp(s)
+    comp.containers = [c for c in comp.containers if not (c.runtime == "shifter" and c.command == ())]
+    comp.containers.append(ir.Container(image=_text(value), runtime="shifter", line=s.line))
+
+
 _HANDLERS: dict[str, _Handler] = {
     "resources.nodes": _nodes,
     "resources.gpus": _gpus(_gpus_total),
@@ -1278,6 +1285,7 @@ _HANDLERS: dict[str, _Handler] = {
     "container.pyxis_mounts": _pyxis_mounts,
     "container.pyxis_workdir": _pyxis(_pyxis_workdir),
     "container.pyxis_name": _pyxis(_pyxis_name),
+    "container.shifter_image": _shifter_image,
 }
 
 __all__ = [
