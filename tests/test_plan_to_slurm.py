@@ -67,3 +67,11 @@ def test_plan_and_translate_agree_on_every_partition(
     for job_id, partition in written.items():
         [job] = [j for j in planned.plan.to_dict()["jobs"] if j["id"] == job_id]
         assert job["allocation"]["partition"]["value"] == partition, job_id
+
+
+def test_wandb_is_monitoring_only_where_it_is_on(in_repo: Path) -> None:
+    jobs = {j.name: j for j in scanner.scan([str(CASE)]).jobs}
+    kinds = {name: sorted({h.kind for h in job.monitoring}) for name, job in jobs.items()}
+    assert kinds["llama3-8b-p5"] == ["wandb"]  # WANDB_PROJECT, nothing switches it off
+    for name in ("tokenize-corpus", "eval-nemo", "llama2-7b-trn1", "bert-finetune-g5"):
+        assert "wandb" not in kinds[name], name
