@@ -587,3 +587,14 @@ def test_a_helper_is_up_for_the_hours_its_users_run_not_their_node_share() -> No
     up = helper_demand(helper, [user, user], 168)
     assert up.basis == "up while the 2 jobs that use it run: 2 h"
     assert (up.node_hours, up.gpu_hours) == (4.0, 32.0)
+
+
+@pytest.mark.parametrize("direction", [Direction.TO_SLURM, Direction.TO_KUBERNETES])
+def test_no_jobs_no_phases_and_no_end_state(direction: Direction) -> None:
+    from migrate.plan.planner import NO_JOBS
+
+    result = build_plan([], direction)
+    doc = json.loads(plan_json(result))
+    assert doc["phases"] == [] and doc["summary"]["end_state"] is None
+    assert doc.get("coexistence") is None
+    assert NO_JOBS in doc["warnings"]
