@@ -75,3 +75,11 @@ def test_wandb_is_monitoring_only_where_it_is_on(in_repo: Path) -> None:
     assert kinds["llama3-8b-p5"] == ["wandb"]  # WANDB_PROJECT, nothing switches it off
     for name in ("tokenize-corpus", "eval-nemo", "llama2-7b-trn1", "bert-finetune-g5"):
         assert "wandb" not in kinds[name], name
+
+
+def test_report_with_translations_keeps_the_plan(planned: api.PlanRun, in_repo: Path, tmp_path: Path) -> None:
+    translated = api.run_translate([str(CASE)], "slurm", str(tmp_path / "tr"), config=CONFIG)
+    report = api.run_report(
+        [str(CASE)], "slurm", str(tmp_path / "report"), config=CONFIG, translations=translated.result
+    )
+    assert plan_json(report.plan) == plan_json(planned.plan)
