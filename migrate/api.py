@@ -24,7 +24,6 @@ from migrate.plan.coexistence import check_choice
 from migrate.plan.coexistence_artifacts import coexistence_artifacts
 from migrate.render import plural
 from migrate.reports.model import build_model
-from migrate.reports.model_scan import fidelity_counts
 from migrate.reports.plan_types import read_plan
 from migrate.reports.render import render_report
 from migrate.scan import cache, scanner, templates
@@ -230,7 +229,7 @@ def run_report(
 ) -> ReportRun:
     """Scan, plan and write ``report.md``, ``report.html``, ``img/*.svg`` and ``plan.json`` into ``out``.
 
-    With ``translations`` the plan weighs what they drop, and the report adds
+    With ``translations`` (the plan stays the one ``run_plan`` makes) the report adds
     each job's fidelity table with links to its files, found at
     ``artifact_root`` (relative to ``out``; empty: the translation was written
     into ``out`` too). ``accounting`` and ``inventory`` are as for ``run_plan``.
@@ -240,9 +239,10 @@ def run_report(
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
     result = scanner.scan(paths, scan_options(options, templating))
-    fidelity = fidelity_counts(translations) or None
+    # The plan is the one `migrate plan` makes of the same input: what the translations drop shows in
+    # each job's fidelity table, and never moves a unit into or out of the pilot.
     the_plan, plan_graph = plan.build_plan_and_graph(
-        result.jobs, direction, site, fidelity, usage=usage, inventory=clusters, coexistence=coexistence
+        result.jobs, direction, site, usage=usage, inventory=clusters, coexistence=coexistence
     )
     # An inventory completes the partitions the plan's graph was built with; the report shows the site's own.
     graph = build_graph(result.jobs, site) if clusters else plan_graph

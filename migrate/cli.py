@@ -666,7 +666,11 @@ def report_command(
     summary = run.plan.to_dict()["summary"]
     _out().print(
         f"{_plural(summary['jobs'], 'job')}, {_plural(summary['units'], 'migration unit')}, "
-        f"phases {', '.join(summary['phases'])} (end: {summary['end_state']})"
+        + (
+            f"phases {', '.join(summary['phases'])} (end: {summary['end_state']})"
+            if summary["phases"]
+            else "no phases: nothing to move"
+        )
     )
     if translate:
         _out().print(f"translated jobs in {os.path.join(out, 'translated')}")

@@ -20,8 +20,13 @@ CONTROL_PLANE = {
     CoexistenceMode.SLURM_BRIDGE: "slurm-bridge's scheduler and admission webhook, slurmrestd and a Token, "
     "beside the existing slurmctld",
 }
+# What the moved jobs' users submit from then on, by the scheduler they move to.
+SUBMIT_INSTEAD = {
+    "Kubernetes": "Kubernetes manifests instead of sbatch scripts",
+    "Slurm": "sbatch scripts instead of Kubernetes manifests",
+}
 USERS_CHANGE = {
-    CoexistenceMode.PARTITION: "the moved jobs' users submit manifests instead of scripts, wave by wave",
+    CoexistenceMode.PARTITION: "the moved jobs' users submit {instead}, wave by wave",
     CoexistenceMode.SLINKY: "nothing for sbatch users (same commands, same partitions); Kubernetes users "
     "keep their manifests",
     CoexistenceMode.SLURM_BRIDGE: "Kubernetes users' namespaces are handed to the bridge (or they set its "
@@ -48,6 +53,10 @@ def _capacity(doc: Coexistence, mode: CoexistenceMode) -> str:
         )
     where = "the NodeSet nodes" if mode == CoexistenceMode.SLINKY else "every node of the bridge's partition"
     return f"shared on {where}: {fmt.num(worst['pooled'])} of {total} GPUs idle in {worst['phase']}"
+
+
+def _users_change(plan: PlanDoc, mode: CoexistenceMode) -> str:
+    return USERS_CHANGE[mode].format(instead=SUBMIT_INSTEAD[plan["target"]])
 
 
 def _verdict(doc: Coexistence, mode: CoexistenceMode) -> str:
@@ -84,7 +93,7 @@ def coexistence(plan: PlanDoc, written: tuple[str, ...] = ()) -> CoexistenceView
         "The modes side by side for this site",
         tuple(Column(t, TEXT) for t in ("Mode", "Capacity", "Control plane", "What users change", "Plan")),
         tuple(
-            (m.value, _capacity(doc, m), CONTROL_PLANE[m], USERS_CHANGE[m], _verdict(doc, m))
+            (m.value, _capacity(doc, m), CONTROL_PLANE[m], _users_change(plan, m), _verdict(doc, m))
             for m in CoexistenceMode
         ),
     )

@@ -164,6 +164,8 @@ def overview(plan: PlanDoc, phases: tuple[PhaseView, ...]) -> Overview:
             parts.append(fmt.plural(waves, "wave"))
         elif phase.kind == "end":
             parts.append(f"then the end state ({phase.name})")
+    if not phases:
+        return Overview(0, 0, "No phases: there is nothing to move.", "No phase moves any job.")
     sentence = f"{fmt.plural(len(phases), 'phase')}: " + ", ".join(parts) + "."
     if moving:
         first = moving[0]

@@ -355,3 +355,23 @@ def test_a_slinky_pilot_is_one_nodeset_for_one_partition(source: str) -> None:
     assert sorted(j for p in plan["phases"] for j in p["jobs"]) == sorted(
         j["id"] for j in plan["jobs"] if j["phase"]
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "submitted"), [("kubernetes", "Kubernetes manifests"), ("slurm", "sbatch scripts")]
+)
+def test_what_users_change_follows_the_direction(
+    target: str, submitted: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from migrate.plan.planner import plan_json
+    from migrate.reports.model_coexistence import coexistence
+
+    monkeypatch.chdir(REPO)
+    run = api.run_plan(["corpus/sample-site"], target, inventory=[SLURM_CONF])
+    view = coexistence(json.loads(plan_json(run.plan)))
+    assert view is not None
+    [row] = [r for r in view.modes.rows if r[0] == "partition"]
+    assert row[3] == f"the moved jobs' users submit {submitted} instead of {OTHER[target]}, wave by wave"
+
+
+OTHER = {"kubernetes": "sbatch scripts", "slurm": "Kubernetes manifests"}

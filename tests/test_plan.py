@@ -489,10 +489,15 @@ def test_a_slurm_job_without_partition_runs_in_the_default_partition() -> None:
     )
     assert partition_of(slurm_job("a.sbatch"), config) == "cpu"
     assert partition_of(slurm_job("b.sbatch", partition="gpu"), config) == "gpu"
-    # a Kubernetes job without a queue has no default: it stays unassigned
-    assert partition_of(k8s_job("c.yaml", name="c"), config) == UNASSIGNED
-    without_default = parse_site_config_text("partitions:\n  cpu: {nodes: 4}\n")
+    # a Kubernetes job that no queue or node selector places runs where Slurm would put it: the default
+    assert partition_of(k8s_job("c.yaml", name="c"), config) == "cpu"
+    without_default = _no_default()
+    assert partition_of(k8s_job("c.yaml", name="c"), without_default) == UNASSIGNED
     assert partition_of(slurm_job("a.sbatch"), without_default) == UNASSIGNED
+
+
+def _no_default() -> SiteConfig:
+    return parse_site_config({"partitions": {"cpu": {"nodes": 4}}})
 
 
 # ---------------------------------------------------------------------------
@@ -571,3 +576,25 @@ def test_the_pilot_stands_for_the_largest_workload_patterns() -> None:
     # the pattern holding most of the move, with no low-risk unit, is named as moving in the waves
     biggest = max(moving_hours, key=lambda p: moving_hours[p])
     assert biggest in in_pilot or any(biggest in line and "waves" in line for line in pilot["why"])
+
+
+def test_a_helper_is_up_for_the_hours_its_users_run_not_their_node_share() -> None:
+    from migrate.plan.demand import JobDemand, helper_demand
+
+    helper = JobDemand("h", "gpu", 2, 8, 336.0, 2688.0, "always on over the window", 2.0, run_hours=168.0)
+    # a one-CPU pod on a 96-CPU node for an hour: 0.01 node-hours, yet one hour of the helper
+    user = JobDemand("u", "gpu", 1, 0, 0.01, 0.0, "1 h", 0.0104, run_hours=1.0)
+    up = helper_demand(helper, [user, user], 168)
+    assert up.basis == "up while the 2 jobs that use it run: 2 h"
+    assert (up.node_hours, up.gpu_hours) == (4.0, 32.0)
+
+
+@pytest.mark.parametrize("direction", [Direction.TO_SLURM, Direction.TO_KUBERNETES])
+def test_no_jobs_no_phases_and_no_end_state(direction: Direction) -> None:
+    from migrate.plan.planner import NO_JOBS
+
+    result = build_plan([], direction)
+    doc = json.loads(plan_json(result))
+    assert doc["phases"] == [] and doc["summary"]["end_state"] is None
+    assert doc.get("coexistence") is None
+    assert NO_JOBS in doc["warnings"]

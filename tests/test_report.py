@@ -149,7 +149,7 @@ def test_summary_figures_match_plan_json(sample: dict[str, Any]) -> None:
     html = sample["tables"]["table-outcomes"]
     for rows in (md, html):
         assert [r[:2] for r in rows[1:]] == expected
-        assert rows[-1][2] == fmt.hours(node_hours)
+        assert rows[-1][2] == fmt.hours(round(node_hours, 2))  # the report rounds as plan.json does
     assert "Recommendation: hybrid." in sample["md"]
     pilot = next(p for p in doc["phases"] if p["id"] == "P1")
     first = f"moves {len(pilot['jobs'])} jobs in {len(pilot['units'])} units"
@@ -474,3 +474,11 @@ def test_the_summary_says_what_the_demand_assumes_and_for_how_many_jobs(sample: 
     verb = "has" if len(untimed) == 1 else "have"
     said = f"{fmt.plural(len(untimed), 'job')} {verb} no time limit anywhere"
     assert said in summary and said in sample["html"]
+
+
+def test_an_empty_folder_gets_no_phases_and_no_coexistence(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    api.run_report([str(tmp_path / "empty")], "slurm", str(tmp_path / "out"))
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "- **Plan:** No phases: there is nothing to move." in report
+    assert "## Coexistence" not in report and "decommission" not in report

@@ -129,3 +129,30 @@ def test_no_hook_details_carry_credentials() -> None:
         )
     )
     assert "3f2a9c" not in details and "XYZSECRET" not in details and "abcdefabcdef" not in details
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "export WANDB_MODE=disabled\nexport WANDB_PROJECT=llm\npython train.py --report_to wandb",
+        "export WANDB_MODE=offline\npython train.py --wandb-project llm",
+        "export WANDB_DISABLED=true\nexport WANDB_ENTITY=team\npython train.py",
+        "python /opt/eval.py exp_manager.create_wandb_logger=False trainer.devices=1",
+        "python finetune.py --use_wandb false",
+        "export WANDB_PROJECT=llm\npython finetune.py --report_to none",
+    ],
+)
+def test_a_tracker_switched_off_is_no_monitoring(body: str) -> None:
+    assert [kind for kind, _, _ in hooks(body)] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "export WANDB_MODE=online\npython train.py",
+        "python /opt/train.py exp_manager.create_wandb_logger=True",
+        "python finetune.py --report_to wandb",
+    ],
+)
+def test_a_tracker_switched_on_is_monitoring(body: str) -> None:
+    assert [kind for kind, _, _ in hooks(body)] == ["wandb"]

@@ -51,6 +51,7 @@ class JobDemand:
     node_load: float = 1.0  # nodes one run holds (a share of one for a partial node)
     # what the numbers rest on that no source told: "time_limit", "node_share", "nodes_placeholder" ...
     assumed: tuple[str, ...] = ()
+    run_hours: float = 0.0  # hours its runs hold their nodes over the window (0: not known apart)
 
 
 def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
@@ -85,7 +86,16 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     sized = {u.role for u in job.unresolved} & {PlaceholderRole.NODES, PlaceholderRole.GPUS}
     assumed += tuple(f"{role}_placeholder" for role in sorted(sized))
     return JobDemand(
-        job.id, partition_of(job, config, facts), gang, per_node, node_hours, gpu_hours, basis, load, assumed
+        job.id,
+        partition_of(job, config, facts),
+        gang,
+        per_node,
+        node_hours,
+        gpu_hours,
+        basis,
+        load,
+        assumed,
+        round(hours * runs, 4),
     )
 
 
@@ -108,15 +118,24 @@ def _array_gang(job: ir.Job, facts: JobFacts, load: float) -> int:
 
 def helper_demand(helper: JobDemand, users: list[JobDemand], window_hours: float) -> JobDemand:
     """A helper is up while the jobs that use it run, not all week: their hours, at most the window."""
-    hours = min(float(window_hours), sum(u.node_hours / u.nodes for u in users if u.nodes))
-    always = helper.node_hours / helper.nodes if helper.nodes else float(window_hours)
+    hours = min(float(window_hours), sum(_run_hours(u) for u in users))
+    always = _run_hours(helper) or float(window_hours)
     scale = hours / always if always else 0.0
     return replace(
         helper,
         node_hours=round(helper.node_hours * scale, 2),
         gpu_hours=round(helper.gpu_hours * scale, 2),
+        run_hours=round(hours, 4),
         basis=f"up while the {plural(len(users), 'job')} that use it run: {hours:g} h",
     )
+
+
+def _run_hours(demand: JobDemand) -> float:
+    """The hours a job's runs hold their nodes; from its node-hours where they were not kept apart."""
+    if demand.run_hours:
+        return demand.run_hours
+    held = demand.node_load or float(demand.nodes)
+    return demand.node_hours / held if held else 0.0
 
 
 def accounted_demand(script: JobDemand, usage: JobUsage) -> JobDemand:

@@ -72,6 +72,7 @@ END_STATE = "end"
 PHASE_KINDS = (FOUNDATIONS, PILOT, WAVE, END_STATE)  # the order phases come in
 HYBRID = "hybrid steady state"
 DECOMMISSION = "decommission"
+NO_JOBS = "no jobs were found in the scanned files: there is nothing to move, so the plan has no phases"
 
 
 # One line of why the pilot has its units: the unit it is about (None: the pilot as a whole), and the line.
@@ -231,7 +232,7 @@ def _build_plan(
     foundation_steps = foundations(graph, moving, by_id, demands, sorted(touched), shared, direction, config)
     phases, warnings = layout.phases(movable, foundation_steps, None)
     coexistence = None
-    if check_choice(mode) != CoexistenceMode.PARTITION:
+    if check_choice(mode) != CoexistenceMode.PARTITION and job_list:  # no jobs: no schedulers to share
         caps = [(p.id, p.capacity) for p in phases if p.kind in (PILOT, WAVE, END_STATE)]
         coexistence = decide(
             mode, job_list, assessed, demands, caps, config, _has_slurmctld(direction, inventory)
@@ -295,6 +296,8 @@ class _Layout:
         mode: CoexistenceMode | None,
     ) -> tuple[list[Phase], list[str]]:
         by_id, demands, direction, config = self.by_id, self.demands, self.direction, self.config
+        if not by_id:  # nothing was found: no phase to run and no end state to reach
+            return [], [NO_JOBS]
         hours = {job: need.node_hours for job, need in demands.items()}
         patterns = {a.job_id: a.pattern for a in by_id.values()}
         pilot, waves, warnings, chosen = _schedule(movable, config, patterns, hours)
@@ -687,6 +690,7 @@ __all__ = [
     "END_STATE",
     "FOUNDATIONS",
     "HYBRID",
+    "NO_JOBS",
     "PHASE_KINDS",
     "PILOT",
     "PLAN_SCHEMA",

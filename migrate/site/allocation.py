@@ -51,6 +51,7 @@ from migrate.site.allocation_resources import (
 )
 from migrate.site.config import PartitionConfig, SiteConfig
 from migrate.site.kube_component import kube_components
+from migrate.site.kube_partition import Basis, kube_partition
 from migrate.site.slurmtime import format_slurm_time
 
 _NO_PARTITION = Provenance(
@@ -147,21 +148,22 @@ def _partition(job: ir.Job, site: _Site, say: OptionDetails) -> tuple[str | None
 
 
 def _mirrored_partition(job: ir.Job, site: _Site) -> tuple[str | None, Sourced[str | None]]:
-    """A Kubernetes job runs where its queue or node selector points: the partition they mirror."""
-    config = site.config
-    if job.placement.queue:
-        mirror = config.partition_for_queue(job.placement.queue)
-        if mirror is not None:
-            detail = f"queue {job.placement.queue}: the mirror of partition {mirror} in {site.source}"
-            return mirror, Sourced(mirror, Provenance(Source.OPTION, detail))
-    selectors = {(kv.key, kv.value) for c in job.components for kv in c.resources.node_selector}
-    for name, part in config.partitions:
-        if part.node_selector and set(part.node_selector) <= selectors:
-            detail = f"node selector of partition {name} in {site.source}"
-            return name, Sourced(name, Provenance(Source.OPTION, detail))
-    return None, Sourced(
-        None, Provenance(Source.ASSUMED, "no queue or node selector that a partition mirrors")
-    )
+    """A Kubernetes job runs where ``kube_partition`` places it: the one decision plan and writer read."""
+    choice = kube_partition(job, site.config)
+    return choice.name, Sourced(choice.name, Provenance(_CHOICE_SOURCES[choice.basis], choice.reason))
+
+
+# How sure each basis of the choice is: the job's own queue or node pool is its option; a GPU model or
+# count is read from what it asks; the default partition is the site's.
+_CHOICE_SOURCES = {
+    Basis.QUEUE: Source.OPTION,
+    Basis.NODE_SELECTOR: Source.OPTION,
+    Basis.GPU_MODEL: Source.INFERRED,
+    Basis.GPU_COUNT: Source.INFERRED,
+    Basis.DEVICE: Source.INFERRED,
+    Basis.DEFAULT: Source.SITE_DEFAULT,
+    Basis.NONE: Source.ASSUMED,
+}
 
 
 def _known(part: PartitionConfig, key: str) -> bool:

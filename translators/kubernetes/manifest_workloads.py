@@ -10,6 +10,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.vocab import Format
 
+from ..shell.tracker_switches import env_switch, without_switched_off
 from . import claims, client_ports, kinds
 from .manifest_context import FileContext, K8sObject
 from .manifest_fields import ObjectView, Path, fmt_path
@@ -604,7 +605,11 @@ def _monitoring(
     for scoped in context.monitoring:
         if all(labels.get(k) == v for k, v in scoped.selector):
             hooks.append(scoped.hook)
-    return _unique(hooks)
+    off = [kind for body in bodies for kind in body.facts.trackers_off]
+    off += [
+        kind for role in roles for var in role.facts.environment if (kind := env_switch(var.name, var.value))
+    ]
+    return _unique(without_switched_off(hooks, off))
 
 
 def _schedule(view: ObjectView, workload: kinds.WorkloadKind) -> ir.Schedule | None:

@@ -34,6 +34,7 @@ from .model import Command, Word, shift_command
 from .reader import read_script
 from .redact import redact as _redact
 from .split import statement_boundary
+from .tracker_switches import env_switch, without_switched_off
 from .variables import slurm_variables
 
 MAX_SCRIPT_DEPTH = 3  # scripts inside scripts inside scripts
@@ -91,6 +92,7 @@ class _Analysis:
         self.env: list[ir.EnvVar] = []
         self.storage: list[ir.StoragePath] = []
         self.monitoring: list[ir.MonitoringHook] = []
+        self.trackers_off: list[str] = []
         self.submits: list[ir.Submission] = []
         self.raw: list[ir.RawItem] = []
         self.signals: list[str] = []
@@ -529,6 +531,7 @@ class _Analysis:
         self.monitoring.extend(monitoring.program_hooks(program, cmd.background, writes))
         if basename(program[0].value) not in paths.QUIET:
             self.monitoring.extend(monitoring.argument_hooks(program[1:]))
+            self.trackers_off.extend(monitoring.argument_switches(program[1:]))
 
     def _utility(self, program: tuple[Word, ...], consumed: set[int]) -> None:
         accesses = paths.utility_access(program)
@@ -619,6 +622,10 @@ class _Analysis:
         self.self_resubmit = True
         self.diags.add("SLURM-SELF-RESUBMIT", message, line=line)
 
+    def _trackers_off(self) -> list[str]:
+        from_env = [env_switch(var.name, var.value) for var in self.env]
+        return self.trackers_off + [kind for kind in from_env if kind is not None]
+
     def facts(self) -> BodyFacts:
         return BodyFacts(
             launchers=tuple(self.launchers),
@@ -627,7 +634,8 @@ class _Analysis:
             software_envs=tuple(dict.fromkeys(self.software)),
             environment=tuple(self.env),
             storage=_unique_storage(self.storage),
-            monitoring=_unique_hooks(self.monitoring),
+            monitoring=_unique_hooks(without_switched_off(self.monitoring, self._trackers_off())),
+            trackers_off=tuple(dict.fromkeys(self._trackers_off())),
             submits=tuple(self.submits),
             slurm_vars=tuple(sorted(self.slurm_vars)),
             statements=self.statements,

@@ -21,6 +21,7 @@ class BodyFacts:
     environment: tuple[ir.EnvVar, ...] = ()
     storage: tuple[ir.StoragePath, ...] = ()
     monitoring: tuple[ir.MonitoringHook, ...] = ()
+    trackers_off: tuple[str, ...] = ()  # trackers a setting switches off (tracker_switches)
     submits: tuple[ir.Submission, ...] = ()
     slurm_vars: tuple[str, ...] = ()
     statements: int = 0

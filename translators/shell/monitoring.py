@@ -16,6 +16,7 @@ from migrate.secrets import looks_like_secret
 from .launchers import basename
 from .model import Word
 from .redact import redact
+from .tracker_switches import env_switch, option_switch
 
 _TRACKERS = ("wandb", "tensorboard", "mlflow", "comet_ml", "comet", "neptune", "clearml", "aim", "dvclive")
 _TRACKER_KIND = {"comet_ml": "comet"}
@@ -147,6 +148,8 @@ def argument_hooks(words: Sequence[Word]) -> list[ir.MonitoringHook]:
         nxt = words[i + 1].value if i + 1 < len(words) else ""
         option_value = given if eq else ("" if nxt.startswith("-") else nxt)
         shown = value if eq else f"{value} {option_value}".strip()
+        if option_switch(name, option_value) is not None:
+            continue  # --report_to none, create_wandb_logger=False: the tracker is off
         if lowered.rsplit(".", 1)[-1] in _TRACKER_OPTIONS:
             for tracker in _TRACKERS:
                 kind = _TRACKER_KIND.get(tracker, tracker)
@@ -160,12 +163,29 @@ def argument_hooks(words: Sequence[Word]) -> list[ir.MonitoringHook]:
 
 
 def env_hook(name: str, value: str | None, line: int) -> ir.MonitoringHook | None:
-    """WANDB_*, MLFLOW_*, ... exports configure a tracker."""
+    """WANDB_*, MLFLOW_*, ... exports configure a tracker (WANDB_MODE=disabled switches it off)."""
+    if env_switch(name, value) is not None:
+        return None
     for prefix, kind in _ENV_PREFIXES.items():
         if name.startswith(prefix):
             shown = name if (looks_like_secret(name) or value is None) else f"{name}={value}"
             return _hook(kind, shown, line)
     return None
+
+
+def argument_switches(words: Sequence[Word]) -> list[str]:
+    """The trackers the options of one command switch off (``--report_to none``: all of them)."""
+    found: list[str] = []
+    for i, word in enumerate(words):
+        value = word.value
+        if not value.startswith("-") and "=" not in value:
+            continue
+        name, eq, given = value.partition("=")
+        nxt = words[i + 1].value if i + 1 < len(words) else ""
+        off = option_switch(name, given if eq else ("" if nxt.startswith("-") else nxt))
+        if off is not None:
+            found.append(off)
+    return found
 
 
 def text_hooks(code: str, start_line: int) -> list[ir.MonitoringHook]:

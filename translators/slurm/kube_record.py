@@ -26,8 +26,8 @@ def record_placement(ctx: Context, place: placement.Placement) -> None:
                 f"queue {job.placement.queue} is no partition's queue in migrate.yaml: "
                 + (
                     f"partition {place.partition} was chosen ({place.reason})"
-                    if place.partition
-                    else "the default partition is used"
+                    if place.partition and place.basis != placement.Basis.DEFAULT
+                    else f"the default partition{f' {place.partition}' if place.partition else ''} is used"
                 ),
             )
     if place.partition and place.basis != placement.Basis.QUEUE:

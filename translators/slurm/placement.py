@@ -1,8 +1,8 @@
 """Where a Kubernetes job runs on Slurm: partition, node features, GPU model.
 
-The site config's partitions carry their Kubernetes mirror (``queue`` and
-``node_selector``) and their GPU model, so the mapping is read backwards: a
-queue, a node selector or a GPU model names a partition. Node labels that are
+The partition is the allocation's (``migrate.site.kube_partition`` decides it
+once for the plan and this writer: the queue's mirror, the node pool, the GPU
+model or count, else the default partition). Node labels that are
 not a partition's become ``--constraint`` features when the config has a
 ``features`` table (feature -> node selector), else they are dropped with a
 diagnostic: Slurm has no node labels to select on.
@@ -11,12 +11,11 @@ diagnostic: Slurm has no node labels to select on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from migrate import ir
-from migrate.devices import gres_for
-from migrate.site.config import PartitionConfig
-from migrate.site.pod_allocation import pod_devices
+from migrate.site.config import PartitionConfig, SiteConfig
+from migrate.site.kube_partition import Basis, kube_partition
+from migrate.site.kube_partition import gpu_partition as site_gpu_partition
 from migrate.vocab import FidelityStatus
 
 from .context import Context
@@ -32,17 +31,6 @@ GPU_LABELS = frozenset(
 )
 # Labels every node has; selecting on them is about the pod, not the hardware.
 _HOST_LABELS = frozenset({"kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os"})
-
-
-class Basis(StrEnum):
-    """What named the partition of a placement."""
-
-    QUEUE = "queue"  # the job's queue is the partition's mirror
-    NODE_SELECTOR = "node-selector"  # the job's node selector is the partition's node pool
-    GPU_MODEL = "gpu-model"  # a partition has the GPU model the job asks for
-    GPU_COUNT = "gpu-count"  # the first partition with enough GPUs per node
-    DEVICE = "device"  # the only partitions whose nodes have the accelerator device the pods ask for
-    DEFAULT = "default"  # nothing named one: the cluster's default partition
 
 
 @dataclass
@@ -66,37 +54,8 @@ def _feature_table(ctx: Context) -> tuple[tuple[str, tuple[tuple[str, str], ...]
 
 
 def gpu_partition(ctx: Context, product: str) -> str | None:
-    """The partition whose GPU model a node label value (``nvidia.com/gpu.product``) names.
-
-    The site config's ``gpu_products`` (GRES type -> label value) is read backwards first;
-    without an entry, a partition's GPU type found inside the label value counts (a100 in
-    NVIDIA-A100-SXM4-80GB).
-    """
-    if ctx.config is None:
-        return None
-    wanted = product.lower()
-    types = [t.lower() for t, label in ctx.config.gpu_products if label.lower() == wanted]
-    for name, part in _partitions(ctx):
-        if part.gpu_type and part.gpu_type.lower() in types:
-            return name
-    for name, part in _partitions(ctx):
-        if part.gpu_type and part.gpu_type.lower() in wanted:
-            return name
-    return None
-
-
-def _by_device(ctx: Context, resources: list[ir.Resources], out: Placement) -> None:
-    """A partition whose nodes hold the accelerator (Neuron, Gaudi, TPU) the pods ask for."""
-    wanted = [
-        d.resource for res in resources for d in pod_devices(res) if d.accelerator and not res.gpus_per_node
-    ]
-    for resource in dict.fromkeys(wanted):
-        gres = gres_for(resource, ctx.config.gres if ctx.config is not None else ())
-        for name, config in _partitions(ctx):
-            if any(device in (resource, gres) for device, _ in config.devices):
-                out.partition, out.basis, out.status = name, Basis.DEVICE, FidelityStatus.APPROXIMATED
-                out.reason = f"the nodes of partition {name} have the {resource} devices the pods ask for"
-                return
+    """The partition whose GPU model a node label value (``nvidia.com/gpu.product``) names."""
+    return site_gpu_partition(ctx.config, product) if ctx.config is not None else None
 
 
 def account(ctx: Context) -> str | None:
@@ -117,37 +76,13 @@ def qos(ctx: Context) -> str | None:
 
 def decide(ctx: Context, resources: list[ir.Resources]) -> Placement:
     """The partition and features for a job whose nodes ask for ``resources``."""
-    job = ctx.job
     out = Placement()
     selector = list(dict.fromkeys((kv.key, kv.value) for res in resources for kv in res.node_selector))
     gpu_types = [res.gpu_type for res in resources if res.gpu_type]
-    queue = job.placement.queue
-    if queue:
-        mirror = ctx.config.partition_for_queue(queue) if ctx.config is not None else None
-        if mirror:
-            out.partition, out.basis = mirror, Basis.QUEUE
-            out.reason = f"queue {queue} is partition {mirror}'s mirror in the site config"
-    if out.partition is None:
-        for name, config in _partitions(ctx):
-            if config.node_selector and set(config.node_selector) <= set(selector):
-                out.partition, out.basis = name, Basis.NODE_SELECTOR
-                shown = ",".join(f"{k}={v}" for k, v in config.node_selector)
-                out.reason = f"node selector {shown} is partition {name}'s node pool"
-                break
-    if out.partition is None and gpu_types:
-        part_name = gpu_partition(ctx, gpu_types[0])
-        if part_name:
-            out.partition, out.basis, out.status = part_name, Basis.GPU_MODEL, FidelityStatus.APPROXIMATED
-            out.reason = f"GPU model {gpu_types[0]} is served by partition {part_name}"
-    if out.partition is None:
-        _by_device(ctx, resources, out)
-    if out.partition is None and any(res.computed_gpus_per_node() for res in resources):
-        wanted = max(res.computed_gpus_per_node() for res in resources)
-        for name, config in _partitions(ctx):
-            if config.gpus_per_node >= wanted:
-                out.partition, out.basis, out.status = name, Basis.GPU_COUNT, FidelityStatus.APPROXIMATED
-                out.reason = f"the first partition of the site config with {wanted} GPUs per node"
-                break
+    choice = kube_partition(ctx.job, ctx.config or SiteConfig())
+    out.partition, out.basis, out.reason = choice.name, choice.basis, choice.reason
+    if choice.basis in (Basis.GPU_MODEL, Basis.GPU_COUNT, Basis.DEVICE):
+        out.status = FidelityStatus.APPROXIMATED
     chosen = dict(_partitions(ctx)).get(out.partition or "")
     explained = set(chosen.node_selector) if chosen else set()
     for feature, wanted_pairs in _feature_table(ctx):
