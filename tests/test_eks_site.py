@@ -96,3 +96,11 @@ def test_translation_golden(jobs: list[ir.Job], config: SiteConfig, update_golde
 
 def test_plan_golden(plan: Plan, update_golden: bool) -> None:
     check_text(OUT / "plan.to-slurm.json", plan_json(plan), update_golden)
+
+
+def test_a_ray_cluster_its_jobs_carry_adds_no_demand_on_slurm(plan: Plan) -> None:
+    data = json.loads(plan_json(plan))
+    by_name = {j["id"].rsplit("/", 1)[1]: j for j in data["jobs"]}
+    cluster, user = by_name["ray-g5"], by_name["llm-batch-inference"]
+    assert cluster["pattern"] == "job-helper" and cluster["demand"]["node_hours"] == 0.0
+    assert user["demand"]["gpu_hours"] == 16.0  # the cluster's head and two 8-GPU workers, for one run

@@ -97,6 +97,11 @@ def _references(job: ir.Job) -> Iterator[tuple[str, str, str]]:
         if item.key == "clusterSelector" and item.value:
             for value in _selector_values(item.value):
                 yield RAY_CLUSTER, value, f"clusterSelector {_RAY_CLUSTER_LABEL}={value}"
+        if item.key == "rayClusterOf" and item.value:  # the scan matched the selector's labels to it
+            name = item.value.split(" (", 1)[0]
+            named = {v for i in job.raw if i.key == "clusterSelector" for v in _selector_values(i.value)}
+            if name not in named:  # said once: ray.io/cluster=NAME already names it
+                yield RAY_CLUSTER, name, f"clusterSelector matches RayCluster {name}"
     for comp in job.components:
         for launcher in comp.launchers:
             for kv in launcher.options:

@@ -116,8 +116,17 @@ def _array_gang(job: ir.Job, facts: JobFacts, load: float) -> int:
     return max(1, math.ceil(round(at_once * load, 4)))
 
 
-def helper_demand(helper: JobDemand, users: list[JobDemand], window_hours: float) -> JobDemand:
-    """A helper is up while the jobs that use it run, not all week: their hours, at most the window."""
+def helper_demand(
+    helper: JobDemand, users: list[JobDemand], window_hours: float, carried: bool = False
+) -> JobDemand:
+    """A helper is up while the jobs that use it run, not all week: their hours, at most the window.
+
+    ``carried``: on Slurm each user starts its own copy inside its allocation (a RayJob that names
+    a RayCluster): the users' demand holds it, and the helper adds none.
+    """
+    if carried:
+        basis = f"started inside the allocation of the {plural(len(users), 'job')} that use it"
+        return replace(helper, node_hours=0.0, gpu_hours=0.0, run_hours=0.0, basis=basis)
     hours = min(float(window_hours), sum(_run_hours(u) for u in users))
     always = _run_hours(helper) or float(window_hours)
     scale = hours / always if always else 0.0

@@ -59,6 +59,7 @@ from migrate.vocab import (
     CoexistenceMode,
     Direction,
     Format,
+    JobKind,
     Pattern,
     UnitAction,
 )
@@ -165,8 +166,23 @@ def build_plan_and_graph(
         return plan, graph
 
 
+def _carried_clusters(jobs: Sequence[ir.Job]) -> set[str]:
+    """RayClusters every user of which starts its own copy on Slurm (it carries the cluster's roles)."""
+    names = {job.name: job.id for job in jobs if job.kind == JobKind.RAY_CLUSTER}
+    return {
+        names[item.value.split(" (", 1)[0]]
+        for job in jobs
+        for item in job.raw
+        if item.key == "rayClusterOf" and item.value.split(" (", 1)[0] in names
+    }
+
+
 def _helpers_run_with_their_jobs(
-    demands: dict[str, JobDemand], graph: nx.MultiDiGraph, by_id: Mapping[str, Assessment], config: SiteConfig
+    demands: dict[str, JobDemand],
+    graph: nx.MultiDiGraph,
+    by_id: Mapping[str, Assessment],
+    config: SiteConfig,
+    carried: frozenset[str] | set[str] = frozenset(),
 ) -> dict[str, JobDemand]:
     out = dict(demands)
     for job_id, assessment in by_id.items():
@@ -184,6 +200,7 @@ def _helpers_run_with_their_jobs(
             demands[job_id],
             [demands[u] for u in users if u in demands],
             config.thresholds.demand_window_hours,
+            carried=job_id in carried,
         )
     return out
 
@@ -219,7 +236,8 @@ def _build_plan(
     if report is not None:
         demands = _weigh_by_usage(demands, report)
         input_warnings += usage_warnings(report)
-    demands = _helpers_run_with_their_jobs(demands, graph, by_id, config)
+    carried = _carried_clusters(job_list) if direction.target == Format.SLURM else set()
+    demands = _helpers_run_with_their_jobs(demands, graph, by_id, config, carried)
     source, target = direction.source.display_name, direction.target.display_name
 
     movable = sorted((d for d in decisions if d.moving), key=lambda d: (d.risk.score, d.unit.id))
