@@ -12,13 +12,16 @@ fi
 # The differential tests run torchrun (gloo, CPU) on both schedulers: this exact version.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'torch==2.13.0'
 # The pod runner (tests/podrunner) needs ip (iproute2) beside unshare/chroot/mount (util-linux,
-# coreutils, mount); the MPI run case needs Open MPI and OpenSSH (sshd in the MPIJob Workers).
+# coreutils, mount); the MPI run cases need Open MPI and OpenSSH (sshd in the MPIJob Workers) and
+# PMIx for srun.
 # As root on Debian, install what is missing.
 missing=()
 command -v ip >/dev/null || missing+=(iproute2)
 command -v mpirun >/dev/null || missing+=(openmpi-bin)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+# srun --mpi=pmix (the MPIJob translated to Slurm) loads libpmix.so, which only the -dev package links
+{ [ -f /etc/debian_version ] && ! dpkg -s libpmix-dev >/dev/null 2>&1; } && missing+=(libpmix-dev)
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
     echo "== installing ${missing[*]}"
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

@@ -52,7 +52,9 @@ from migrate.vocab import Format
 pytestmark = pytest.mark.slurm
 
 CASES = CORPUS / "cases" / "run"
-PROGRAMS = [REPO / "tests" / "run_programs" / name for name in ("allreduce.py", "mpi_hello.py")]
+PROGRAMS = [
+    REPO / "tests" / "run_programs" / name for name in ("allreduce.py", "mpi_hello.py", "rank_env.py")
+]
 SANDBOX = REPO / "scripts" / "slurm-sandbox.sh"
 NODES = 4
 SHARED = "/mnt/shared"
@@ -286,8 +288,15 @@ def _case_dir(shared: Path, case: str) -> Path:
 
 
 def pod_run(
-    case: str, flavor: str, workdir: Path, text: str | None = None, timeout: float = 90, **options: Any
+    case: str,
+    flavor: str,
+    workdir: Path,
+    text: str | None = None,
+    timeout: float = 90,
+    folders: tuple[str, ...] = (),
+    **options: Any,
 ) -> Any:
+    """``folders``: made on the shared claim first, as a site's job folders are there before a job."""
     pods.require_pods()
     manifests = text if text is not None else translate(case, flavor)
     assert manifests is not None
@@ -295,6 +304,8 @@ def pod_run(
     shared.mkdir(parents=True)
     for program in PROGRAMS:
         shutil.copy(program, shared / program.name)
+    for folder in folders:
+        (shared / folder).mkdir(parents=True)
     options.setdefault("image_env", {"PATH": pods.IMAGE_PATH, **MPI_ENV})
     options.setdefault("image_files", POD_MPI_FILES)
     result = pods.run(manifests, workdir / "pods", claims={"shared": shared}, timeout=timeout, **options)
@@ -503,3 +514,88 @@ def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any
     logs = "\n".join(p.read_text(errors="replace") for p in sorted(script.parent.glob("*.out")))
     assert states == {"COMPLETED"}, f"{states}\n{logs}"
     assert _written(slurm["shared"] / folder.group(1)) == in_pods
+
+
+# What each operator starts, run both ways: ranks, world size, the folder each rank starts in, the
+# variables it sees, and how the ranks share Slurm's nodes (pods packed as the site's nodes hold them).
+SANDBOX_SITE = parse_site_config(
+    {
+        "site": "run",
+        "filesystems": [{"prefix": SHARED, "kind": "nfs", "pvc": "shared"}],
+        "defaults": {"image": "stand-in", "namespace": "run"},
+        # the sandbox's nodes: 8 CPUs and 16000 MB each, in its one partition
+        "partitions": {"cpu": {"cpus_per_node": 8, "mem_gb": 15, "default": True}},
+    }
+)
+# case -> (its folder on the shared claim, the ranks per Slurm node the packing gives, its pods)
+OPERATOR_CASES = {
+    "pytorchjob_python_per_pod": ("ptj-python", [4], 4),  # four 1-CPU pods share one 8-CPU node
+    "pytorchjob_torchrun_per_pod": ("ptj-torchrun", [2, 2], 2),  # a 4-CPU pod per node, 2 processes each
+    # 2 slots on each of 2 two-CPU workers, packed onto one node; the Launcher is no node. (Ranks of
+    # srun --mpi=pmix on two of the sandbox's nodes collide: its slurmds share one host's PMIx folders.)
+    "mpijob_wdir": ("mpi-wdir", [4], 2),
+}
+
+
+def _ranks(folder: Path) -> dict[str, Any]:
+    ranks = [json.loads(p.read_text()) for p in sorted(folder.glob("rank-*.json"))]
+    assert ranks, f"no rank wrote under {folder}"
+    return {
+        "ranks": sorted(r["rank"] for r in ranks),
+        "world sizes": sorted({r["world_size"] for r in ranks}),
+        "all_reduce": sorted({r["allreduce"] for r in ranks}),
+        "local ranks": sorted(r["local_rank"] for r in ranks if "local_rank" in r),
+        "folders": sorted({r["cwd"] for r in ranks if "cwd" in r}),
+        "env": sorted(json.dumps(r["env"], sort_keys=True) for r in ranks if "env" in r),
+    }
+
+
+def _per_node(folder: Path) -> list[int]:
+    found = Counter(json.loads(p.read_text())["nodename"] for p in folder.glob("rank-*.json"))
+    return sorted(found.values())
+
+
+@pytest.mark.parametrize("name", sorted(OPERATOR_CASES))
+def test_what_an_operator_starts_runs_on_slurm_as_in_its_pods(
+    name: str, slurm: dict[str, Any], tmp_path: Path
+) -> None:
+    from migrate.translators.kubernetes import reader as k8s_reader
+
+    out, per_node, pods_run = OPERATOR_CASES[name]
+    path = CASES / f"{name}.yaml"
+    text = path.read_text(encoding="utf-8")
+    if "mpirun" in text and not all(
+        shutil.which(t) for t in ("mpirun", "orted", "/usr/sbin/sshd", "ssh-keygen")
+    ):
+        _unavailable("Open MPI and OpenSSH are not installed (scripts/test.sh installs them)")
+    result, shared = pod_run(name, "", tmp_path, text, folders=(out,))
+    assert result.status == "Complete", result.describe()
+    in_pods = _ranks(shared / out)
+
+    rel = str(path.relative_to(REPO))
+    jobs = k8s_reader.read(text, rel, Collector(rel))
+    translated = translate_jobs(jobs, to=Format.SLURM, runtime="none", config=SANDBOX_SITE)
+    submit = slurm["folder"] / f"operator-{name}"
+    translated.tree.commit(str(submit))
+    (script,) = submit.glob("*/job.sbatch")
+    (slurm["shared"] / out).mkdir()
+    done = subprocess.run(
+        ["sbatch", "--parsable", script.name],
+        cwd=script.parent,
+        env=slurm["env"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    states = _wait(slurm["env"], done.stdout.strip().split(";")[0])
+    logs = "\n".join(p.read_text(errors="replace") for p in sorted(script.parent.glob("*.out")))
+    assert states == {"COMPLETED"}, f"{states}\n{logs}\n{script.read_text()}"
+    on_slurm = _ranks(slurm["shared"] / out)
+    if len(per_node) < pods_run and in_pods["local ranks"]:
+        # pods packed onto fewer Slurm nodes: a rank's local rank counts its node's ranks, not its
+        # pod's (declared: on Kubernetes each pod is a host of its own)
+        assert on_slurm.pop("local ranks") == sorted(i for n in per_node for i in range(n))
+        in_pods.pop("local ranks")
+    assert on_slurm == in_pods, f"{logs}\n{script.read_text()}"
+    assert _per_node(slurm["shared"] / out) == per_node, script.read_text()

@@ -659,8 +659,9 @@ def test_mpijob_runs_its_ranks_with_srun_pmix(tmp_path: Path) -> None:
     assert "export OMP_NUM_THREADS=4" in text
     assert (
         "srun --mpi=pmix --container-image='registry.example#hpc:1' --container-env=OMP_NUM_THREADS "
-        "lmp -in in.lj" in text
+        "bash -c 'export OMPI_COMM_WORLD_RANK=$SLURM_PROCID" in text
     )
+    assert text.rstrip().endswith("migrate-mpi-env lmp -in in.lj")  # each rank sees what mpirun tells it
     assert entry(t, "mpirun --allow-run-as-root")[0] == FidelityStatus.APPROXIMATED
 
 

@@ -181,7 +181,8 @@ def pytorchjob(doc: dict[str, Any]) -> Workload:
     uid = str(uuid.uuid4())
     total = sum(int(r.get("replicas", 1)) for r in replicas.values())
     nproc = str(spec.get("nprocPerNode", "")) or None
-    master = f"{name}-master-0"
+    # the Master's Service, or worker 0's when the job has no Master (the operator's own rule)
+    master = f"{name}-master-0" if "Master" in replicas else f"{name}-worker-0"
     groups: list[Group] = []
     index = 0
     for role in ("Master", "Worker"):

@@ -38,6 +38,8 @@ def main() -> None:
         "nodename": os.environ.get("SLURMD_NODENAME"),
         "hostname": socket.gethostname(),
         "allreduce": float(total.value),
+        "cwd": os.getcwd(),
+        "env": {name: os.environ.get(name) for name in sys.argv[2:]},
     }
     with open(os.path.join(out, f"rank-{rank.value}.json"), "w") as fh:
         json.dump(record, fh)

@@ -19,6 +19,13 @@ from .quoting import c_string, shell_word
 from .shape import MPI, TORCH, Part
 from .volumes import Mounts
 
+# What mpirun (Open MPI) tells each rank about its place, which programs read to pick a GPU or a file.
+MPI_RANK_ENV = (
+    "bash -c 'export OMPI_COMM_WORLD_RANK=$SLURM_PROCID OMPI_COMM_WORLD_SIZE=$SLURM_NTASKS "
+    "OMPI_COMM_WORLD_LOCAL_RANK=$SLURM_LOCALID OMPI_COMM_WORLD_LOCAL_SIZE=$SLURM_NTASKS_PER_NODE "
+    'OMPI_COMM_WORLD_NODE_RANK=$SLURM_NODEID; exec "$@"\' migrate-mpi-env'
+)
+
 
 def tasks_per_node(part: Part) -> int:
     if part.launch == MPI:
@@ -221,6 +228,12 @@ def mpi_lines(
         f"{tpn} per node; the launcher pod is not needed",
         line,
     )
+    ctx.fidelity.approximated(
+        f"{launcher.name}: each rank's OMPI_COMM_WORLD_* variables",
+        "mpirun gives them to every rank and srun's direct launch does not: set from the Slurm task ids",
+        line,
+    )
+    argv = [MPI_RANK_ENV, *argv]
     return [*lines, launch.step(ctx, part, launch.Program(argv), mounts, names, srun_extra)]
 
 
