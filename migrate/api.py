@@ -166,7 +166,13 @@ def run_plan(
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
     result = scanner.scan(paths, scan_options(options, templating))
     the_plan = plan.build_plan(
-        result.jobs, direction, site, usage=usage, inventory=clusters, coexistence=coexistence
+        result.jobs,
+        direction,
+        site,
+        usage=usage,
+        inventory=clusters,
+        coexistence=coexistence,
+        diagnostics=result.diagnostics,
     )
     written: list[str] = []
     if out:
@@ -242,7 +248,13 @@ def run_report(
     # The plan is the one `migrate plan` makes of the same input: what the translations drop shows in
     # each job's fidelity table, and never moves a unit into or out of the pilot.
     the_plan, plan_graph = plan.build_plan_and_graph(
-        result.jobs, direction, site, usage=usage, inventory=clusters, coexistence=coexistence
+        result.jobs,
+        direction,
+        site,
+        usage=usage,
+        inventory=clusters,
+        coexistence=coexistence,
+        diagnostics=result.diagnostics,
     )
     # An inventory completes the partitions the plan's graph was built with; the report shows the site's own.
     graph = build_graph(result.jobs, site) if clusters else plan_graph
