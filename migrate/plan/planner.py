@@ -638,6 +638,24 @@ def _summary(plan: Plan) -> dict[str, Any]:
         "by_pattern": dict(sorted(patterns.items())),
         "phases": [p.id for p in plan.phases],
         "end_state": plan.phases[-1].name if plan.phases else None,
+        "demand": _demand_summary(plan),
+    }
+
+
+def _demand_summary(plan: Plan) -> dict[str, Any]:
+    """The basis every job's figures share: one demand window, services on for all of it, batch jobs
+    their runs in it; and how much of the node-hours rests on an assumption."""
+    window = dict(plan.thresholds).get("demand_window_hours", 0)
+    always = sum(d.node_hours for d in plan.demands if d.always_on)
+    batch = sum(d.node_hours for d in plan.demands if not d.always_on)
+    assumed = sum(d.node_hours for d in plan.demands if d.assumed)
+    return {
+        "window_hours": window,
+        "node_hours": round(always + batch, 2),
+        "always_on_node_hours": round(always, 2),
+        "batch_node_hours": round(batch, 2),
+        "assumed_node_hours": round(assumed, 2),
+        "runs_assumed": sum(1 for d in plan.demands if "runs" in d.assumed),
     }
 
 
@@ -665,6 +683,8 @@ def _job_dict(
             "node_hours": demand.node_hours,
             "gpu_hours": demand.gpu_hours,
             "basis": demand.basis,
+            "runs": demand.runs,
+            "runs_basis": demand.runs_basis,
         }
         if demand.node_load != demand.nodes:  # a share of a node, or array tasks packed together
             out["demand"]["node_load"] = demand.node_load
