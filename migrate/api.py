@@ -28,6 +28,7 @@ from migrate.reports.plan_types import read_plan
 from migrate.reports.render import render_report
 from migrate.scan import cache, scanner, templates
 from migrate.scan import results as scan_results
+from migrate.scan.node_pools import read_node_pools
 from migrate.site import config as siteconfig
 from migrate.site.config import SiteConfig, SiteConfigError
 from migrate.site.inventory import Inventory, InventoryError, merge_inventory, parse_inventory
@@ -166,7 +167,13 @@ def run_plan(
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
     result = scanner.scan(paths, scan_options(options, templating))
     the_plan = plan.build_plan(
-        result.jobs, direction, site, usage=usage, inventory=clusters, coexistence=coexistence
+        result.jobs,
+        direction,
+        site,
+        usage=usage,
+        inventory=clusters,
+        coexistence=coexistence,
+        diagnostics=result.diagnostics,
     )
     written: list[str] = []
     if out:
@@ -242,7 +249,13 @@ def run_report(
     # The plan is the one `migrate plan` makes of the same input: what the translations drop shows in
     # each job's fidelity table, and never moves a unit into or out of the pilot.
     the_plan, plan_graph = plan.build_plan_and_graph(
-        result.jobs, direction, site, usage=usage, inventory=clusters, coexistence=coexistence
+        result.jobs,
+        direction,
+        site,
+        usage=usage,
+        inventory=clusters,
+        coexistence=coexistence,
+        diagnostics=result.diagnostics,
     )
     # An inventory completes the partitions the plan's graph was built with; the report shows the site's own.
     graph = build_graph(result.jobs, site) if clusters else plan_graph
@@ -457,6 +470,9 @@ class InitRun:
     scan: scan_results.ScanResult
     text: str
     written: list[str]
+    # The migrate.yaml plan and translate read for the same paths when given no --config
+    # (the nearest above them): the one written, unless another is nearer or none is found.
+    plan_reads: str | None = None
 
     @property
     def placeholders(self) -> int:
@@ -464,19 +480,33 @@ class InitRun:
         return init_config.placeholders(self.text)
 
 
+def init_target(paths: Sequence[str]) -> str:
+    """Where init writes by default: the folder the scanned paths share (a file's: the folder it is in),
+    so that plan and translate on the same paths find it as the nearest migrate.yaml above them."""
+    folders = [p if os.path.isdir(p) else os.path.dirname(p) or "." for p in paths]
+    common = os.path.commonpath([os.path.abspath(f) for f in folders])
+    shown = common if all(os.path.isabs(p) for p in paths) else os.path.relpath(common)
+    return os.path.join(shown, siteconfig.CONFIG_NAME)
+
+
 def run_init(
     paths: Sequence[str],
-    out: str,
+    out: str | None = None,
     site: str = "site",
     force: bool = False,
     options: scan_results.ScanOptions | None = None,
     templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
 ) -> InitRun:
-    """Write a starter ``migrate.yaml`` from a scan of ``paths``."""
+    """Write a starter ``migrate.yaml`` from a scan of ``paths``, at ``out`` (None: ``init_target``)."""
+    out = out or init_target(paths)
+    values = scan_options(options, templating).values
     result = scanner.scan(paths, scan_options(options, templating))
-    text = init_config.render_starter(result.jobs, site)
+    pools = read_node_pools(result.files, values)
+    text = init_config.render_starter(result.jobs, site, pools)
     siteconfig.parse_site_config_text(text, out)  # what init writes, plan and translate must read
     tree = OutputTree()
     folder, name = os.path.split(os.path.abspath(out))
     tree.add(name, text)
-    return InitRun(result, text, _commit(tree, folder, force))
+    written = _commit(tree, folder, force)
+    found = siteconfig.find_site_configs(paths)
+    return InitRun(result, text, written, found[0] if len(found) == 1 else None)

@@ -852,8 +852,15 @@ def _strict_problems(translations: Sequence[Translation], fallbacks: int, reques
 def init_command(
     paths: Annotated[list[str], typer.Argument(help="Files or folders to scan.", metavar="PATHS")],
     out: Annotated[
-        str, typer.Option("--out", "-o", help="Where to write the configuration.", metavar="FILE")
-    ] = "migrate.yaml",
+        str | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Where to write the configuration (default: migrate.yaml in the folder the paths share, "
+            "where plan and translate look for it).",
+            metavar="FILE",
+        ),
+    ] = None,
     site: Annotated[str, typer.Option(help="The site's name.", metavar="NAME")] = "site",
     force: ForceOption = False,
     set_values: SetOption = None,
@@ -872,6 +879,15 @@ def init_command(
     _out().print(
         f"wrote {', '.join(run.written)}: {_plural(run.placeholders, 'value')} to fill in (REPLACE-ME)"
     )
+    written = os.path.realpath(run.written[0]) if run.written else None
+    if run.plan_reads is not None and os.path.realpath(run.plan_reads) == written:
+        _out().print(f"plan and translate on {' '.join(paths)} read it (the nearest migrate.yaml above them)")
+    else:
+        instead = f"read {run.plan_reads}" if run.plan_reads else "find no migrate.yaml"
+        _out().print(
+            f"plan and translate on {' '.join(paths)} {instead}: "
+            f"pass --config {run.written[0]} to use this one"
+        )
 
 
 @app.command("validate")

@@ -1,6 +1,6 @@
 """A starter ``migrate.yaml`` filled with what a scan found.
 
-Everything the files name (file systems, partitions, accounts, QOS, GPU types,
+Everything the files name (file systems, partitions, node pools, accounts, QOS, GPU types,
 modules, environments, container images, queues) gets an entry; what only the
 site knows (node counts, PVC names, registry images) is a ``REPLACE-ME``
 placeholder, so that plan and translate say so instead of guessing. The result
@@ -26,6 +26,8 @@ from migrate.graph.storage import StorageResolver
 from migrate.names import dns1123_label
 from migrate.site.allocation_hints import fabric_uses
 from migrate.site.config import PLACEHOLDER, SiteConfig
+from migrate.site.pool_model import NodePools
+from migrate.site.pool_partitions import kube_partitions
 from migrate.vocab import WRAPPER_KINDS, Format, PlaceholderRole
 
 # A value still to be expanded by the shell or a template engine: $part, ${ACCOUNT}, `cmd`, {{ x }}.
@@ -76,8 +78,13 @@ def _partition_entry(name: str, jobs: list[ir.Job]) -> dict[str, object]:
     return entry
 
 
-def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str, object], list[str]]:
-    """The starter configuration as plain data, and the PVC claims the manifests already use."""
+def starter_config(
+    jobs: Iterable[ir.Job], site: str = "site", pools: NodePools | None = None
+) -> tuple[dict[str, object], list[str]]:
+    """The starter configuration as plain data, and the PVC claims the manifests already use.
+
+    ``pools``: the node pools and queues the scanned manifests name (``scan.node_pools``).
+    """
     job_list = list(jobs)
     resolver = StorageResolver(SiteConfig())
     filesystems: dict[str, str] = {}
@@ -117,11 +124,16 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str
         {c.resources.gpu_type for j in job_list for c in j.components if _literal(c.resources.gpu_type)}
     )
     partitions = {name: _partition_entry(name, by_partition[name]) for name in sorted(by_partition)}
+    kube, gres = kube_partitions(job_list, pools or NodePools())
+    for name, entry in kube.items():
+        partitions.setdefault(name, entry)
     unnamed = [j for j in job_list if _runs_in_default_partition(j)]
-    if unnamed or not partitions:
+    has_default = any(entry.get("default") for entry in partitions.values())
+    if (unnamed and not has_default) or not partitions:
         # Jobs without --partition run in the cluster's default one: the site names it.
         entry = _partition_entry(PLACEHOLDER, unnamed or job_list)
-        partitions[PLACEHOLDER] = {**entry, "queue": "default-queue", "default": True}
+        del entry["queue"]  # no manifest names a queue for it
+        partitions[PLACEHOLDER] = {**entry, "default": True}
     data: dict[str, object] = {
         "site": site,
         "filesystems": [
@@ -133,6 +145,7 @@ def starter_config(jobs: Iterable[ir.Job], site: str = "site") -> tuple[dict[str
         "accounts": {a: dns1123_label(a) for a in accounts},
         "qos": {q: f"batch-{dns1123_label(q)}" for q in qos},
         "gpu_products": {t: PLACEHOLDER for t in gpu_types},
+        **({"gres": gres} if gres else {}),
         "defaults": {"image": PLACEHOLDER, "namespace": "default"},
     }
     return data, claims
@@ -153,8 +166,10 @@ _HEADER = """\
 # scanned jobs, a lower bound: set them to the partition's real size.
 # cpus_per_node, mem_gb and devices are what one node holds; a partition named
 # REPLACE-ME (default: true) is where the jobs that name no --partition run:
-# rename it to the cluster's default partition. Until filled in, a REPLACE-ME
-# count is read as not given.
+# rename it to the cluster's default partition. Partitions of Kubernetes node
+# pools take their node size from the instance type; the pods that select no
+# pool run in the default: true one. Until filled in, a REPLACE-ME count is
+# read as not given.
 """
 
 
@@ -171,9 +186,9 @@ def _count(node: object) -> int:
     return int(node == PLACEHOLDER)
 
 
-def render_starter(jobs: Iterable[ir.Job], site: str = "site") -> str:
+def render_starter(jobs: Iterable[ir.Job], site: str = "site", pools: NodePools | None = None) -> str:
     jobs = list(jobs)
-    data, claims = starter_config(jobs, site)
+    data, claims = starter_config(jobs, site, pools)
     text = _HEADER
     if claims:
         text += "# PVC claims the Kubernetes manifests already use: " + ", ".join(claims) + "\n"

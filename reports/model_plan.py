@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
 from migrate.names import is_placeholder
+from migrate.plan.demand import LOGIN_NODE
 from migrate.reports import fmt
 from migrate.reports.plan_types import Allocation, Job, Phase, PlanDoc, RiskFactor, SourcedValue
 from migrate.reports.scan_facts import JobFacts
@@ -120,17 +121,18 @@ def verdict(plan: PlanDoc) -> Verdict:
     )
     by_key = {s.key: s for s in shares}
     move, stay = by_key[MOVE], by_key[STAY]
+    window = plan["thresholds"].get("demand_window_hours", 0)
+    per = f"of the node-hours per {window} h window"
     if move.jobs and stay.jobs:
         kind = "hybrid"
         headline = (
-            f"Move {fmt.plural(move.jobs, 'job')} ({move.node_share} of the node-hours) to {target} "
+            f"Move {fmt.plural(move.jobs, 'job')} ({move.node_share} {per}) to {target} "
             f"and keep {fmt.plural(stay.jobs, 'job')} ({stay.node_share}) on {source}"
         )
     elif move.jobs:
         kind = "move"
         headline = (
-            f"Every job in scope moves to {target} "
-            f"({fmt.plural(move.jobs, 'job')}, {move.node_share} of the node-hours)"
+            f"Every job in scope moves to {target} ({fmt.plural(move.jobs, 'job')}, {move.node_share} {per})"
         )
     elif not plan["jobs"]:
         kind, headline = "stay", "No jobs were found in the scanned files, so nothing moves"
@@ -140,14 +142,57 @@ def verdict(plan: PlanDoc) -> Verdict:
     if by_key[ALREADY].jobs:
         already = by_key[ALREADY]
         headline += f"; {fmt.plural(already.jobs, 'job')} ({already.node_share}) already run on {target}"
+    summary = plan["summary"]["demand"]
+    if summary["assumed_node_hours"] and total_n:
+        headline += (
+            f"; {fmt.share(summary['assumed_node_hours'], summary['node_hours'])} of these node-hours "
+            "rest on assumptions"
+        )
+        moved = [j for j in plan["jobs"] if where[j["id"]] == MOVE and "demand" in j]
+        guessed = sum(j["demand"]["node_hours"] for j in moved if j["demand"].get("assumed"))
+        if move.jobs and move.node_hours:
+            headline += f", {fmt.share(guessed, move.node_hours)} of those that move"
+        headline += " (see Demand and Assumed below)"
     return Verdict(
         kind,
         headline + ".",
         shares,
         round(total_n, 2),
         round(total_g, 2),
-        plan["thresholds"].get("demand_window_hours", 0),
+        window,
+        demand_basis(plan),
     )
+
+
+def demand_basis(plan: PlanDoc) -> str:
+    """One sentence: the window every job's figures are per, and how services and batch jobs fill it."""
+    summary = plan["summary"]["demand"]
+    window = summary["window_hours"]
+    jobs = [j["demand"] for j in plan["jobs"] if "demand" in j and j["demand"]["partition"] != LOGIN_NODE]
+    always = sum(1 for d in jobs if d["runs_basis"].startswith("always on"))
+    batch = len(jobs) - always
+    parts = [f"the figures of every job are per {window} h window"]
+    if always:
+        parts.append(
+            f"{fmt.plural(always, 'service')} always on, all {window} h "
+            f"({_node_hours(summary['always_on_node_hours'])})"
+        )
+    if batch:
+        counted = batch - summary["runs_assumed"]
+        text = (
+            f"{fmt.plural(batch, 'batch job')} their runs in it ({_node_hours(summary['batch_node_hours'])})"
+        )
+        if summary["runs_assumed"]:
+            text += (
+                f": {summary['runs_assumed']} once, an assumption, as no schedule or accounting says "
+                f"how often {'it runs' if summary['runs_assumed'] == 1 else 'they run'} "
+                "(--accounting gives the runs)"
+            )
+            if counted:
+                text += f", {counted} as {'its schedule or accounting says' if counted == 1 else 'their schedules or accounting say'}"  # noqa: E501
+        parts.append(text)
+    text = parts[0] + (": " + "; ".join(parts[1:]) if parts[1:] else "")
+    return text[0].upper() + text[1:] + "."
 
 
 def overview(plan: PlanDoc, phases: tuple[PhaseView, ...]) -> Overview:

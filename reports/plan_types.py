@@ -47,6 +47,8 @@ class Demand(TypedDict):
     node_hours: float  # over the demand window
     gpu_hours: float
     basis: str
+    runs: float  # runs per demand window
+    runs_basis: str  # always on, a schedule, the accounting, or one run assumed
     node_load: NotRequired[float]  # the nodes one run holds, when it is not `nodes` (a share of a node)
     assumed: NotRequired[list[str]]  # what the figures rest on that no option or site value told
     accounting: NotRequired[Accounting]
@@ -166,6 +168,15 @@ class Phase(TypedDict):
     pool: NotRequired[list[PoolShare]]
 
 
+class DemandSummary(TypedDict):
+    window_hours: int  # every job's figures are per this window (thresholds.demand_window_hours)
+    node_hours: float
+    always_on_node_hours: float  # services: on for the whole window
+    batch_node_hours: float  # batch jobs: their runs in the window
+    assumed_node_hours: float  # of jobs whose figures rest on an assumption (demand.assumed)
+    runs_assumed: int  # batch jobs counted as one run per window because nothing says how often
+
+
 class Summary(TypedDict):
     jobs: int
     units: int
@@ -173,6 +184,7 @@ class Summary(TypedDict):
     by_pattern: dict[str, int]
     phases: list[str]
     end_state: str | None
+    demand: DemandSummary
 
 
 class UsageWindow(TypedDict):
@@ -319,6 +331,7 @@ __all__ = [
     "CoexistenceFinding",
     "CoexistenceRejection",
     "Demand",
+    "DemandSummary",
     "Held",
     "InventoryFile",
     "InventoryPartition",

@@ -81,6 +81,7 @@ class Verdict:
     node_hours: float  # all demand over the window
     gpu_hours: float
     window_hours: int
+    basis: str = ""  # the one basis of every job's figures, and what rests on assumptions
 
 
 @dataclass(frozen=True)

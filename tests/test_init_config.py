@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+from conftest import CORPUS
 
-from migrate import init_config
+from migrate import api, init_config
 from migrate.init_config import render_starter, starter_config
 from migrate.scan import scanner
+from migrate.scan.node_pools import read_node_pools
 from migrate.scan.results import ScanOptions
 from migrate.site.config import PLACEHOLDER, parse_site_config_text
 
@@ -126,3 +129,67 @@ def test_jobs_that_name_no_partition_get_a_default_partition_beside_the_named_on
     assert list(partitions) == ["gpu", PLACEHOLDER]  # type: ignore[call-overload]
     assert partitions[PLACEHOLDER]["default"] is True  # type: ignore[index]
     assert partitions[PLACEHOLDER]["nodes"] == 3  # type: ignore[index]  # sized by the jobs that run there
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes manifests: partitions from the node pools and queues they name
+
+
+def _kube_starter(path: Path) -> dict:  # type: ignore[type-arg]
+    result = scanner.scan([str(path)], ScanOptions())
+    data, _ = starter_config(result.jobs, pools=read_node_pools(result.files))
+    return data
+
+
+def test_partitions_come_from_the_node_pools_the_manifests_name(in_repo: Path) -> None:
+    data = _kube_starter(CORPUS / "cases" / "plan-to-slurm")
+    partitions = data["partitions"]
+    assert list(partitions) == ["p5", "g5", "trn1", "cpu"]  # GPU nodes first, largest first
+    p5, g5, trn1, cpu = (partitions[n] for n in ("p5", "g5", "trn1", "cpu"))
+    assert p5["node_selector"] == {"node.kubernetes.io/instance-type": "p5.48xlarge"}
+    assert (p5["gpus_per_node"], p5["gpu_type"], p5["cpus_per_node"], p5["mem_gb"]) == (8, "h100", 192, 2048)
+    assert p5["devices"] == {"vpc.amazonaws.com/efa": 32}  # the pods ask for EFA: all of the instance's
+    assert p5["nodes"] == 4  # the Kueue ClusterQueue's 32 GPUs of flavor p5-flavor
+    assert (g5["gpus_per_node"], g5["cpus_per_node"], g5["mem_gb"]) == (
+        4,
+        48,
+        192,
+    )  # NodePool's g5.12xlarge
+    assert trn1["devices"] == {"aws.amazon.com/neuron": 16, "vpc.amazonaws.com/efa": 8}
+    assert trn1["nodes"] == 4  # the NodePool's limit of 64 Neuron devices
+    assert cpu["default"] is True and cpu["cpus_per_node"] == PLACEHOLDER
+    assert data["gres"] == {"neuron": "aws.amazon.com/neuron"}
+    queues = {name: entry.get("queue") for name, entry in partitions.items()}
+    assert queues == {"p5": "gpu-bench", "g5": None, "trn1": None, "cpu": None}  # named by a job, and only so
+    assert PLACEHOLDER not in partitions
+
+
+def test_a_cpu_node_pool_is_the_default_partition(tmp_path: Path) -> None:
+    pod = "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n{sel}      containers:\n        - {{name: m, image: busybox, command: [sh, -c, 'true']}}\n      restartPolicy: Never\n"  # noqa: E501
+    (tmp_path / "a.yaml").write_text(
+        pod.format(name="etl", sel="      nodeSelector: {beta.kubernetes.io/instance-type: c6i.32xlarge}\n")
+    )
+    (tmp_path / "b.yaml").write_text(pod.format(name="plain", sel=""))
+    partitions = _kube_starter(tmp_path)["partitions"]
+    assert list(partitions) == ["c6i"]
+    assert partitions["c6i"]["default"] is True and partitions["c6i"]["cpus_per_node"] == 128
+    assert partitions["c6i"]["node_selector"] == {"beta.kubernetes.io/instance-type": "c6i.32xlarge"}
+
+
+def test_init_on_the_eks_site_places_every_job_as_the_hand_written_config_does(tmp_path: Path) -> None:
+    site = tmp_path / "eks"
+    shutil.copytree(CORPUS / "eks-site", site)
+    (site / "migrate.yaml").unlink()
+    run = api.run_init([str(site)])
+    assert run.written == [str(site / "migrate.yaml")] and run.plan_reads == str(site / "migrate.yaml")
+    by_init = api.run_plan([str(site)], "slurm")
+    assert by_init.config_path == str(site / "migrate.yaml")  # plan finds what init wrote
+    by_hand = api.run_plan([str(site)], "slurm", config=str(CORPUS / "eks-site" / "migrate.yaml"))
+
+    def partitions(run: api.PlanRun) -> dict[str, str]:
+        return {j.job_id.split("#")[1]: j.partition for j in run.plan.demands}  # type: ignore[misc]
+
+    assert partitions(by_init) == partitions(by_hand) and len(partitions(by_init)) == 10
+    for phase in by_init.plan.phases:
+        if phase.capacity:
+            assert sum(c.target_nodes for c in phase.capacity) > 0, phase.id

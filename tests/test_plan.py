@@ -399,6 +399,9 @@ def test_plan_json_is_stable_and_deterministic(plan: Plan) -> None:
         "node_hours": 1536.0,
         "gpu_hours": 12288.0,
         "basis": "48 h time limit",
+        "runs": 1.0,
+        "runs_basis": "one run per 168 h window assumed: no schedule or accounting says more",
+        "assumed": ["runs"],
     }
     jobs = site()
     for seed in range(3):
@@ -533,7 +536,7 @@ def test_whole_node_job_without_gpu_option_or_time_counts_all_gpus_for_the_parti
     assert demand["gpu_hours"] == 4 * 8 * 48  # 32 GPUs for MaxTime 2 days
     assert demand["node_hours"] == 4 * 48
     assert "MaxTime=2-00:00:00" in str(demand["basis"])
-    assert "assumed" not in demand
+    assert demand["assumed"] == ["runs"]  # the time limit is the partition's; how often it runs, nobody says
 
 
 def test_array_tasks_of_one_gpu_pack_onto_one_node() -> None:
@@ -549,7 +552,37 @@ def test_an_assumed_basis_is_said_in_plan_json() -> None:
     site = parse_site_config({"partitions": {"cpu": {"nodes": 4, "default": True}}})
     demand = _demand([slurm_job("misc/x.sbatch")], site)["misc/x.sbatch"]
     assert demand["basis"] == "no time limit: 1 h assumed"
-    assert demand["assumed"] == ["time_limit", "node_share"]  # no time limit, and no node size known
+    assert demand["assumed"] == [
+        "time_limit",
+        "node_share",
+        "runs",
+    ]  # no time limit, node size, or runs known
+
+
+def test_services_and_batch_jobs_share_one_stated_basis() -> None:
+    """A week: a service is on for all of it, a batch job runs once unless its schedule says how often."""
+    jobs = [
+        k8s_job("serve/ui.yaml", kind="Deployment", name="ui"),
+        k8s_job("batch/etl.yaml", name="etl", command=("python", "etl.py")),
+        k8s_job("batch/nightly.yaml", kind="CronJob", name="nightly", schedule="0 2 * * *"),
+    ]
+    doc = json.loads(plan_json(build_plan(jobs, Direction.TO_SLURM, SITE)))
+    need = {j["id"].split("/")[0]: j["demand"] for j in doc["jobs"]}
+    assert need["serve"]["runs_basis"] == "always on: all 168 h of the window"
+    assert "runs" not in need["serve"].get("assumed", [])
+    etl = next(j["demand"] for j in doc["jobs"] if j["id"].startswith("batch/etl"))
+    nightly = next(j["demand"] for j in doc["jobs"] if j["id"].startswith("batch/nightly"))
+    assert etl["runs"] == 1.0 and "runs" in etl["assumed"] and "time_limit" in etl["assumed"]
+    assert (
+        nightly["runs"] == 7.0 and nightly["runs_basis"] == "schedule 0 2 * * *: 7 runs per 168 h (1 a day)"
+    )
+    assert "runs" not in nightly.get("assumed", [])
+    summary = doc["summary"]["demand"]
+    assert summary["window_hours"] == 168 and summary["runs_assumed"] == 1
+    assert summary["node_hours"] == summary["always_on_node_hours"] + summary["batch_node_hours"]
+    assert summary["assumed_node_hours"] == etl["node_hours"] + nightly["node_hours"] * (
+        "time_limit" in nightly["assumed"]
+    )
 
 
 def test_the_pilot_stands_for_the_largest_workload_patterns() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -83,3 +84,18 @@ def test_report_with_translations_keeps_the_plan(planned: api.PlanRun, in_repo: 
         [str(CASE)], "slurm", str(tmp_path / "report"), config=CONFIG, translations=translated.result
     )
     assert plan_json(report.plan) == plan_json(planned.plan)
+
+
+def test_the_headline_says_the_basis_and_what_rests_on_assumptions(in_repo: Path, tmp_path: Path) -> None:
+    """Services are on all week, batch jobs run once unless a schedule says more: the headline says so."""
+    api.run_report([str(CASE)], "slurm", str(tmp_path), config=CONFIG)
+    doc = json.loads((tmp_path / "plan.json").read_text())
+    summary = doc["summary"]["demand"]
+    assert summary["window_hours"] == 168 and summary["runs_assumed"] > 0
+    text = (tmp_path / "report.md").read_text()
+    headline = next(line for line in text.splitlines() if line.startswith("**Recommendation"))
+    assert "of the node-hours per 168 h window" in headline
+    share = round(100 * summary["assumed_node_hours"] / summary["node_hours"])
+    assert f"; {share}% of these node-hours rest on assumptions" in headline
+    demand = next(line for line in text.splitlines() if line.startswith("- **Demand:**"))
+    assert "services always on, all 168 h" in demand and "once, an assumption" in demand

@@ -7,7 +7,11 @@ at a time pack onto one 8-GPU node), its GPUs (all of a node's for a
 whole-node job), its time limit (its own, else the partition's DefaultTime or
 MaxTime, else ``default_job_hours``, said to be assumed), times the array
 size; for cron jobs and services the runs or hours they add up to over the
-demand window. When an accounting dump covers a job (``--accounting``, read
+demand window. Every figure is per demand window (``thresholds.demand_window_hours``,
+a week by default): a service is on for all of it; a batch job runs once in it
+unless a schedule (a CronJob's, a scrontab line's) or the accounting says how
+often, and ``runs`` / ``runs_basis`` say which ("runs" in ``assumed`` when none
+does). When an accounting dump covers a job (``--accounting``, read
 by ``migrate.site.usage``), ``accounted_demand`` replaces the estimate with
 what the job actually used; ``basis`` says which it is.
 """
@@ -52,17 +56,24 @@ class JobDemand:
     # what the numbers rest on that no source told: "time_limit", "node_share", "nodes_placeholder" ...
     assumed: tuple[str, ...] = ()
     run_hours: float = 0.0  # hours its runs hold their nodes over the window (0: not known apart)
+    runs: float = 1.0  # runs per demand window (array tasks count as one run)
+    runs_basis: str = ""  # where ``runs`` comes from: always on, a schedule, the accounting, or assumed
+    always_on: bool = False  # a service: on for the whole window, not a count of runs
 
 
 def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     limits = config.thresholds
     window = limits.demand_window_hours
     if job.kind in WRAPPER_KINDS:
-        return JobDemand(job.id, LOGIN_NODE, 0, 0, 0.0, 0.0, "a wrapper: runs on a login node")
+        basis = "a wrapper: runs on a login node"
+        return JobDemand(job.id, LOGIN_NODE, 0, 0, 0.0, 0.0, basis, runs_basis=f"{basis}, no compute demand")
     load = facts.node_load or float(facts.nodes)
     gang = facts.nodes
-    if job.kind in SERVING_KINDS or job.services:
+    assumed_runs: tuple[str, ...] = ()
+    always_on = job.kind in SERVING_KINDS or bool(job.services)
+    if always_on:
         hours, runs, basis = float(window), 1.0, "always on over the window"
+        per_window, runs_basis = 1.0, f"always on: all {window:g} h of the window"
     else:
         hours = facts.time_s / 3600 if facts.time_s else float(limits.default_job_hours)
         runs = float(facts.array_size or 1)
@@ -74,14 +85,29 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
                 basis += f", {load:g} node each, {plural(gang, 'node')} for the tasks that run at once"
         elif load < facts.nodes:
             basis += f", {load:g} of a node"
+        per_window, runs_basis = (
+            1.0,
+            f"one run per {window:g} h window assumed: no schedule or accounting says more",
+        )
         if job.schedule is not None:
             per_day = cron_runs_per_day(job.schedule.cron)
             runs *= per_day * window / 24
             basis += f" x {per_day:g} runs a day"
+            per_window = round(per_day * window / 24, 4)
+            runs_basis = (
+                f"schedule {job.schedule.cron}: {per_window:g} runs per {window:g} h ({per_day:g} a day)"
+            )
+        else:
+            assumed_runs = ("runs",)
     node_hours = round(load * hours * runs, 2)
     gpu_hours = round(facts.gpus * hours * runs, 2)
     per_node = max(1, math.ceil(facts.gpus / facts.nodes)) if facts.gpus else 0
-    assumed = facts.assumed if job.source.format == Format.SLURM else ()
+    # What the allocation assumed; of a Kubernetes workload's, the time limit its pods lack.
+    kept = facts.assumed if job.source.format == Format.SLURM else ("time_limit",)
+    assumed = tuple(a for a in facts.assumed if a in kept)
+    if always_on:
+        assumed = tuple(a for a in assumed if a != "time_limit")  # on for the window: no time limit to assume
+    assumed += assumed_runs
     # A count a template placeholder holds is unknown: the figures count its default instead.
     sized = {u.role for u in job.unresolved} & {PlaceholderRole.NODES, PlaceholderRole.GPUS}
     assumed += tuple(f"{role}_placeholder" for role in sorted(sized))
@@ -96,6 +122,9 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
         load,
         assumed,
         round(hours * runs, 4),
+        per_window,
+        runs_basis,
+        always_on,
     )
 
 
@@ -163,6 +192,9 @@ def accounted_demand(script: JobDemand, usage: JobUsage) -> JobDemand:
         usage.node_hours,
         usage.gpu_hours,
         basis,
+        runs=float(usage.runs),
+        runs_basis=f"accounted: {plural(usage.runs, 'run')}"
+        + (", scaled to one demand window" if usage.scaled else " in the demand window"),
     )
 
 

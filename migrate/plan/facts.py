@@ -154,6 +154,8 @@ class JobFacts:
     # (whole nodes, for a job on a partition whose node size is unknown)
     assumed: tuple[str, ...] = ()
     partition: str | None = None  # the partition it runs in (named, or the default one)
+    # what a component asks beyond a node of its partition (the allocation's ``exceeds``): Slurm refuses it
+    exceeds: tuple[str, ...] = ()
     allocation: dict[str, Any] | None = None  # what Slurm allocates, value by value with its source
 
     def words(self) -> frozenset[str]:
@@ -204,6 +206,7 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
         time_basis=_shared_text(limit.detail),
         assumed=_assumed(allocation),
         partition=allocation.partition.value,
+        exceeds=tuple(text for c in allocation.components for text in c.exceeds),
         allocation=allocation.summary(),
     )
 

@@ -21,6 +21,7 @@ from typing import Any
 import networkx as nx
 
 from migrate import ir, json_indented
+from migrate.diagnostics import Diagnostic
 from migrate.graph import model as gm
 from migrate.graph.builder import Flows, add_flow_edges, analyze, build_graph_and_flows, release_graph
 from migrate.graph.perf import paused_gc
@@ -39,6 +40,7 @@ from migrate.plan.coexistence_phases import (
 from migrate.plan.coexistence_phases import foundation_steps as coexistence_foundations
 from migrate.plan.demand import JobDemand, accounted_demand, helper_demand, job_demand, unaccounted_demand
 from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
+from migrate.plan.runnable import blocked_units, error_diagnostics
 from migrate.plan.units import UnitDecision, decide_units
 from migrate.render import plural
 from migrate.site.config import CONFIG_NAME, PLACEHOLDER, SiteConfig
@@ -127,6 +129,7 @@ def build_plan(
     usage: Sequence[AccountingFile] = (),
     inventory: Sequence[Inventory] = (),
     coexistence: str = AUTO_COEXISTENCE,
+    diagnostics: Sequence[Diagnostic] = (),
 ) -> Plan:
     """The plan for moving ``jobs`` in ``direction``.
 
@@ -137,11 +140,12 @@ def build_plan(
     (``migrate.site.inventory.parse_inventory``) completes the partitions of
     ``config``. Both add plan warnings for what they could not place.
     ``coexistence`` is a mode of ``CoexistenceMode`` or auto (``coexistence.decide``).
+    ``diagnostics`` are the scan's: a unit with a job they find an error in is no pilot unit.
     """
     direction = Direction.of(direction)
     with paused_gc():
         plan, graph, _ = _build_plan(
-            jobs, direction, config or SiteConfig(), fidelity, usage, inventory, coexistence
+            jobs, direction, config or SiteConfig(), fidelity, usage, inventory, coexistence, diagnostics
         )
         release_graph(graph)
         return plan
@@ -155,12 +159,13 @@ def build_plan_and_graph(
     usage: Sequence[AccountingFile] = (),
     inventory: Sequence[Inventory] = (),
     coexistence: str = AUTO_COEXISTENCE,
+    diagnostics: Sequence[Diagnostic] = (),
 ) -> tuple[Plan, nx.MultiDiGraph]:
     """``build_plan``, and the graph it was built on (``build_graph``): the report draws it."""
     direction = Direction.of(direction)
     with paused_gc():
         plan, graph, flows = _build_plan(
-            jobs, direction, config or SiteConfig(), fidelity, usage, inventory, coexistence
+            jobs, direction, config or SiteConfig(), fidelity, usage, inventory, coexistence, diagnostics
         )
         add_flow_edges(graph, flows)
         return plan, graph
@@ -213,6 +218,7 @@ def _build_plan(
     usage: Sequence[AccountingFile],
     inventory: Sequence[Inventory],
     mode: str,
+    diagnostics: Sequence[Diagnostic] = (),
 ) -> tuple[Plan, nx.MultiDiGraph, Flows]:
     """The plan, and the graph (without its produces_for edges) and flows it was built on."""
     config, input_warnings = merge_inventory(config, inventory)
@@ -246,7 +252,14 @@ def _build_plan(
     bridge_fs = {fs for d in decisions for fs in d.bridge_filesystems}
     touched = {fs for d in movable for fs in d.unit.filesystems} | bridge_fs
     shared = [fs for fs in analysis.shared_filesystems if fs.node in touched or fs.node in bridge_fs]
-    layout = _Layout(graph, by_id, demands, direction, config, decisions, source)
+    blocked = blocked_units(
+        {d.unit.id: d.moving for d in decisions},
+        {job.id: job for job in job_list},
+        {a.job_id: a.facts for a in assessed},
+        direction,
+        error_diagnostics(job_list, diagnostics),
+    )
+    layout = _Layout(graph, by_id, demands, direction, config, decisions, source, blocked)
     foundation_steps = foundations(graph, moving, by_id, demands, sorted(touched), shared, direction, config)
     phases, warnings = layout.phases(movable, foundation_steps, None)
     coexistence = None
@@ -306,6 +319,7 @@ class _Layout:
     config: SiteConfig
     decisions: list[UnitDecision]
     source: str
+    blocked: Mapping[str, str]  # unit id -> why it cannot be a pilot unit (runnable.blocked_units)
 
     def phases(
         self,
@@ -318,14 +332,17 @@ class _Layout:
             return [], [NO_JOBS]
         hours = {job: need.node_hours for job, need in demands.items()}
         patterns = {a.job_id: a.pattern for a in by_id.values()}
-        pilot, waves, warnings, chosen = _schedule(movable, config, patterns, hours)
+        pilot, waves, warnings, chosen = _schedule(movable, config, patterns, hours, self.blocked)
         if mode == CoexistenceMode.SLINKY:
             pilot, waves, chosen = _one_nodeset_pilot(pilot, waves, chosen, demands, config)
         phases = [Phase("P0", FOUNDATIONS, FOUNDATIONS, steps=tuple(foundation_steps))]
         previous: dict[str, int] = {}
         in_scope = [j for j in demands if by_id[j].recommendation.action != Action.ALREADY_THERE]
         tracker = CapacityTracker(in_scope, demands, config)
-        for index, group in enumerate([pilot, *waves] if pilot else []):
+        groups = [pilot, *waves] if pilot else [[], *waves]  # no unit can run: waves without a pilot
+        for index, group in enumerate(groups):
+            if not group:
+                continue
             phase_id, name, kind = (
                 ("P1", PILOT, PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}", WAVE)
             )
@@ -431,26 +448,44 @@ def _upkeep_only(decision: UnitDecision, patterns: Mapping[str, str]) -> bool:
 
 
 def _schedule(
-    movable: list[UnitDecision], config: SiteConfig, patterns: Mapping[str, str], hours: Mapping[str, float]
+    movable: list[UnitDecision],
+    config: SiteConfig,
+    patterns: Mapping[str, str],
+    hours: Mapping[str, float],
+    blocked: Mapping[str, str],
 ) -> tuple[list[UnitDecision], list[list[UnitDecision]], list[str], list[PilotReason]]:
-    """The pilot, the waves after it (lowest risk first), warnings, and why the pilot has its units."""
+    """The pilot, the waves after it (lowest risk first), warnings, and why the pilot has its units.
+
+    ``blocked`` units (a moving job that cannot run as it is) are never pilot units: they move in the waves.
+    """
     limits = config.thresholds
     if not movable:
         return [], [], ["nothing moves: every job stays where it is or is already on the target"], []
     warnings: list[str] = []
+    runnable = [d for d in movable if d.unit.id not in blocked]
     # The pilot proves real workloads; upkeep jobs are duplicated on both sides anyway.
     candidates = [
-        d for d in movable if d.risk.score <= limits.pilot_max_risk and not _upkeep_only(d, patterns)
+        d for d in runnable if d.risk.score <= limits.pilot_max_risk and not _upkeep_only(d, patterns)
     ]
     workload = [d for d in movable if not _upkeep_only(d, patterns)]
     pilot, why = _representative(candidates, workload, patterns, hours, limits.pilot_max_units)
-    if not pilot:
-        pilot = (workload or movable)[:1]
+    fallback = [d for d in workload if d.unit.id not in blocked] or runnable
+    if not pilot and fallback:
+        pilot = fallback[:1]
         warnings.append(
             f"no workload unit scores at or below pilot_max_risk ({limits.pilot_max_risk}); "
             f"the pilot takes the lowest-risk unit ({pilot[0].unit.id}, risk {pilot[0].risk.score})"
         )
         why = [(pilot[0].unit.id, f"{pilot[0].unit.id}: the lowest-risk unit of the workload that moves")]
+    passed = [d.unit.id for d in movable if d.unit.id in blocked and not _upkeep_only(d, patterns)]
+    if pilot:
+        why += [(unit, blocked[unit]) for unit in passed]
+    else:
+        warnings.append(
+            "no unit that moves can run as it is, so the plan has no pilot: fix what the lines below "
+            "name, then plan again"
+        )
+        warnings += [blocked[unit] for unit in passed]
     rest = [d for d in movable if d not in pilot]
     size = max(1, limits.wave_max_units)
     waves = [rest[i : i + size] for i in range(0, len(rest), size)]
@@ -621,6 +656,24 @@ def _summary(plan: Plan) -> dict[str, Any]:
         "by_pattern": dict(sorted(patterns.items())),
         "phases": [p.id for p in plan.phases],
         "end_state": plan.phases[-1].name if plan.phases else None,
+        "demand": _demand_summary(plan),
+    }
+
+
+def _demand_summary(plan: Plan) -> dict[str, Any]:
+    """The basis every job's figures share: one demand window, services on for all of it, batch jobs
+    their runs in it; and how much of the node-hours rests on an assumption."""
+    window = dict(plan.thresholds).get("demand_window_hours", 0)
+    always = sum(d.node_hours for d in plan.demands if d.always_on)
+    batch = sum(d.node_hours for d in plan.demands if not d.always_on)
+    assumed = sum(d.node_hours for d in plan.demands if d.assumed)
+    return {
+        "window_hours": window,
+        "node_hours": round(always + batch, 2),
+        "always_on_node_hours": round(always, 2),
+        "batch_node_hours": round(batch, 2),
+        "assumed_node_hours": round(assumed, 2),
+        "runs_assumed": sum(1 for d in plan.demands if "runs" in d.assumed),
     }
 
 
@@ -648,6 +701,8 @@ def _job_dict(
             "node_hours": demand.node_hours,
             "gpu_hours": demand.gpu_hours,
             "basis": demand.basis,
+            "runs": demand.runs,
+            "runs_basis": demand.runs_basis,
         }
         if demand.node_load != demand.nodes:  # a share of a node, or array tasks packed together
             out["demand"]["node_load"] = demand.node_load

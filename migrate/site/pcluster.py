@@ -39,6 +39,7 @@ class InstanceType:
     vcpus: int
     mem_gib: int
     efa: int = 0  # EFA network interfaces the instance supports (the vpc.amazonaws.com/efa devices)
+    neuron: int = 0  # Trainium/Inferentia devices (the aws.amazon.com/neuron devices of the Neuron plugin)
 
 
 def _family(
@@ -59,9 +60,9 @@ INSTANCE_TYPES: dict[str, InstanceType] = {
     "p5en.48xlarge": InstanceType(8, "h200", 192, 2048, 16),
     "p4d.24xlarge": InstanceType(8, "a100", 96, 1152, 4),
     "p4de.24xlarge": InstanceType(8, "a100", 96, 1152, 4),  # the 80 GB A100
-    "trn1.2xlarge": InstanceType(0, None, 8, 32),
-    "trn1.32xlarge": InstanceType(0, None, 128, 512, 8),
-    "trn1n.32xlarge": InstanceType(0, None, 128, 512, 16),
+    "trn1.2xlarge": InstanceType(0, None, 8, 32, neuron=1),
+    "trn1.32xlarge": InstanceType(0, None, 128, 512, 8, neuron=16),
+    "trn1n.32xlarge": InstanceType(0, None, 128, 512, 16, neuron=16),
     **_family(
         {
             "xlarge": (1, 4, 16, 0),

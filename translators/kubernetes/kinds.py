@@ -402,6 +402,7 @@ SECRET = "secret"  # names only: values are never kept
 MONITORING = "monitoring"
 DEPENDENCIES = "dependencies"
 DEVICES = "devices"  # DRA: claim templates and device classes the pods' resourceClaims name
+NODES = "nodes"  # node pools: the instance types a cluster's nodes are made of (migrate init reads them)
 
 CONTEXT_KINDS: dict[tuple[str, str], str] = {
     ("", "PersistentVolumeClaim"): STORAGE,
@@ -432,7 +433,10 @@ CONTEXT_KINDS: dict[tuple[str, str], str] = {
     ("resource.k8s.io", "ResourceClaimTemplate"): DEVICES,
     ("resource.k8s.io", "ResourceClaim"): DEVICES,
     ("resource.k8s.io", "DeviceClass"): DEVICES,
-    ("apps.nvidia.com", "NIMCache"): STORAGE,  # a model downloaded once into a volume for NIMServices
+    ("apps.nvidia.com", "NIMCache"): STORAGE,
+    ("karpenter.sh", "NodePool"): NODES,
+    ("karpenter.sh", "NodeClaim"): NODES,
+    ("karpenter.k8s.aws", "EC2NodeClass"): NODES,  # a model downloaded once into a volume for NIMServices
 }
 
 

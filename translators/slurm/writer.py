@@ -60,7 +60,7 @@ def translate_job(
     ``runtime``: how the scripts run container images (``pyxis``, ``apptainer``, ``none``; ``auto`` is pyxis).
     """
     ctx = Context(job, config, runtime_for(runtime), name or _default_name(job), Collector(job.source.path))
-    if job.kind in SERVING_KINDS or (job.services and job.source.format != Format.SLURM):
+    if stays_serving(job):
         return _serving(ctx)
     if job.source.format == Format.SLURM:
         scripts, kind, reason = native.translate(ctx)
@@ -96,6 +96,11 @@ def translate_job(
         diagnostics=list(ctx.diags.items),
         needs=plan,
     )
+
+
+def stays_serving(job: ir.Job) -> bool:
+    """A service this writer leaves on Kubernetes: it writes no script for it (the plan's pilot skips it)."""
+    return job.kind in SERVING_KINDS or bool(job.services and job.source.format != Format.SLURM)
 
 
 def _notes(ctx: Context) -> list[str]:
@@ -275,6 +280,7 @@ __all__ = [
     "render_index",
     "render_shared",
     "render_submit",
+    "stays_serving",
     "translate_job",
     "translate_wrapper",
 ]
