@@ -28,6 +28,8 @@ from . import depends, fields
 WORKFLOW_FILE = "workflow.yaml"
 ENTRYPOINT = "chain"
 _TASK_NAME_MAX = 63
+# libyaml's parser where PyYAML has it: the translated files of a whole site are read back here
+_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def render_chain(
@@ -184,7 +186,7 @@ def _documents(t: Translation) -> tuple[dict[str, Any] | None, list[dict[str, An
     for rel in sorted(t.files):
         if not rel.endswith((".yaml", ".yml")):
             continue
-        for doc in yaml.safe_load_all(t.files[rel]):
+        for doc in yaml.load_all(t.files[rel], Loader=_LOADER):
             if not isinstance(doc, dict):
                 continue
             name = doc.get("metadata", {}).get("name") if isinstance(doc.get("metadata"), dict) else None
