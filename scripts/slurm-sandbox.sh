@@ -364,6 +364,8 @@ CredType=cred/munge
 AuthInfo=socket=$MUNGE_SOCK
 StateSaveLocation=$D/spool/ctld
 SlurmdSpoolDir=$D/spool/slurmd-%n
+# the nodes share one host's /tmp: PMIx (srun --mpi=pmix) makes its per-step folders under TmpFS
+TmpFS=$D/tmp/%n
 SlurmctldPidFile=$CTLD_PID
 SlurmdPidFile=$D/run/slurmd-%n.pid
 SlurmctldLogFile=$CTLD_LOG
@@ -472,7 +474,7 @@ write_config() { # conf_text gres_text
     local i n
     rm -f "$D"/dev/fakegpu*
     for ((i = 0; i < GPUS; i++)); do ln -s /dev/null "$D/dev/fakegpu$i"; done
-    while read -r n; do mkdir -p "$D/spool/slurmd-$n"; done <"$NODES_FILE"
+    while read -r n; do mkdir -p "$D/spool/slurmd-$n" "$D/tmp/$n"; done <"$NODES_FILE"
     if [[ ! -s $MUNGE_KEY ]]; then
         rm -f "$MUNGE_KEY"
         (umask 077 && head -c 1024 /dev/urandom >"$MUNGE_KEY.tmp")

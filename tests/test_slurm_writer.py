@@ -1161,3 +1161,70 @@ def test_each_srun_task_sees_its_own_pods_indices(tmp_path: Path) -> None:
     done = subprocess.run([BASH or "bash", str(job)], env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:-1] == ["0 0", "0 1", "1 0", "1 1", "2 0", "2 1"]
+
+
+MPI_LAUNCHER_ENV = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: sweep}
+spec:
+  slotsPerWorker: 2
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: launcher
+              image: registry.example/mpi:4.1
+              env:
+                - {name: RUN_MODE, value: sweep}
+              command: [mpirun, -np, "4", -x, RUN_MODE, -x, RUN_TAG=a, python3, hello.py]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - {name: worker, image: registry.example/mpi:4.1, command: [/usr/sbin/sshd, -De]}
+"""
+
+
+def test_mpirun_x_of_a_launcher_variable_passes_its_value(tmp_path: Path) -> None:
+    """``-x NAME`` hands the ranks the Launcher's own NAME: the batch script sets it, as mpirun's part."""
+    text = script(translate(tmp_path, MPI_LAUNCHER_ENV, runtime="none"))
+    srun = text.index("srun --mpi=pmix")
+    assert "export RUN_MODE=sweep\n" in text[:srun] and "export RUN_TAG=a\n" in text[:srun]
+
+
+WORKDIR_JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: wd}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: {n}
+      template:
+        spec:
+          nodeSelector: {pool: cpu}
+          containers:
+            - name: pytorch
+              image: registry.example/tools:1
+              workingDir: /shared/runs/wd
+              command: [python, train.py]
+              resources: {requests: {cpu: "16"}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("pods", "made"), [(1, "mkdir -p /shared/runs/wd"), (8, "--ntasks-per-node=1 --ntasks=3 mkdir")]
+)
+def test_a_working_folder_is_made_as_a_container_runtime_makes_it(
+    tmp_path: Path, pods: int, made: str
+) -> None:
+    """Without a runtime, srun --chdir to a missing folder starts in /tmp: the script makes it first,
+    once on every node the pods share (8 pods of 16 CPUs: 3 to a 64-CPU node of 62 for pods, 3 nodes)."""
+    text = script(translate(tmp_path, WORKDIR_JOB.replace("{n}", str(pods)), runtime="none"))
+    lines = text.splitlines()
+    step = next(i for i, line in enumerate(lines) if "--chdir=/shared/runs/wd" in line)
+    assert any(made in line for line in lines[:step]), text

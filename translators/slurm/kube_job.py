@@ -34,8 +34,9 @@ from . import (
 )
 from . import options as sbatch
 from .configmaps import ConfigMaps
-from .context import PYXIS, Context
+from .context import NO_RUNTIME, PYXIS, Context
 from .header import Header
+from .quoting import shell_word
 from .script import Script
 from .shape import MPI, RAY, Part, Stage
 from .volumes import FILES_DIR, FILES_SETUP, SCRATCH_SETUP, Mounts
@@ -523,10 +524,15 @@ def _part_lines(
     lines: list[str] = []
     lines += env.lines
     lines += mounts.setup
-    for folder in mounts.per_node_dirs:
-        if part.nodes > 1 or het is not None:
+    folders = list(mounts.per_node_dirs)
+    if container is not None and container.workdir and (ctx.runtime == NO_RUNTIME or not container.image):
+        # a container runtime makes a missing workingDir; srun --chdir would start in /tmp instead
+        folders.append(shell_word(container.workdir))
+    nodes = part.nodes_allocated or part.nodes  # pods that share a node need the folder once there
+    for folder in folders:
+        if nodes > 1 or het is not None:
             het_opt = f" --het-group={het}" if het is not None else ""
-            lines.append(f"srun{het_opt} --ntasks-per-node=1 --ntasks={part.nodes} mkdir -p {folder}")
+            lines.append(f"srun{het_opt} --ntasks-per-node=1 --ntasks={nodes} mkdir -p {folder}")
         else:
             lines.append(f"mkdir -p {folder}")
     extra = [f"--het-group={het}"] if het is not None else []

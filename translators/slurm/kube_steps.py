@@ -184,7 +184,15 @@ def mpi_lines(
     if mpi is None or not mpi.program:
         return plain_or_torch(ctx, part, mounts, names, extra, defined)
     lines: list[str] = []
+    # -x NAME passes the Launcher's own NAME: the batch script runs mpirun's part, so it sets it
+    launcher_env = {  # literal values only: a fieldRef names a field of the Launcher pod, not a value
+        v.name: v.value
+        for v in environment.container_env(launcher)
+        if v.value is not None and v.origin != "fieldRef"
+    }
     for name, value in mpi.env:
+        if value is None and not defined(name) and name in launcher_env:
+            value = launcher_env[name]
         if value is not None and environment._NAME.match(name):
             lines.append(f"export {name}={shell_word(c_string(value))}")
             names = [*names, name] if ctx.runtime == PYXIS else names
