@@ -531,9 +531,7 @@ SANDBOX_SITE = parse_site_config(
 OPERATOR_CASES = {
     "pytorchjob_python_per_pod": ("ptj-python", [4], 4),  # four 1-CPU pods share one 8-CPU node
     "pytorchjob_torchrun_per_pod": ("ptj-torchrun", [2, 2], 2),  # a 4-CPU pod per node, 2 processes each
-    # 2 slots on each of 2 two-CPU workers, packed onto one node; the Launcher is no node. (Ranks of
-    # srun --mpi=pmix on two of the sandbox's nodes collide: its slurmds share one host's PMIx folders.)
-    "mpijob_wdir": ("mpi-wdir", [4], 2),
+    "mpijob_wdir": ("mpi-wdir", [2, 2], 2),  # 2 slots on each of 2 workers; the Launcher is no node
 }
 
 
