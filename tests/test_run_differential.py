@@ -475,30 +475,17 @@ def test_a_pod_that_starts_late_is_waited_for(slurm: dict[str, Any], tmp_path: P
 REVERSE = ("indexed_shards", "jobset_pair")
 
 
-def _written(folder: Path) -> dict[str, Any]:
-    log = folder / "statements.log"
-    return {
-        "statements": sorted(Counter(log.read_text().splitlines()).items()) if log.exists() else [],
-        "files": {p.name: p.read_text() for p in sorted(folder.iterdir()) if p.name != "statements.log"},
-    }
+def run_translated(slurm: dict[str, Any], path: Path, name: str, config: Any) -> tuple[Path, str]:
+    """A manifest translated to sbatch (no container runtime: the sandbox has no pyxis), run to its end.
 
-
-@pytest.mark.parametrize("name", REVERSE)
-def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any], tmp_path: Path) -> None:
+    Returns the script and its output, once the job has COMPLETED.
+    """
     from migrate.translators.kubernetes import reader as k8s_reader
 
-    path = CASES / f"{name}.yaml"
-    text = path.read_text(encoding="utf-8")
-    folder = re.search(rf"mkdir -p {SHARED}/(\S+)", text)
-    assert folder is not None
-    result, shared = pod_run(name, "", tmp_path, text)
-    assert result.status == "Complete", result.describe()
-    in_pods = _written(shared / folder.group(1))
-
     rel = str(path.relative_to(REPO))
-    jobs = k8s_reader.read(text, rel, Collector(rel))
-    translated = translate_jobs(jobs, to=Format.SLURM, runtime="none", config=SITE)  # no pyxis on the sandbox
-    out = slurm["folder"] / f"reverse-{name}"
+    jobs = k8s_reader.read(path.read_text(encoding="utf-8"), rel, Collector(rel))
+    translated = translate_jobs(jobs, to=Format.SLURM, runtime="none", config=config)
+    out = slurm["folder"] / name
     translated.tree.commit(str(out))
     (script,) = out.glob("*/job.sbatch")
     done = subprocess.run(
@@ -512,7 +499,30 @@ def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any
     assert done.returncode == 0, done.stderr
     states = _wait(slurm["env"], done.stdout.strip().split(";")[0])
     logs = "\n".join(p.read_text(errors="replace") for p in sorted(script.parent.glob("*.out")))
-    assert states == {"COMPLETED"}, f"{states}\n{logs}"
+    assert states == {"COMPLETED"}, f"{states}\n{logs}\n{script.read_text()}"
+    return script, logs
+
+
+def _written(folder: Path) -> dict[str, Any]:
+    log = folder / "statements.log"
+    return {
+        "statements": sorted(Counter(log.read_text().splitlines()).items()) if log.exists() else [],
+        "files": {p.name: p.read_text() for p in sorted(folder.iterdir()) if p.name != "statements.log"},
+    }
+
+
+@pytest.mark.parametrize("name", REVERSE)
+def test_a_manifest_runs_on_slurm_as_in_its_pods(name: str, slurm: dict[str, Any], tmp_path: Path) -> None:
+
+    path = CASES / f"{name}.yaml"
+    text = path.read_text(encoding="utf-8")
+    folder = re.search(rf"mkdir -p {SHARED}/(\S+)", text)
+    assert folder is not None
+    result, shared = pod_run(name, "", tmp_path, text)
+    assert result.status == "Complete", result.describe()
+    in_pods = _written(shared / folder.group(1))
+
+    run_translated(slurm, path, f"reverse-{name}", SITE)
     assert _written(slurm["shared"] / folder.group(1)) == in_pods
 
 
@@ -557,7 +567,6 @@ def _per_node(folder: Path) -> list[int]:
 def test_what_an_operator_starts_runs_on_slurm_as_in_its_pods(
     name: str, slurm: dict[str, Any], tmp_path: Path
 ) -> None:
-    from migrate.translators.kubernetes import reader as k8s_reader
 
     out, per_node, pods_run = OPERATOR_CASES[name]
     path = CASES / f"{name}.yaml"
@@ -570,25 +579,8 @@ def test_what_an_operator_starts_runs_on_slurm_as_in_its_pods(
     assert result.status == "Complete", result.describe()
     in_pods = _ranks(shared / out)
 
-    rel = str(path.relative_to(REPO))
-    jobs = k8s_reader.read(text, rel, Collector(rel))
-    translated = translate_jobs(jobs, to=Format.SLURM, runtime="none", config=SANDBOX_SITE)
-    submit = slurm["folder"] / f"operator-{name}"
-    translated.tree.commit(str(submit))
-    (script,) = submit.glob("*/job.sbatch")
     (slurm["shared"] / out).mkdir()
-    done = subprocess.run(
-        ["sbatch", "--parsable", script.name],
-        cwd=script.parent,
-        env=slurm["env"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    states = _wait(slurm["env"], done.stdout.strip().split(";")[0])
-    logs = "\n".join(p.read_text(errors="replace") for p in sorted(script.parent.glob("*.out")))
-    assert states == {"COMPLETED"}, f"{states}\n{logs}\n{script.read_text()}"
+    script, logs = run_translated(slurm, path, f"operator-{name}", SANDBOX_SITE)
     on_slurm = _ranks(slurm["shared"] / out)
     if len(per_node) < pods_run and in_pods["local ranks"]:
         # pods packed onto fewer Slurm nodes: a rank's local rank counts its node's ranks, not its
