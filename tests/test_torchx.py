@@ -52,3 +52,14 @@ def test_the_slurm_translation_runs_torchrun_on_the_nodes_torchx_asked_for() -> 
 def test_continuation_lines_and_options_with_equals() -> None:
     (found,) = torchx.launches("torchx run \\\n  --scheduler=kubernetes dist.ddp -j=4x8 --script=t.py\n")
     assert (found.line, found.scheduler, found.args) == (1, "kubernetes", ["-j=4x8", "--script=t.py"])
+
+
+def test_a_size_that_is_not_a_number_keeps_torchx_s_default() -> None:
+    """Found by the fuzzer: ``--cpu 8--memMB`` once raised out of the reader."""
+    (job,) = reader.read(
+        "#!/bin/bash\ntorchx run -s kubernetes dist.ddp -j 1x1 --cpu 8--memMB --gpu $G --script t.py\n",
+        "x.sh",
+        Collector("x.sh"),
+    )
+    res = job.components[0].resources
+    assert (res.cpus_per_node, res.gpus_per_node) == (2, None)

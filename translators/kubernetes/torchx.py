@@ -151,6 +151,12 @@ def _options(args: list[str]) -> tuple[dict[str, str], list[str]]:
     return options, rest
 
 
+def _count(options: dict[str, str], name: str, default: int) -> int:
+    """A whole-number option; one that is not (a variable, a typo) keeps torchx's default."""
+    value = options.get(name, "")
+    return int(value) if value.isascii() and value.isdigit() else default
+
+
 def _job(launch: Launch, path: str) -> ir.Job | None:
     if launch.component not in ("dist.ddp", "utils.python"):
         return None
@@ -164,9 +170,9 @@ def _job(launch: Launch, path: str) -> ir.Job | None:
     if named is not None:
         cpus, gpus, mem = named.cpus, named.gpus, named.mem_mb
     else:
-        cpus = int(options.get("cpu", _DEFAULT_CPU))
-        gpus = int(options.get("gpu", 0))
-        mem = int(options.get("memMB", _DEFAULT_MEM_MB))
+        cpus = _count(options, "cpu", _DEFAULT_CPU)
+        gpus = _count(options, "gpu", 0)
+        mem = _count(options, "memMB", _DEFAULT_MEM_MB)
     script = options.get("script")
     module = options.get("m")
     program = ["-m", module] if module else [script] if script else []
