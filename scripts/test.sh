@@ -9,8 +9,8 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
-# The differential tests run torchrun (gloo, CPU) on both schedulers: this exact version.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'torch==2.13.0'
+# The differential tests run torchrun (gloo, CPU) and a Ray cluster on both schedulers: these versions.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'torch==2.13.0' 'ray==2.40.0'
 # The pod runner (tests/podrunner) needs ip (iproute2) beside unshare/chroot/mount (util-linux,
 # coreutils, mount); the MPI run cases need Open MPI and OpenSSH (sshd in the MPIJob Workers) and
 # PMIx for srun.

@@ -276,7 +276,16 @@ spec:
 
 def test_what_the_runner_cannot_run_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(RunnerError, match="one workload"):
-        PodRunner(tmp_path).run("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\n")
+        PodRunner(tmp_path).run(
+            "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: r}\n"
+        )
+    # KubeRay finds a RayJob's cluster by the ray.io/cluster key alone
+    selected = (
+        "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\n"
+        "spec: {clusterSelector: {pool: a}, entrypoint: x}\n"
+    )
+    with pytest.raises(RunnerError, match="names no RayCluster"):
+        PodRunner(tmp_path).run(selected)
 
 
 def test_a_jobset_starts_a_replicated_job_after_the_one_it_depends_on(tmp_path: Path) -> None:

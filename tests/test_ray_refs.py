@@ -47,3 +47,14 @@ def test_a_cluster_of_another_namespace_is_not_selected(tmp_path: Path) -> None:
     cluster.write_text(cluster.read_text().replace("namespace: training", "namespace: other"))
     job, found = _scan(tmp_path)["llm-batch-inference"]
     assert not job.images() and any(d.code == "K8S-RAY-CLUSTER-UNRESOLVED" for d in found.diagnostics)
+
+
+def test_a_selector_by_another_label_is_what_kuberay_refuses(tmp_path: Path) -> None:
+    # KubeRay reads only ray.io/cluster: a selector on the cluster's own labels fails the RayJob
+    shutil.copytree(EKS / "ray", tmp_path / "ray")
+    rayjob = tmp_path / "ray" / "batch-inference-rayjob.yaml"
+    rayjob.write_text(rayjob.read_text().replace("ray.io/cluster: ray-g5", "ray.io/cluster-pool: g5-shared"))
+    job, found = _scan(tmp_path)["llm-batch-inference"]
+    assert not job.images()
+    (diag,) = [d for d in found.diagnostics if d.code == "K8S-RAY-CLUSTER-UNRESOLVED"]
+    assert "by the ray.io/cluster key alone" in diag.message and diag.line == 8

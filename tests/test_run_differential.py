@@ -53,9 +53,11 @@ pytestmark = pytest.mark.slurm
 
 CASES = CORPUS / "cases" / "run"
 PROGRAMS = [
-    REPO / "tests" / "run_programs" / name for name in ("allreduce.py", "mpi_hello.py", "rank_env.py")
+    REPO / "tests" / "run_programs" / name
+    for name in ("allreduce.py", "mpi_hello.py", "rank_env.py", "ray_probe.py")
 ]
 SANDBOX = REPO / "scripts" / "slurm-sandbox.sh"
+SANDBOX_BIN = REPO / "tests" / "run_programs" / "sandbox_bin"
 NODES = 4
 SHARED = "/mnt/shared"
 SITE = parse_site_config(
@@ -152,7 +154,8 @@ def slurm() -> Iterator[dict[str, Any]]:
     port = free_ports(NODES + 1)
     env = {
         **os.environ,
-        "PATH": f"{pods.VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        # sandbox_bin: a `ray` whose worker start-ups take turns (the nodes share one host)
+        "PATH": f"{SANDBOX_BIN}:{pods.VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
         **SLURM_MPI_ENV,
         "SLURM_SANDBOX_DIR": str(folder / "sbx"),
         "SLURM_SANDBOX_NODES": str(NODES),
@@ -484,6 +487,11 @@ def run_translated(slurm: dict[str, Any], path: Path, name: str, config: Any) ->
 
     rel = str(path.relative_to(REPO))
     jobs = k8s_reader.read(path.read_text(encoding="utf-8"), rel, Collector(rel))
+    return run_jobs(slurm, jobs, name, config)
+
+
+def run_jobs(slurm: dict[str, Any], jobs: list[Any], name: str, config: Any) -> tuple[Path, str]:
+    """Jobs of the IR translated to sbatch and run on the sandbox, as :func:`run_translated`."""
     translated = translate_jobs(jobs, to=Format.SLURM, runtime="none", config=config)
     out = slurm["folder"] / name
     translated.tree.commit(str(out))
@@ -589,3 +597,51 @@ def test_what_an_operator_starts_runs_on_slurm_as_in_its_pods(
         in_pods.pop("local ranks")
     assert on_slurm == in_pods, f"{logs}\n{script.read_text()}"
     assert _per_node(slurm["shared"] / out) == per_node, script.read_text()
+
+
+# RayJobs run both ways: KubeRay's cluster in the pod runner (its own, or the RayCluster the selector
+# names), and the translation's cluster started by srun inside the allocation. Compared: the nodes
+# the entrypoint finds, each node's CPUs, GPUs and memory as Ray counts them, a task run on every
+# node (each on a host of its own), and the env the entrypoint sees.
+RAY_CASES = {
+    "rayjob_own_cluster": ("ray-probe", ("rayjob_own_cluster.yaml",)),
+    "ray-on-cluster": ("ray-shared", ("ray-on-cluster/raycluster.yaml", "ray-on-cluster/rayjob.yaml")),
+}
+
+
+def _scanned_rayjobs(paths: list[Path]) -> list[Any]:
+    """The RayJobs of the files as a scan reads them (a selected RayCluster's roles linked in)."""
+    from migrate.scan import scanner
+    from migrate.scan.results import ScanOptions
+    from migrate.vocab import JobKind
+
+    scanned = scanner.scan([str(p) for p in paths], ScanOptions(jobs=1))
+    return [job for f in scanned.files for job in f.jobs if job.kind == JobKind.RAY_JOB]
+
+
+@pytest.mark.parametrize("name", sorted(RAY_CASES))
+def test_a_rayjob_runs_on_slurm_on_the_cluster_kuberay_would_start(
+    name: str, slurm: dict[str, Any], tmp_path: Path
+) -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        _unavailable("ray is not installed (scripts/test.sh installs it)")
+    out, files = RAY_CASES[name]
+    paths = [CASES / f for f in files]
+    text = "\n---\n".join(p.read_text(encoding="utf-8") for p in paths)
+    # KubeRay runs ray start in a login shell: Debian's /etc/profile resets PATH, which a Ray image's
+    # does not, and the host's own start-up files are no image's: the stand-in's ~/.profile sets PATH
+    image_files = {**POD_MPI_FILES, "/root/.profile": f'export PATH="{pods.IMAGE_PATH}"\n'}
+    result, shared = pod_run(name, "", tmp_path, text, timeout=240, folders=(out,), image_files=image_files)
+    assert result.status == "Complete", result.describe()
+    in_pods = json.loads((shared / out / "driver.json").read_text())
+
+    (slurm["shared"] / out).mkdir()
+    jobs = _scanned_rayjobs(paths)
+    assert len(jobs) == 1 and jobs[0].images(), jobs
+    script, logs = run_jobs(slurm, jobs, f"ray-{name}", SANDBOX_SITE)
+    on_slurm = json.loads((slurm["shared"] / out / "driver.json").read_text())
+    nodes = [p.read_text() for p in sorted((slurm["shared"] / out).glob("node-*.json"))]
+    assert on_slurm == in_pods, f"{nodes}\n{logs}\n{script.read_text()}"
+    assert in_pods["hosts"] == len(in_pods["resources"]) > 1

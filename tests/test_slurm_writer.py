@@ -693,8 +693,13 @@ def test_rayjob_starts_a_ray_cluster_inside_the_allocation(tmp_path: Path) -> No
     text = script(t)
     opts = sbatch_options(text)
     assert opts["nodes"] == "3" and opts["cpus-per-task"] == "8" and opts["gres"] == "gpu:1"
+    # KubeRay's resources per role: the head's rayStartParams win over its CPU limit
     assert "ray start --head --port=6379 --block --num-cpus=0 &" in text
-    assert '--nodes=2 --ntasks=2 --exclude="$ray_head"' in text
+    assert 'srun --nodes=2 --ntasks=2 -w "$(IFS=,; echo "${ray_nodes[*]:1:2}")"' in text
+    assert 'ray start --address="$RAY_ADDRESS" --block --num-cpus=8 --num-gpus=1 &' in text
+    # no fixed wait: the workers wait for the head's port, the entrypoint for all 3 nodes
+    assert "sleep 10" not in text and "/dev/tcp/$ray_head_ip/6379" in text
+    assert "' 3 &&" in text
     assert "bash -c 'python run.py --n '\\''x y'\\'''" in text
     assert entry(t, "Ray cluster")[0] == FidelityStatus.APPROXIMATED
     statically_valid(text)

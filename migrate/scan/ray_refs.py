@@ -5,9 +5,10 @@ entrypoint to an existing RayCluster, often defined in a file beside it. Read
 alone, such a job looks like one small pod. Once every file is read, each such
 RayJob takes the roles of the RayCluster it selects (in its namespace): the
 head and worker groups, their images, devices and mounts, so that the plan
-counts what the job really runs on and a translation starts that cluster. The
-selector matches the cluster's labels; ``ray.io/cluster`` also matches its name,
-as KubeRay reads it. A selector that matches nothing, or more than one cluster,
+counts what the job really runs on and a translation starts that cluster.
+KubeRay reads one key of the selector, ``ray.io/cluster``, as the cluster's name
+(other keys are not matched against labels: without that key the RayJob fails).
+A selector without it, or naming no scanned cluster of the job's namespace,
 leaves the job as read, with a diagnostic.
 """
 
@@ -53,13 +54,22 @@ def link(results: list[FileResult]) -> list[FileResult]:
                 continue
             jobs.append(job)
             shown = ",".join(f"{k}={v}" for k, v in selector)
-            why = "no scanned RayCluster" if not found else f"{len(found)} scanned RayClusters"
+            if _NAME_LABEL not in dict(selector):
+                why = (
+                    f"KubeRay finds the cluster by the {_NAME_LABEL} key alone and fails the job without it; "
+                    f"name the cluster as {_NAME_LABEL}: <name>"
+                )
+            else:
+                namespace = job.placement.namespace or "default"
+                why = (
+                    f"no scanned RayCluster of namespace {namespace} has that name; "
+                    "the job's pods, devices and image are unknown"
+                )
             diagnostics.append(
                 Diagnostic(
                     _UNRESOLVED,
                     CODES[_UNRESOLVED][0],
-                    f"clusterSelector {shown}: {why} of namespace {job.placement.namespace or 'default'} "
-                    "match it; the job's pods, devices and image are unknown",
+                    f"clusterSelector {shown}: {why}",
                     path=result.path,
                     line=line,
                     job=job.id,
@@ -87,10 +97,7 @@ def _selector(job: ir.Job) -> tuple[tuple[str, str], ...] | None:
 def _selects(selector: tuple[tuple[str, str], ...], job: ir.Job, cluster: ir.Job) -> bool:
     if (job.placement.namespace or "default") != (cluster.placement.namespace or "default"):
         return False
-    labels = {kv.key: kv.value for kv in cluster.labels}
-    return all(
-        labels.get(key) == value or (key == _NAME_LABEL and value == cluster.name) for key, value in selector
-    )
+    return dict(selector).get(_NAME_LABEL) == cluster.name
 
 
 def _on(job: ir.Job, cluster: ir.Job) -> ir.Job:

@@ -3,8 +3,8 @@
 ``PodRunner.run(text)`` reads the documents ``migrate translate --to kubernetes``
 writes (ConfigMap, Secret, Service, PersistentVolumeClaim and one workload:
 Job and Indexed Job, CronJob (its job template, once), JobSet, PyTorchJob,
-Volcano Job) and starts the pods the controllers would start, each as a
-process tree of the host, the way the kubelet would run the container:
+Volcano Job, RayJob with its own or a selected RayCluster) and starts the pods
+the controllers would start, each as a process tree of the host, the way the kubelet would run the container:
 
 - the container's ``command`` and ``args`` (``$(VAR)`` expanded as the kubelet
   does); the image is ignored: the host's programs run, with the stand-in
@@ -16,7 +16,8 @@ process tree of the host, the way the kubelet would run the container:
   JobSets, the PyTorchJob operator's ``MASTER_ADDR``/``MASTER_PORT``/``WORLD_SIZE``/
   ``RANK``/``PET_*``, Volcano's ``VC_TASK_INDEX``, and for an MPIJob the MPI operator's
   hostfile (``/etc/mpi/hostfile``), ssh keys (``/root/.ssh``) and ``OMPI_MCA_*`` settings
-  (the Workers run ``sshd``, which the host must have);
+  (the Workers run ``sshd``, which the host must have); for a RayJob, KubeRay's ``ray start``
+  commands, env and head Service, the entrypoint run on the head (tests/podrunner/ray.py);
 - a private root per pod: in a new mount, UTS and PID namespace, a tmpfs root with
   the host's ``/usr /bin /sbin /lib* /etc /opt /root`` and the Python prefixes
   bind-mounted read-only, fresh ``/proc`` and ``/tmp``, ``/dev`` with a 64 MiB

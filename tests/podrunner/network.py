@@ -73,6 +73,8 @@ class Network:
             _sysctl(where, f"net.ipv4.conf.{dev}.route_localnet=1", f"net.ipv4.conf.{dev}.rp_filter=0")
         _ip("-n", ns, "addr", "add", f"{address}/32", "dev", pod_if)
         _ip("-n", ns, "route", "add", "127.0.0.0/8", "dev", pod_if, "src", address)
+        # a pod has a default route: programs that find their address by routing (Ray) get the pod's
+        _ip("-n", ns, "route", "add", "default", "dev", pod_if, "src", address)
         _ip("-n", self.switch, "route", "add", f"{address}/32", "dev", switch_if)
         return ns, address
 

@@ -137,7 +137,7 @@ class PodRunner:
             # quota to wait for, so it admits at once (what Kueue does when the queue has room).
             doc = {**doc, "spec": {**doc["spec"], "suspend": False}}
         try:
-            workload = workloads.plan(doc)
+            workload = workloads.plan(doc, docs)
         except workloads.Unsupported as exc:
             raise RunnerError(str(exc)) from exc
         network = Network()

@@ -10,6 +10,7 @@ import tempfile
 import uuid
 from typing import Any
 
+from . import ray
 from .model import Group, PodPlan, Workload
 
 CLUSTER_DOMAIN = "svc.cluster.local"
@@ -20,6 +21,7 @@ KINDS = {
     ("jobset.x-k8s.io/v1alpha2", "JobSet"),
     ("kubeflow.org/v1", "PyTorchJob"),
     ("batch.volcano.sh/v1alpha1", "Job"),
+    ("ray.io/v1", "RayJob"),  # its RayCluster, own or selected, is part of it (podrunner/ray.py)
 }
 
 
@@ -377,8 +379,14 @@ def mpijob(doc: dict[str, Any]) -> Workload:
     return Workload("MPIJob", name, groups, gang=True, restarts=restarts, success="Launcher", objects=objects)
 
 
-def plan(doc: dict[str, Any]) -> Workload:
+def plan(doc: dict[str, Any], docs: list[dict[str, Any]] | None = None) -> Workload:
+    """The pods of one workload; ``docs``: the other manifests (a RayJob's selected RayCluster)."""
     api, kind = doc.get("apiVersion"), doc.get("kind")
+    if (api, kind) == ("ray.io/v1", "RayJob"):
+        try:
+            return ray.rayjob(doc, docs or [])
+        except ValueError as exc:
+            raise Unsupported(str(exc)) from exc
     if kind == "MPIJob":
         return mpijob(doc)
     if (api, kind) == ("batch/v1", "Job"):

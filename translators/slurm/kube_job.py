@@ -29,6 +29,7 @@ from . import (
     kube_steps,
     placeholders,
     placement,
+    ray_cluster,
     shape,
     volumes,
 )
@@ -542,7 +543,7 @@ def _part_lines(
         return env.defined(name) or env.maybe(name)
 
     if part.launch == RAY:
-        lines += kube_steps.ray_lines(ctx, part, mounts, names)
+        lines += ray_cluster.lines(ctx, part, mounts, names)
     elif part.launch == MPI:
         lines += kube_steps.mpi_lines(ctx, part, comp, mounts, names, extra, defined)
     else:

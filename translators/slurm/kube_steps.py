@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 
 from migrate import ir
 from migrate.render import plural
-from migrate.vocab import Format, JobKind
+from migrate.vocab import Format
 
 from . import environment, kubevars, launch, shape
 from .context import NO_RUNTIME, PYXIS, Context
@@ -245,53 +245,4 @@ def mpi_lines(
     return [*lines, launch.step(ctx, part, launch.Program(argv), mounts, names, srun_extra)]
 
 
-def ray_lines(ctx: Context, part: Part, mounts: Mounts, names: list[str]) -> list[str]:
-    job = ctx.job
-    head, workers = part.roles[0], part.roles[1:]
-    worker_nodes = sum(shape.pods(w) for w in workers)
-    roles = sorted(part.roles, key=lambda c: c.line or 0)
-    next_line = {id(c): (roles[i + 1].line if i + 1 < len(roles) else None) for i, c in enumerate(roles)}
-    head_params = launch.ray_params(job, head, next_line[id(head)])
-    worker_params = launch.ray_params(job, workers[0], next_line[id(workers[0])]) if workers else []
-    opts, wrap = launch.runtime_prefix(
-        ctx, shape.container_of(head), mounts, names, bool(part.resources.computed_gpus_per_node())
-    )
-    run = " ".join(["--overlap", *opts, *wrap])
-    head_start = ["ray", "start", "--head", f"--port={launch.RAY_PORT}", "--block", *head_params]
-    lines = [
-        "# a Ray cluster inside the allocation: head on the first node, workers on the others",
-        'ray_head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
-        f'export RAY_ADDRESS="$ray_head:{launch.RAY_PORT}"',
-        "pids=()",
-        f'srun --nodes=1 --ntasks=1 -w "$ray_head" {run} {" ".join(head_start)} &',
-        "pids+=($!)",
-        f"sleep {launch.RAY_WAIT_SECONDS}",
-    ]
-    if worker_nodes:
-        worker_start = ["ray", "start", '--address="$RAY_ADDRESS"', "--block", *worker_params]
-        lines += [
-            f'srun --nodes={worker_nodes} --ntasks={worker_nodes} --exclude="$ray_head" {run} '
-            f"{' '.join(worker_start)} &",
-            "pids+=($!)",
-            f"sleep {launch.RAY_WAIT_SECONDS}",
-        ]
-    entry = job.script.body if job.script is not None and job.kind == JobKind.RAY_JOB else ""
-    if entry:
-        lines += [f'srun --nodes=1 --ntasks=1 -w "$ray_head" {run} bash -c {shell_word(entry)}', "rc=$?"]
-        ctx.fidelity.approximated(
-            "spec.entrypoint",
-            "runs on the head node once the Ray cluster is up (a fixed wait, no readiness check)",
-            job.script.first_command_line if job.script else None,
-        )
-    else:
-        lines.append("rc=0")
-    lines += ['kill "${pids[@]}" 2>/dev/null', "wait", 'exit "$rc"']
-    ctx.fidelity.approximated(
-        f"Ray cluster: head + {plural(worker_nodes, 'worker node')}",
-        "started with ray start inside the Slurm allocation; every node gets the largest role's resources",
-        head.line,
-    )
-    return lines
-
-
-__all__ = ["mpi_lines", "plain_or_torch", "ray_lines", "record_containers", "tasks_per_node"]
+__all__ = ["mpi_lines", "plain_or_torch", "record_containers", "tasks_per_node"]

@@ -9,9 +9,7 @@ or nothing when the software is on the nodes.
 
 from __future__ import annotations
 
-import json
 import posixpath
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,8 +23,6 @@ from .shape import MPI, PLAIN, RAY, TORCH, Part, container_of, program_name, wor
 from .volumes import Mounts, rewrite_path
 
 RDZV_PORT = 29500
-RAY_PORT = 6379
-RAY_WAIT_SECONDS = 10
 
 # torchrun options whose value is a separate word when not given with '='.
 _TORCHRUN_VALUED = frozenset(
@@ -305,28 +301,6 @@ def mpi_from_launcher(launcher: ir.Launcher) -> MpiLine:
     return MpiLine(ranks, env, list(launcher.program), dropped, from_script=True)
 
 
-# ---------------------------------------------------------------------------
-# Ray
-
-
-def ray_params(job: ir.Job, comp: ir.Component, next_line: int | None) -> list[str]:
-    """``rayStartParams`` of a role (kept by the reader as JSON) as ``ray start`` options."""
-    for item in job.raw:
-        if item.key != "rayStartParams" or item.line is None or comp.line is None:
-            continue
-        if item.line >= comp.line and (next_line is None or item.line < next_line):
-            try:
-                params = json.loads(item.value)
-            except ValueError:
-                return []
-            if not isinstance(params, dict):
-                return []
-            return [
-                shell_word(f"--{k}={v}") for k, v in params.items() if re.fullmatch(r"[A-Za-z0-9_-]+", str(k))
-            ]
-    return []
-
-
 def cpu_bind(bind: str) -> str:
     """srun's --cpu-bind value for an mpirun --bind-to value."""
     return _BIND[bind]
@@ -336,8 +310,6 @@ __all__ = [
     "MPI",
     "PLAIN",
     "RAY",
-    "RAY_PORT",
-    "RAY_WAIT_SECONDS",
     "RDZV_PORT",
     "TORCH",
     "MpiLine",
@@ -347,7 +319,6 @@ __all__ = [
     "mpi_from_argv",
     "mpi_from_launcher",
     "program",
-    "ray_params",
     "runtime_prefix",
     "step",
     "torch_env_lines",
