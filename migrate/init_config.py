@@ -94,16 +94,21 @@ def starter_config(
             fs = loc.filesystem
             if fs.prefix.startswith("/") and _top(fs.prefix) not in in_image:
                 filesystems.setdefault(fs.prefix, fs.kind)
-    claims = sorted(
-        {
-            m.source
-            for j in job_list
-            for c in j.components
-            for ct in c.containers
-            for m in ct.mounts
-            if m.kind == "pvc" and m.source
-        }
-    )
+    # A claim the pods mount is a shared file system the Slurm nodes need at the same path: where
+    # the pods mount it most often. What it is (Lustre, NFS ...) only the site knows.
+    claim_paths: dict[str, Counter[str]] = {}
+    for j in job_list:
+        for c in j.components:
+            for ct in c.containers:
+                for m in ct.mounts:
+                    if m.kind == "pvc" and m.source:
+                        claim_paths.setdefault(m.source, Counter())[m.target] += 1
+    claims = sorted(claim_paths)
+    claimed: dict[str, str] = {}
+    for claim in claims:
+        path = claim_paths[claim].most_common(1)[0][0]
+        if path.startswith("/") and path != "/" and path not in filesystems and path not in claimed:
+            claimed[path] = claim
     by_partition: dict[str, list[ir.Job]] = {}
     for job in job_list:
         for part in job.placement.partitions:
@@ -136,10 +141,16 @@ def starter_config(
         partitions[PLACEHOLDER] = {**entry, "default": True}
     data: dict[str, object] = {
         "site": site,
-        "filesystems": [
-            {"prefix": prefix, "kind": kind, "pvc": f"{dns1123_label(prefix.strip('/'))}-pvc"}
-            for prefix, kind in sorted(filesystems.items())
-        ],
+        "filesystems": sorted(
+            [
+                *(
+                    {"prefix": prefix, "kind": kind, "pvc": f"{dns1123_label(prefix.strip('/'))}-pvc"}
+                    for prefix, kind in filesystems.items()
+                ),
+                *({"prefix": prefix, "kind": PLACEHOLDER, "pvc": claim} for prefix, claim in claimed.items()),
+            ],
+            key=lambda fs: str(fs["prefix"]),
+        ),
         "partitions": partitions,
         "images": dict(sorted(images.items())),
         "accounts": {a: dns1123_label(a) for a in accounts},
@@ -148,7 +159,7 @@ def starter_config(
         **({"gres": gres} if gres else {}),
         "defaults": {"image": PLACEHOLDER, "namespace": "default"},
     }
-    return data, claims
+    return data, [c for c in claims if c not in claimed.values()]
 
 
 def _runs_in_default_partition(job: ir.Job) -> bool:

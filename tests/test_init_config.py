@@ -193,3 +193,14 @@ def test_init_on_the_eks_site_places_every_job_as_the_hand_written_config_does(t
     for phase in by_init.plan.phases:
         if phase.capacity:
             assert sum(c.target_nodes for c in phase.capacity) > 0, phase.id
+
+
+def test_a_claim_the_pods_mount_is_a_file_system_at_its_mount_path(tmp_path: Path) -> None:
+    site = tmp_path / "eks"
+    shutil.copytree(CORPUS / "eks-site", site)
+    data, unplaced = starter_config(scanner.scan([str(site)], ScanOptions()).jobs)
+    # every eks-site job mounts fsx-claim at /fsx: Slurm's nodes need /fsx, of a kind the site names
+    assert data["filesystems"] == [{"prefix": "/fsx", "kind": PLACEHOLDER, "pvc": "fsx-claim"}]
+    assert unplaced == []
+    config = parse_site_config_text(render_starter(scanner.scan([str(site)], ScanOptions()).jobs), "m.yaml")
+    assert [(fs.prefix, fs.pvc) for fs in config.filesystems] == [("/fsx", ("fsx-claim",))]
