@@ -275,10 +275,18 @@ SCAN_COLUMNS = (
 )
 
 
+def _requested(summary: dict[str, Any]) -> str:
+    """'45 nodes, 124 GPUs and 192 neuron': what the scanned jobs hold, as the allocation packs them."""
+    parts = [_plural(summary["nodes"], "node"), _plural(summary["gpus"], "GPU")]
+    parts += [f"{n} {name}" for name, n in summary.get("accelerators", {}).items()]
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 def _print_scan_table(
     result: scan_results.ScanResult, paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
 ) -> None:
     from migrate.render import job_row, shell_coverage, unknown_roles
+    from migrate.site.job_size import job_size
     from migrate.vocab import PlaceholderRole
 
     shown, base = _relative_to(paths)
@@ -287,7 +295,8 @@ def _print_scan_table(
         if not f.jobs and not jobs_only:
             rows.append([shown(f.path), f.format, "-", "", "", "", "", "", str(len(f.diagnostics))])
         for i, job in enumerate(f.jobs):
-            row = job_row(job)
+            size = job_size(job)
+            row = job_row(job, size.nodes, size.devices_text())
             ndiag = (
                 sum(1 for d in f.diagnostics if d.job in (None, job.id))
                 if i == 0
@@ -312,7 +321,7 @@ def _print_scan_table(
     sev = summary["diagnostics"]
     _out().print(
         f"\n{_plural(summary['files'], 'file')}, {_plural(summary['jobs'], 'job')} ({kinds}); "
-        f"{_plural(summary['nodes'], 'node')} and {_plural(summary['gpus'], 'GPU')} requested; "
+        f"{_requested(summary)} requested; "
         f"diagnostics: {_plural(sev['error'], 'error')}, {_plural(sev['warning'], 'warning')}, "
         f"{sev['info']} info"
     )

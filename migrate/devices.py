@@ -116,6 +116,11 @@ def gres_for(resource: str, site_gres: tuple[tuple[str, str], ...] = ()) -> str 
     return found.gres if found is not None else None
 
 
+def short_name(resource: str) -> str:
+    """A device as people count it: its usual GRES name (``neuron``), else the resource's last part."""
+    return gres_for(resource) or resource.rsplit("/", 1)[-1]
+
+
 __all__ = [
     "ACCELERATOR_KINDS",
     "DEVICES",
@@ -126,4 +131,5 @@ __all__ = [
     "dra_resource",
     "gres_for",
     "is_gpu",
+    "short_name",
 ]

@@ -48,14 +48,20 @@ def unknown_roles(job: ir.Job) -> set[PlaceholderRole]:
     return {u.role for u in job.unresolved}
 
 
-def job_row(job: ir.Job) -> dict[str, str]:
+def job_row(job: ir.Job, nodes: int | None = None, devices: str | None = None) -> dict[str, str]:
+    """A job's table row. ``nodes`` and ``devices`` ("8", "192 neuron", "16 on ray-g5"): the
+    allocation model's (``migrate.site.job_size``, pods packed); the IR's request otherwise."""
     gpus = job.total_gpus()
     unknown = unknown_roles(job)
+    if devices is None:
+        devices = str(gpus) if gpus else ""
     return {
         "kind": job.kind,
         "name": job.name or "",
-        "nodes": UNKNOWN if PlaceholderRole.NODES in unknown else str(job.total_nodes()),
-        "gpus": UNKNOWN if PlaceholderRole.GPUS in unknown else (str(gpus) if gpus else ""),
+        "nodes": UNKNOWN
+        if PlaceholderRole.NODES in unknown
+        else str(job.total_nodes() if nodes is None else nodes),
+        "gpus": UNKNOWN if PlaceholderRole.GPUS in unknown else devices,
         "time": describe_time(job.time_limit_s),
         "launcher": ", ".join(job.launcher_names()),
         "storage": storage_roots(job),

@@ -44,7 +44,7 @@ def build_model(
 ) -> ReportModel:
     """``artifact_root`` is the folder the translated files were written to, relative to the report;
     ``coexistence_files`` the names written under ``coexistence/`` beside it."""
-    facts = job_facts(result)
+    facts = job_facts(result, {j["id"]: j for j in plan["jobs"]})
     names = {job_id: info.name for job_id, info in facts.items()}
     found = model_scan.all_diagnostics(result, model_scan.translation_list(translations))
     rel = fmt.Relative.common([j["id"] for j in plan["jobs"]] + [path for _, path in found if path != "-"])
@@ -63,7 +63,7 @@ def build_model(
         source=source,
         target=target,
         direction=plan["direction"],
-        scanned=model_scan.scanned(result, paths, config_path, rel, counts),
+        scanned=model_scan.scanned(result, paths, config_path, rel, counts, facts),
         verdict=model_plan.verdict(plan),
         overview=model_plan.overview(plan, phases),
         assumptions=model_plan.assumptions(plan),

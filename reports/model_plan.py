@@ -404,6 +404,15 @@ def units_table(plan: PlanDoc) -> Table:
     return Table("units", "Migration units", columns, tuple(rows), note)
 
 
+def _devices(info: JobFacts | None) -> str:
+    """GPUs, and accelerators that are not GPUs by name ("192 neuron"); "on ray-g5" for a job on a cluster."""
+    if info is None:
+        return fmt.num(0)
+    parts = [fmt.num(info.gpus)] if info.gpus or not info.accelerators else []
+    parts += [f"{fmt.num(n)} {name}" for name, n in info.accelerators]
+    return ", ".join(parts) + (f" on {info.on}" if info.on else "")
+
+
 def jobs_table(plan: PlanDoc, scanned: Mapping[str, JobFacts], rel: fmt.Relative) -> Table:
     rows = []
     for job in plan["jobs"][:JOBS_SHOWN]:
@@ -420,7 +429,7 @@ def jobs_table(plan: PlanDoc, scanned: Mapping[str, JobFacts], rel: fmt.Relative
                 job["phase"] or "",
                 need["partition"] if need else "",
                 fmt.num(info.nodes if info else (need["nodes"] if need else 0)),
-                fmt.num(info.gpus if info else 0),
+                _devices(info),
                 fmt.hours(nh),
                 fmt.hours(gh),
             )

@@ -40,9 +40,16 @@ def scanned(
     config_path: str | None,
     rel: fmt.Relative,
     diagnostics: tuple[tuple[str, int], ...],
+    facts: Mapping[str, JobFacts],
 ) -> Scanned:
-    """``diagnostics``: ``severity_counts`` of what the report lists, so that every figure agrees."""
+    """``diagnostics``: ``severity_counts`` of what the report lists, so that every figure agrees;
+    ``facts``: each job's size as the plan allocates it, summed here (a job that runs on another
+    scanned object, such as a RayJob on a RayCluster, is not summed again)."""
     summary = result.summary()
+    counted = [f for f in facts.values() if f.on is None]
+    accelerators: Counter[str] = Counter()
+    for f in counted:
+        accelerators.update(dict(f.accelerators))
     return Scanned(
         paths=tuple(paths),
         config_path=config_path,
@@ -50,8 +57,9 @@ def scanned(
         files=summary["files"],
         job_files=summary["job_files"],
         jobs=summary["jobs"],
-        nodes=summary["nodes"],
-        gpus=summary["gpus"],
+        nodes=sum(f.nodes for f in counted),
+        gpus=sum(f.gpus for f in counted),
+        accelerators=tuple(sorted(accelerators.items())),
         files_by_format=tuple(summary["by_format"].items()),
         diagnostics=diagnostics,
     )
@@ -66,13 +74,20 @@ def severity_counts(groups: tuple[DiagnosticGroup, ...]) -> tuple[tuple[str, int
 def inventory(result: ScanResult, plan: PlanDoc, facts: Mapping[str, JobFacts]) -> tuple[Table, ...]:
     jobs = plan["jobs"]
     nodes = {job_id: f.nodes for job_id, f in facts.items()}
-    gpus = {job_id: f.gpus for job_id, f in facts.items()}
+    gpus = {job_id: f.gpus + sum(n for _, n in f.accelerators) for job_id, f in facts.items()}
     return (
         _by_format(result, jobs, facts),
         _by_kind(jobs, facts),
         _by_pattern(plan),
         _by_size(jobs, nodes, NODE_BUCKETS, "Nodes per job", "Jobs by size in nodes", "by-nodes"),
-        _by_size(jobs, gpus, GPU_BUCKETS, "GPUs per job", "Jobs by GPUs", "by-gpus"),
+        _by_size(
+            jobs,
+            gpus,
+            GPU_BUCKETS,
+            "GPUs and accelerators per job",
+            "Jobs by GPUs and accelerators",
+            "by-gpus",
+        ),
         _by_partition(plan),
     )
 

@@ -69,6 +69,8 @@ class Allocation(TypedDict):
     gpus_per_node: SourcedValue
     time_limit_s: SourcedValue
     gpu_type: NotRequired[str]
+    gpus: int  # every component's GPUs
+    accelerators: NotRequired[dict[str, int]]  # accelerators that are not GPUs, by device name
     components: NotRequired[int]
     details: NotRequired[dict[str, str]]  # value name -> where it came from, when not the job's options
 

@@ -41,13 +41,16 @@ class Scanned:
     jobs: int
     nodes: int
     gpus: int
+    accelerators: tuple[tuple[str, int], ...]  # not GPUs, by device name
     files_by_format: tuple[tuple[str, int], ...]
     diagnostics: tuple[tuple[str, int], ...]  # severity -> count, errors first
 
     @property
     def files_line(self) -> str:
         formats = ", ".join(f"{n:,} {name}" for name, n in self.files_by_format)
-        asks = f"{_count(self.nodes, 'node')} and {_count(self.gpus, 'GPU')}"
+        parts = [_count(self.nodes, "node"), _count(self.gpus, "GPU")]
+        parts += [f"{n:,} {name}" for name, n in self.accelerators]
+        asks = ", ".join(parts[:-1]) + " and " + parts[-1]
         return (
             f"{_count(self.files, 'file')}"
             + (f" ({formats})" if formats else "")

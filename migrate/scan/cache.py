@@ -67,6 +67,16 @@ _CORE_MODULES = (
     "scan/results.py",
     "scan/pool.py",
     "scan/jsonstream.py",
+    # the summary's counts (FileFacts) come from the allocation model
+    "devices.py",
+    "site/job_size.py",
+    "site/allocation.py",
+    "site/allocation_model.py",
+    "site/allocation_resources.py",
+    "site/pod_allocation.py",
+    "site/kube_component.py",
+    "site/kube_partition.py",
+    "site/config.py",
     "scan/cache.py",
 )
 _READER_PACKAGES = ("slurm", "shell", "kubernetes")

@@ -109,17 +109,27 @@ class FileFacts(NamedTuple):
     gpus: int
     diagnostics: tuple[tuple[str, str, int], ...]  # (code, severity, how many were found)
     left_out: int  # how many of those the file's list leaves out
+    accelerators: tuple[tuple[str, int], ...] = ()  # accelerators that are not GPUs, by device name
 
     @classmethod
     def of(cls, result: FileResult) -> FileFacts:
+        from migrate.site.job_size import job_size  # the allocation model: not needed to read files
+
         counts = _counted(result.diagnostics)
+        # sizes as the allocation model gives them: pods packed onto nodes, and a job that runs on
+        # another scanned object (a RayJob on a RayCluster) not counted twice
+        sizes = [s for s in (job_size(j) for j in result.jobs) if s.counted]
+        accelerators: Counter[str] = Counter()
+        for size in sizes:
+            accelerators.update(dict(size.accelerators))
         return cls(
             result.format,
             tuple(j.kind for j in result.jobs),
-            sum(j.total_nodes() for j in result.jobs),
-            sum(j.total_gpus() for j in result.jobs),
+            sum(s.nodes for s in sizes),
+            sum(s.gpus for s in sizes),
             tuple((code, severity, n) for (code, severity), n in counts.items()),
             sum(counts.values()) - len(result.diagnostics),
+            tuple(sorted(accelerators.items())),
         )
 
     def to_json(self) -> str:
@@ -127,8 +137,16 @@ class FileFacts(NamedTuple):
 
     @classmethod
     def from_json(cls, text: str) -> FileFacts:
-        fmt, kinds, nodes, gpus, diags, left = json.loads(text)
-        return cls(fmt, tuple(kinds), nodes, gpus, tuple((c, s, int(n)) for c, s, n in diags), int(left))
+        fmt, kinds, nodes, gpus, diags, left, accelerators = json.loads(text)
+        return cls(
+            fmt,
+            tuple(kinds),
+            nodes,
+            gpus,
+            tuple((c, s, int(n)) for c, s, n in diags),
+            int(left),
+            tuple((name, int(n)) for name, n in accelerators),
+        )
 
 
 class Summary:
@@ -148,6 +166,7 @@ class Summary:
         self.kinds: Counter[str] = Counter()
         self.nodes = 0
         self.gpus = 0
+        self.accelerators: Counter[str] = Counter()
         self.severities: Counter[str] = Counter()
         self.codes: Counter[str] = Counter()
         self.left_out = 0
@@ -160,6 +179,7 @@ class Summary:
         self.kinds.update(facts.kinds)
         self.nodes += facts.nodes
         self.gpus += facts.gpus
+        self.accelerators.update(dict(facts.accelerators))
         for code, severity, count in facts.diagnostics:
             self.severities[severity] += count
             self.codes[code] += count
@@ -178,6 +198,7 @@ class Summary:
             "by_kind": dict(sorted(self.kinds.items())),
             "nodes": self.nodes,
             "gpus": self.gpus,
+            "accelerators": dict(sorted(self.accelerators.items())),
             "diagnostics": {s: self.severities[s] for s in SEVERITIES},
             "by_code": dict(sorted(self.codes.items())),
             "diagnostics_listed": sum(self.severities.values()) - self.left_out,

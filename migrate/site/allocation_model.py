@@ -14,6 +14,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from migrate.devices import short_name
+
 T = TypeVar("T")
 
 
@@ -195,6 +197,15 @@ class JobAllocation(NamedTuple):
         out: dict[str, Any] = {key: {"value": v.value, "source": v.source.value} for key, v in values}
         if main.gpu_type.value:
             out["gpu_type"] = main.gpu_type.value
+        # every component's: GPUs, and accelerators that are not GPUs by device name
+        out["gpus"] = sum(c.gpus for c in self.components if not c.accelerator)
+        accelerators: dict[str, int] = {}
+        for comp in self.components:
+            if comp.accelerator:
+                name = short_name(comp.accelerator)
+                accelerators[name] = accelerators.get(name, 0) + comp.gpus
+        if accelerators:
+            out["accelerators"] = accelerators
         if len(self.components) > 1:
             out["components"] = len(self.components)
         details = {key: v.detail for key, v in values if v.source != Source.OPTION and v.detail}
