@@ -99,7 +99,12 @@ def translate_job(
 
 
 def stays_serving(job: ir.Job) -> bool:
-    """A service this writer leaves on Kubernetes: it writes no script for it (the plan's pilot skips it)."""
+    """A service this writer leaves on Kubernetes: it writes no script for it (the plan's pilot skips it).
+
+    A LeaderWorkerSet whose pods serve no port is batch work in groups (``ir.batch_groups``): translated.
+    """
+    if ir.batch_groups(job):
+        return False
     return job.kind in SERVING_KINDS or bool(job.services and job.source.format != Format.SLURM)
 
 
