@@ -316,12 +316,13 @@ def _record_roles(
     if len(programs) == 1:
         places = ["its task" if part.nodes == 1 else f"its {plural(part.nodes, 'task')}"]
     for (role, _, _), where in zip(programs, places, strict=True):
-        raw = shape.words(shape.container_of(role))
+        container = shape.container_of(role)
+        raw = shape.words(container)
         ctx.fidelity.mapped(
             f"{role.name}: {' '.join(raw[:4]) or 'command'}",
             f"runs on {where} through sh -c, which sets {WORKER_INDEX}={index} and the pod's env first; "
             "its $(VAR) references are expanded there, each word quoted as written",
-            role.line,
+            container.line if container is not None and container.line is not None else role.line,
         )
 
 
