@@ -10,6 +10,7 @@ import tempfile
 import uuid
 from typing import Any
 
+from . import lws
 from .model import Group, PodPlan, Workload
 
 CLUSTER_DOMAIN = "svc.cluster.local"
@@ -20,6 +21,7 @@ KINDS = {
     ("jobset.x-k8s.io/v1alpha2", "JobSet"),
     ("kubeflow.org/v1", "PyTorchJob"),
     ("batch.volcano.sh/v1alpha1", "Job"),
+    (lws.API, lws.KIND),
 }
 
 
@@ -391,6 +393,8 @@ def plan(doc: dict[str, Any]) -> Workload:
         return pytorchjob(doc)
     if (api, kind) == ("batch.volcano.sh/v1alpha1", "Job"):
         return volcano_job(doc)
+    if (api, kind) == (lws.API, lws.KIND):
+        return lws.leaderworkerset(doc)
     raise Unsupported(f"{api} {kind} is not a workload the runner knows")
 
 
