@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from migrate.vocab import Format, JobKind, PlaceholderRole
+from migrate.vocab import SERVING_KINDS, Format, JobKind, PlaceholderRole
 
 IR_VERSION = "1"
 
@@ -531,6 +531,34 @@ class Job:
         return tuple(seen)
 
 
+def serves_clients(job: Job) -> bool:
+    """Whether clients reach the job's pods: a Service selects them or they serve a port of their own.
+
+    Every long-running object gets a service entry; only a port or a Service address is for clients
+    (an operator's own ports, such as Ray's, are never counted by the reader).
+    """
+    return any(service.ports or service.addresses for service in job.services)
+
+
+def batch_groups(job: Job) -> bool:
+    """A LeaderWorkerSet whose pods serve nothing: multi-host batch work in groups, not a service.
+
+    It is translated to Slurm (one allocation per group) and the plan classes it by what it runs;
+    a LeaderWorkerSet with a served port or a Service stays on Kubernetes as a service.
+    """
+    return job.kind == JobKind.LEADER_WORKER_SET and not serves_clients(job)
+
+
+def long_running(job: Job) -> bool:
+    """A kind that runs until deleted (Deployment, RayCluster ...), unless it is batch work in groups."""
+    return job.kind in SERVING_KINDS and not batch_groups(job)
+
+
+def runs_as_service(job: Job) -> bool:
+    """A long-running kind, or a job with a service entry: on for as long as it exists."""
+    return long_running(job) or (bool(job.services) and not batch_groups(job))
+
+
 __all__ = [
     "IR_VERSION",
     "ArraySpec",
@@ -565,5 +593,9 @@ __all__ = [
     "Submission",
     "Unparsed",
     "UnregisteredRawKeyError",
+    "batch_groups",
+    "long_running",
     "replace",
+    "runs_as_service",
+    "serves_clients",
 ]

@@ -8,8 +8,12 @@ from test_k8s_reader import codes, one, read
 
 from migrate import ir
 from migrate.plan.classify import assess_job
+from migrate.plan.demand import job_demand
+from migrate.plan.runnable import why_not_runnable
 from migrate.scan import service_refs
+from migrate.site.config import SiteConfig
 from migrate.translators.kubernetes import kinds
+from migrate.translators.slurm.writer import stays_serving
 from migrate.vocab import SERVING_KINDS, Action, Direction, Format, JobKind, Pattern
 
 
@@ -69,6 +73,41 @@ def test_a_service_selecting_the_operators_name_label_serves_the_leader_worker_s
     job, _ = one(text)
     (service,) = job.services
     assert (service.addresses, service.ports) == (("sglang-leader",), (30000,))
+
+
+PORT = "            ports: [{containerPort: 30000}]\n"
+
+
+def test_a_leader_worker_set_serving_no_port_is_batch_work_to_the_plan_and_the_writer() -> None:
+    """Groups of pods with no Service and no port: the plan moves it, the writer translates it."""
+    job, _ = one(lws())
+    assert ir.batch_groups(job) and not ir.long_running(job)
+    found = assess_job(job, Direction.TO_SLURM)
+    assert found.pattern != Pattern.SERVING, found.reasons
+    assert found.recommendation.action != Action.STAY, found.recommendation
+    assert "batch work in groups of pods" in " ".join(found.reasons)
+    assert not stays_serving(job)
+    assert why_not_runnable(job, found.facts, Direction.TO_SLURM) is None
+    assert not job_demand(job, found.facts, SiteConfig()).always_on  # runs, then ends
+
+
+@pytest.mark.parametrize("how", ["port", "service"])
+def test_a_leader_worker_set_with_a_served_port_or_a_service_stays_a_service(how: str) -> None:
+    text = lws().replace("limits: {nvidia.com/gpu: 8}\n", "limits: {nvidia.com/gpu: 8}\n" + PORT)
+    if how == "service":
+        text = lws() + (
+            "---\napiVersion: v1\nkind: Service\nmetadata: {name: sglang}\nspec:\n"
+            "  selector: {leaderworkerset.sigs.k8s.io/name: sglang-deepseek}\n"
+        )
+    job, _ = one(text)
+    assert ir.serves_clients(job) and not ir.batch_groups(job)
+    found = assess_job(job, Direction.TO_SLURM)
+    assert (found.pattern, found.recommendation.action) == (Pattern.SERVING, Action.STAY), found.reasons
+    assert stays_serving(job)
+    assert "the Slurm translation writes no script" in (
+        why_not_runnable(job, found.facts, Direction.TO_SLURM) or ""
+    )
+    assert job_demand(job, found.facts, SiteConfig()).always_on
 
 
 RAY_SERVICE = """\

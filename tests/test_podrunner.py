@@ -315,3 +315,42 @@ spec:
     assert result.status == "Complete", result.describe()
     first, second = (float(p.stdout) for p in result.pods)
     assert second > first
+
+
+def test_a_leader_worker_set_gets_the_controllers_names_labels_and_env(tmp_path: Path) -> None:
+    """Pods <lws>-<group> and <lws>-<group>-<index>; the webhook's env first, so $(VAR) sees it."""
+    show = (
+        "echo $HOSTNAME $LWS_LEADER_ADDRESS $LWS_GROUP_SIZE $LWS_WORKER_INDEX $RANK $GROUP; "
+        "sleep 0.5; getent hosts $LWS_LEADER_ADDRESS | wc -l"
+    )
+    text = f"""
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {{name: lw, namespace: ml}}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+          - name: main
+            image: x
+            command: [bash, -c, {json.dumps(show)}]
+            env:
+              - {{name: LWS_WORKER_INDEX, value: "9"}}
+              - {{name: RANK, value: "$(LWS_WORKER_INDEX)"}}
+              - name: GROUP
+                valueFrom:
+                  fieldRef: {{fieldPath: "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']"}}
+"""
+    result = run_pods(text, tmp_path)
+    assert result.status == "Complete", result.describe()
+    seen = sorted(pod.stdout.split() for pod in result.pods)
+    assert seen == [
+        ["lw-0", "lw-0.lw.ml", "2", "0", "0", "0", "1"],
+        ["lw-0-1", "lw-0.lw.ml", "2", "1", "1", "0", "1"],
+        ["lw-1", "lw-1.lw.ml", "2", "0", "0", "1", "1"],
+        ["lw-1-1", "lw-1.lw.ml", "2", "1", "1", "1", "1"],
+    ]
+    assert len({pod.address for pod in result.pods}) == 4

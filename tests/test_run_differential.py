@@ -478,26 +478,31 @@ def test_a_pod_that_starts_late_is_waited_for(slurm: dict[str, Any], tmp_path: P
 REVERSE = ("indexed_shards", "jobset_pair")
 
 
-def run_translated(slurm: dict[str, Any], path: Path, name: str, config: Any) -> tuple[Path, str]:
+def run_translated(
+    slurm: dict[str, Any], path: Path, name: str, config: Any, options: tuple[str, ...] = ()
+) -> tuple[Path, str]:
     """A manifest translated to sbatch (no container runtime: the sandbox has no pyxis), run to its end.
 
+    ``options``: sbatch options given on its command line, which win over the script's own.
     Returns the script and its output, once the job has COMPLETED.
     """
     from migrate.translators.kubernetes import reader as k8s_reader
 
     rel = str(path.relative_to(REPO))
     jobs = k8s_reader.read(path.read_text(encoding="utf-8"), rel, Collector(rel))
-    return run_jobs(slurm, jobs, name, config)
+    return run_jobs(slurm, jobs, name, config, options)
 
 
-def run_jobs(slurm: dict[str, Any], jobs: list[Any], name: str, config: Any) -> tuple[Path, str]:
+def run_jobs(
+    slurm: dict[str, Any], jobs: list[Any], name: str, config: Any, options: tuple[str, ...] = ()
+) -> tuple[Path, str]:
     """Jobs of the IR translated to sbatch and run on the sandbox, as :func:`run_translated`."""
     translated = translate_jobs(jobs, to=Format.SLURM, runtime="none", config=config)
     out = slurm["folder"] / name
     translated.tree.commit(str(out))
     (script,) = out.glob("*/job.sbatch")
     done = subprocess.run(
-        ["sbatch", "--parsable", script.name],
+        ["sbatch", "--parsable", *options, script.name],
         cwd=script.parent,
         env=slurm["env"],
         capture_output=True,
@@ -645,3 +650,71 @@ def test_a_rayjob_runs_on_slurm_on_the_cluster_kuberay_would_start(
     nodes = [p.read_text() for p in sorted((slurm["shared"] / out).glob("node-*.json"))]
     assert on_slurm == in_pods, f"{nodes}\n{logs}\n{script.read_text()}"
     assert in_pods["hosts"] == len(in_pods["resources"]) > 1
+
+
+# ---------------------------------------------------------------------------
+# A LeaderWorkerSet's groups: each group's pods in the runner, each group an array task on Slurm
+
+LWS_CASE, LWS_OUT = "lws_groups", "lws-groups"
+
+
+def _groups(folder: Path) -> dict[str, Any]:
+    """Per group folder: its ranks, world sizes, all_reduce results, start folders and env."""
+    out: dict[str, Any] = {}
+    for group in sorted(folder.glob("group-*")):
+        ranks = [json.loads(p.read_text()) for p in sorted(group.glob("rank-*.json"))]
+        out[group.name] = {
+            "files": sorted(p.name for p in group.iterdir()),
+            "ranks": sorted(r["rank"] for r in ranks),
+            "world sizes": sorted({r["world_size"] for r in ranks}),
+            "all_reduce": sorted({r["allreduce"] for r in ranks}),
+            "folders": sorted({r["cwd"] for r in ranks}),
+            "env": sorted(
+                json.dumps({k: v for k, v in r["env"].items() if k != "LWS_LEADER_ADDRESS"}, sort_keys=True)
+                for r in ranks
+            ),
+        }
+    return out
+
+
+def _leader_addresses(folder: Path) -> dict[str, list[tuple[str, str | None]]]:
+    """Per group: each rank's LWS_LEADER_ADDRESS beside the Slurm node it ran on (None in a pod)."""
+    found: dict[str, list[tuple[str, str | None]]] = {}
+    for group in sorted(folder.glob("group-*")):
+        ranks = [json.loads(p.read_text()) for p in sorted(group.glob("rank-*.json"))]
+        found[group.name] = [(r["env"]["LWS_LEADER_ADDRESS"], r["nodename"]) for r in ranks]
+    return found
+
+
+def test_lws_groups_run_on_slurm_as_in_their_pods(slurm: dict[str, Any], tmp_path: Path) -> None:
+    """Two groups of a leader and a worker, each pod a torchrun agent of its group's gloo world.
+
+    In the runner every pod is a host of its own; on Slurm each group is one array task whose two
+    tasks share a node (1-CPU pods). The sandbox's nodes are one host, whose ports every group would
+    share: its array tasks run one at a time (``--array=0-1%1`` given to sbatch), as they would run
+    side by side on nodes of their own.
+    """
+    path = CASES / f"{LWS_CASE}.yaml"
+    began = time.monotonic()
+    result, shared = pod_run(LWS_CASE, "", tmp_path, path.read_text(encoding="utf-8"), folders=(LWS_OUT,))
+    assert result.status == "Complete", result.describe()
+    in_pods = _groups(shared / LWS_OUT)
+    assert sorted(in_pods) == ["group-0", "group-1"], in_pods
+    for group, seen in _leader_addresses(shared / LWS_OUT).items():
+        # the leader pod's DNS name, <name>-<group>.<name>.<namespace>, which every pod resolved
+        assert {address for address, _ in seen} == {f"lws-groups-{group[-1]}.lws-groups.default"}
+
+    (slurm["shared"] / LWS_OUT).mkdir()
+    script, logs = run_translated(slurm, path, "lws-groups", SANDBOX_SITE, ("--array=0-1%1",))
+    on_slurm = _groups(slurm["shared"] / LWS_OUT)
+    assert on_slurm == in_pods, f"{logs}\n{script.read_text()}"
+    for group, seen in _leader_addresses(slurm["shared"] / LWS_OUT).items():
+        # the first host of the group's allocation, which its leader's task runs on; one node per group
+        assert len({node for _, node in seen}) == 1, (group, seen)
+        assert {address for address, _ in seen} == {seen[0][1]}, (group, seen)
+    per_node = {
+        group: sorted(Counter(node for _, node in seen).values())
+        for group, seen in _leader_addresses(slurm["shared"] / LWS_OUT).items()
+    }
+    assert per_node == {"group-0": [2], "group-1": [2]}, script.read_text()
+    print(f"LeaderWorkerSet both ways: {time.monotonic() - began:.1f} s")

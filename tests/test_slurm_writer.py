@@ -1034,7 +1034,9 @@ _NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_si
 @settings(max_examples=80, deadline=None)
 @given(
     name=_NAMES,
-    kind=st.sampled_from(["Job", "CronJob", "JobSet", "PyTorchJob", "MPIJob", "RayJob", "VolcanoJob", "Pod"]),
+    kind=st.sampled_from(
+        ["Job", "CronJob", "JobSet", "PyTorchJob", "MPIJob", "RayJob", "VolcanoJob", "Pod", "LeaderWorkerSet"]
+    ),
     replicas=st.lists(st.integers(0, 5), min_size=1, max_size=3),
     cpus=st.none() | st.integers(0, 300),
     mem=st.none() | st.integers(0, 4_000_000),

@@ -119,7 +119,7 @@ def classify_facts(facts: JobFacts, job: ir.Job, config: SiteConfig) -> Classifi
     best = max(_PRECEDENCE, key=lambda p: (scores[p][0], -_PRECEDENCE.index(p)))
     score, reasons = scores[best]
     finetune = _finetune_reasons(facts)
-    reasons = [*_no_traffic(facts), *reasons]
+    reasons = [*_no_traffic(facts, job), *reasons]
     if finetune and (score == 0 or best == _TRAINING):
         return Classification(job.id, Pattern.FINE_TUNING, tuple(finetune + reasons))
     if score == 0:
@@ -215,6 +215,8 @@ def _interactive(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | No
 
 def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     """Serving means serving traffic: a Service, a port or a server command, not only running long."""
+    if ir.batch_groups(job):
+        return None  # groups of pods that serve no port: batch work, classed by what it runs
     reasons: list[str] = []
     # every long-running object has a service entry; only a Service or a port is there for clients
     addresses = sorted({a for s in job.services for a in s.addresses})
@@ -238,8 +240,10 @@ def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
     return (Pattern.SERVING, reasons) if reasons else None
 
 
-def _no_traffic(facts: JobFacts) -> list[str]:
+def _no_traffic(facts: JobFacts, job: ir.Job) -> list[str]:
     """Why a long-running object with nothing for clients is classed by what it runs instead."""
+    if ir.batch_groups(job):
+        return [f"a {facts.kind} with no Service or served port: batch work in groups of pods"]
     if facts.kind not in SERVING_KINDS:
         return []
     return [f"a long-running {facts.kind} with no Service, port or server command: it serves no traffic"]

@@ -28,7 +28,7 @@ from migrate.render import plural
 from migrate.site.allocation import allocate
 from migrate.site.config import SiteConfig
 from migrate.site.usage_match import JobUsage
-from migrate.vocab import SERVING_KINDS, WRAPPER_KINDS, Format, PlaceholderRole
+from migrate.vocab import WRAPPER_KINDS, Format, PlaceholderRole
 
 UNASSIGNED = "(unassigned)"  # no partition or queue that migrate.yaml knows
 LOGIN_NODE = "(login node)"  # wrapper scripts run where users log in, not on compute nodes
@@ -70,7 +70,7 @@ def job_demand(job: ir.Job, facts: JobFacts, config: SiteConfig) -> JobDemand:
     load = facts.node_load or float(facts.nodes)
     gang = facts.nodes
     assumed_runs: tuple[str, ...] = ()
-    always_on = job.kind in SERVING_KINDS or bool(job.services)
+    always_on = ir.runs_as_service(job)
     if always_on:
         hours, runs, basis = float(window), 1.0, "always on over the window"
         per_window, runs_basis = 1.0, f"always on: all {window:g} h of the window"

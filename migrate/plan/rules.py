@@ -22,7 +22,7 @@ from migrate.plan.changes import Change, kubernetes_changes, slurm_changes
 from migrate.plan.facts import ML_LAUNCHERS, MPI_LAUNCHERS, JobFacts
 from migrate.render import plural
 from migrate.site.config import SiteConfig, Thresholds
-from migrate.vocab import SERVING_KINDS, TRAINING_PATTERNS, Action, Direction, Pattern
+from migrate.vocab import TRAINING_PATTERNS, Action, Direction, Pattern
 
 # The two articles the rules come from, cited by their titles so that a reader can find them.
 PARALLELCLUSTER_ARTICLE = "“AWS ParallelCluster vs Kubernetes: What Actually Works for Production AI”"
@@ -259,13 +259,13 @@ def _to_slurm(job: ir.Job, facts: JobFacts, pattern: Pattern) -> tuple[Action, s
             "serving stays on Kubernetes (hybrid): Slurm has no rolling update or autoscaling",
             ("serving-on-kubernetes"),
         )
-    if pattern == Pattern.INTERACTIVE and (facts.kind in SERVING_KINDS or job.services):
+    if pattern == Pattern.INTERACTIVE and ir.runs_as_service(job):
         return (
             Action.STAY,
             f"a long-running {facts.kind} with a service: stays on Kubernetes (hybrid)",
             ("interactive-either"),
         )
-    if pattern not in (Pattern.HELPER, Pattern.INTERACTIVE) and facts.kind in SERVING_KINDS:
+    if pattern not in (Pattern.HELPER, Pattern.INTERACTIVE) and ir.long_running(job):
         return (
             Action.STAY,
             f"a long-running {facts.kind} that serves no traffic has no end: stays on Kubernetes (hybrid)",

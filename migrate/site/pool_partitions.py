@@ -27,7 +27,7 @@ from migrate.site.config import PLACEHOLDER, parse_site_config
 from migrate.site.kube_partition import kube_partition
 from migrate.site.pcluster import INSTANCE_TYPES, InstanceType
 from migrate.site.pool_model import INSTANCE_FAMILY_KEY, INSTANCE_TYPE_KEYS, NODEPOOL_KEY, NodePools
-from migrate.vocab import SERVING_KINDS, WRAPPER_KINDS, Format
+from migrate.vocab import WRAPPER_KINDS, Format
 
 _POOL_KEYS = (*INSTANCE_TYPE_KEYS, INSTANCE_FAMILY_KEY, NODEPOOL_KEY)
 CPU_PARTITION = "cpu"
@@ -207,7 +207,7 @@ def _size_by_allocation(entries: dict[str, dict[str, object]], kube: Sequence[ir
     for job in kube:
         alloc = allocate(job, config)
         if alloc.partition.value:
-            key = (alloc.partition.value, job.kind in SERVING_KINDS)
+            key = (alloc.partition.value, ir.long_running(job))
             largest[key] = max(largest[key], alloc.total_nodes())
     for name, entry in entries.items():
         held = largest[(name, True)] + largest[(name, False)]

@@ -10,7 +10,7 @@ import tempfile
 import uuid
 from typing import Any
 
-from . import ray
+from . import lws, ray
 from .model import Group, PodPlan, Workload
 
 CLUSTER_DOMAIN = "svc.cluster.local"
@@ -22,6 +22,7 @@ KINDS = {
     ("kubeflow.org/v1", "PyTorchJob"),
     ("batch.volcano.sh/v1alpha1", "Job"),
     ("ray.io/v1", "RayJob"),  # its RayCluster, own or selected, is part of it (podrunner/ray.py)
+    (lws.API, lws.KIND),
 }
 
 
@@ -399,6 +400,8 @@ def plan(doc: dict[str, Any], docs: list[dict[str, Any]] | None = None) -> Workl
         return pytorchjob(doc)
     if (api, kind) == ("batch.volcano.sh/v1alpha1", "Job"):
         return volcano_job(doc)
+    if (api, kind) == (lws.API, lws.KIND):
+        return lws.leaderworkerset(doc)
     raise Unsupported(f"{api} {kind} is not a workload the runner knows")
 
 

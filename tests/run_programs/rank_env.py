@@ -1,9 +1,10 @@
 """A rank started once per pod (or task) with the operator's env: RANK, WORLD_SIZE, MASTER_ADDR/PORT.
 
-No launcher of its own: it joins a gloo group through ``env://``, all-reduces
-(rank + 1), and writes ``<out>/rank-<RANK>.json`` with what it saw: the world
-size, the folder it started in and the variables the case names on its command
-line (``VAR=NAME`` arguments after the folder).
+No launcher of its own (or torchrun's): it joins a gloo group through ``env://``,
+all-reduces (rank + 1), and writes ``<out>/rank-<RANK>.json`` with what it saw: the
+world size, the folder it started in and the variables the case names on its
+command line (``VAR=NAME`` arguments after the folder). ``<out>`` is made when it
+is missing (one folder per group of a LeaderWorkerSet).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def main() -> None:
         "env": {name: os.environ.get(name) for name in names},
         "allreduce": value.item(),
     }
+    os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, f"rank-{rank}.json"), "w") as fh:
         json.dump(record, fh)
     dist.barrier()

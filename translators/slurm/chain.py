@@ -44,6 +44,8 @@ class Unit:
     waits: list[tuple[str, list[str]]] = field(default_factory=list)  # (sbatch dep type, variables)
     note: str = ""
     any_of: bool = False  # any one of the waits lets it start ('?'); else all of them (',')
+    copies: int = 1  # submitted this many times, each with its index in ``copy_var``; the ids joined by ':'
+    copy_var: str = ""
 
 
 def var_name(*parts: object) -> str:
@@ -65,6 +67,9 @@ def render(units: list[Unit], skipped: Sequence[str] = ()) -> str:
             else ",".join(f"{kind}:" + ":".join(f"${{{v}}}" for v in variables) for kind, variables in terms)
         )
         option = f' --dependency="{dependency}"' if dependency else ""
+        if unit.copies > 1 and unit.copy_var:
+            lines += _copies(unit, option)
+            continue
         lines.append(f"{unit.var}=$(sbatch --parsable{option} {shell_word(unit.path)})")
         lines.append(f'{unit.var}="${{{unit.var}%%;*}}"  # sbatch --parsable prints id[;cluster]')
         lines.append(f'echo "submitted {unit.path}: job ${{{unit.var}}}"')
@@ -72,6 +77,21 @@ def render(units: list[Unit], skipped: Sequence[str] = ()) -> str:
     for note in skipped:
         lines.append(f"# {note}")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _copies(unit: Unit, option: str) -> list[str]:
+    """One sbatch per copy; the unit's variable holds every id (``1:2``), as --dependency lists take them."""
+    path = shell_word(unit.path)
+    return [
+        f'{unit.var}=""',
+        f"for copy in $(seq 0 {unit.copies - 1}); do",
+        f'  id=$(sbatch --parsable{option} --export="ALL,{unit.copy_var}=$copy" {path})',
+        '  id="${id%%;*}"  # sbatch --parsable prints id[;cluster]',
+        f'  {unit.var}="${{{unit.var}:+${{{unit.var}}}:}}$id"',
+        f'  echo "submitted {unit.path} ({unit.copy_var}=$copy): job $id"',
+        "done",
+        "",
+    ]
 
 
 def order(units: list[Unit]) -> list[Unit]:

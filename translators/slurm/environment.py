@@ -20,7 +20,7 @@ from migrate.secrets import REDACTED
 from migrate.translators.shell.conceal import LITERAL_SECRET
 from migrate.vocab import FidelityStatus, JobKind
 
-from . import kubevars
+from . import kubevars, shape
 from .configmaps import ConfigMaps
 from .context import CONFIG_DIR, SECRETS_DIR, Context
 from .quoting import c_string, shell_word
@@ -31,6 +31,10 @@ _COMPLETION_INDEX = re.compile(
 )
 _META_KEY = re.compile(r"metadata\.(annotations|labels)\['([^']*)'\]")
 _JOBSET_KEY = re.compile(r"metadata\.(?:annotations|labels)\['jobset\.sigs\.k8s\.io/([a-z-]+)'\]")
+_LWS_KEY = re.compile(r"metadata\.(?:annotations|labels)\['leaderworkerset\.sigs\.k8s\.io/([a-z-]+)'\]")
+# A LeaderWorkerSet group's index in its batch script and tasks: the array task id, or the copy
+# submit.sh submitted (translators/slurm/kube_groups.py).
+LWS_GROUP_VAR = "MIGRATE_LWS_GROUP"
 CONTAINER_ORIGINS = frozenset({"env", "envFrom", "fieldRef"})
 
 # Shell functions the generated lines call; written once at the top of the script.
@@ -325,8 +329,43 @@ def per_task_value(job: ir.Job, path: str, pods_per_job: int) -> tuple[str, str]
     return None
 
 
+def _lws_field(job: ir.Job, path: str) -> tuple[str, FidelityStatus, str] | None:
+    """What a LeaderWorkerSet's controller tells each pod through its labels, annotations and name."""
+    name = job.name or ""
+    group = '"${' + LWS_GROUP_VAR + '}"'
+    if path == "metadata.name":
+        # <name>-<group> for the leader, <name>-<group>-<index> for a worker; run again in each task
+        suffix = '"$([ "$LWS_WORKER_INDEX" -eq 0 ] || printf -- -%s "$LWS_WORKER_INDEX")"'
+        return (
+            shell_word(name + "-") + group + suffix,
+            FidelityStatus.MAPPED,
+            "the pod's name, as the controller makes it",
+        )
+    key = _LWS_KEY.fullmatch(path)
+    if key is None:
+        return None
+    values = {
+        "name": (shell_word(name), "the LeaderWorkerSet's name"),
+        "group-index": (group, "the group's index: its array task id, or the copy submit.sh submitted"),
+        "worker-index": (
+            '"${LWS_WORKER_INDEX}"',
+            "the pod's index in its group: its task's LWS_WORKER_INDEX",
+        ),
+        "size": (str(shape.lws_size(job)), "the group's size"),
+        "leader-name": (shell_word(name + "-") + group, "the leader pod's name, as the controller makes it"),
+    }
+    if key.group(1) not in values:
+        return None
+    value, reason = values[key.group(1)]
+    return value, FidelityStatus.MAPPED, reason
+
+
 def field_value(job: ir.Job, path: str) -> tuple[str | None, FidelityStatus, str]:
     """Shell text for a downward-API field: (value or None, fidelity status, reason)."""
+    if job.kind == JobKind.LEADER_WORKER_SET:
+        found = _lws_field(job, path)
+        if found is not None:
+            return found
     if _COMPLETION_INDEX.fullmatch(path):
         if job.array is not None:
             return '"${SLURM_ARRAY_TASK_ID}"', FidelityStatus.MAPPED, "the array task id"
@@ -401,6 +440,7 @@ def field_value(job: ir.Job, path: str) -> tuple[str | None, FidelityStatus, str
 __all__ = [
     "CONTAINER_ORIGINS",
     "DIR_HELPER",
+    "LWS_GROUP_VAR",
     "READ_HELPER",
     "EnvLines",
     "container_env",

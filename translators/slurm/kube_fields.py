@@ -42,6 +42,35 @@ def _nearest_dependency(ctx: Context, item: ir.RawItem) -> Fate:
 
 
 UNREAD_FIELD: Fate = (FidelityStatus.DROPPED, "no Slurm counterpart")
+
+
+def _lws_restart(ctx: Context, item: ir.RawItem) -> Fate:
+    """A LeaderWorkerSet's group restart policy (a pod's own restartPolicy is read elsewhere)."""
+    if item.origin != "spec.leaderWorkerTemplate.restartPolicy":
+        return UNREAD_FIELD
+    if item.value in ("RecreateGroupOnPodRestart", "RecreateGroupAfterStart"):
+        return (
+            FidelityStatus.APPROXIMATED,
+            "a process that fails ends every task of its group (srun --kill-on-bad-exit=1), as the "
+            "controller recreates the whole group; Slurm does not start the group again",
+        )
+    return (
+        FidelityStatus.APPROXIMATED,
+        "the controller restarts a failed pod alone; on Slurm the group's other tasks go on and the "
+        "failed one is not started again",
+    )
+
+
+def _lws_startup(ctx: Context, item: ir.RawItem) -> Fate:
+    if item.value == "LeaderReady":
+        return (
+            FidelityStatus.APPROXIMATED,
+            "the workers' tasks start with the leader's, not once the leader pod is ready: a worker "
+            "that needs the leader up must wait for it",
+        )
+    return FidelityStatus.MAPPED, "the workers' tasks start with the leader's, in the same srun step"
+
+
 _IN_THE_COMMAND = "kept in the command, which runs unchanged on Slurm"
 
 RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
@@ -225,6 +254,27 @@ RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
         "a missing optional value leaves the variable unset, as on Kubernetes",
     ),
     "containerName": (FidelityStatus.MAPPED, "the value of the job's container"),
+    # LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) fields of the group as a whole
+    "restartPolicy": _lws_restart,
+    "startupPolicy": _lws_startup,
+    "rolloutStrategy": (
+        FidelityStatus.DROPPED,
+        "groups are not updated in place: a new version of the job is a new submission",
+    ),
+    "networkConfig": (
+        FidelityStatus.APPROXIMATED,
+        "no headless Service: the tasks reach the leader at the group's first host "
+        "(LWS_LEADER_ADDRESS), the nodes by their host names",
+    ),
+    "subGroupPolicy": (
+        FidelityStatus.DROPPED,
+        "subgroups (their labels and exclusive placement) have no Slurm counterpart: each group is one "
+        "allocation",
+    ),
+    "volumeClaimTemplates": (
+        FidelityStatus.DROPPED,
+        "no volume is made per pod from a claim template: use the site's file systems",
+    ),
 }
 
 

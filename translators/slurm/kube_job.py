@@ -25,6 +25,7 @@ from . import (
     environment,
     kube_allocation,
     kube_fields,
+    kube_groups,
     kube_record,
     kube_steps,
     placeholders,
@@ -35,11 +36,10 @@ from . import (
 )
 from . import options as sbatch
 from .configmaps import ConfigMaps
-from .context import NO_RUNTIME, PYXIS, Context
+from .context import PYXIS, Context
 from .header import Header
-from .quoting import shell_word
 from .script import Script
-from .shape import MPI, RAY, Part, Stage
+from .shape import LWS, MPI, RAY, Part, Stage
 from .volumes import FILES_DIR, FILES_SETUP, SCRATCH_SETUP, Mounts
 
 KUBERNETES_DEFAULT_BACKOFF = 6  # batch/v1 Job backoffLimit when unset
@@ -73,6 +73,8 @@ def translate(ctx: Context) -> list[Script]:
     kube_allocation.record(ctx, parts, place.partition)
     scripts = [_script(ctx, stage, place, config_maps, len(stages) > 1) for stage in stages]
     kube_record.record_job_fields(ctx, stages)
+    if kube_groups.is_groups(ctx):
+        kube_groups.record(ctx, stages)
     kube_fields.record(ctx)
     return scripts
 
@@ -108,6 +110,8 @@ def _script(
     if place.features:
         first.add("constraint", "&".join(place.features))
     array = _array(ctx, stage, first) if not staged else None
+    if kube_groups.is_groups(ctx):
+        script.copies, script.copy_var = kube_groups.submissions(ctx, stage), kube_groups.GROUP_VAR
     if job.time_limit_s:
         first.add("time", sbatch.format_time(job.time_limit_s))
     _hold(ctx, first)
@@ -166,8 +170,10 @@ def _intro(ctx: Context, stage: Stage) -> list[str]:
 
 
 def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
-    """``--array`` from Indexed completions, or from parallel pods of a plain Job."""
+    """``--array`` from Indexed completions, parallel pods of a plain Job, or LeaderWorkerSet groups."""
     job = ctx.job
+    if kube_groups.is_groups(ctx):
+        return kube_groups.array(ctx, stage, header)
     if job.array is not None and not job.array.count and not job.array.indices:
         # a fan-out whose size is known only at run time (Argo withParam): the submitter gives it
         limit = job.array.max_concurrent
@@ -514,6 +520,8 @@ def _body(ctx: Context, stage: Stage, config_maps: ConfigMaps, indexed: bool) ->
 def _part_lines(
     ctx: Context, part: Part, het: int | None, config_maps: ConfigMaps, preset: list[str]
 ) -> tuple[list[str], Mounts, environment.EnvLines]:
+    if part.launch == LWS:
+        return kube_groups.part_lines(ctx, part, het, config_maps)
     comp = part.launcher if part.launch == MPI and part.launcher is not None else part.main
     worker = part.main
     container = shape.container_of(worker)
@@ -525,17 +533,7 @@ def _part_lines(
     lines: list[str] = []
     lines += env.lines
     lines += mounts.setup
-    folders = list(mounts.per_node_dirs)
-    if container is not None and container.workdir and (ctx.runtime == NO_RUNTIME or not container.image):
-        # a container runtime makes a missing workingDir; srun --chdir would start in /tmp instead
-        folders.append(shell_word(container.workdir))
-    nodes = part.nodes_allocated or part.nodes  # pods that share a node need the folder once there
-    for folder in folders:
-        if nodes > 1 or het is not None:
-            het_opt = f" --het-group={het}" if het is not None else ""
-            lines.append(f"srun{het_opt} --ntasks-per-node=1 --ntasks={nodes} mkdir -p {folder}")
-        else:
-            lines.append(f"mkdir -p {folder}")
+    lines += kube_steps.folder_lines(part, container, mounts, het, ctx.runtime)
     extra = [f"--het-group={het}"] if het is not None else []
     names = env.exported if ctx.runtime == PYXIS else []
 

@@ -59,7 +59,7 @@ def record_containers(ctx: Context, part: Part) -> None:
                 ctx.fidelity.mapped(item, f"runs in the image through {ctx.runtime}", container.line)
 
 
-def _no_command(ctx: Context, part: Part) -> list[str]:
+def no_command(ctx: Context, part: Part) -> list[str]:
     container = shape.container_of(part.main)
     image = container.image if container else "?"
     ctx.fidelity.dropped(
@@ -80,6 +80,25 @@ def _no_command(ctx: Context, part: Part) -> list[str]:
     ]
 
 
+def folder_lines(
+    part: Part, container: ir.Container | None, mounts: Mounts, het: int | None, runtime: str
+) -> list[str]:
+    """``mkdir`` of the folders a pod has before its program starts, on every node of the part."""
+    folders = list(mounts.per_node_dirs)
+    if container is not None and container.workdir and (runtime == NO_RUNTIME or not container.image):
+        # a container runtime makes a missing workingDir; srun --chdir would start in /tmp instead
+        folders.append(shell_word(container.workdir))
+    nodes = part.nodes_allocated or part.nodes  # pods that share a node need the folder once there
+    lines = []
+    for folder in folders:
+        if nodes > 1 or het is not None:
+            het_opt = f" --het-group={het}" if het is not None else ""
+            lines.append(f"srun{het_opt} --ntasks-per-node=1 --ntasks={nodes} mkdir -p {folder}")
+        else:
+            lines.append(f"mkdir -p {folder}")
+    return lines
+
+
 def plain_or_torch(
     ctx: Context,
     part: Part,
@@ -93,7 +112,7 @@ def plain_or_torch(
     container = shape.container_of(part.main)
     prog = launch.program(ctx, container, defined, mounts)
     if prog is None:
-        return _no_command(ctx, part)
+        return no_command(ctx, part)
 
     def step(program: launch.Program) -> str:
         if per_task:
@@ -245,4 +264,11 @@ def mpi_lines(
     return [*lines, launch.step(ctx, part, launch.Program(argv), mounts, names, srun_extra)]
 
 
-__all__ = ["mpi_lines", "plain_or_torch", "record_containers", "tasks_per_node"]
+__all__ = [
+    "folder_lines",
+    "mpi_lines",
+    "no_command",
+    "plain_or_torch",
+    "record_containers",
+    "tasks_per_node",
+]

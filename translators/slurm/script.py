@@ -20,6 +20,10 @@ class Script:
     intro: list[str] = field(default_factory=list)  # comment lines under the source line
     shebang: str = SHEBANG
     separate: bool = True  # a blank line between header and body (not for a body kept as it was)
+    # submit.sh submits it this many times, each copy's index (0, 1 ...) in this variable (the groups
+    # of a LeaderWorkerSet as heterogeneous jobs, which cannot be an array)
+    copies: int = 1
+    copy_var: str = ""
 
     @property
     def header(self) -> Header:

@@ -12,7 +12,9 @@ program starts on those nodes:
 - ``torch``: ``srun torchrun`` with a c10d rendezvous on the first node;
 - ``mpi``: the launcher pod disappears, ``srun --mpi=pmix`` starts the ranks on
   the worker nodes (``slotsPerWorker`` ranks per node);
-- ``ray``: a Ray head on the first node, workers on the others, then the entrypoint.
+- ``ray``: a Ray head on the first node, workers on the others, then the entrypoint;
+- ``lws``: one LeaderWorkerSet group per allocation, the leader's program on its first task and the
+  workers' on the others (:mod:`.kube_groups`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ PLAIN = "plain"
 TORCH = "torch"
 MPI = "mpi"
 RAY = "ray"
+LWS = "lws"
 
 TORCH_PROGRAMS = frozenset({"torchrun", "torch.distributed.run", "torch.distributed.launch"})
 MPI_PROGRAMS = frozenset({"mpirun", "mpiexec", "orterun"})
@@ -164,6 +167,8 @@ def stages(job: ir.Job, name: str) -> list[Stage]:
     comps = list(job.components)
     if job.kind == JobKind.RAY_JOB:
         return [Stage(name, [_group("ray", comps, RAY)])]
+    if job.kind == JobKind.LEADER_WORKER_SET and comps:
+        return [Stage(name, group_parts(job))]
     launcher = _mpi_launcher(job) if job.kind in MPI_KINDS else None
     if launcher is not None:
         workers = [c for c in comps if c is not launcher] or [launcher]
@@ -200,6 +205,64 @@ def _parts(job: ir.Job, comps: list[ir.Component]) -> list[Part]:
         roles = groups[0]
         return [_group(roles[0].name if len(comps) == 1 else "main", roles, launch_style(job, roles))]
     return [_group(g[0].name, g, launch_style(job, g)) for g in groups]
+
+
+# ---------------------------------------------------------------------------
+# LeaderWorkerSet groups
+
+
+def lws_groups(job: ir.Job) -> int:
+    """The groups of a LeaderWorkerSet (``replicas``): the leader role has one pod per group."""
+    return job.components[0].replicas if job.components else 0
+
+
+def lws_size(job: ir.Job) -> int:
+    """Pods per group (``leaderWorkerTemplate.size``): the leader and its workers."""
+    groups = lws_groups(job)
+    workers = sum(c.replicas for c in job.components[1:])
+    return 1 + (workers // groups if groups else workers)
+
+
+def split_roles(leader: ir.Component, worker: ir.Component) -> str:
+    """Why the leader and the workers cannot be the tasks of one srun step ('' when they can)."""
+    a, b = container_of(leader), container_of(worker)
+    if leader.resources != worker.resources:
+        return "the leader and the workers ask for different resources"
+    if a is None or b is None:
+        return "" if a is b else "only one of the roles has a container"
+    if _where_it_runs(a) != _where_it_runs(b):
+        return "the leader and the workers run different images, mounts or working folders"
+    read_at_run_time = {}
+    for var in leader.environment:
+        if var.secret is not None or var.origin == "envFrom":
+            read_at_run_time[var.name] = (var.value, var.secret, var.origin)
+    for var in worker.environment:
+        known = read_at_run_time.get(var.name)
+        if known is not None and known != (var.value, var.secret, var.origin):
+            return f"the leader and the workers read env {var.name} from different sources"
+    return ""
+
+
+def _where_it_runs(c: ir.Container) -> tuple[object, ...]:
+    """What the container runtime wraps around a program: one srun step has one of it."""
+    return (c.image, c.workdir, tuple(ir.replace(m, line=None) for m in c.mounts))
+
+
+def group_parts(job: ir.Job) -> list[Part]:
+    """One group of a LeaderWorkerSet: one part of ``size`` tasks, the leader first, when both roles
+    fit one srun step; else a leader component and a workers component (a heterogeneous job)."""
+    leader, workers = job.components[0], list(job.components[1:])
+    size = lws_size(job)
+    if not workers or size < 2:
+        return [Part("leader", [leader], 1, LWS)]
+    worker = workers[0]
+    why = split_roles(leader, worker)
+    if not why:
+        return [Part("group", [leader, worker], size, LWS)]
+    return [
+        Part("leader", [leader], 1, LWS, note=f"{why}: a heterogeneous job, the leader's component first"),
+        Part("workers", [worker], size - 1, LWS),
+    ]
 
 
 def _internal_waits(job: ir.Job) -> list[tuple[str, str, str, int | None]]:
@@ -240,6 +303,7 @@ def is_internal(job: ir.Job, dep: ir.Dependency) -> bool:
 
 
 __all__ = [
+    "LWS",
     "MPI",
     "PLAIN",
     "RAY",
@@ -248,10 +312,14 @@ __all__ = [
     "Stage",
     "container_of",
     "dependency_type",
+    "group_parts",
     "is_internal",
     "launch_style",
+    "lws_groups",
+    "lws_size",
     "pods",
     "program_name",
+    "split_roles",
     "stages",
     "words",
 ]

@@ -31,7 +31,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import Edge, Translation, wrapper_translation
 from migrate.site.config import SiteConfig
-from migrate.vocab import SERVING_KINDS, FidelityStatus, Format
+from migrate.vocab import SERVING_KINDS, FidelityStatus, Format, JobKind
 
 from . import chain, kube_job, migrated, native, scron
 from .context import Context, runtime_for
@@ -50,6 +50,7 @@ class SlurmPlan:
 
     scripts: list[tuple[str, str, list[tuple[str, str, int | None]]]] = field(default_factory=list)
     scheduled: bool = False  # a scrontab entry: installed, not submitted
+    copies: dict[str, tuple[int, str]] = field(default_factory=dict)  # stage -> (submissions, index variable)
 
 
 def translate_job(
@@ -75,12 +76,15 @@ def translate_job(
     for script in scripts:
         script.intro += notes
         files[script.filename] = script.render(source)
-    plan = SlurmPlan([(s.stage, s.filename, s.after) for s in scripts])
+    plan = SlurmPlan(
+        [(s.stage, s.filename, s.after) for s in scripts],
+        copies={s.stage: (s.copies, s.copy_var) for s in scripts if s.copies > 1},
+    )
     if job.schedule is not None and scripts:
         files[SCRONTAB] = scron.entry(ctx, job.schedule, scripts[0].header, scripts[0].filename)
         plan.scheduled = True
         kind, reason = "scrontab", f"a scrontab entry ({job.schedule.cron}) running {scripts[0].filename}"
-    if len(scripts) > 1:
+    if len(scripts) > 1 or plan.copies:
         files[SUBMIT] = _job_submit(ctx.name, plan)
     ctx.fidelity.entries.sort(key=lambda e: (e.line is None, e.line or 0))
     return Translation(
@@ -99,7 +103,12 @@ def translate_job(
 
 
 def stays_serving(job: ir.Job) -> bool:
-    """A service this writer leaves on Kubernetes: it writes no script for it (the plan's pilot skips it)."""
+    """A service this writer leaves on Kubernetes: it writes no script for it (the plan's pilot skips it).
+
+    A LeaderWorkerSet whose pods serve no port is batch work in groups (``ir.batch_groups``): translated.
+    """
+    if ir.batch_groups(job):
+        return False
     return job.kind in SERVING_KINDS or bool(job.services and job.source.format != Format.SLURM)
 
 
@@ -129,10 +138,17 @@ def _describe(ctx: Context, scripts: list[Script]) -> tuple[str, str]:
     header = scripts[0].header
     hetjob = len(scripts[0].components) > 1
     nodes = header.value("nodes") or "1"
+    groups = job.kind == JobKind.LEADER_WORKER_SET
     if hetjob:
-        return "hetjob", f"{job.kind}: {len(scripts[0].components)} different roles as one heterogeneous job"
+        copies = scripts[0].copies
+        return "hetjob", (
+            f"{job.kind}: {len(scripts[0].components)} different roles as one heterogeneous job"
+            + (" per group" if groups else "")
+            + (f", submitted {copies} times by submit.sh" if copies > 1 else "")
+        )
     if header.has("array"):
-        return "sbatch-array", f"{job.kind}: a job array ({header.value('array')})"
+        each = ", one task per group" if groups else ""
+        return "sbatch-array", f"{job.kind}: a job array ({header.value('array')}){each}"
     return "sbatch", f"{job.kind} on {nodes} {'node' if nodes == '1' else 'nodes'}"
 
 
@@ -169,7 +185,8 @@ def _job_submit(name: str, plan: SlurmPlan) -> str:
     by_stage = {stage: chain.var_name(stage) for stage, _, _ in plan.scripts}
     for stage, filename, after in plan.scripts:
         waits = [(chain.SBATCH_TYPES.get(t, "afterok"), [by_stage[s]]) for s, t, _ in after if s in by_stage]
-        units.append(chain.Unit(by_stage[stage], filename, stage, waits))
+        copies, variable = plan.copies.get(stage, (1, ""))
+        units.append(chain.Unit(by_stage[stage], filename, stage, waits, copies=copies, copy_var=variable))
     return chain.render(units)
 
 
@@ -226,9 +243,15 @@ def render_submit(translations: list[Translation], edges: list[Edge], folders: d
             waits = [
                 (chain.SBATCH_TYPES.get(k, "afterok"), [variables[s]]) for s, k, _ in after if s in variables
             ]
+            copies, variable = plan.copies.get(stage, (1, ""))
             units.append(
                 chain.Unit(
-                    variables[stage], f"{folders[t.job_id]}/{filename}", f"{t.name}: {t.source}", waits
+                    variables[stage],
+                    f"{folders[t.job_id]}/{filename}",
+                    f"{t.name}: {t.source}",
+                    waits,
+                    copies=copies,
+                    copy_var=variable,
                 )
             )
         last[t.job_id] = list(variables.values())
