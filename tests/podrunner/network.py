@@ -45,6 +45,17 @@ def _loopback_only(ns: str) -> None:
     )
 
 
+def _name_servers() -> list[str]:
+    """The IPv4 name servers of the host's resolv.conf, which the pods' image copies."""
+    try:
+        with open("/etc/resolv.conf") as fh:
+            words = [line.split() for line in fh]
+    except OSError:
+        return []
+    found = [w[1] for w in words if len(w) > 1 and w[0] == "nameserver" and w[1].count(".") == 3]
+    return [s for s in found if not s.startswith("127.")]
+
+
 class Network:
     def __init__(self) -> None:
         self.prefix = f"mpr{os.getpid() % 100000}x{next(_COUNTER)}"
@@ -73,8 +84,12 @@ class Network:
             _sysctl(where, f"net.ipv4.conf.{dev}.route_localnet=1", f"net.ipv4.conf.{dev}.rp_filter=0")
         _ip("-n", ns, "addr", "add", f"{address}/32", "dev", pod_if)
         _ip("-n", ns, "route", "add", "127.0.0.0/8", "dev", pod_if, "src", address)
-        # a pod has a default route: programs that find their address by routing (Ray) get the pod's
+        # a pod has a default route: programs that find their address by routing (Ray) get the pod's;
+        # the cluster DNS is the hosts file, so the host's name servers stay unreachable (a name the
+        # file lacks fails at once, as a cluster DNS answers at once)
         _ip("-n", ns, "route", "add", "default", "dev", pod_if, "src", address)
+        for server in _name_servers():
+            _ip("-n", ns, "route", "add", "unreachable", f"{server}/32")
         _ip("-n", self.switch, "route", "add", f"{address}/32", "dev", switch_if)
         return ns, address
 
