@@ -23,6 +23,7 @@ NODES=${SLURM_SANDBOX_NODES:-8}
 GPUS=${SLURM_SANDBOX_GPUS:-8}
 CPUS=${SLURM_SANDBOX_CPUS:-96}
 MEM_MB=${SLURM_SANDBOX_MEM_MB:-1000000}
+TMP_MB=${SLURM_SANDBOX_TMP_MB:-0} # TmpDisk per node (local scratch that --tmp asks for); 0: none
 CTLD_PORT=${SLURM_SANDBOX_CTLD_PORT:-6817}
 SLURMD_PORT=${SLURM_SANDBOX_SLURMD_PORT:-6818}
 PARTITIONS=${SLURM_SANDBOX_PARTITIONS:-cpu gpu debug gpu-h100 gpu-a100}
@@ -399,9 +400,10 @@ EOF
     if [[ -n $LICENSES ]]; then echo "Licenses=$LICENSES"; fi
     echo
     for ((i = 1; i <= NODES; i++)); do
-        printf 'NodeName=node%d NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=%d Boards=1 SocketsPerBoard=1 CoresPerSocket=%d ThreadsPerCore=1 RealMemory=%d%s State=UNKNOWN\n' \
+        printf 'NodeName=node%d NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=%d Boards=1 SocketsPerBoard=1 CoresPerSocket=%d ThreadsPerCore=1 RealMemory=%d%s%s State=UNKNOWN\n' \
             "$i" "$host" $((SLURMD_PORT + i - 1)) "$CPUS" "$CPUS" "$MEM_MB" \
-            "$( ((GPUS > 0)) && printf ' Gres=gpu:%d' "$GPUS")"
+            "$( ((GPUS > 0)) && printf ' Gres=gpu:%d' "$GPUS")" \
+            "$( ((TMP_MB > 0)) && printf ' TmpDisk=%d' "$TMP_MB")"
     done
     echo
     for p in $PARTITIONS; do

@@ -61,6 +61,7 @@ def sandbox() -> Iterator[dict[str, str]]:
         "SLURM_SANDBOX_NODES": str(NODES),
         "SLURM_SANDBOX_CPUS": "192",  # the largest partition of the sample site
         "SLURM_SANDBOX_MEM_MB": "2200000",  # gpu-h100 nodes have 2 TB
+        "SLURM_SANDBOX_TMP_MB": "7000000",  # local NVMe, as GPU nodes have it (pods ask ephemeral-storage)
         "SLURM_SANDBOX_GPUS": "8",
         "SLURM_SANDBOX_CTLD_PORT": str(port),
         "SLURM_SANDBOX_SLURMD_PORT": str(port + 1),
