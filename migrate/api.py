@@ -333,6 +333,7 @@ class TranslateRun:
                     "flavor": t.flavor,
                     "flavor_reason": t.flavor_reason,
                     "fallback": id(t) in fell_back,
+                    **({"style": t.style, "style_reason": t.style_reason} if t.style else {}),
                     "artifacts": [f"{t.name}/{rel}" for rel in sorted(t.files)],
                     "counts": t.fidelity.counts(),
                     "diagnostics": [d.to_dict() for d in t.diagnostics],
@@ -362,6 +363,7 @@ def run_translate(
     runtime: str = "auto",
     inventory: Sequence[str] = (),
     workflow: str | None = None,
+    style: str = "auto",
 ) -> TranslateRun:
     """``flavor`` picks the Kubernetes object, ``runtime`` how Slurm scripts run containers,
     ``workflow`` what runs dependency chains on Kubernetes (None: Argo when available, else
@@ -382,7 +384,13 @@ def run_translate(
         raise UsageError(_nothing_to_translate(target, len(skipped)))
     try:
         translated = translate.translate_jobs(
-            jobs, to=direction.target, flavor=flavor, config=site, runtime=runtime, workflow=workflow
+            jobs,
+            to=direction.target,
+            flavor=flavor,
+            config=site,
+            runtime=runtime,
+            workflow=workflow,
+            style=style,
         )
     except ValueError as exc:  # an unknown flavor or container runtime
         raise UsageError(str(exc)) from exc

@@ -376,6 +376,15 @@ FlavorOption = Annotated[
         "mpijob, cronjob, slurm-bridge. Default: auto.",
     ),
 ]
+StyleOption = Annotated[
+    str,
+    typer.Option(
+        "--style",
+        help="How the pods run a Slurm script (--to kubernetes): native (the step's launcher in the "
+        "container, no shims), emulate (the script with srun/scontrol shims) or auto (native when "
+        "every statement allows it). Default: auto.",
+    ),
+]
 ContainerRuntimeOption = Annotated[
     str | None,
     typer.Option(
@@ -406,6 +415,23 @@ def _workflow_choice(to: Target, workflow: str | None) -> str | None:
         )
         raise typer.Exit(2)
     return workflow
+
+
+STYLES = ("auto", "native", "emulate")
+
+
+def _style_choice(to: Target, style: str) -> str:
+    """``--style`` is for Kubernetes only, and one of STYLES."""
+    if style not in STYLES:
+        _err().print(f"migrate: unknown --style {style!r}; expected one of {', '.join(STYLES)}", markup=False)
+        raise typer.Exit(2)
+    if to is Target.slurm and style != "auto":
+        _err().print(
+            "migrate: --style chooses how pods run a Slurm script and does not apply to --to slurm",
+            markup=False,
+        )
+        raise typer.Exit(2)
+    return style
 
 
 def _writer_choice(to: Target, flavor: str | None, container_runtime: str | None) -> str:
@@ -625,6 +651,7 @@ def report_command(
         ),
     ] = False,
     flavor: FlavorOption = None,
+    style: StyleOption = "auto",
     container_runtime: ContainerRuntimeOption = None,
     workflow: WorkflowOption = None,
     accounting: AccountingOption = None,
@@ -654,6 +681,7 @@ def report_command(
                 runtime=choice if to is Target.slurm else DEFAULT_CONTAINER_RUNTIME,
                 workflow=chain_engine,
                 templating=templating,
+                style=_style_choice(to, style),
             )
             translations = translated.result
         run = api.run_report(
@@ -720,6 +748,7 @@ def translate_command(
     to: Annotated[Target, typer.Option("--to", help="The format to write.")],
     out: Annotated[str, typer.Option("--out", "-o", help="Folder for the translated jobs.", metavar="DIR")],
     flavor: FlavorOption = None,
+    style: StyleOption = "auto",
     container_runtime: ContainerRuntimeOption = None,
     workflow: WorkflowOption = None,
     config: ConfigOption = None,
@@ -759,6 +788,7 @@ def translate_command(
             inventory=inventory or [],
             workflow=chain_engine,
             templating=templating,
+            style=_style_choice(to, style),
         )
     except api.UsageError as exc:
         raise _usage_error(exc) from None
@@ -807,7 +837,12 @@ def _print_translation(run: api.TranslateRun, paths: Sequence[str], requested: s
                 str(len(t.diagnostics)),
             ]
         )
-    _print_table(TRANSLATE_COLUMNS, rows, fit=0, caption=f"sources relative to {base}")
+    columns: tuple[tuple[str, str], ...] = TRANSLATE_COLUMNS
+    if any(t.style for t in result.translations):  # Kubernetes: native or emulated, and what decided
+        columns = (*columns[:3], ("style", "left"), *columns[3:])
+        for row, t in zip(rows, result.translations, strict=True):
+            row.insert(3, _style_cell(t))
+    _print_table(columns, rows, fit=0, caption=f"sources relative to {base}")
     translated = len(result.with_artifacts)
     summary = (
         f"\n{_plural(translated, 'job')} translated to {result.target} in {run.out}: "
@@ -837,7 +872,22 @@ def _print_translation(run: api.TranslateRun, paths: Sequence[str], requested: s
             "each got the flavor auto picks (--strict fails on this)",
             markup=False,
         )
+    styled = [t for t in result.translations if t.style]
+    if styled:
+        native_count = sum(t.style == "native" for t in styled)
+        _out().print(
+            f"{native_count} of {_plural(len(styled), 'job')} run natively (the step's launcher in the "
+            "container); the others run the script with Slurm shims (the style column names the line "
+            "that decided it)",
+            markup=False,
+        )
     _out().print("every decision and its reason: " + os.path.join(run.out, "translation.json"), markup=False)
+
+
+def _style_cell(t: Translation) -> str:
+    if not t.style or t.style == "native":
+        return t.style
+    return f"emulate (line {t.style_line})" if t.style_line else "emulate"
 
 
 def _fallback_reason(t: Translation) -> str:

@@ -110,6 +110,10 @@ CODES: dict[str, tuple[str, str]] = {
         WARNING,
         "the requested flavor cannot express the job; another one was used",
     ),
+    "TRANSLATE-STYLE-EMULATED": (
+        WARNING,
+        "--style native was asked for, but a statement of the script needs it to run as it is",
+    ),
     "TRANSLATE-IMAGE-PLACEHOLDER": (WARNING, "no container image is known; REPLACE-ME/image:tag was written"),
     "TRANSLATE-IMAGE-DEFAULT": (
         INFO,

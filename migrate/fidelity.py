@@ -125,6 +125,9 @@ class Translation:
     needs: Any = None  # target-specific shared objects this job needs (rendered once per output)
     # its chain engine cannot start it: applied by hand once its condition holds, left out of the index
     by_hand: bool = False
+    style: str = ""  # Kubernetes: native (the pods run the step) or emulate (the script with Slurm shims)
+    style_reason: str = ""
+    style_line: int | None = None  # the statement that decided it
 
     @property
     def dropped(self) -> list[Entry]:
@@ -143,6 +146,8 @@ class Translation:
             "name": self.name,
             "flavor": self.flavor,
             "flavor_reason": self.flavor_reason,
+            **({"style": self.style, "style_reason": self.style_reason} if self.style else {}),
+            **({"style_line": self.style_line} if self.style_line else {}),
             "outputs": outputs,
             "fidelity": self.fidelity.to_list(),
             "counts": self.fidelity.counts(),

@@ -80,9 +80,17 @@ class Writer(Protocol):
     RESERVED: frozenset[str]
 
     def translate_job(
-        self, job: ir.Job, config: SiteConfig | None, choice: str, /, *, name: str | None = None
+        self,
+        job: ir.Job,
+        config: SiteConfig | None,
+        choice: str,
+        /,
+        *,
+        name: str | None = None,
+        **options: str,
     ) -> Translation:
-        """``choice`` is the writer's one choice: the Kubernetes flavor, or the Slurm container runtime."""
+        """``choice`` is the writer's one choice: the Kubernetes flavor, or the Slurm container runtime;
+        ``options`` the writer's own (Kubernetes: ``style``)."""
         ...
 
     def render_shared(self, translations: list[Translation], config: SiteConfig | None) -> dict[str, str]: ...
@@ -124,15 +132,19 @@ def translate_jobs(
     config: SiteConfig | None = None,
     runtime: str = "auto",
     workflow: str | None = None,
+    style: str = "auto",
 ) -> TranslationSet:
     """``flavor``: the Kubernetes object to write (``auto``, ``job``, ``jobset`` ...);
     ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``);
     ``workflow``: what runs the dependency chains on Kubernetes (``argo``, ``jobflow``, ``script``;
-    None: Argo when it is available, else ``script``)."""
+    None: Argo when it is available, else ``script``); ``style`` (Kubernetes): ``native`` writes the pods
+    that run the step's program themselves, ``emulate`` runs the script with Slurm shims, ``auto``
+    native when the script allows it."""
     jobs = as_submitted(list(jobs))  # a wrapper's sbatch options outrank the script's own
     jobs = each_submission(jobs)  # a singleton script submitted three times runs three times
     writer = writer_for(to)
     choice = runtime if to == Format.SLURM else flavor
+    styled = {} if to == Format.SLURM else {"style": style}
     names = NameAllocator(writer.NAME_MAX)
     names.taken |= set(writer.RESERVED)  # shared folders keep their names
     translations: list[Translation] = []
@@ -143,7 +155,7 @@ def translate_jobs(
         elif job.kind in INTERACTIVE_KINDS:
             translations.append(interactive_translation(job, name, to))
         else:
-            translations.append(writer.translate_job(job, config, choice, name=name))
+            translations.append(writer.translate_job(job, config, choice, name=name, **styled))
     by_id = {t.job_id: t for t in translations}
     wanted = writer.chain_flavor(workflow)
     runner = writer.chain_file(workflow)
@@ -154,7 +166,7 @@ def translate_jobs(
         for i, job in enumerate(jobs):
             t = translations[i]
             if t.job_id in linked and t.files and t.flavor != wanted:
-                translations[i] = writer.translate_job(job, config, wanted, name=t.name)
+                translations[i] = writer.translate_job(job, config, wanted, name=t.name, **styled)
         by_id = {t.job_id: t for t in translations}
         edges = _edges(jobs, by_id, runner, record=True)
     chain_files: dict[str, str] = {}

@@ -199,6 +199,11 @@ def _dag(wf: dict[str, Any]) -> list[dict[str, Any]]:
     return wf["spec"]["templates"][0]["dag"]["tasks"]
 
 
+def _waiting(wf: dict[str, Any]) -> dict[str, Any]:
+    """The first task that waits for another."""
+    return next(t for t in _dag(wf) if t.get("depends"))
+
+
 @pytest.mark.parametrize(
     ("change", "needle"),
     [
@@ -206,7 +211,7 @@ def _dag(wf: dict[str, Any]) -> list[dict[str, Any]]:
         (lambda wf: _dag(wf)[1].update(dependson=["x"]), "dependson"),
         (lambda wf: _dag(wf)[1].update(depends="nosuch.Succeeded"), "'nosuch' is not a task"),
         (lambda wf: _dag(wf)[1].update(depends="assemble-configmap-0.Completed"), "Completed"),
-        (lambda wf: _dag(wf)[1].update(dependencies=["trim-lanes"]), "both 'depends' and 'dependencies'"),
+        (lambda wf: _waiting(wf).update(dependencies=["trim-lanes"]), "both 'depends' and 'dependencies'"),
         (lambda wf: wf["spec"]["templates"][1].update(container={"image": "x"}), "exactly one of"),
         (lambda wf: wf["spec"]["templates"][1]["resource"].update(action="run"), "action"),
         (lambda wf: _dag(wf)[1].update(template="nosuch"), "'nosuch' is not defined"),

@@ -56,7 +56,12 @@ DATA_PIPELINE = ["dl-web-v3", "dedup-web-v3", "shardlist", "tok-web-v3", "tok-ve
 
 def _translate(source: Path, out: Path, workflow: str) -> Path:
     api.run_translate(
-        [str(source)], "kubernetes", str(out), workflow=workflow, options=ScanOptions(cache=None)
+        [str(source)],
+        "kubernetes",
+        str(out),
+        workflow=workflow,
+        options=ScanOptions(cache=None),
+        style="emulate",  # the tests stand in for each job's script
     )
     return out
 

@@ -33,7 +33,7 @@ def _translated(tmp_path: Path, container_dir: str, *values: tuple[str, str]) ->
     source = tmp_path / "wd.sbatch"
     source.write_text(SCRIPT.replace("WORKDIR", container_dir), encoding="utf-8")
     jobs = scanner.scan([str(source)], ScanOptions(values=tuple(values))).jobs
-    result = translate_jobs(jobs, to="kubernetes")
+    result = translate_jobs(jobs, to="kubernetes", style="emulate")  # SLURM_SUBMIT_DIR is the shims'
     [translation] = result.translations
     docs = [
         d

@@ -77,8 +77,8 @@ def read(text: str, name: str = "job.sbatch") -> ir.Job:
     return jobs[0]
 
 
-def translate(text: str, flavor: str = "auto", config: Any = SITE) -> Translation:
-    return translate_job(read(text), config, flavor)
+def translate(text: str, flavor: str = "auto", config: Any = SITE, style: str = "auto") -> Translation:
+    return translate_job(read(text), config, flavor, style=style)
 
 
 def workload(t: Translation) -> dict[str, Any]:
@@ -242,8 +242,13 @@ def test_mpijob_launcher_runs_the_script_and_workers_sshd() -> None:
         },
     )
     launcher = container(ts["mpijob"], 0)
-    assert launcher["command"] == ["/bin/bash", "/opt/migrate/entrypoint.sh"]
-    assert literal_env(launcher)["MIGRATE_SRUN_MODE"] == "mpirun"
+    assert (launcher["command"], launcher["args"]) == (
+        ["mpirun"],
+        ["-np", "64", "./lmp"],
+    )  # native: mpirun itself
+    emulated = container(translate(text, "mpijob", style="emulate"), 0)
+    assert emulated["command"] == ["/bin/bash", "/opt/migrate/entrypoint.sh"]
+    assert literal_env(emulated)["MIGRATE_SRUN_MODE"] == "mpirun"
 
 
 def test_multi_node_job_flavor_is_an_indexed_job_with_a_headless_service() -> None:
@@ -314,7 +319,10 @@ def test_scrontab_entry_becomes_a_cronjob() -> None:
     assert cron["kind"] == "CronJob"
     assert cron["spec"]["schedule"] == "0 2 * * *"
     assert cron["spec"]["concurrencyPolicy"] == "Forbid"
-    assert "cleanup.sh" in find(documents(t.files["cronjob.yaml"]), "ConfigMap")["data"]["job.sh"]
+    pod_container = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    assert pod_container["command"] == ["/home/ops/cleanup.sh"]  # native: the entry's command itself
+    emulated = translate_job(jobs[0], SITE, "auto", style="emulate")
+    assert "cleanup.sh" in find(documents(emulated.files["cronjob.yaml"]), "ConfigMap")["data"]["job.sh"]
 
 
 def test_self_resubmitting_script_with_begin_becomes_a_cronjob() -> None:
@@ -502,10 +510,12 @@ def test_chdir_becomes_working_dir() -> None:
 
 
 def test_output_on_shared_storage_is_teed_else_pod_log_only() -> None:
-    t = translate("#!/bin/bash\n#SBATCH --output=/fsx/logs/%x-%j.out\npython x.py\n")
+    native = translate("#!/bin/bash\n#SBATCH --output=/fsx/logs/%x-%j.out\npython x.py\n")
+    assert "env" not in container(native) and "pod log only" in entry(native, "--output").reason
+    t = translate("#!/bin/bash\n#SBATCH --output=/fsx/logs/%x-%j.out\npython x.py\n", style="emulate")
     assert literal_env(container(t))["MIGRATE_STDOUT"] == "/fsx/logs/%x-%j.out"
     assert "tee" in entry(t, "--output").reason
-    local = translate("#!/bin/bash\n#SBATCH --output=out.%j\npython x.py\n")
+    local = translate("#!/bin/bash\n#SBATCH --output=out.%j\npython x.py\n", style="emulate")
     assert "MIGRATE_STDOUT" not in literal_env(container(local))
     assert entry(local, "--output").status == FidelityStatus.APPROXIMATED
 
@@ -597,7 +607,8 @@ def test_every_directive_of_a_real_script_has_an_entry(tmp_path: Path) -> None:
 
 def test_image_from_pyxis_then_site_then_placeholder() -> None:
     pyxis = translate(
-        "#!/bin/bash\n#SBATCH -J p\nsrun --container-image=nvcr.io#nvidia/pytorch:24.03-py3 python x.py\n"
+        "#!/bin/bash\n#SBATCH -J p\nsrun --container-image=nvcr.io#nvidia/pytorch:24.03-py3 python x.py\n",
+        style="emulate",
     )
     assert container(pyxis)["image"] == "nvcr.io/nvidia/pytorch:24.03-py3"
     assert entry(pyxis, "srun --container-image").status == FidelityStatus.APPROXIMATED
@@ -686,7 +697,7 @@ srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 --rdzv_endpoint=$head:29
 )
 def test_torchrun_rendezvous_is_the_first_pods_dns_name(flavor: str, first: str, tmp_path: Path) -> None:
     require_pods()
-    t = translate(TORCH, flavor)
+    t = translate(TORCH, flavor, style="emulate")
     (text,) = t.files.values()
     fake = tmp_path / "fake" / "torchrun"
     fake.parent.mkdir(parents=True)
@@ -709,7 +720,7 @@ def test_torchrun_rendezvous_is_the_first_pods_dns_name(flavor: str, first: str,
 
 def test_pytorchjob_keeps_the_operators_master_addr(tmp_path: Path) -> None:
     require_pods()
-    t = translate(TORCH, "pytorchjob")
+    t = translate(TORCH, "pytorchjob", style="emulate")
     (text,) = t.files.values()
     script = "#!/bin/bash\nsrun bash -c 'echo $MASTER_ADDR $SLURM_NODEID $SLURM_JOB_NODELIST $RANK'\n"
     result = pods.run(text, tmp_path, script=script)
@@ -1015,26 +1026,30 @@ def test_pods_with_several_processes_get_a_sized_memory_backed_dev_shm() -> None
 def test_multi_pod_jobs_run_the_script_on_node_0_with_resolvable_host_names() -> None:
     text = "#!/bin/bash\n#SBATCH -N 3\n#SBATCH -J two\nsrun hostname\n"
     for flavor in ("job", "jobset", "volcano"):
-        t = translate(text, flavor)
+        t = translate(text, flavor, style="emulate")
         assert _pod_spec(t)["setHostnameAsFQDN"] is True, flavor
         entry = next(e for e in t.fidelity.entries if e.item == "batch script")
         assert entry.status == FidelityStatus.MAPPED and "once, in the pod of node 0" in entry.reason
         configmap = find(documents(next(iter(t.files.values()))), "ConfigMap")
         assert "stepd" in configmap["data"]
-    torch = translate(text.replace("srun hostname", "srun torchrun train.py"), "pytorchjob")
+    torch = translate(text.replace("srun hostname", "srun torchrun train.py"), "pytorchjob", style="emulate")
     assert torch.flavor == "pytorchjob"
     assert "setHostnameAsFQDN" not in _pod_spec(torch)  # the operator's replica Services
     single = translate("#!/bin/bash\n#SBATCH -J one\nhostname\n")
     assert "setHostnameAsFQDN" not in _pod_spec(single)
     assert not any(e.item == "batch script" for e in single.fidelity.entries)
-    long_name = translate(text.replace("-J two", "-J " + "x" * 40), "jobset")
+    long_name = translate(text.replace("-J two", "-J " + "x" * 40), "jobset", style="emulate")
     assert "setHostnameAsFQDN" not in _pod_spec(long_name)
     entry = next(e for e in long_name.fidelity.entries if e.item == "hostname")
     assert entry.status == FidelityStatus.APPROXIMATED
 
 
 def test_the_mpijob_launcher_starts_mpi_over_ssh_not_srun() -> None:
-    t = translate("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\nmpirun -np 8 ./a\n", "mpijob")
+    t = translate(
+        "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\nmpirun -np 8 ./a\n",
+        "mpijob",
+        style="emulate",
+    )
     spec = workload(t)["spec"]["mpiReplicaSpecs"]
     env = {e["name"]: e.get("value") for e in spec["Launcher"]["template"]["spec"]["containers"][0]["env"]}
     assert (env["OMPI_MCA_plm"], env["OMPI_MCA_ras"], env["HYDRA_BOOTSTRAP"]) == ("rsh", "^slurm", "ssh")

@@ -43,7 +43,8 @@ class Trip:
 
 
 def round_trip(jobs: list[ir.Job], tmp: Path, site: SiteConfig = SITE) -> list[Trip]:
-    k8s = translate_jobs(jobs, to="kubernetes", config=site)
+    # emulated: the script rides in the ConfigMap, and reads back with its #SBATCH lines
+    k8s = translate_jobs(jobs, to="kubernetes", config=site, style="emulate")
     k8s.tree.commit(str(tmp / "k8s"))
     scanned = scanner.scan([str(tmp / "k8s")]).jobs
     slurm = translate_jobs(scanned, to="slurm", config=site)

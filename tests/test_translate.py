@@ -272,6 +272,8 @@ def golden_of(rel: str) -> dict[str, object]:
             "job": job.id,
             "flavor": auto.flavor,
             "flavor_reason": auto.flavor_reason,
+            "style": auto.style,
+            "style_reason": auto.style_reason,
             "files": {name: _shim_free(text, source) for name, text in sorted(auto.files.items())},
             "fidelity": auto.fidelity.to_list(),
             "diagnostics": [d.to_dict() for d in auto.diagnostics],
@@ -284,6 +286,11 @@ def golden_of(rel: str) -> dict[str, object]:
                 "counts": t.fidelity.counts(),
                 "diagnostics": [d.to_dict() for d in t.diagnostics if d.code.startswith("TRANSLATE-")],
             }
+        if auto.style == "emulate":  # what --style native says when it cannot
+            forced = translate_jobs([job], config=site, style="native").translations[0]
+            entry["style_native"] = [
+                d.to_dict() for d in forced.diagnostics if d.code.startswith("TRANSLATE-STYLE")
+            ]
         bare = translate_jobs([job]).translations[0]  # no migrate.yaml: placeholders and diagnostics
         entry["without_site_config"] = {
             "flavor": bare.flavor,

@@ -57,7 +57,7 @@ def test_plan_golden(plan: Plan, update_golden: bool) -> None:
 def test_dotted_job_file_names_keep_their_whole_name(jobs: list[ir.Job]) -> None:
     config = load_site_config(SITE / "migrate.yaml")
     dotted = [j for j in jobs if j.source.path.endswith(("my.jax.v2.sbatch", "1.data-preprocessing.sbatch"))]
-    result = translate_jobs(dotted, Format.KUBERNETES, config=config)
+    result = translate_jobs(dotted, Format.KUBERNETES, config=config, style="emulate")  # SLURM_JOB_NAME
     names = {Path(t.job_id).name: t.name for t in result.translations}
     assert names == {
         "my.jax.v2.sbatch": "my-jax-v2",

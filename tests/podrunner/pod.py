@@ -89,8 +89,10 @@ def environment(
     objects: dict[tuple[str, str], dict[str, Any]],
     address: str,
     image_env: dict[str, str],
+    operator: bool = True,
 ) -> dict[str, str]:
-    """The container's environment: image env, HOSTNAME, envFrom, env (kubelet-expanded), operator env."""
+    """The container's environment: image env, HOSTNAME, envFrom, env (kubelet-expanded), operator env
+    (``operator``: the training operator sets its env on the containers, not on init containers)."""
     defined: dict[str, str] = {}
     for source in container.get("envFrom") or ():
         prefix = source.get("prefix", "")
@@ -120,7 +122,8 @@ def environment(
             defined[name] = ""
     env = {**image_env, "HOSTNAME": uts_name(pod)}
     env.update(defined)
-    env.update(pod.operator_env)
+    if operator:
+        env.update(pod.operator_env)
     return env
 
 
@@ -196,8 +199,14 @@ def setup_script(
     shared: Any,
     image_dirs: tuple[str, ...] = (),
     image_files: tuple[tuple[str, str], ...] = (),
+    init: tuple[tuple[str, dict[str, str], list[str]], ...] = (),
 ) -> str:
-    """The shell that runs inside the new namespaces and ends by exec'ing the container's command."""
+    """The shell that runs inside the new namespaces and ends by exec'ing the container's command.
+
+    ``init``: (working folder, env, argv) of each init container, run in order to completion
+    first; the first that fails fails the pod, as the kubelet does with restartPolicy Never. They
+    share the pod's namespaces and see the union of the containers' mounts (a difference from the
+    kubelet, where each container mounts only its own volumeMounts)."""
     root = str(pod_dir / "root")
     layers = str(pod_dir / "layers")
     m = Mounts(root)
@@ -256,7 +265,15 @@ def setup_script(
     workdir = container.get("workingDir") or "/"
     m.run("mkdir", "-p", m.at(workdir))
     run = f'exec chroot {shlex.quote(root)} /usr/bin/env -i -C {shlex.quote(workdir)} "$@"'
-    lines = ["set -eu", *m.lines, run]
+    before = []
+    for folder, env, argv in init:
+        m.run("mkdir", "-p", m.at(folder))
+        words = [f"{k}={v}" for k, v in env.items()] + argv
+        quoted = " ".join(shlex.quote(w) for w in words)
+        before.append(
+            f"chroot {shlex.quote(root)} /usr/bin/env -i -C {shlex.quote(folder)} {quoted} || exit $?"
+        )
+    lines = ["set -eu", *m.lines, *before, run]
     return "\n".join(lines) + "\n"
 
 
@@ -290,8 +307,19 @@ def start(
     (pod_dir / "hosts").write_text(hosts_text)
     (pod_dir / "hostname").write_text(uts_name(pod) + "\n")
     env = environment(pod, container, objects, address, image_env)
+    inits = list(pod.spec.get("initContainers") or ())
+    init = tuple(
+        (
+            c.get("workingDir") or "/",
+            environment(pod, c, objects, address, image_env, operator=False),
+            command(c, environment(pod, c, objects, address, image_env, operator=False)),
+        )
+        for c in inits
+    )
+    mounted = {vm["mountPath"]: vm for c in (*inits, container) for vm in c.get("volumeMounts") or ()}
+    merged = {**container, "volumeMounts": list(mounted.values())}
     script = pod_dir / "setup.sh"
-    script.write_text(setup_script(pod, container, pod_dir, objects, shared, image_dirs, image_files))
+    script.write_text(setup_script(pod, merged, pod_dir, objects, shared, image_dirs, image_files, init))
     argv = command(container, env)
     stdout = open(pod_dir / "stdout", "wb")  # noqa: SIM115 - closed by the runner when the pod ends
     stderr = open(pod_dir / "stderr", "wb")  # noqa: SIM115

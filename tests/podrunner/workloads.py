@@ -176,6 +176,17 @@ def jobset(doc: dict[str, Any]) -> Workload:
 PYTORCH_PORT = "23456"
 
 
+def _pytorch_port(replicas: dict[str, Any]) -> str:
+    """The operator's MASTER_PORT: the Master's container port named pytorchjob-port, else its default."""
+    master = replicas.get("Master") or replicas.get("Worker") or {}
+    for container in master.get("template", {}).get("spec", {}).get("containers") or ():
+        if container.get("name") == "pytorch":
+            for port in container.get("ports") or ():
+                if port.get("name") == "pytorchjob-port":
+                    return str(port["containerPort"])
+    return PYTORCH_PORT
+
+
 def pytorchjob(doc: dict[str, Any]) -> Workload:
     """Master and Workers, with the env the training operator sets in the ``pytorch`` container."""
     name, namespace = _meta(doc)
@@ -184,6 +195,7 @@ def pytorchjob(doc: dict[str, Any]) -> Workload:
     uid = str(uuid.uuid4())
     total = sum(int(r.get("replicas", 1)) for r in replicas.values())
     nproc = str(spec.get("nprocPerNode", "")) or None
+    port = _pytorch_port(replicas)
     # the Master's Service, or worker 0's when the job has no Master (the operator's own rule)
     master = f"{name}-master-0" if "Master" in replicas else f"{name}-worker-0"
     groups: list[Group] = []
@@ -199,8 +211,8 @@ def pytorchjob(doc: dict[str, Any]) -> Workload:
             rank = index
             env = {
                 "PYTHONUNBUFFERED": "1",
-                "MASTER_PORT": PYTORCH_PORT,
-                "PET_MASTER_PORT": PYTORCH_PORT,
+                "MASTER_PORT": port,
+                "PET_MASTER_PORT": port,
                 "MASTER_ADDR": master,
                 "PET_MASTER_ADDR": master,
                 "PET_NNODES": str(total),

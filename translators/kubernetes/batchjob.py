@@ -86,7 +86,11 @@ def job_spec(
     for text in policy.notes.get("podFailurePolicy", ()):
         comments.setdefault(("podFailurePolicy",), []).append(text)
     template = parts.template
-    if nodes > 1:
+    if ctx.native is not None:
+        init = ctx.native.init_container(template["spec"]["containers"][0])
+        if init is not None:
+            template["spec"]["initContainers"] = [init]
+    if nodes > 1 and ctx.native is None:
         count = slurmenv.array_count(array) if array is not None else 1
         names = [f"{ctx.name}-{i}.{ctx.name}" for i in range(count * nodes)]
         execution.fqdn_hostname(ctx, template["spec"], names)
@@ -133,7 +137,7 @@ def build(
     for path, texts in comments.items():
         for text in texts:
             job.note(("spec", *path), text)
-    out = [pod_template.script_configmap(ctx)]
+    out = pod_template.script_manifests(ctx)
     comp = ctx.job.components[0]
     if comp.resources.computed_nodes() * comp.replicas > 1:
         out.append(headless_service(ctx, {"batch.kubernetes.io/job-name": ctx.name}))

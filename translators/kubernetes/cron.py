@@ -102,7 +102,7 @@ def build(
     for path, texts in comments.items():
         for text in texts:
             manifest.note(("spec", "jobTemplate", "spec", *path), text)
-    return [pod_template.script_configmap(ctx), manifest], Workload(
+    return [*pod_template.script_manifests(ctx), manifest], Workload(
         "cronjob", ctx.name, ctx.namespace, "Complete", "Failed"
     )
 

@@ -55,14 +55,35 @@ class Choice:
         return KUEUE if self.kueue else self.flavor
 
 
-def _words(launcher: ir.Launcher) -> list[str]:
-    return [posixpath.basename(w) for w in launcher.program[:3]]
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\Z")
+
+
+def _words(launcher: ir.Launcher, values: dict[str, str] | None = None) -> list[str]:
+    """The program's first words; one held in a variable the script set to a literal is read through it
+    (``export TORCHRUN=torchrun; srun ${TORCHRUN} ...``)."""
+    out = []
+    for word in launcher.program[:3]:
+        m = _VARIABLE.match(word)
+        if m and values and m.group(1) in values:
+            out.extend(values[m.group(1)].split())
+        else:
+            out.append(word)
+    return [posixpath.basename(w) for w in out[:3]]
+
+
+def _literals(job: ir.Job, comp: ir.Component) -> dict[str, str]:
+    return {
+        e.name: e.value
+        for e in (*job.environment, *comp.environment)
+        if e.value is not None and e.secret is None and "$" not in e.value
+    }
 
 
 def torch_launcher(job: ir.Job) -> ir.Launcher | None:
     for comp in job.components:
+        values = _literals(job, comp)
         for launcher in comp.launchers:
-            words = _words(launcher)
+            words = _words(launcher, values)
             if launcher.name in TORCH_LAUNCHERS or (words and words[0] in TORCH_LAUNCHERS):
                 return launcher
             if (
@@ -95,8 +116,9 @@ def nproc_per_node(launcher: ir.Launcher | None, gpus: int) -> str:
 
 def mpi_launcher(job: ir.Job) -> ir.Launcher | None:
     for comp in job.components:
+        values = _literals(job, comp)
         for launcher in comp.launchers:
-            words = _words(launcher)
+            words = _words(launcher, values)
             if launcher.name in MPI_LAUNCHERS or (words and words[0] in MPI_LAUNCHERS):
                 return launcher
             if launcher.name == "srun" and any(

@@ -371,7 +371,13 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
         line = ctx.line_of(long)
         full = path if path.startswith("/") or not io.workdir else posixpath.join(io.workdir, path)
         vol = _mounted(full, volumes) if full.startswith("/") else None
-        if vol is not None and full != "/dev/null":
+        if ctx.native is not None:
+            ctx.fidelity.approximated(
+                item,
+                "the pod log only (kubectl logs): the pods run the program with no wrapper to tee it",
+                line,
+            )
+        elif vol is not None and full != "/dev/null":
             policy.io_env.append({"name": env, "value": full})
             teed = True
             ctx.fidelity.approximated(

@@ -24,6 +24,7 @@ JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
 EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 INDEX_ENV = "MIGRATE_JOBSET_INDEX"
+PREPARE = "prepare"  # the replicated job of a native translation's once-only statements
 
 
 def rjob_names(ctx: Context) -> list[str]:
@@ -95,7 +96,10 @@ def build(
         for path, texts in parts.comments.items():
             for text in texts:
                 notes.append(((*base, *path), text))
-    execution.record_batch_host(ctx, len(all_hosts), "jobset")
+    if ctx.native is None:
+        execution.record_batch_host(ctx, len(all_hosts), "jobset")
+    else:
+        _native_prepare(ctx, replicated, policy, notes)
     spec: dict[str, Any] = {
         "network": {"enableDNSHostnames": True, "subdomain": ctx.name},
         "failurePolicy": {"maxRestarts": policy.max_restarts},
@@ -122,9 +126,41 @@ def build(
             f"{len(job.components)} replicated jobs ({', '.join(rjob_names(ctx))}); "
             "srun --het-group steps run in the matching pods",
         )
-    return [pod_template.script_configmap(ctx), manifest], Workload(
+    return [*pod_template.script_manifests(ctx), manifest], Workload(
         "jobset", ctx.name, ctx.namespace, "Completed", "Failed"
     )
+
+
+def _native_prepare(
+    ctx: Context,
+    replicated: list[dict[str, Any]],
+    policy: JobPolicy,
+    notes: list[tuple[tuple[str | int, ...], str]],
+) -> None:
+    """The once-only statements as a replicated job of one pod that the nodes' job waits for."""
+    node_pod = replicated[0]["template"]["spec"]["template"]
+    init = ctx.native.init_container(node_pod["spec"]["containers"][0])
+    if init is None:
+        return
+    init["resources"] = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}}
+    spec = {k: v for k, v in node_pod["spec"].items() if k not in ("nodeSelector", "affinity", "tolerations")}
+    spec["containers"] = [init]
+    spec["volumes"] = [v for v in spec.get("volumes", ()) if v.get("name") != "dshm"]
+    spec.pop("setHostnameAsFQDN", None)
+    child = {
+        "parallelism": 1,
+        "completions": 1,
+        "backoffLimit": policy.backoff_limit,
+        "template": {"metadata": node_pod["metadata"], "spec": spec},
+    }
+    # JobSet wants a replicated job's dependencies listed before it
+    replicated.insert(0, {"name": PREPARE, "replicas": 1, "template": {"spec": child}})
+    replicated[1]["dependsOn"] = [{"name": PREPARE, "status": "Complete"}]
+    notes[:] = [
+        ((*path[:2], int(path[2]) + 1, *path[3:]) if path[:2] == ("spec", "replicatedJobs") else path, text)
+        for path, text in notes
+    ]
+    notes.append((("spec", "replicatedJobs", 0), "the script's once-only statements, before the nodes start"))
 
 
 __all__ = ["API", "build", "hosts", "rjob_names"]

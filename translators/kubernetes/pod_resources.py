@@ -176,13 +176,23 @@ def _shape(ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocati
     if res.tasks is not None:
         ctx.fidelity.mapped(
             ctx.option("ntasks", str(res.tasks), index),
-            f"{plural(nodes, 'pod')} x {plural(tpn, 'task')}; the srun shim starts the tasks",
+            f"{plural(nodes, 'pod')} x {plural(tpn, 'task')}; "
+            + (
+                "the program in each pod starts its processes"
+                if ctx.native
+                else "the srun shim starts the tasks"
+            ),
             ctx.line_of("ntasks", index),
         )
     if res.tasks_per_node is not None:
         ctx.fidelity.mapped(
             ctx.option("ntasks-per-node", str(res.tasks_per_node), index),
-            "tasks per pod, started by the srun shim (SLURM_NTASKS_PER_NODE)",
+            "tasks per pod, "
+            + (
+                "the program's own processes"
+                if ctx.native
+                else "started by the srun shim (SLURM_NTASKS_PER_NODE)"
+            ),
             ctx.line_of("ntasks-per-node", index),
         )
 

@@ -102,6 +102,36 @@ def script_volume(ctx: Context) -> dict[str, Any]:
     }
 
 
+def _names(native: Any) -> set[str]:
+    return {e["name"] for e in native.env()}
+
+
+def _computed_credentials(
+    ctx: Context, comp: ir.Component, index: int, present: set[str]
+) -> list[dict[str, Any]]:
+    """A credential the script read from a file or a command (``$(cat ~/.wandb_key)``), for native
+    pods: from the job's Secret, which the TRANSLATE-SECRET diagnostic says how to create."""
+    out: list[dict[str, Any]] = []
+    name = credentials_secret(ctx)
+    for env in (*ctx.job.environment, *comp.environment):
+        ref = env.secret
+        if ref is None or ref.kind != "command" or env.name in present:
+            continue
+        present.add(env.name)
+        out.append({"name": env.name, "valueFrom": {"secretKeyRef": {"name": name, "key": env.name}}})
+        if index == 0:
+            ctx.fidelity.mapped(
+                f"env {env.name}", f"secretKeyRef {name}/{env.name}: the script read it at run time", env.line
+            )
+            ctx.secret_keys.setdefault(name, []).append((env.name, env.line))
+    return out
+
+
+def script_manifests(ctx: Context) -> list[Manifest]:
+    """The ConfigMap with the script and the shims; none when the pods run the step natively."""
+    return [] if ctx.native is not None else [script_configmap(ctx)]
+
+
 def _all_env(job: ir.Job) -> list[ir.EnvVar]:
     seen: dict[str, ir.EnvVar] = {}
     for env in (*job.environment, *(e for c in job.components for e in c.environment)):
@@ -153,7 +183,7 @@ def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[
         item = f"env {env.name}"
         ref = env.secret
         if ref is not None and ref.kind == "command":
-            if record:
+            if record and ctx.native is None:
                 ctx.fidelity.mapped(
                     item, "computed by the script at run time; the command must work in the pod", env.line
                 )
@@ -180,7 +210,7 @@ def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[
                         env.line,
                     )
         elif env.origin not in _POD_ORIGINS:
-            if record:
+            if record and ctx.native is None:  # native records the script's variables itself
                 ctx.fidelity.mapped(item, "set by the script itself, which runs unchanged", env.line)
         elif env.value is None:
             if record:
@@ -225,12 +255,23 @@ def build(
 ) -> PodParts:
     res = pod_resources.build(ctx, comp, index)
     image = images.choose(ctx, comp, index)
-    io_env = policy.io_env
-    env = slurmenv.environment(ctx, comp, index, topo, res.cpus, res.gpus, io_env)
-    env += user_environment(ctx, comp, index)
-    env = [{**e, "value": literal_value(e["value"])} if "value" in e else e for e in env]
-    mounts: list[dict[str, Any]] = [{"name": SCRIPT_VOLUME, "mountPath": slurmenv.MOUNT_DIR}]
-    pod_volumes: list[dict[str, Any]] = [script_volume(ctx)]
+    native = ctx.native
+    mounts: list[dict[str, Any]] = []
+    pod_volumes: list[dict[str, Any]] = []
+    if native is None:
+        env = slurmenv.environment(ctx, comp, index, topo, res.cpus, res.gpus, policy.io_env)
+        env += user_environment(ctx, comp, index)
+        env = [{**e, "value": literal_value(e["value"])} if "value" in e else e for e in env]
+        mounts.append({"name": SCRIPT_VOLUME, "mountPath": slurmenv.MOUNT_DIR})
+        pod_volumes.append(script_volume(ctx))
+    else:  # the program's own env: what the script exported, the SLURM_* values it reads
+        env = [
+            e
+            for e in user_environment(ctx, comp, index)
+            if "valueFrom" in e or e["name"] not in _names(native)
+        ]
+        env = [{**e, "value": literal_value(e["value"])} if "value" in e else e for e in env] + native.env()
+        env += _computed_credentials(ctx, comp, index, {e["name"] for e in env})
     parts = PodParts(
         {}, env_names={e["name"] for e in env}, gpus=res.gpus, exclusive_topology=res.exclusive_topology
     )
@@ -244,16 +285,28 @@ def build(
         mounts.append(shm[0])
         pod_volumes.append(shm[1])
         parts.note(("spec", "volumes", len(pod_volumes) - 1), shm[2])
-    container: dict[str, Any] = {"name": container_name, "image": image, "command": list(COMMAND)}
+    container: dict[str, Any] = {"name": container_name, "image": image}
+    if native is None:
+        container["command"] = list(COMMAND)
+    else:
+        argv = native.argv()
+        container["command"] = argv[:1]
+        if argv[1:]:
+            container["args"] = argv[1:]
     in_container = next((c for c in comp.containers if c.workdir), None)
-    workdir = policy.working_dir or (
-        container_dir(ctx, in_container.workdir, comp.environment, in_container.line)
-        if in_container
-        else None
+    workdir = (
+        (native.shape.workdir if native is not None else None)
+        or policy.working_dir
+        or (
+            container_dir(ctx, in_container.workdir, comp.environment, in_container.line)
+            if in_container
+            else None
+        )
     )
     if workdir:
         container["workingDir"] = workdir
-    container["env"] = env
+    if env or native is None:
+        container["env"] = env
     limits = {name: value for name, value in res.resources.items() if name not in res.unlimited}
     container["resources"] = {"requests": dict(res.resources), "limits": limits}
     container["volumeMounts"] = mounts
@@ -326,6 +379,7 @@ __all__ = [
     "build",
     "configmap_name",
     "script_configmap",
+    "script_manifests",
     "script_text",
     "user_environment",
 ]

@@ -26,6 +26,7 @@ from .yamlemit import Manifest, Path
 PYTORCH_API = "kubeflow.org/v1"
 MPI_API = "kubeflow.org/v2beta1"
 REPLICA_LABEL = "training.kubeflow.org/job-name"
+PYTORCH_PORT_NAME = "pytorchjob-port"  # the operator's MASTER_PORT is this port of the Master
 SSHD = ["/usr/sbin/sshd", "-De"]
 MPI_NOT_SLURM = (
     ("OMPI_MCA_plm", "rsh"),  # Open MPI: launch over ssh, not srun
@@ -66,18 +67,18 @@ def build_pytorch(
     hosts = [f"{ctx.name}-master-0"] + [f"{ctx.name}-worker-{i}" for i in range(nodes - 1)]
     topo = slurmenv.Topology(index_from="RANK", nodes=nodes, hosts=tuple(hosts), uid_label=REPLICA_LABEL)
     parts = pod_template.build(ctx, comp, 0, topo, policy, volumes, container_name="pytorch")
-    execution.record_batch_host(ctx, nodes, "pytorchjob")
     launcher = flavors.torch_launcher(ctx.job)
     nproc = nproc_per_node(launcher, parts.gpus)
+    worker = copy.deepcopy(parts.template)
+    if ctx.native is None:
+        execution.record_batch_host(ctx, nodes, "pytorchjob")
+    else:
+        _native_master(ctx, parts.template)
     replicas: dict[str, Any] = {
         "Master": {"replicas": 1, "restartPolicy": "Never", "template": parts.template}
     }
     if nodes > 1:
-        replicas["Worker"] = {
-            "replicas": nodes - 1,
-            "restartPolicy": "Never",
-            "template": copy.deepcopy(parts.template),
-        }
+        replicas["Worker"] = {"replicas": nodes - 1, "restartPolicy": "Never", "template": worker}
     spec = {"nprocPerNode": nproc, "runPolicy": _run_policy(policy, kueue), "pytorchReplicaSpecs": replicas}
     manifest = Manifest(
         {"apiVersion": PYTORCH_API, "kind": "PyTorchJob", "metadata": _meta(ctx, policy), "spec": spec}
@@ -89,9 +90,20 @@ def build_pytorch(
     )
     for role in replicas:
         _add_notes(manifest, ("spec", "pytorchReplicaSpecs", role, "template"), parts.comments)
-    return [pod_template.script_configmap(ctx), manifest], Workload(
+    return [*pod_template.script_manifests(ctx), manifest], Workload(
         "pytorchjob", ctx.name, ctx.namespace, "Succeeded", "Failed"
     )
+
+
+def _native_master(ctx: Context, template: dict[str, Any]) -> None:
+    """The once-only statements in the Master's init container; the script's MASTER_PORT as its port."""
+    container = template["spec"]["containers"][0]
+    port = ctx.native.master_port()
+    if port:
+        container["ports"] = [{"name": PYTORCH_PORT_NAME, "containerPort": int(port)}]
+    init = ctx.native.init_container(container)
+    if init is not None:
+        template["spec"]["initContainers"] = [init]
 
 
 def build_mpi(
@@ -103,15 +115,18 @@ def build_mpi(
     hosts = tuple(f"{ctx.name}-worker-{i}.{ctx.name}" for i in range(nodes))
     topo = slurmenv.Topology(nodes=1, hosts=hosts, uid_label=REPLICA_LABEL, srun_mode="mpirun")
     parts = pod_template.build(ctx, comp, 0, topo, policy, volumes)
-    execution.record_batch_host(ctx, nodes, "mpijob")
+    if ctx.native is None:
+        execution.record_batch_host(ctx, nodes, "mpijob")
     worker = copy.deepcopy(parts.template)
     worker_container = worker["spec"]["containers"][0]
     worker_container["command"] = list(SSHD)
+    worker_container.pop("args", None)
     launcher = copy.deepcopy(parts.template)
     lspec = launcher["spec"]
-    # The SLURM_* variables the entrypoint sets would make mpirun start its daemons with srun;
-    # here they go over ssh to the hosts of the operator's hostfile.
-    lspec["containers"][0]["env"] += [{"name": k, "value": v} for k, v in MPI_NOT_SLURM]
+    if ctx.native is None:
+        # The SLURM_* variables the entrypoint sets would make mpirun start its daemons with srun;
+        # here they go over ssh to the hosts of the operator's hostfile.
+        lspec["containers"][0]["env"] += [{"name": k, "value": v} for k, v in MPI_NOT_SLURM]
     lspec["containers"][0]["resources"] = {
         "requests": {"cpu": "1", "memory": "2Gi"},
         "limits": {"cpu": "1", "memory": "2Gi"},
@@ -122,6 +137,10 @@ def build_mpi(
     lspec["containers"][0]["volumeMounts"] = [
         m for m in lspec["containers"][0]["volumeMounts"] if m["name"] != "dshm"
     ]
+    if ctx.native is not None:
+        init = ctx.native.init_container(lspec["containers"][0])
+        if init is not None:
+            lspec["initContainers"] = [init]
     spec = {
         "slotsPerWorker": res.computed_tasks_per_node(),
         "runPolicy": _run_policy(policy, kueue),
@@ -136,7 +155,8 @@ def build_mpi(
     )
     manifest.note(
         ("spec", "mpiReplicaSpecs", "Launcher"),
-        "runs the job script; mpirun reaches the Workers through the operator's hostfile",
+        ("runs the job script" if ctx.native is None else "runs mpirun")
+        + "; mpirun reaches the Workers through the operator's hostfile",
     )
     manifest.note(
         ("spec", "mpiReplicaSpecs", "Worker", "template", "spec", "containers", 0, "command"),
@@ -148,7 +168,7 @@ def build_mpi(
         "the MPIJob's Workers run sshd: the image needs an ssh server and the "
         "same MPI as the program (OpenMPI assumed)",
     )
-    return [pod_template.script_configmap(ctx), manifest], Workload(
+    return [*pod_template.script_manifests(ctx), manifest], Workload(
         "mpijob", ctx.name, ctx.namespace, "Succeeded", "Failed"
     )
 

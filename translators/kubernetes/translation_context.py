@@ -9,6 +9,7 @@ by ``shared.render_shared``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
@@ -90,6 +91,7 @@ class Context:
     # job Secret -> (key, line) of each credential the job file wrote out literally
     secret_keys: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
     allocation: JobAllocation | None = None  # what Slurm gives the job (migrate.site.allocation)
+    native: Any = None  # native.Plan when the pods run the step's program themselves
 
     @classmethod
     def create(

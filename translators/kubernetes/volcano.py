@@ -99,7 +99,7 @@ def build(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> tuple[list[
         manifest.note(("spec",), "--hold: Volcano has no suspend field; apply this file when the job may run")
     for path, text in manifest_notes:
         manifest.note(path, text)
-    return [pod_template.script_configmap(ctx), manifest], Workload(
+    return [*pod_template.script_manifests(ctx), manifest], Workload(
         "vcjob", ctx.name, ctx.namespace, "Completed", "Failed", by_phase=True
     )
 

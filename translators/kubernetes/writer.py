@@ -37,6 +37,7 @@ from . import (
     flavors,
     job_policy,
     jobset,
+    native,
     pod_template,
     shared,
     slurm_bridge,
@@ -63,7 +64,12 @@ DEFAULT_QUEUE = "default"
 
 
 def translate_job(
-    job: ir.Job, config: SiteConfig | None = None, flavor: str = "auto", *, name: str | None = None
+    job: ir.Job,
+    config: SiteConfig | None = None,
+    flavor: str = "auto",
+    *,
+    name: str | None = None,
+    style: str = native.AUTO,
 ) -> Translation:
     """One IR job as Kubernetes manifests, with its fidelity log and diagnostics. Never prints."""
     site = Site(config)
@@ -87,6 +93,7 @@ def translate_job(
     if choice.fell_back:
         ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
         ctx.fidelity.approximated(f"--flavor {choice.requested}", choice.reason)
+    decision = _style(ctx, choice, style)
     job_policy.decide_namespace(ctx)
     volumes = storage.volumes(ctx)
     policy = job_policy.decide(ctx, volumes)
@@ -97,17 +104,22 @@ def translate_job(
     manifests, workload = _build(ctx, choice, policy, volumes)
     if choice.bridge:
         slurm_bridge.apply(ctx, manifests)
-    _launchers(ctx, choice)
-    _submissions(ctx, choice)
+    if ctx.native is None:
+        _launchers(ctx, choice)
+        _submissions(ctx, choice)
+    else:
+        native.record(ctx, ctx.native)
     _monitoring(ctx)
     pod_template.report_credentials(ctx)
-    slurmenv.record_script_variables(ctx, _env_names(manifests))
+    if ctx.native is None:
+        slurmenv.record_script_variables(ctx, _env_names(manifests))
     coverage.sweep(ctx)
     # in file order, as a reviewer reads the script; entries without a line keep their order at the end
     ctx.fidelity.entries.sort(key=lambda e: (e.line is None, e.line or 0))
     header = [
         f"Translated by migrate from {job.source.path}:{job.source.line}",
         f"flavor {choice.name}: {choice.reason}",
+        f"style {decision.style}: {decision.reason}",
     ]
     files = {_FILE_NAMES[choice.flavor]: dump_all(manifests, header)}
     return Translation(
@@ -132,7 +144,22 @@ def translate_job(
             workload.by_phase,
         ),
         needs=ctx.needs,
+        style=decision.style,
+        style_reason=decision.reason,
+        style_line=decision.line,
     )
+
+
+def _style(ctx: Context, choice: flavors.Choice, style: str) -> native.Decision:
+    """Native when the script's shape allows it (and the user did not ask for emulation)."""
+    decision, plan = native.decide(ctx.job, choice, style, ctx.name)
+    ctx.native = plan
+    if style == native.NATIVE and plan is None:
+        ctx.diag("TRANSLATE-STYLE-EMULATED", f"--style native: emulated instead, because {decision.reason}")
+        ctx.fidelity.approximated("--style native", f"emulated: {decision.reason}", decision.line)
+    else:
+        ctx.fidelity.mapped(f"style {decision.style}", decision.reason, decision.line)
+    return decision
 
 
 def _build(

@@ -1,0 +1,465 @@
+"""Native translations: the pods run the step's program itself, as a Kubernetes engineer writes it.
+
+``--style native`` (or ``auto`` when the script allows it) reads the script's
+shape (:mod:`.native_shape`) and writes, instead of the script and its shims:
+
+- the step's launcher and its arguments as the container's ``command`` and
+  ``args``, each value the batch shell would have expanded written out: the
+  node count, ``--nproc_per_node``, node 0's address as the workload names it
+  (the PyTorchJob's ``$(MASTER_ADDR)``, the JobSet's or Indexed Job's DNS name
+  of pod 0), the node index as the field that holds it (``$(RANK)``, the
+  JobSet job index, the completion index);
+- the script's exported values as the container's env, and the ``SLURM_*``
+  values the program reads as literals or pod fields;
+- the statements that prepare the run in an init step that runs once before
+  the workers start: an init container of the PyTorchJob's Master or the
+  MPIJob's Launcher (the Workers' launchers wait at the rendezvous, or for
+  mpirun, until it has run), a ``prepare`` replicated job the JobSet's nodes
+  depend on, the init container of a single pod (of each array task, as each
+  Slurm array task runs its own script).
+
+Which targets are native: PyTorchJob and JobSet for torch launchers and one
+program per node, MPIJob for MPI programs, Job for one pod or an array of
+them. Everything else is emulated; :func:`decide` says why.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from migrate import ir
+
+from ..shell.variables import slurm_variables
+from . import flavors
+from .native_shape import Shape, Statement, read_shape, references
+from .native_words import Unknown, literal
+
+NATIVE = "native"
+EMULATE = "emulate"
+AUTO = "auto"
+STYLES = (AUTO, NATIVE, EMULATE)
+
+INIT_CONTAINER = "prepare"
+NODE_RANK = "NODE_RANK"  # the JobSet pod's node index, from its job-index label
+JOBSET_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+_KUBELET_DOLLAR = re.compile(r"\$(?=[$(])")
+_SLURM_IN_TEXT = re.compile(r"SLURMD?_[A-Z0-9_]+")
+
+# SLURM_* values that are the same in every pod of the job
+_NODES = frozenset({"SLURM_NNODES", "SLURM_JOB_NUM_NODES"})
+_TASKS = frozenset({"SLURM_NTASKS", "SLURM_NPROCS"})
+_JOB_NAME = frozenset({"SLURM_JOB_NAME"})
+_JOB_ID = frozenset({"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_ARRAY_JOB_ID"})
+_NODE_INDEX = frozenset({"SLURM_NODEID"})
+_TASK_INDEX = frozenset({"SLURM_PROCID"})
+
+
+@dataclass
+class Decision:
+    style: str  # native | emulate
+    reason: str
+    line: int | None = None
+
+
+@dataclass
+class Plan:
+    """What each pod of a native translation runs, for one workload kind."""
+
+    shape: Shape
+    target: str  # pytorchjob | jobset | job | mpijob
+    name: str
+    nodes: int
+    tasks_per_node: int
+    gpus_per_node: int
+    head: str  # node 0's address, as args may hold it
+    head_name: str  # node 0's address as a literal (for the init step)
+    array_zero_based: bool = True
+    cpus_per_task: int | None = None
+
+    # --- values -------------------------------------------------------------
+    def index_arg(self) -> str:
+        return {"pytorchjob": "$(RANK)", "jobset": f"$({NODE_RANK})", "job": "$(JOB_COMPLETION_INDEX)"}.get(
+            self.target, "0"
+        )
+
+    def slurm(self, name: str, in_args: bool, node0: bool = False) -> str:
+        """A SLURM_* value as the pod has it; raises Unknown when native cannot give it."""
+        if name in _NODES:
+            return str(self.nodes)
+        if name in _TASKS:
+            return str(self.nodes * self.tasks_per_node)
+        if name == "SLURM_NTASKS_PER_NODE":
+            return str(self.tasks_per_node)
+        if name in _JOB_NAME or name in _JOB_ID:
+            return self.name
+        if name in ("SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE") and self.gpus_per_node:
+            return str(self.gpus_per_node)
+        if name == "SLURM_CPUS_PER_TASK" and self.cpus_per_task:
+            return str(self.cpus_per_task)
+        if name == "SLURM_LOCALID" and self.tasks_per_node == 1:
+            return "0"
+        if name in _NODE_INDEX or (name in _TASK_INDEX and self.tasks_per_node == 1):
+            if node0 or (self.nodes == 1 and self.target != "job"):
+                return "0"
+            if not in_args and self.target == "pytorchjob":
+                raise Unknown(
+                    f"${name}: the PyTorchJob's pod rank ($RANK) is set by the operator after the env"
+                )
+            return self.index_arg()
+        if name == "SLURM_ARRAY_TASK_ID" and self.target == "job" and self.array_zero_based:
+            return "$(JOB_COMPLETION_INDEX)"
+        raise Unknown(f"${name} has no native counterpart in a {self.target}")
+
+    def render(self, word: list[Any], in_args: bool = True, node0: bool = False) -> str:
+        out = []
+        for seg in word:
+            if isinstance(seg, str):
+                out.append(_KUBELET_DOLLAR.sub("$$", seg))
+            elif seg.kind == "head":
+                out.append(self.head_name if node0 else self.head)
+            else:
+                out.append(self.slurm(seg.name, in_args, node0))
+        return "".join(out)
+
+    # --- the container ------------------------------------------------------
+    def argv(self) -> list[str]:
+        step = self.shape.step
+        assert step is not None
+        words = [self.render(w) for w in step.argv]
+        if step.kind == "mpi" and step.launcher == "srun --mpi":
+            words = ["mpirun", "-np", str(self.nodes * self.tasks_per_node), *words]
+        if step.kind == "mpi" and self.target == "mpijob":
+            # ranks started over ssh see none of the pod's env: Open MPI passes what -x names
+            words = [words[0], *(w for n in self.forwarded() for w in ("-x", n)), *words[1:]]
+        if self.target == "pytorchjob":
+            prefix = [
+                f"{n}={self.slurm(n, True)}"
+                for n in sorted(self.program_reads() & (_NODE_INDEX | _TASK_INDEX))
+            ]
+            if prefix:
+                words = ["env", *prefix, *words]
+        return words
+
+    def forwarded(self) -> list[str]:
+        """The env names mpirun must pass to the ranks it starts on the Workers."""
+        return [e["name"] for e in self.env()]
+
+    def program_reads(self) -> set[str]:
+        """SLURM_* names the step's program reads at run time (inside a ``bash -c`` text, say)."""
+        step = self.shape.step
+        assert step is not None
+        found: set[str] = set()
+        for word in step.argv:
+            text = literal(word)
+            if text is not None and "SLURM" in text:
+                found |= {n for n in slurm_variables(text) if _SLURM_IN_TEXT.fullmatch(n)}
+        return found
+
+    def env(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.target == "jobset":
+            out.append(_field(NODE_RANK, f"metadata.labels['{JOBSET_INDEX_LABEL}']"))
+        for name, var in self.shape.variables.items():
+            if not var.exported or var.computed:
+                continue
+            if self.target == "pytorchjob" and name in ("MASTER_ADDR", "MASTER_PORT"):
+                continue  # the operator's, from the Master's Service and its port pytorchjob-port
+            value = " ".join(self.render(w, in_args=False) for w in var.words)
+            out.append({"name": name, "value": value})
+        reads = self.program_reads()
+        if self.target == "pytorchjob":
+            reads -= _NODE_INDEX | _TASK_INDEX
+        for name in sorted(reads):
+            if name not in {e["name"] for e in out}:
+                out.append(self.env_entry(name, self.slurm(name, in_args=False)))
+        return out
+
+    def env_entry(self, name: str, value: str) -> dict[str, Any]:
+        """An env entry; a pod index as the field that holds it (the controllers add their own index
+        variables after the template's env, where a $(NAME) reference cannot see them)."""
+        if value == "$(JOB_COMPLETION_INDEX)":
+            return _field(name, f"metadata.annotations['{COMPLETION_INDEX}']")
+        if value == f"$({NODE_RANK})":
+            return _field(name, f"metadata.labels['{JOBSET_INDEX_LABEL}']")
+        if value.startswith("$("):
+            raise Unknown(f"${name}: {value} is not a field an env entry can read")
+        return {"name": name, "value": value}
+
+    def master_port(self) -> str | None:
+        var = self.shape.variables.get("MASTER_PORT")
+        if var is None or var.computed or not var.words:
+            return None
+        value = literal(var.words[0])
+        return value if value and value.isdigit() else None
+
+    # --- the init step ------------------------------------------------------
+    def init_script(self) -> str | None:
+        """The statements that run once before the step, with the variables they read set first."""
+        shape = self.shape
+        if not shape.setup:
+            return None
+        setup_lines = {st.line for st in shape.setup}
+        lines = ["set -e"]
+        for st in sorted([*shape.assignments, *shape.setup], key=lambda s: s.line):
+            lines.append(st.text if st.line in setup_lines else self._assignment_text(st))
+        return "\n".join(line for line in lines if line) + "\n"
+
+    def _assignment_text(self, st: Statement) -> str:
+        """An assignment statement with its known values written out (node 0's view); else as written."""
+        names = [n for n, v in self.shape.variables.items() if v.line == st.line]
+        if not names or any(self.shape.variables[n].computed for n in names):
+            return st.text
+        out = []
+        for n in names:
+            var = self.shape.variables[n]
+            try:
+                values = [self.render(w, in_args=False, node0=True) for w in var.words]
+            except Unknown:
+                return st.text
+            value = (
+                f"({' '.join(shlex.quote(v) for v in values)})"
+                if var.array
+                else shlex.quote(values[0] if values else "")
+            )
+            out.append(f"{'export ' if var.exported and not var.array else ''}{n}={value}")
+        return "\n".join(out)
+
+    def init_env(self) -> list[dict[str, Any]]:
+        """SLURM_* values the once-only statements read, as node 0 has them."""
+        text = "\n".join(st.text for st in self.shape.setup)
+        out = []
+        for name in sorted(n for n in slurm_variables(text) if _SLURM_IN_TEXT.fullmatch(n)):
+            try:
+                out.append(self.env_entry(name, self.slurm(name, in_args=False, node0=True)))
+            except Unknown:
+                continue
+        return out
+
+    def init_container(self, container: dict[str, Any]) -> dict[str, Any] | None:
+        script = self.init_script()
+        if script is None:
+            return None
+        init = {
+            "name": INIT_CONTAINER,
+            "image": container["image"],
+            "command": ["/bin/bash", "-c", _KUBELET_DOLLAR.sub("$$", script)],
+        }
+        if container.get("workingDir"):
+            init["workingDir"] = container["workingDir"]
+        env = [
+            e
+            for e in container.get("env", ())
+            if "valueFrom" in e or not str(e.get("value", "")).startswith("$(")
+        ]
+        env += [e for e in self.init_env() if e["name"] not in {x["name"] for x in env}]
+        if env:
+            init["env"] = env
+        if container.get("resources"):  # a pod asks for the larger of its init and main containers
+            init["resources"] = container["resources"]
+        if container.get("volumeMounts"):
+            init["volumeMounts"] = [m for m in container["volumeMounts"] if m.get("mountPath") != "/dev/shm"]
+        return init
+
+
+def _field(name: str, path: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def _unsupported(shape: Shape, plan: Plan) -> tuple[int, str] | None:
+    """A value of the step or of the env that the target cannot give."""
+    step = shape.step
+    assert step is not None
+    try:
+        plan.argv()
+        plan.env()
+        for name in references(step.argv):
+            plan.slurm(name, in_args=True)
+    except Unknown as why:
+        return step.line, str(why)
+    return None
+
+
+def constants(job: ir.Job, name: str) -> dict[str, str]:
+    """The SLURM_* values that are the same in every pod of the job."""
+    comp = job.components[0]
+    res = comp.resources
+    nodes = res.computed_nodes() * comp.replicas
+    tpn = res.computed_tasks_per_node()
+    out = {n: str(nodes) for n in _NODES}
+    out |= {n: str(nodes * tpn) for n in _TASKS}
+    out |= {n: name for n in _JOB_NAME | _JOB_ID}
+    out["SLURM_NTASKS_PER_NODE"] = str(tpn)
+    # the batch shell runs on node 0 as task 0: what it expands into the step's words is node 0's
+    out |= {"SLURM_NODEID": "0", "SLURM_PROCID": "0", "SLURM_LOCALID": "0"}
+    gpus = res.computed_gpus_per_node()
+    if gpus:
+        out |= {"SLURM_GPUS_ON_NODE": str(gpus), "SLURM_GPUS_PER_NODE": str(gpus)}
+    if res.cpus_per_task:
+        out["SLURM_CPUS_PER_TASK"] = str(res.cpus_per_task)
+    if job.array is not None and job.array.count:
+        out["SLURM_ARRAY_TASK_COUNT"] = str(job.array.count)
+    return out
+
+
+def decide(job: ir.Job, choice: flavors.Choice, style: str, name: str) -> tuple[Decision, Plan | None]:
+    """Native or emulated, and why; the plan when native."""
+    if style == EMULATE:
+        return Decision(EMULATE, "--style emulate: the script runs unchanged with the Slurm shims"), None
+    shape = read_shape(job, constants(job, name))
+    plan, why = _plan(job, choice, shape, name)
+    if plan is None:
+        line, reason = why
+        return Decision(EMULATE, f"{reason} (line {line})" if line else reason, line or None), None
+    step = shape.step
+    assert step is not None
+    what = (
+        f"{step.launcher} at line {step.line} runs in " + ("every pod" if plan.nodes > 1 else "the pod")
+        if plan.target != "mpijob"
+        else (f"mpirun at line {step.line} runs in the Launcher")
+    )
+    return Decision(NATIVE, f"{what}; no wrapper, shims or step service", step.line), plan
+
+
+def _plan(
+    job: ir.Job, choice: flavors.Choice, shape: Shape, name: str
+) -> tuple[Plan | None, tuple[int, str]]:
+    if shape.blocker is not None:
+        return None, shape.blocker
+    step = shape.step
+    assert step is not None
+    if len(job.components) > 1:
+        return None, (step.line, "a heterogeneous job: its components share one script")
+    if choice.bridge:
+        return None, (0, "slurm-bridge runs each pod as a Slurm job: the pods keep the Slurm environment")
+    if job.io.stdin:
+        return None, (0, "--input: the entrypoint feeds the script's stdin from the file")
+    if job.failure.signal is not None:
+        return None, (0, "--signal: the entrypoint sends the signal before the time limit")
+    if job.submits:
+        return None, (job.submits[0].line or 0, "the script submits jobs itself")
+    comp = job.components[0]
+    credentials = _credentials(job)
+    for var_name, var in shape.variables.items():
+        if var.exported and var.computed and var_name not in credentials:
+            return None, (var.line, f"the program would not see ${var_name}, {var.computed}")
+    images = {c.image for c in comp.containers if c.image}
+    if len(images) > 1:
+        return None, (step.line, f"{len(images)} container images: one pod runs one")
+    nodes = comp.resources.computed_nodes() * comp.replicas
+    tpn = comp.resources.computed_tasks_per_node()
+    target = choice.flavor
+    supported = {
+        "torch": (flavors.PYTORCHJOB, flavors.JOBSET, flavors.JOB, flavors.CRONJOB),
+        "tasks": (flavors.PYTORCHJOB, flavors.JOBSET, flavors.JOB, flavors.CRONJOB),
+        "mpi": (flavors.MPIJOB, flavors.JOB, flavors.CRONJOB),
+        "program": (flavors.JOB, flavors.CRONJOB),
+    }[step.kind]
+    if target == flavors.CRONJOB:
+        if nodes > 1:
+            return None, (step.line, "a CronJob of several pods")
+        target = flavors.JOB  # a CronJob's job template: one pod, as a Job's
+    if target not in supported:
+        return None, (step.line, f"a {step.kind} step has no native form as a {choice.name}")
+    if step.kind == "mpi" and target == flavors.JOB and nodes > 1:
+        return None, (step.line, "mpirun across nodes needs an MPIJob")
+    if step.kind in ("torch", "tasks") and step.under_srun and tpn > 1:
+        return None, (step.line, f"{tpn} tasks per node: one pod per node runs one program")
+    if step.kind in ("torch", "tasks") and not step.under_srun and nodes > 1:
+        return None, (step.line, f"{step.launcher} outside srun runs on node 0 of {nodes} nodes only")
+    if step.kind == "program" and nodes > 1:
+        return None, (step.line, f"the program runs on node 0 of {nodes} nodes")
+    if step.background and not any(d[1].startswith("the pods end") for d in shape.dropped):
+        return None, (step.line, "the step runs in the background and nothing waits for it")
+    array = job.array
+    zero = True
+    if array is not None:
+        if nodes > 1:
+            return None, (step.line, "an array of multi-node jobs")
+        from .slurmenv import array_count, array_ranges
+
+        zero = array_ranges(array) == [(0, 1, array_count(array))]
+    gpus = comp.resources.computed_gpus_per_node()
+    head, head_name = _head(target, name, nodes)
+    plan = Plan(shape, target, name, nodes, tpn, gpus, head, head_name, zero, comp.resources.cpus_per_task)
+    bad = _unsupported(shape, plan)
+    if bad is not None:
+        return None, bad
+    if shape.setup and target == flavors.JOB and nodes > 1:
+        return None, (
+            shape.setup[0].line,
+            "statements to run once before the step, in an Indexed Job of one pod per node",
+        )
+    return plan, (0, "")
+
+
+def _credentials(job: ir.Job) -> set[str]:
+    """Exported credentials the script reads from a file or command: a Secret gives them to the pods."""
+    return {
+        e.name
+        for e in (*job.environment, *(x for c in job.components for x in c.environment))
+        if e.secret is not None and e.secret.kind == "command"
+    }
+
+
+def _head(target: str, name: str, nodes: int) -> tuple[str, str]:
+    if nodes == 1 and target != flavors.MPIJOB:
+        return "localhost", "localhost"
+    if target == flavors.PYTORCHJOB:
+        return "$(MASTER_ADDR)", f"{name}-master-0"
+    if target == flavors.JOBSET:
+        host = f"{name}-node-0-0.{name}"
+        return host, host
+    if target == flavors.MPIJOB:
+        host = f"{name}-worker-0.{name}"
+        return host, host
+    host = f"{name}-0.{name}"
+    return host, host
+
+
+def record(ctx: Any, plan: Plan) -> None:
+    """Fidelity: where each statement of the script went."""
+    shape = plan.shape
+    step = shape.step
+    assert step is not None
+    for name, var in shape.variables.items():
+        item = f"env {name}"
+        if var.exported and not var.computed:
+            if name == "MASTER_ADDR" and plan.target == "pytorchjob":
+                ctx.fidelity.mapped(item, "the operator's MASTER_ADDR (the Master pod's Service)", var.line)
+            elif name == "MASTER_PORT" and plan.target == "pytorchjob":
+                ctx.fidelity.mapped(
+                    item,
+                    "the Master container's port pytorchjob-port, which the operator sets as MASTER_PORT",
+                    var.line,
+                )
+            else:
+                ctx.fidelity.mapped(item, "container env", var.line)
+        elif var.computed and not var.exported:
+            ctx.fidelity.approximated(item, f"not in the pods' env: {var.computed}", var.line)
+    for st in shape.setup:
+        ctx.fidelity.mapped(f"statement: {_short(st.text)}", _where_init(plan), st.line)
+    for st, why in shape.dropped:
+        ctx.fidelity.approximated(f"statement: {_short(st.text)}", f"not run: {why}", st.line)
+    if shape.workdir:
+        ctx.fidelity.mapped(f"cd {shape.workdir}", "workingDir", None)
+
+
+def _where_init(plan: Plan) -> str:
+    return {
+        "pytorchjob": "runs once, in the Master's init container, before its launcher starts; the Workers' "
+        "launchers wait at the rendezvous",
+        "mpijob": "runs once, in the Launcher's init container, before mpirun starts the ranks",
+        "jobset": "runs once, in the prepare replicated job, which the nodes' job depends on (Complete)",
+    }.get(plan.target, "runs in the pod's init container, before the program (once per array task)")
+
+
+def _short(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first[:80]
+
+
+__all__ = ["AUTO", "EMULATE", "NATIVE", "STYLES", "Decision", "Plan", "decide", "record"]
