@@ -170,7 +170,7 @@ def test_sbatch_values_reach_the_pod_script_byte_for_byte(
     # sbatch strips one pair of quotes around an --export value; '$' and template marks: see the xfail below
     assume(not (len(value) >= 2 and value[0] == value[-1] and value[0] in "'\""))
     assume(any(e.name == "MIGRATE_T_VALUE" for e in job.environment))
-    t = translate_job(job, None)
+    t = translate_job(job, None, style="emulate")
     (manifest,) = t.files.values()
     docs = documents(manifest)  # valid YAML
     (container,) = pod_specs([d for d in docs if d["kind"] != "ConfigMap"])[0]["containers"]
@@ -189,7 +189,7 @@ def test_sbatch_values_reach_the_pod_script_byte_for_byte(
 @pytest.mark.parametrize("value", ["v $(id) ${X}", "{{", "$$ $(SLURM_JOB_NAME) $"])
 def test_export_value_with_a_dollar_or_braces_reaches_the_pod(tmp_path: Path, value: str) -> None:
     job = _read_job(_sbatch("n", "/w", value, "a"), tmp_path / "src")
-    (manifest,) = translate_job(job, None).files.values()
+    (manifest,) = translate_job(job, None, style="emulate").files.values()
     assert _pod_sees(manifest, tmp_path / "pod")["value"] == value.encode()
 
 
@@ -237,7 +237,7 @@ def test_ir_values_reach_the_pod_script_byte_for_byte(
             'printf %s "$MIGRATE_T_VALUE" > "$MIGRATE_DIR/seen-value"\n'
         ),
     )
-    (manifest,) = translate_job(job, None).files.values()
+    (manifest,) = translate_job(job, None, style="emulate").files.values()
     assert validate.validate_documents(manifest) == []
     seen = _pod_sees(manifest, case)
     assert seen == {"name": name.encode(), "workdir": ("/w" + workdir).encode(), "value": value.encode()}

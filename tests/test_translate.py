@@ -55,12 +55,15 @@ def simple(name: str, path: str = "job.sbatch", **kw: object) -> ir.Job:
     )  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("flavor", [f for f in FLAVORS])
+@pytest.mark.parametrize(
+    ("flavor", "style"), [*((f, "auto") for f in FLAVORS), ("auto", "emulate")], ids=lambda v: str(v)
+)
 def test_every_manifest_of_the_corpus_passes_strict_validation(
-    flavor: str, tmp_path: Path, in_repo: Path
+    flavor: str, style: str, tmp_path: Path, in_repo: Path
 ) -> None:
+    """``auto`` writes native pods where the script allows; ``emulate`` the script with its shims."""
     jobs = scanner.scan(["corpus"]).jobs  # Kubernetes manifests too: their IR goes back to Kubernetes
-    result = translate_jobs(jobs, flavor=flavor, config=SITE)
+    result = translate_jobs(jobs, flavor=flavor, config=SITE, style=style)
     result.tree.commit(str(tmp_path / "out"))
     report = validate.validate_tree(tmp_path / "out")
     problems = [p.render() for f in report.files for p in f.problems]

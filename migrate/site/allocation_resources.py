@@ -131,7 +131,9 @@ def component(
     cpus = _cpus(res, index, whole, part, node, label, tpn.value, gpus.value, say, found)
     memory, whole_memory = _memory(res, index, whole, part, node, label, cpus.value, gpus.value, say, found)
     fabric = fabric_uses(job, comp)
-    devices = _devices(node, whole, fabric, gpus.value, cpus.value, label) if node and node.devices else ()
+    devices: tuple[Sourced[Device], ...] = ()
+    if node and node.devices:
+        devices = _devices(node, whole, fabric, gpus.value, cpus.value, label, nodes.value)
     return ComponentAllocation(  # by position: a site makes one per job, and keywords cost twice as much
         comp.name,
         nodes,
@@ -454,9 +456,18 @@ def _gres(
 
 
 def _devices(
-    node: NodeType | None, whole: bool, fabric: tuple[FabricUse, ...], gpus: int, cpus: int, label: str
+    node: NodeType | None,
+    whole: bool,
+    fabric: tuple[FabricUse, ...],
+    gpus: int,
+    cpus: int,
+    label: str,
+    nodes: int = 1,
 ) -> tuple[Sourced[Device], ...]:
-    """Node devices Slurm does not schedule (EFA interfaces): every job on the node may use them."""
+    """Node devices Slurm does not schedule (EFA interfaces): every job on the node may use them.
+
+    A job across nodes that holds every GPU of each uses them without saying so: NCCL takes the
+    node's fabric through the image's plugin (aws-ofi-nccl), as it does on the Slurm node."""
     if node is None:
         return ()
     out: list[Sourced[Device]] = []
@@ -469,6 +480,13 @@ def _devices(
             out.append(Sourced(dev, Provenance(Source.EXCLUSIVE, detail)))
             continue
         use = next((f for f in fabric if fabric_device(f.kind, dev.name)), None)
+        if use is None and nodes > 1 and gpus and node.gpus.value and gpus >= node.gpus.value:
+            detail = (
+                f"all {dev.quantity} {dev.name}: {nodes} nodes with all {gpus} GPUs of each, whose NCCL "
+                f"traffic takes the node's fabric ({device.detail})"
+            )
+            out.append(Sourced(dev, Provenance(Source.INFERRED, detail)))
+            continue
         if use is None:
             continue
         share, basis = _share(dev.quantity, gpus, node.gpus.value, cpus, node.cpus.value)

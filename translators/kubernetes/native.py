@@ -25,6 +25,7 @@ them. Everything else is emulated; :func:`decide` says why.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from typing import Any
 
 from migrate import ir
 
+from ..shell.launchers import SHELLS
 from ..shell.variables import slurm_variables
 from . import flavors
 from .native_shape import Shape, Statement, read_shape, references
@@ -48,6 +50,7 @@ JOBSET_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 _KUBELET_DOLLAR = re.compile(r"\$(?=[$(])")
 _SLURM_IN_TEXT = re.compile(r"SLURMD?_[A-Z0-9_]+")
+_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 # SLURM_* values that are the same in every pod of the job
 _NODES = frozenset({"SLURM_NNODES", "SLURM_JOB_NUM_NODES"})
@@ -55,6 +58,17 @@ _TASKS = frozenset({"SLURM_NTASKS", "SLURM_NPROCS"})
 _JOB_NAME = frozenset({"SLURM_JOB_NAME"})
 _JOB_ID = frozenset({"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_ARRAY_JOB_ID"})
 _NODE_INDEX = frozenset({"SLURM_NODEID"})
+TASK_IDENTITY = frozenset(
+    {
+        "SLURM_PROCID",
+        "SLURM_LOCALID",
+        "SLURM_NODEID",
+        "SLURM_NTASKS",
+        "SLURM_NNODES",
+        "SLURM_JOB_ID",
+        "SLURM_JOB_NAME",
+    }
+)
 _TASK_INDEX = frozenset({"SLURM_PROCID"})
 
 
@@ -153,6 +167,15 @@ class Plan:
         step = self.shape.step
         assert step is not None
         found: set[str] = set()
+        first = literal(step.argv[0]) if step.argv else None
+        inline = (
+            first is not None
+            and os.path.basename(first) in SHELLS
+            and any(literal(w) in ("-c", "-lc", "-ec", "-xc") for w in step.argv[1:3])
+        )
+        if step.kind == "tasks" and step.under_srun and not inline:
+            # a program srun starts may read its identity itself (Lightning and DDP helpers do)
+            found |= TASK_IDENTITY
         for word in step.argv:
             text = literal(word)
             if text is not None and "SLURM" in text:
@@ -203,10 +226,28 @@ class Plan:
         if not shape.setup:
             return None
         setup_lines = {st.line for st in shape.setup}
-        lines = ["set -e"]
-        for st in sorted([*shape.assignments, *shape.setup], key=lambda s: s.line):
+        # the script's own shell options (set -e ...), and the assignments the statements read
+        lines = [
+            st.text
+            for st, _ in shape.dropped
+            if st.text.split()[:1] == ["set"] and st.line < shape.setup[0].line
+        ]
+        needed = self._needed_assignments()
+        for st in sorted([*needed, *shape.setup], key=lambda s: s.line):
             lines.append(st.text if st.line in setup_lines else self._assignment_text(st))
         return "\n".join(line for line in lines if line) + "\n"
+
+    def _needed_assignments(self) -> list[Statement]:
+        """The assignment statements the once-only statements depend on, transitively."""
+        shape = self.shape
+        wanted = set(_REFERENCE.findall("\n".join(st.text for st in shape.setup)))
+        chosen: list[Statement] = []
+        for st in reversed(shape.assignments):
+            sets = {n for n, v in shape.variables.items() if v.line == st.line and not v.constant}
+            if sets & wanted:  # a cd before them is the init container's workingDir
+                chosen.append(st)
+                wanted |= set(_REFERENCE.findall(st.text))
+        return chosen
 
     def _assignment_text(self, st: Statement) -> str:
         """An assignment statement with its known values written out (node 0's view); else as written."""
@@ -335,6 +376,8 @@ def _plan(
         return None, (step.line, "a heterogeneous job: its components share one script")
     if choice.bridge:
         return None, (0, "slurm-bridge runs each pod as a Slurm job: the pods keep the Slurm environment")
+    if job.templated and any("{{" in w or "${" in w for w in step.text.split()):
+        return None, (step.line, "a template: the step's words are known once it is rendered (--set)")
     if job.io.stdin:
         return None, (0, "--input: the entrypoint feeds the script's stdin from the file")
     if job.failure.signal is not None:
@@ -362,16 +405,19 @@ def _plan(
         if nodes > 1:
             return None, (step.line, "a CronJob of several pods")
         target = flavors.JOB  # a CronJob's job template: one pod, as a Job's
+    if step.kind == "program" and nodes > 1:
+        return None, (step.line, f"{step.launcher} outside srun runs on node 0 of {nodes} nodes only")
     if target not in supported:
         return None, (step.line, f"a {step.kind} step has no native form as a {choice.name}")
     if step.kind == "mpi" and target == flavors.JOB and nodes > 1:
         return None, (step.line, "mpirun across nodes needs an MPIJob")
+    layout = _srun_layout(step.srun, nodes, tpn if step.kind == "mpi" else 1)
+    if layout is not None:
+        return None, (step.line, layout)
     if step.kind in ("torch", "tasks") and step.under_srun and tpn > 1:
         return None, (step.line, f"{tpn} tasks per node: one pod per node runs one program")
     if step.kind in ("torch", "tasks") and not step.under_srun and nodes > 1:
         return None, (step.line, f"{step.launcher} outside srun runs on node 0 of {nodes} nodes only")
-    if step.kind == "program" and nodes > 1:
-        return None, (step.line, f"the program runs on node 0 of {nodes} nodes")
     if step.background and not any(d[1].startswith("the pods end") for d in shape.dropped):
         return None, (step.line, "the step runs in the background and nothing waits for it")
     array = job.array
@@ -394,6 +440,19 @@ def _plan(
             "statements to run once before the step, in an Indexed Job of one pod per node",
         )
     return plan, (0, "")
+
+
+def _srun_layout(srun: dict[str, str], nodes: int, per_node: int) -> str | None:
+    """Why the step's own -N/-n/--ntasks-per-node differ from one program per pod, if they do."""
+    wanted = {
+        "nodes": {str(nodes), f"{nodes}-{nodes}"},
+        "ntasks": {str(nodes * per_node)},
+        "ntasks-per-node": {str(per_node)},
+    }
+    for key, values in wanted.items():
+        if key in srun and srun[key] not in values:
+            return f"srun --{key}={srun[key]}: the step's tasks are not one program per pod of the job"
+    return None
 
 
 def _credentials(job: ir.Job) -> set[str]:

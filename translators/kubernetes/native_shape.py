@@ -355,8 +355,11 @@ def _step(shape: Shape, st: Statement, cmd: Command) -> None:
     if shape.step is not None:
         shape.block(st.line, f"a second step (the first is at line {shape.step.line})")
         return
-    if _writes(cmd) or any(r.op == "<" for r in cmd.redirects):
+    if _writes(cmd) or any(r.op in ("<", "<>") for r in cmd.redirects):
         shape.block(st.line, "the step's input or output is redirected to a file")
+        return
+    if any(r.heredoc is not None or r.op.startswith("<<") for r in cmd.redirects):
+        shape.block(st.line, "the step reads a here-document on its standard input")
         return
     argv = _expanded(shape, st.line, cmd, "the step's argument")
     if argv is None:
@@ -467,7 +470,8 @@ def _program_step(shape: Shape) -> None:
     last = shape.setup.pop()
     read = read_script(last.text)
     cmds = [c for c in read.commands if c.captured_by is None and c.origin == "body"]
-    if len(cmds) != 1 or cmds[0].nested or _writes(cmds[0]) or cmds[0].background:
+    stdin = any(r.op.startswith("<") for r in cmds[0].redirects) if len(cmds) == 1 else False
+    if len(cmds) != 1 or cmds[0].nested or _writes(cmds[0]) or cmds[0].background or stdin:
         shape.block(last.line, "the last statement is not one program")
         return
     cmd = cmds[0]

@@ -1,0 +1,114 @@
+"""Native translations against manifests written by hand for the same scripts.
+
+Each ``corpus/cases/native/NAME.sbatch`` has ``NAME.expected.yaml``: the workload a Kubernetes
+engineer writes for that script (the launcher in the container, its arguments written out, the
+pods, the devices, the env). The translation must say the same, field by field, for every
+container the expected manifest lists; fields the expected manifest leaves out (labels,
+annotations, tolerations, CPU requests) are not compared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import CORPUS
+
+from migrate.diagnostics import Collector
+from migrate.site.config import load_site_config
+from migrate.translate import translate_jobs
+from migrate.translators.slurm import reader
+
+CASES = CORPUS / "cases" / "native"
+SITE = load_site_config(CORPUS / "sample-site" / "migrate.yaml")
+WORKLOADS = ("Job", "JobSet", "PyTorchJob", "MPIJob")
+
+
+def _workload(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(d for d in docs if d and d.get("kind") in WORKLOADS)
+
+
+def _roles(doc: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
+    """Each pod role: (how many pods, the pod spec)."""
+    spec = doc["spec"]
+    kind = doc["kind"]
+    if kind in ("PyTorchJob", "MPIJob"):
+        replicas = spec["pytorchReplicaSpecs" if kind == "PyTorchJob" else "mpiReplicaSpecs"]
+        return {role: (int(r.get("replicas", 1)), r["template"]["spec"]) for role, r in replicas.items()}
+    if kind == "JobSet":
+        return {
+            r["name"]: (int(r.get("replicas", 1)), r["template"]["spec"]["template"]["spec"])
+            for r in spec["replicatedJobs"]
+        }
+    return {"pod": (int(spec.get("completions", 1)), spec["template"]["spec"])}
+
+
+def _env(container: dict[str, Any]) -> dict[str, object]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env") or ()}
+
+
+def _devices(container: dict[str, Any]) -> dict[str, str]:
+    limits = (container.get("resources") or {}).get("limits") or {}
+    return {k: str(v) for k, v in limits.items() if "/" in k}
+
+
+def _compare(where: str, want: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    problems = []
+
+    def differ(field: str, a: object, b: object) -> None:
+        if a != b:
+            problems.append(f"{where} {field}: expected {a!r}, got {b!r}")
+
+    differ("command", want.get("command"), got.get("command"))
+    differ("args", [str(a) for a in want.get("args") or ()], [str(a) for a in got.get("args") or ()])
+    differ("env", _env(want), _env(got))
+    differ("devices", _devices(want), _devices(got))
+    for field in ("workingDir", "ports"):
+        if field in want:
+            differ(field, want[field], got.get(field))
+    if "volumeMounts" in want:
+        mounts = {m["mountPath"] for m in want["volumeMounts"]}
+        found = {m["mountPath"] for m in got.get("volumeMounts") or ()}
+        differ("mounts", mounts, found & (mounts | {"/dev/shm"}))
+    return problems
+
+
+def _normalised_init(container: dict[str, Any]) -> dict[str, Any]:
+    """An init script compared by its statements, not its blank lines."""
+    command = list(container.get("command") or ())
+    if command[:2] == ["/bin/bash", "-c"]:
+        command[2] = "\n".join(line.strip() for line in command[2].splitlines() if line.strip())
+    return {**container, "command": command}
+
+
+@pytest.mark.parametrize("source", sorted(CASES.glob("*.sbatch")), ids=lambda p: p.stem)
+def test_native_translation_is_what_an_engineer_writes(source: Path) -> None:
+    expected = _workload(list(yaml.safe_load_all(source.with_suffix(".expected.yaml").read_text())))
+    rel = str(source.relative_to(CORPUS.parent))
+    jobs = reader.read(source.read_text(encoding="utf-8"), rel, Collector(rel))
+    t = translate_jobs(jobs, config=SITE).translations[0]
+    assert t.style == "native", t.style_reason
+    (text,) = t.files.values()
+    got = _workload(list(yaml.safe_load_all(text)))
+    assert (got["kind"], got["apiVersion"]) == (expected["kind"], expected["apiVersion"])
+    want_roles, got_roles = _roles(expected), _roles(got)
+    assert sorted(got_roles) == sorted(want_roles)
+    problems = []
+    for role, (pods, want_pod) in want_roles.items():
+        got_pods, got_pod = got_roles[role]
+        if pods != got_pods:
+            problems.append(f"{role}: expected {pods} pods, got {got_pods}")
+        for key in ("containers", "initContainers"):
+            wanted = want_pod.get(key) or []
+            found = got_pod.get(key) or []
+            if len(wanted) != len(found):
+                problems.append(f"{role} {key}: expected {len(wanted)}, got {len(found)}")
+                continue
+            for want, have in zip(wanted, found, strict=True):
+                if key == "initContainers":
+                    want, have = _normalised_init(want), _normalised_init(have)
+                    have = {k: v for k, v in have.items() if k in want or k == "command"}
+                problems += _compare(f"{role} {key} {want['name']}", want, have)
+    assert problems == [], "\n".join(problems)
