@@ -32,7 +32,8 @@ _KUBECTL = """#!{python} -SE
 import fcntl, json, os, re, sys
 
 NOT_WORKLOADS = {{"ConfigMap", "PersistentVolumeClaim", "PersistentVolume", "Secret", "Service",
-                 "LocalQueue", "ClusterQueue", "ResourceFlavor", "WorkloadPriorityClass", "PriorityClass"}}
+                 "LocalQueue", "ClusterQueue", "ResourceFlavor", "WorkloadPriorityClass", "PriorityClass",
+                 "NetworkPolicy"}}
 OK_CONDITION = {{"jobset": "Completed", "mpijob": "Succeeded", "pytorchjob": "Succeeded"}}
 state_file = os.environ["KUBECTL_STATE"]
 outcomes = json.loads(os.environ["KUBECTL_OUTCOMES"])
@@ -51,6 +52,12 @@ with open(state_file + ".lock", "w") as lock:
                 if kind and name and kind.group(1) not in NOT_WORKLOADS:
                     state["objects"][name.group(1)] = {{"polls": 0}}
                     state["events"].append(["applied", name.group(1)])
+    elif args[:3] == ["create", "secret", "generic"]:
+        value = next(a.split("=", 2)[2] for a in args if a.startswith("--from-literal=token="))
+        state.setdefault("secrets", {{}})[args[3]] = value
+        state["events"].append(["secret", args[3]])
+    elif args[:2] == ["get", "secret"]:
+        code = 0 if args[2] in state.get("secrets", {{}}) else 1
     elif args[0] == "get":
         name, query = args[2], args[-1]
         obj = state["objects"].get(name)
@@ -83,9 +90,11 @@ def translated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def run_submit(out: Path, tmp: Path, outcomes: dict[str, str]) -> list[tuple[str, str]]:
+def run_submit(
+    out: Path, tmp: Path, outcomes: dict[str, str], state: dict[str, Any] | None = None
+) -> list[tuple[str, str]]:
     bin_dir = tmp / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     kubectl = bin_dir / "kubectl"
     kubectl.write_text(_KUBECTL.format(python=sys.executable), encoding="utf-8")
     kubectl.chmod(0o755)
@@ -100,8 +109,10 @@ def run_submit(out: Path, tmp: Path, outcomes: dict[str, str]) -> list[tuple[str
         ["bash", str(out / "submit.sh")], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    state: dict[str, Any] = json.loads((tmp / "state.json").read_text(encoding="utf-8"))
-    return [(what, name) for what, name in state["events"]]
+    final: dict[str, Any] = json.loads((tmp / "state.json").read_text(encoding="utf-8"))
+    if state is not None:
+        state.update(final)
+    return [(what, name) for what, name in final["events"]]
 
 
 def at(events: list[tuple[str, str]], what: str | tuple[str, ...], name: str) -> int:
@@ -160,14 +171,31 @@ def test_each_dependency_is_recorded(translated: Path) -> None:
     assert all(status != "dropped" for status in entries.values()), entries
 
 
-def test_the_sample_sites_data_pipeline_applies_in_order(tmp_path: Path) -> None:
-    """download -> dedup -> the --wrap shard list -> tokenize -> verify -> pretrain -> eval -> export."""
+# A Secret of the sample site's that exists before submit.sh runs (the cluster's state).
+EXISTING_SECRETS = {"llm13b-pretrain-steps": "kept"}
+
+
+@pytest.fixture(scope="module")
+def sample_site(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[tuple[str, str]], dict[str, Any]]:
+    """The sample site translated, and what its submit.sh did: (output, events, final state)."""
+    out = tmp_path_factory.mktemp("sample-site") / "out"
     site = CHAINS.parents[2] / "sample-site"
-    out = tmp_path / "out"
     api.run_translate([str(site)], "kubernetes", str(out), workflow="script", options=ScanOptions(cache=None))
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    events = run_submit(out, run_dir, {})
+    run = out.parent / "run"
+    run.mkdir()
+    (run / "state.json").write_text(json.dumps({"events": [], "objects": {}, "secrets": EXISTING_SECRETS}))
+    state: dict[str, Any] = {}
+    events = run_submit(out, run, {}, state)
+    return out, events, state
+
+
+def test_the_sample_sites_data_pipeline_applies_in_order(
+    sample_site: tuple[Path, list[tuple[str, str]], dict[str, Any]],
+) -> None:
+    """download -> dedup -> the --wrap shard list -> tokenize -> verify -> pretrain -> eval -> export."""
+    _, events, _ = sample_site
     chain = ["dl-web-v3", "dedup-web-v3", "shardlist", "tok-web-v3", "tok-verify", "llm13b-pretrain"]
     chain += ["llm13b-eval", "llm13b-export"]
     for prerequisite, dependent in itertools.pairwise(chain):
@@ -205,3 +233,23 @@ def test_a_singleton_script_submitted_three_times_runs_three_times_in_turn(tmp_p
         job = next(d for d in docs if d and d["kind"] == "Job")
         deadlines[name] = job["spec"].get("activeDeadlineSeconds")
     assert deadlines == {"refresh-index": 10800, "refresh-index-2": 1800, "refresh-index-3": 10800}
+
+
+def test_a_multi_pod_job_gets_its_random_step_token_before_it_is_applied(
+    sample_site: tuple[Path, list[tuple[str, str]], dict[str, Any]],
+) -> None:
+    """Its pods share a token from the Secret <job>-steps: submit.sh makes it once, random, never written."""
+    out, events, state = sample_site
+    guarded = {p.parent.name for p in out.glob("*/*.yaml") if "name: MIGRATE_STEP_TOKEN" in p.read_text()}
+    assert "llm13b-pretrain" in guarded
+    made = {job for job in guarded if f"{job}-steps" not in EXISTING_SECRETS}
+    for job in made:
+        assert at(events, "secret", f"{job}-steps") < at(events, "applied", job)
+    assert sorted(n for w, n in events if w == "secret") == sorted(f"{job}-steps" for job in made)
+    assert state["secrets"]["llm13b-pretrain-steps"] == "kept"  # it existed: left as it is
+    tokens = [t for name, t in state["secrets"].items() if name not in EXISTING_SECRETS]
+    assert all(len(t) == 64 and int(t, 16) >= 0 for t in tokens)
+    assert len(set(tokens)) == len(tokens)  # random: no two jobs share one
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert not any(t in path.read_text(errors="replace") for t in tokens)

@@ -780,6 +780,122 @@ def test_srun_shim_runs_the_het_group_in_its_pods(tmp_path: Path) -> None:
     assert out[2:] == [f"group0-default {learner}"]
 
 
+# ---------------------------------------------------------------------------
+# the step service: a token the job's pods share, and a NetworkPolicy around its port
+
+TWO_NODES = "#!/bin/bash\n#SBATCH -J {name}\n#SBATCH -N 2\nsrun hostname > /fsx/{name}.out\n"
+
+
+@pytest.mark.parametrize("flavor", ["job", "jobset", "volcano", "pytorchjob", "kueue"])
+def test_a_multi_pod_jobs_pods_share_a_step_token_and_a_policy_guards_the_port(flavor: str) -> None:
+    t = translate(TWO_NODES.format(name="guarded"), flavor, style="emulate")
+    (text,) = t.files.values()
+    docs = documents(text)
+    ref = {"secretKeyRef": {"name": "guarded-steps", "key": "token"}}
+    templates = pod_specs([d for d in docs if d["kind"] != "ConfigMap"])
+    assert templates
+    for spec in templates:
+        env = spec["containers"][0]["env"]
+        assert [e.get("valueFrom") for e in env if e["name"] == "MIGRATE_STEP_TOKEN"] == [ref]
+    assert "Secret" not in {d["kind"] for d in docs}  # its value is random: never written
+    kinds = [d["kind"] for d in docs]
+    policy = docs[kinds.index("NetworkPolicy")]
+    assert kinds.index("NetworkPolicy") == len(docs) - 2  # just before the workload: there when pods start
+    assert policy["apiVersion"] == "networking.k8s.io/v1" and policy["metadata"]["name"] == "guarded-steps"
+    assert policy["metadata"]["namespace"] == "batch"
+    own = {"matchLabels": {"migrate.io/job": "guarded"}}
+    for spec_parent in _pod_templates(docs):
+        labels = spec_parent["metadata"]["labels"]
+        assert own["matchLabels"].items() <= labels.items()  # the policy selects every pod of the job
+    assert policy["spec"] == {
+        "podSelector": own,
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {"from": [{"podSelector": own}]},
+            {
+                "ports": [
+                    {"protocol": "TCP", "port": 1, "endPort": 6819},
+                    {"protocol": "TCP", "port": 6821, "endPort": 65535},
+                    {"protocol": "UDP", "port": 1, "endPort": 65535},
+                    {"protocol": "SCTP", "port": 1, "endPort": 65535},
+                ]
+            },
+        ],
+    }
+    assert validate.validate_documents(text) == []
+    (diag,) = [d for d in t.diagnostics if d.code == "TRANSLATE-SECRET"]
+    assert "'guarded-steps'" in diag.message and "openssl rand -hex 32" in diag.message
+    assert entry(t, "step service").status == FidelityStatus.APPROXIMATED
+
+
+def _pod_templates(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every object with a pod spec under ``spec`` and its metadata (the pod templates)."""
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("spec"), dict) and "containers" in node["spec"]:
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk([d for d in docs if d["kind"] not in ("ConfigMap", "NetworkPolicy")])
+    return found
+
+
+@pytest.mark.parametrize(
+    ("text", "flavor"),
+    [
+        ("#!/bin/bash\n#SBATCH -J one\nsrun hostname\n", "job"),
+        ("#!/bin/bash\n#SBATCH -J arr\n#SBATCH --array=0-3\nsrun hostname\n", "job"),
+        ("#!/bin/bash\n#SBATCH -J mpi\n#SBATCH -N 2\nmpirun ./a\n", "mpijob"),
+    ],
+)
+def test_a_job_without_a_step_service_gets_no_token_and_no_policy(text: str, flavor: str) -> None:
+    for style in ("emulate", "auto"):
+        t = translate(text, flavor, style=style)
+        (manifest,) = t.files.values()
+        assert "MIGRATE_STEP_TOKEN" not in {e["name"] for e in container(t).get("env", [])}
+        assert "NetworkPolicy" not in {d["kind"] for d in documents(manifest)}
+        assert not any("-steps" in d.message for d in t.diagnostics)
+
+
+def test_a_step_from_another_jobs_pod_is_refused_while_the_jobs_own_run(tmp_path: Path) -> None:
+    """Two jobs side by side: a pod of b sends a step to a pod of a, which refuses it (b's token is not
+    a's) and runs nothing; a's own steps run before and after. The pod runner enforces no
+    NetworkPolicy: the token alone keeps b out here."""
+    require_pods()
+    texts = [
+        next(iter(translate(TWO_NODES.format(name=n), "job", style="emulate").files.values()))
+        for n in ("a", "b")
+    ]
+    wait_for = "for i in $(seq 200); do [ -e /fsx/{0} ] && break; sleep 0.1; done\n"
+    script_a = (
+        "#!/bin/bash\nsrun -N2 bash -c 'echo own $SLURMD_NODENAME' | sort\ntouch /fsx/a-ready\n"
+        + wait_for.format("b-done")
+        + "srun -w a-1.a bash -c 'echo still $SLURMD_NODENAME'\n"
+    )
+    intruder = 'perl "$MIGRATE_DIR/bin/migrate-stepd" run a-1.a 0 1 touch /fsx/pwned'
+    script_b = (
+        "#!/bin/bash\n" + wait_for.format("a-ready") + f"{intruder} 2>/fsx/b-refused; echo rc=$?\n"
+        "srun -w b-1.b bash -c 'echo own $SLURMD_NODENAME'\ntouch /fsx/b-done\n"
+    )
+    claim = tmp_path / "claim"
+    a, b = pods.run_together(
+        texts, tmp_path / "run", scripts=[script_a, script_b], claims={"fsx-pvc": claim}, timeout=40
+    )
+    assert a.status == "Complete", a.describe()
+    assert b.status == "Complete", b.describe()
+    assert a.pods[0].stdout.splitlines() == ["own a-0.a", "own a-1.a", "still a-1.a"]
+    assert b.pods[0].stdout.splitlines() == ["rc=1", "own b-1.b"]
+    assert "refused the request: the request carries another token" in (claim / "b-refused").read_text()
+    assert not (claim / "pwned").exists()
+    assert "refused a request from" in a.pods[1].stderr  # the pod of a says so in its log
+
+
 @needs_bash
 def test_sbatch_inside_the_pod_fails_loudly(tmp_path: Path) -> None:
     t = translate("#!/bin/bash\n#SBATCH -J chain\n./step.sh\nsbatch next.sbatch\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from podrunner import PodRunner, RunnerError
-from podrunner.testing import require_pods
+from podrunner.testing import require_pods, run_together
 from podrunner.testing import run as run_pods
 
 CONFIG = """
@@ -354,3 +354,22 @@ spec:
         ["lw-1-1", "lw-1.lw.ml", "2", "1", "1", "1", "1"],
     ]
     assert len({pod.address for pod in result.pods}) == 4
+
+
+def test_workloads_run_together_in_one_cluster_network(tmp_path: Path) -> None:
+    """Two Jobs at once: each pod resolves and reaches the other workload's pods, as in one namespace."""
+    serve = (
+        'python3 -c \'import socket; s=socket.socket(); s.bind(("0.0.0.0", 29500)); s.listen(); '
+        "c, _ = s.accept(); print(c.recv(100).decode())'"
+    )
+    call = (
+        "until getent hosts server-0.server >/dev/null; do sleep 0.1; done; "
+        "python3 -c 'import socket, time\nfor _ in range(100):\n  try: s=socket.create_connection("
+        '("server-0.server", 29500)); break\n  except OSError: time.sleep(0.1)\ns.sendall(b"hello")\''
+    )
+    texts = [indexed_job(command, completions=1).replace("demo", name) for name, command in
+             (("server", serve), ("client", call))]  # fmt: skip
+    server, client = run_together(texts, tmp_path)
+    assert (server.status, client.status) == ("Complete", "Complete"), server.describe() + client.describe()
+    assert server.pods[0].stdout == "hello\n"
+    assert server.pods[0].address != client.pods[0].address

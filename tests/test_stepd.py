@@ -3,7 +3,8 @@
 It is what lets the batch pod's srun start steps in the other pods: output and
 exit codes come back, the environment and working folder go along (the serving
 pod keeps its own identity), signals reach the tasks, and a release ends the
-service with the job's exit code.
+service with the job's exit code. Only a request that carries the job's token
+(MIGRATE_STEP_TOKEN, shared by its pods) runs anything.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from migrate.translators.kubernetes import shims
 pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="perl runs the step service")
 
 
+TOKEN = "9f2c4e1a7b3d5f60"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -38,6 +42,7 @@ def stepd(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], subprocess.Pop
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "MIGRATE_STEP_PORT": str(_free_port()),
         "MIGRATE_STEP_WAIT": "10",
+        "MIGRATE_STEP_TOKEN": TOKEN,
     }
     server_env = {**env, "SLURMD_NODENAME": "pod-1", "MIGRATE_NODE_INDEX": "1", "HOSTNAME": "pod-1"}
     server = subprocess.Popen(
@@ -136,3 +141,74 @@ def test_sigterm_to_the_service_reaches_the_running_tasks(
     assert server.poll() is None  # the service stays until the release (or SIGKILL)
     subprocess.run(["perl", str(program), "release", "127.0.0.1", "0"], env=env, timeout=30, check=True)
     assert server.wait(timeout=20) == 0
+
+
+@pytest.mark.parametrize("token", [None, "", "9f2c4e1a7b3d5f61", TOKEN + "0", TOKEN[:-1]])
+def test_a_step_without_the_jobs_token_is_refused_and_runs_nothing(
+    stepd: tuple[Path, dict[str, str], subprocess.Popen[str]], tmp_path: Path, token: str | None
+) -> None:
+    program, env, server = stepd
+    marker = tmp_path / "ran"
+    client = {k: v for k, v in env.items() if k != "MIGRATE_STEP_TOKEN"}
+    if token is not None:
+        client["MIGRATE_STEP_TOKEN"] = token
+    done = subprocess.run(
+        ["perl", str(program), "run", "127.0.0.1", "0", "1", "touch", str(marker)],
+        env=client, cwd=tmp_path, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "refused the request" in done.stderr and "MIGRATE_STEP_TOKEN" in done.stderr
+    assert not marker.exists()
+    released = subprocess.run(
+        ["perl", str(program), "release", "127.0.0.1", "5"], env=client, capture_output=True, text=True,
+        timeout=30,
+    )  # fmt: skip
+    assert released.returncode == 1 and "refused the request" in released.stderr
+    time.sleep(0.3)
+    assert server.poll() is None  # a refused release ends nothing
+    assert _run(program, env, "0", "1", "touch", str(marker), cwd=tmp_path).returncode == 0
+    assert marker.exists()  # the job's own token still works
+
+
+def test_a_service_without_a_token_refuses_every_step(tmp_path: Path) -> None:
+    """Fail closed: a pod whose Secret gave no token starts nothing, and says why."""
+    program = tmp_path / "migrate-stepd"
+    program.write_text(shims.STEPD)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MIGRATE_STEP_PORT": str(_free_port())}
+    server = subprocess.Popen(
+        ["perl", str(program), "serve"], env={**env, "MIGRATE_STEP_TOKEN": ""},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        marker = tmp_path / "ran"
+        for token in ("", TOKEN):
+            done = _run(
+                program, {**env, "MIGRATE_STEP_TOKEN": token}, "0", "1", "touch", str(marker), cwd=tmp_path
+            )
+            assert done.returncode == 1 and "has no token" in done.stderr
+        assert not marker.exists()
+    finally:
+        server.kill()
+        _, err = server.communicate(timeout=10)
+    assert "MIGRATE_STEP_TOKEN is empty" in err and "refused a request from 127.0.0.1" in err
+
+
+def test_a_request_framed_without_a_token_gets_the_refusal_framed(
+    stepd: tuple[Path, dict[str, str], subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    """A request as it was framed before tokens (R<len>, then Q<rc>) runs nothing and ends nothing."""
+    program, env, server = stepd
+    marker = tmp_path / "ran"
+    payload = "\0".join(["run", str(tmp_path), "0", "1", "0", "touch", str(marker)]).encode()
+    port = int(env["MIGRATE_STEP_PORT"])
+    assert _run(program, env, "0", "1", "true", cwd=tmp_path).returncode == 0  # it serves by now
+    for request in (b"R%d\n" % len(payload) + payload, b"Q3\n"):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(request)
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+        head, _, rest = answer.partition(b"\n")
+        assert head.startswith(b"E") and rest[int(head[1:]) :] == b"X1\n"
+        assert b"carries no token" in rest
+    assert not marker.exists() and server.poll() is None

@@ -4,7 +4,9 @@
 writes (ConfigMap, Secret, Service, PersistentVolumeClaim and one workload:
 Job and Indexed Job, CronJob (its job template, once), JobSet, PyTorchJob,
 Volcano Job, RayJob with its own or a selected RayCluster) and starts the pods
-the controllers would start, each as a process tree of the host, the way the kubelet would run the container:
+the controllers would start, each as a process tree of the host, the way the kubelet would run the container
+(``run_together(texts)`` runs several such workloads at once, in one cluster network, where each
+pod resolves and reaches the others' pods; other objects, a NetworkPolicy among them, are ignored):
 
 - the container's ``command`` and ``args`` (``$(VAR)`` expanded as the kubelet
   does); the image is ignored: the host's programs run, with the stand-in

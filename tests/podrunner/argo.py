@@ -17,8 +17,10 @@ templates, and hands each object a task creates to the pod runner:
 - a template's ``synchronization.mutexes`` lets one task hold each named lock at a time; the
   others wait, first come first served, and take it when the holder's task ends;
 - a ``resource`` template with ``action: create`` or ``apply``: a ConfigMap or Secret is
-  recorded (the pods of later jobs see it); any other object is run by the pod runner with
-  the recorded ConfigMaps and Secrets, and the task's result is what Argo's wait on it gives:
+  recorded (the pods of later jobs see it), an object that runs nothing (a Service, a
+  NetworkPolicy) is only created; a workload is run by the pod runner with the recorded
+  ConfigMaps and Secrets (and the step token Secret its pods read, made as submit.sh
+  makes it: ``testing.with_step_secrets``), and the task's result is what Argo's wait on it gives:
   the template's own successCondition and failureCondition evaluated on the status the
   object's controller would show (``selector.py``, ``status.py``). When neither ever holds,
   Argo would wait for ever: the task stays Running and nothing after it starts.
@@ -48,11 +50,13 @@ import yaml
 from migrate.translators.argo import depends, fields
 from migrate.vocab import TaskResult
 
+from . import workloads
 from .model import RunResult
 from .runner import PodRunner
 from .selector import judge
 from .shrink import shrink
 from .status import status_of
+from .testing import with_step_secrets
 
 ENDED = ("Succeeded", "Failed", "Errored", "Skipped", "Omitted")
 RECORDED_KINDS = ("ConfigMap", "Secret")
@@ -223,9 +227,10 @@ class _Driver:
         doc = yaml.safe_load(resource["manifest"])
         success, failure = resource.get("successCondition", ""), resource.get("failureCondition", "")
         kind = str(doc.get("kind"))
-        if kind in RECORDED_KINDS:
-            with self.lock:
-                self.objects[(kind, doc["metadata"]["name"])] = doc
+        if kind in RECORDED_KINDS or not workloads.is_workload(doc):
+            if kind in RECORDED_KINDS:
+                with self.lock:
+                    self.objects[(kind, doc["metadata"]["name"])] = doc
             result = judge(success, failure, doc)
             return TaskRun(name, result or "Running", kind, None, started, time.monotonic())
         job = PodRunner(self.workdir / name, **self.runner_options).run(self._manifests(name, doc))
@@ -241,7 +246,9 @@ class _Driver:
             data = obj.get("data") or {}
             if obj["kind"] == "ConfigMap" and obj["metadata"]["name"] in mounted and "job.sh" in data:
                 data["job.sh"] = self.scripts.get(name, data["job.sh"])
-        return yaml.safe_dump_all([*objects, shrink(doc, self.max_replicas)], sort_keys=False)
+        return with_step_secrets(
+            yaml.safe_dump_all([*objects, shrink(doc, self.max_replicas)], sort_keys=False)
+        )
 
 
 def run_workflow(

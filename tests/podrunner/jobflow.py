@@ -3,7 +3,8 @@
 This is not Volcano: it is the rule the v1.15.1 controller applies (a flow's job,
 named ``<jobflow>-<template>``, is created from its JobTemplate once the job of every
 ``dependsOn.targets`` flow reached phase Completed; a flow whose target failed is never
-created), with each created job handed to the pod runner as a Volcano Job. Jobs that
+created), with each created job handed to the pod runner as a Volcano Job (with the step token Secret
+its pods read, made as submit.sh makes it). Jobs that
 may start together run one after the other here: the order a chain allows is what is
 checked, not how much runs at once.
 """
@@ -19,6 +20,7 @@ import yaml
 
 from .runner import PodRunner
 from .shrink import shrink
+from .testing import with_step_secrets
 
 TEMPLATE_API = "flow.volcano.sh/v1alpha1"
 
@@ -67,7 +69,7 @@ def run_jobflow(
         pending.remove(step)
         name = step["name"]
         job = f"{flow_name}-{name}"
-        text = _as_volcano_job(templates[name], job, scripts.get(name), max_replicas)
+        text = with_step_secrets(_as_volcano_job(templates[name], job, scripts.get(name), max_replicas))
         result = PodRunner(workdir / job, **runner_options).run(text)
         runs.append(FlowRun(name, job, result.status))
         if result.status == "Complete":

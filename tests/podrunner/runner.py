@@ -122,6 +122,25 @@ class PodRunner:
         self.timeout = timeout
 
     def run(self, text: str) -> RunResult:
+        return self.run_together([text])[0]
+
+    def run_together(self, texts: list[str]) -> list[RunResult]:
+        """Several workloads at once, one per text, in one cluster: every pod resolves and reaches
+        every other's, as in one namespace. Each ends on its own; the results are in text order."""
+        planned = [self._plan(text) for text in texts]
+        network = Network()
+        try:
+            runs = [_Run(self, p[0], p[1], network) for p in planned if not isinstance(p, RunResult)]
+            for r in runs:
+                r.peers = runs
+            finished = iter(_go(self, runs))
+            return [p if isinstance(p, RunResult) else next(finished) for p in planned]
+        finally:
+            network.close()
+
+    def _plan(self, text: str) -> tuple[Workload, dict[tuple[str, str], dict[str, Any]]] | RunResult:
+        """The workload of the manifests and their ConfigMaps and Secrets, or the result of one that
+        makes no pods (suspended)."""
         docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
         kinds = ("ConfigMap", "Secret")
         objects = {(d["kind"], d["metadata"]["name"]): d for d in docs if d.get("kind") in kinds}
@@ -137,14 +156,9 @@ class PodRunner:
             # quota to wait for, so it admits at once (what Kueue does when the queue has room).
             doc = {**doc, "spec": {**doc["spec"], "suspend": False}}
         try:
-            workload = workloads.plan(doc, docs)
+            return workloads.plan(doc, docs), objects
         except workloads.Unsupported as exc:
             raise RunnerError(str(exc)) from exc
-        network = Network()
-        try:
-            return _Run(self, workload, objects, network).go()
-        finally:
-            network.close()
 
 
 class _Run:
@@ -173,6 +187,9 @@ class _Run:
         self.running: dict[int, _Running] = {}
         self.published: list[int] = []  # pods whose DNS records exist, in start order
         self.restarts = 0
+        self.peers: list[_Run] = [self]  # the workloads that run beside it (itself included)
+        self.status: str | None = None  # once it ended
+        self.began = 0.0
 
     # -- DNS ---------------------------------------------------------------------------------------
 
@@ -185,19 +202,23 @@ class _Run:
             "::1\tlocalhost ip6-localhost ip6-loopback",
             f"{address}\t{' '.join(own)}",
         ]
-        for index in self.published:
-            other = self.pod_runs[index]
-            names = [n for n in other.plan.dns_names if index != me.index or n not in own]
-            if names:
-                lines.append(f"{other.address}\t{' '.join(names)}")
+        for peer in self.peers:
+            for index in peer.published:
+                other = peer.pod_runs[index]
+                names = [
+                    n for n in other.plan.dns_names if peer is not self or index != me.index or n not in own
+                ]
+                if names:
+                    lines.append(f"{other.address}\t{' '.join(names)}")
         return "\n".join(lines) + "\n"
 
     def _publish(self, plan: PodPlan) -> None:
         if plan.index in self.published:
             return
         self.published.append(plan.index)
-        for index, running in self.running.items():
-            (running.pod_dir / "hosts").write_text(self._hosts_text(self.pod_runs[index].plan))
+        for peer in self.peers:
+            for index, running in peer.running.items():
+                (running.pod_dir / "hosts").write_text(peer._hosts_text(peer.pod_runs[index].plan))
 
     # -- pods --------------------------------------------------------------------------------------
 
@@ -305,46 +326,69 @@ class _Run:
                 return len(master.succeeded) == len(master.group.pods)
         return all(len(s.succeeded) == len(s.group.pods) for s in self.states)
 
-    def go(self) -> RunResult:
-        began = time.monotonic()
-        deadline = began + self.runner.timeout
-        status = "Timeout"
-        try:
-            while time.monotonic() < deadline:
-                self._schedule(time.monotonic())
-                failed = self._reap()
-                if self._succeeded():
-                    status = "Complete"
-                    break
-                if failed:
-                    if not self.workload.gang:
-                        status = "Failed"
-                        break
-                    if self.restarts >= self.workload.restarts:
-                        status = "Failed"
-                        break
-                    self._kill_all()
-                    self.restarts += 1
-                    for s in self.states:
-                        s.reset()
-                        for p in s.group.pods:
-                            workloads.fresh_names(p)
-                            for table in (p.labels, p.annotations):
-                                if "jobset.sigs.k8s.io/restart-attempt" in table:
-                                    table["jobset.sigs.k8s.io/restart-attempt"] = str(self.restarts)
-                    continue
-                if all(s.done(self._running_in(s)) for s in self.states) and not self.running:
-                    status = "Failed"  # nothing left to run, and not all succeeded
-                    break
-                time.sleep(POLL)
-        finally:
+    def tick(self) -> str | None:
+        """Start, reap, retry or restart pods once; the workload's status once it ended."""
+        self._schedule(time.monotonic())
+        failed = self._reap()
+        if self._succeeded():
+            return "Complete"
+        if failed:
+            if not self.workload.gang or self.restarts >= self.workload.restarts:
+                return "Failed"
             self._kill_all()
-            for running_dir in (self.runner.workdir / "pods").glob("*"):
-                _unmount_below(running_dir)
+            self.restarts += 1
+            for s in self.states:
+                s.reset()
+                for p in s.group.pods:
+                    workloads.fresh_names(p)
+                    for table in (p.labels, p.annotations):
+                        if "jobset.sigs.k8s.io/restart-attempt" in table:
+                            table["jobset.sigs.k8s.io/restart-attempt"] = str(self.restarts)
+            return None
+        if all(s.done(self._running_in(s)) for s in self.states) and not self.running:
+            return "Failed"  # nothing left to run, and not all succeeded
+        return None
+
+    def result(self) -> RunResult:
         pods = [self.pod_runs[i] for i in sorted(self.pod_runs)]
         return RunResult(
-            self.workload.kind, self.workload.name, status, pods, self.restarts, time.monotonic() - began
+            self.workload.kind,
+            self.workload.name,
+            self.status or "Timeout",
+            pods,
+            self.restarts,
+            time.monotonic() - self.began,
         )
+
+
+def _go(runner: PodRunner, runs: list[_Run]) -> list[RunResult]:
+    """Drive the workloads side by side until each ended (or the runner's timeout); a workload that
+    ended has its pods that still run killed, as its controller's cleanup would."""
+    began = time.monotonic()
+    deadline = began + runner.timeout
+    for r in runs:
+        r.began = began
+    ended: dict[int, float] = {}
+    try:
+        while len(ended) < len(runs) and time.monotonic() < deadline:
+            for n, r in enumerate(runs):
+                if n in ended:
+                    continue
+                r.status = r.tick()
+                if r.status is not None:
+                    ended[n] = time.monotonic()
+                    r._kill_all()
+            if len(ended) < len(runs):
+                time.sleep(POLL)
+    finally:
+        for r in runs:
+            r._kill_all()
+        for running_dir in (runner.workdir / "pods").glob("*"):
+            _unmount_below(running_dir)
+    results = [r.result() for r in runs]
+    for n, result in enumerate(results):
+        result.seconds = ended.get(n, time.monotonic()) - began
+    return results
 
 
 def _unmount_below(path: Path) -> None:

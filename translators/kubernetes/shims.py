@@ -411,6 +411,10 @@ STEPD = r"""#!/usr/bin/perl
 #   migrate-stepd release HOST RC              the job ended: HOST exits with RC
 # Requests carry the environment, the working folder and the argv of the step;
 # the tasks' output comes back framed (O<len>/E<len>) and ends with X<rc>.
+# Each request (step or release) first carries the job's token, A<len> and
+# MIGRATE_STEP_TOKEN, which the pods of one job share (their Secret): a request
+# without it, or with another, runs nothing. A service without a token of its
+# own refuses every request.
 use strict;
 use warnings;
 use IO::Socket::INET;
@@ -424,7 +428,7 @@ my $WAIT = $ENV{MIGRATE_STEP_WAIT} || 600;
 # What a step takes from the pod it runs in, not from the batch shell.
 my @POD_VARS = qw(HOSTNAME SLURMD_NODENAME MIGRATE_NODE_INDEX SLURM_TOPOLOGY_ADDR MIGRATE_GROUP_NODEID
   JOB_COMPLETION_INDEX RANK PET_NODE_RANK VC_TASK_INDEX VK_TASK_INDEX MIGRATE_JOBSET_INDEX
-  MIGRATE_RESTARTS SLURM_RESTART_COUNT POD_NAME POD_IP);
+  MIGRATE_RESTARTS SLURM_RESTART_COUNT POD_NAME POD_IP MIGRATE_STEP_TOKEN);
 push @POD_VARS, $ENV{MIGRATE_INDEX_FROM} if $ENV{MIGRATE_INDEX_FROM};
 
 sub put {
@@ -463,6 +467,44 @@ sub bytes_of {
 }
 
 sub nap { select(undef, undef, undef, $_[0]); }
+
+# The token frame every request starts with.
+sub credential {
+  my $token = $ENV{MIGRATE_STEP_TOKEN} // '';
+  return 'A' . length($token) . "\n" . $token;
+}
+
+# Whether a request carries this pod's token; every character is compared, whatever differs.
+sub same_token {
+  my ($want, $given) = @_;
+  return 0 if $want eq '' || !defined $given;
+  my $diff = length($want) ^ length($given);
+  my $n = length($given) || 1;
+  for my $i (0 .. length($want) - 1) {
+    $diff |= ord(substr($want, $i, 1)) ^ ord(substr($given . "\0", $i % $n, 1));
+  }
+  return $diff == 0;
+}
+
+# Answer a refused request with its reason and an exit code; it runs nothing. What the
+# client still sends is read and dropped (briefly), so that closing does not reset the answer.
+sub refuse {
+  my ($c, $why) = @_;
+  my $me = $ENV{SLURMD_NODENAME} || $ENV{HOSTNAME} || 'this pod';
+  my $from = eval { $c->peerhost } // 'an unknown peer';
+  print STDERR "migrate: refused a request from $from: $why\n";
+  my $text = "migrate: $me refused the request: $why; only the pods of this job, which share its "
+    . "token (MIGRATE_STEP_TOKEN), may start steps there\n";
+  put($c, 'E' . length($text) . "\n" . $text . "X1\n");
+  shutdown($c, 1);
+  my ($sel, $until, $dropped) = (IO::Select->new($c), time + 2, 0);
+  while (time <= $until && $dropped < (1 << 24) && $sel->can_read(0.5)) {
+    my $n = sysread($c, my $junk, 65536);
+    next if !defined $n && $!{EINTR};
+    last if !$n;
+    $dropped += $n;
+  }
+}
 
 # Connect, retrying while the name does not resolve yet or nothing listens yet.
 sub reach {
@@ -570,6 +612,11 @@ sub serve {
   my %steps;
   $SIG{TERM} = sub { kill 'TERM', keys %steps; };
   my $batch = $ENV{MIGRATE_BATCH_HOST} || '';
+  my $token = $ENV{MIGRATE_STEP_TOKEN} // '';
+  if ($token eq '') {
+    print STDERR "migrate: MIGRATE_STEP_TOKEN is empty: this pod refuses every job step and release "
+      . "(the job's Secret must hold a token)\n";
+  }
   my ($seen, $missed, $last) = (0, 0, time);
   my $sel = IO::Select->new($srv);
   while (1) {
@@ -586,8 +633,22 @@ sub serve {
     my $c = $srv->accept or next;
     my $head = line_of($c);
     if (!defined $head) { close $c; next; }
+    if ($head eq 'P') { close $c; next; }  # a liveness probe: it runs nothing
+    my $given;
+    if ($head =~ /\AA(\d+)\z/) {
+      $given = $1 <= 4096 ? bytes_of($c, $1) : undef;
+      $head = defined $given ? line_of($c) : undef;
+      if (!defined $head) { close $c; next; }
+    }
+    if (!same_token($token, $given)) {
+      my $why = 'the request carries no token';
+      $why = 'the request carries another token' if defined $given && $given ne '';
+      $why = 'this pod has no token (MIGRATE_STEP_TOKEN is empty)' if $token eq '';
+      refuse($c, $why);
+      close $c;
+      next;
+    }
     if ($head =~ /\AQ(-?\d+)\z/) { close $c; exit($1 & 255); }
-    if ($head eq 'P') { close $c; next; }
     if ($head =~ /\AR(\d+)\z/) {
       my $payload = bytes_of($c, $1);
       if (!defined $payload) { close $c; next; }
@@ -611,9 +672,13 @@ sub run_remote {
     print STDERR "migrate: srun: $host does not serve job steps (waited ${WAIT}s)\n";
     exit 1;
   };
-  my @env = map { "$_=$ENV{$_}" } grep { index($ENV{$_}, "\0") < 0 } sort keys %ENV;
+  if (($ENV{MIGRATE_STEP_TOKEN} // '') eq '') {
+    print STDERR "migrate: srun: MIGRATE_STEP_TOKEN is empty: $host will refuse the step\n";
+  }
+  my @names = grep { $_ ne 'MIGRATE_STEP_TOKEN' && index($ENV{$_}, "\0") < 0 } sort keys %ENV;
+  my @env = map { "$_=$ENV{$_}" } @names;
   my $payload = join("\0", 'run', Cwd::getcwd() // '/', $first, $count, scalar(@env), @env, @argv);
-  put($s, 'R' . length($payload) . "\n" . $payload) or exit 1;
+  put($s, credential() . 'R' . length($payload) . "\n" . $payload) or exit 1;
   for my $sig (qw(TERM INT USR1 USR2 HUP)) { $SIG{$sig} = sub { put($s, "K$sig\n"); }; }
   my ($buf, $rc) = ('', undef);
   READ: while (1) {
@@ -644,9 +709,23 @@ sub run_remote {
 
 sub release {
   my ($host, $rc) = @_;
-  my $s = reach($host, $ENV{MIGRATE_RELEASE_WAIT} || 30) or exit 1;
-  put($s, "Q$rc\n");
+  my $wait = $ENV{MIGRATE_RELEASE_WAIT} || 30;
+  my $s = reach($host, $wait) or exit 1;
+  put($s, credential() . "Q$rc\n") or exit 1;
+  # A released service closes without a word; a refusal says why.
+  my ($buf, $sel, $until) = ('', IO::Select->new($s), time + $wait);
+  while (time <= $until && length($buf) < 65536) {
+    next unless $sel->can_read(1);
+    my $n = sysread($s, my $chunk, 65536);
+    next if !defined $n && $!{EINTR};
+    last if !$n;
+    $buf .= $chunk;
+  }
   close $s;
+  if ($buf =~ /\AE(\d+)\n/) {
+    print STDERR substr($buf, length($&), $1);
+    exit 1;
+  }
   exit 0;
 }
 

@@ -17,7 +17,7 @@ from migrate import ir
 from migrate.names import job_file_name
 from migrate.vocab import JobKind
 
-from . import workdir
+from . import step_service, workdir
 from .translation_context import Context
 
 MOUNT_DIR = "/opt/migrate"
@@ -213,6 +213,8 @@ def environment(
         env.append(_lit("MIGRATE_TIME_LIMIT", job.time_limit_s))
     if topo.srun_mode != "local":
         env.append(_lit("MIGRATE_SRUN_MODE", topo.srun_mode))
+    elif job.total_nodes() > 1:  # node 0's srun sends steps to the other pods' step service
+        env.append(step_service.token_env(ctx))
     env.extend(io_env)
     sig = job.failure.signal
     if sig is not None:

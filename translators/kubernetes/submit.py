@@ -14,6 +14,8 @@ import shlex
 
 from migrate.fidelity import Edge, Translation
 
+from .translation_context import Needs
+
 FILE = "submit.sh"
 
 _PRELUDE = r"""#!/bin/bash
@@ -104,8 +106,14 @@ def render(translations: list[Translation], edges: list[Edge], folders: dict[str
         files = " ".join(f"-f {shlex.quote(folders[t.job_id] + '/' + rel)}" for rel in sorted(t.files))
         lines.append(f"# {t.name}: {t.source}")
         mark = shlex.quote(f"{t.wait.resource}.{t.wait.name}")
+        tokens = _tokens(t)
         if not waits:
-            lines.append(f'kubectl apply {files} || touch "$never"/{mark}')
+            if tokens:
+                lines.append("{")
+                lines.extend(f"  {command} &&" for command in tokens)
+                lines.append(f'  kubectl apply {files}\n}} || touch "$never"/{mark}')
+            else:
+                lines.append(f'kubectl apply {files} || touch "$never"/{mark}')
             lines.append("")
             continue
         lines.append("(")
@@ -130,11 +138,28 @@ def render(translations: list[Translation], edges: list[Edge], folders: dict[str
             lines.append(f"  wait_for {args} || exit 1  # {edge.dep_type} {pre.name}")
             if edge.delay_s:
                 lines.append(f"  sleep {int(edge.delay_s)}")
+        lines.extend(f"  {command} || exit 1" for command in tokens)
         lines.append(f"  kubectl apply {files}")
         lines.append(") &")
         lines.append("")
     lines.append("wait")
     return "\n".join(lines) + "\n"
+
+
+def _tokens(t: Translation) -> list[str]:
+    """The commands that create the job's token Secrets with a random value, when they do not exist."""
+    needs = t.needs if isinstance(t.needs, Needs) else Needs()
+    random = "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')"
+    commands = []
+    for need in sorted(needs.tokens, key=lambda n: (n.namespace or "", n.secret)):
+        where = f" -n {shlex.quote(need.namespace)}" if need.namespace else ""
+        secret = shlex.quote(need.secret)
+        commands.append(
+            f"{{ kubectl get secret {secret}{where} >/dev/null 2>&1 || "
+            f"kubectl create secret generic {secret}{where} "
+            f'--from-literal={shlex.quote(need.key)}="{random}"; }}'
+        )
+    return commands
 
 
 __all__ = ["FILE", "render", "render_chain"]

@@ -49,18 +49,29 @@ class VolumeNeed:
     namespace: str | None
 
 
+@dataclass(frozen=True, order=True)
+class TokenNeed:
+    """A Secret of one random token the job's pods share: never written, submit.sh creates it."""
+
+    secret: str
+    key: str
+    namespace: str | None
+
+
 @dataclass
 class Needs:
     queues: set[QueueNeed] = field(default_factory=set)
     volumes: set[VolumeNeed] = field(default_factory=set)
     priority_classes: set[str] = field(default_factory=set)
     licenses: set[str] = field(default_factory=set)  # resource names counted by Kueue
+    tokens: set[TokenNeed] = field(default_factory=set)  # per job, created before it is applied
 
     def merge(self, other: Needs) -> None:
         self.queues |= other.queues
         self.volumes |= other.volumes
         self.priority_classes |= other.priority_classes
         self.licenses |= other.licenses
+        self.tokens |= other.tokens
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,7 @@ class Context:
     secret_keys: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
     allocation: JobAllocation | None = None  # what Slurm gives the job (migrate.site.allocation)
     native: Any = None  # native.Plan when the pods run the step's program themselves
+    step_secret: str | None = None  # the Secret of the token its pods share for steps (step_service)
 
     @classmethod
     def create(
@@ -191,6 +203,7 @@ __all__ = [
     "Context",
     "Needs",
     "QueueNeed",
+    "TokenNeed",
     "VolumeNeed",
     "Workload",
     "option_name",

@@ -42,6 +42,7 @@ from . import (
     shared,
     slurm_bridge,
     slurmenv,
+    step_service,
     storage,
     training,
     volcano,
@@ -102,6 +103,7 @@ def translate_job(
     if not choice.bridge:  # on the bridge Slurm counts the licenses itself
         _licenses(ctx)
     manifests, workload = _build(ctx, choice, policy, volumes)
+    step_service.guard(ctx, manifests)
     if choice.bridge:
         slurm_bridge.apply(ctx, manifests)
     if ctx.native is None:
