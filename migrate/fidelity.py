@@ -90,7 +90,7 @@ class WaitTarget:
     namespace: str | None
     ok: str
     failed: str
-    by_phase: bool = False
+    by_phase: str = ""  # the status field that holds a phase (Volcano, RayJob); "": conditions
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from migrate.translators.slurm import reader
 
 CASES = CORPUS / "cases" / "native"
 SITE = load_site_config(CORPUS / "sample-site" / "migrate.yaml")
-WORKLOADS = ("Job", "JobSet", "PyTorchJob", "MPIJob")
+WORKLOADS = ("Job", "JobSet", "PyTorchJob", "MPIJob", "RayJob")
 
 
 def _workload(docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -37,6 +37,12 @@ def _roles(doc: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
     if kind in ("PyTorchJob", "MPIJob"):
         replicas = spec["pytorchReplicaSpecs" if kind == "PyTorchJob" else "mpiReplicaSpecs"]
         return {role: (int(r.get("replicas", 1)), r["template"]["spec"]) for role, r in replicas.items()}
+    if kind == "RayJob":
+        cluster = spec["rayClusterSpec"]
+        roles = {"head": (1, cluster["headGroupSpec"]["template"]["spec"])}
+        for group in cluster.get("workerGroupSpecs") or ():
+            roles[group["groupName"]] = (int(group.get("replicas", 1)), group["template"]["spec"])
+        return roles
     if kind == "JobSet":
         return {
             r["name"]: (int(r.get("replicas", 1)), r["template"]["spec"]["template"]["spec"])
@@ -111,4 +117,26 @@ def test_native_translation_is_what_an_engineer_writes(source: Path) -> None:
                     want, have = _normalised_init(want), _normalised_init(have)
                     have = {k: v for k, v in have.items() if k in want or k == "command"}
                 problems += _compare(f"{role} {key} {want['name']}", want, have)
+    problems += _ray(expected, got)
     assert problems == [], "\n".join(problems)
+
+
+def _ray(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """A RayJob's driver and each group's Ray start parameters."""
+    if want["kind"] != "RayJob":
+        return []
+    problems = []
+    if want["spec"]["entrypoint"].strip() != got["spec"]["entrypoint"].strip():
+        problems.append(
+            f"entrypoint: expected {want['spec']['entrypoint']!r}, got {got['spec']['entrypoint']!r}"
+        )
+
+    def params(doc: dict[str, Any]) -> dict[str, dict[str, str]]:
+        cluster = doc["spec"]["rayClusterSpec"]
+        out = {"head": cluster["headGroupSpec"].get("rayStartParams") or {}}
+        out |= {g["groupName"]: g.get("rayStartParams") or {} for g in cluster.get("workerGroupSpecs") or ()}
+        return {role: {k: str(v) for k, v in p.items()} for role, p in out.items()}
+
+    if params(want) != params(got):
+        problems.append(f"rayStartParams: expected {params(want)}, got {params(got)}")
+    return problems

@@ -1,9 +1,10 @@
 """A Ray driver that reports the cluster it finds: its nodes and their resources, and a task on each.
 
 Started as a RayJob's entrypoint (``python3 ray_probe.py OUT NAME...``): it joins the
-cluster RAY_ADDRESS names, runs one task pinned to every live node, each writing
-``<OUT>/node-<n>.json``, and writes ``<OUT>/driver.json``: each node's CPU, GPU and
-memory resources, the tasks' host identities, and the variables the case names.
+cluster RAY_ADDRESS names (once RAY_PROBE_NODES nodes have joined, when set), runs one task
+pinned to every live node, each writing ``<OUT>/node-<n>.json``, and writes
+``<OUT>/driver.json``: each node's CPU, GPU and memory resources, the tasks' host identities,
+and the variables the case names.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -28,6 +30,9 @@ def where(out: str, n: int) -> dict[str, str | None]:
 def main() -> None:
     out, names = sys.argv[1], sys.argv[2:]
     ray.init(logging_level="ERROR")
+    wanted, deadline = int(os.environ.get("RAY_PROBE_NODES", "0")), time.time() + 120
+    while sum(n["Alive"] for n in ray.nodes()) < wanted and time.time() < deadline:
+        time.sleep(0.5)  # the workers of a script's own cluster are still joining
     nodes = sorted((n for n in ray.nodes() if n["Alive"]), key=lambda n: n["NodeID"])
     pinned = [NodeAffinitySchedulingStrategy(n["NodeID"], soft=False) for n in nodes]
     tasks = [where.options(scheduling_strategy=s).remote(out, i) for i, s in enumerate(pinned)]

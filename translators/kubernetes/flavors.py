@@ -24,7 +24,8 @@ PYTORCHJOB = "pytorchjob"
 MPIJOB = "mpijob"
 CRONJOB = "cronjob"
 SLURM_BRIDGE = "slurm-bridge"
-FLAVORS = (AUTO, JOB, JOBSET, VOLCANO, KUEUE, PYTORCHJOB, MPIJOB, CRONJOB, SLURM_BRIDGE)
+RAYJOB = "rayjob"  # native only: the script starts a Ray cluster (native_ray)
+FLAVORS = (AUTO, JOB, JOBSET, VOLCANO, KUEUE, PYTORCHJOB, MPIJOB, CRONJOB, SLURM_BRIDGE, RAYJOB)
 # What slurm-bridge's scheduler may read as a pod's owner (its default RBAC): other kinds' pods
 # cannot be scheduled, so a job that auto would make a PyTorchJob, MPIJob or Volcano Job is a JobSet.
 BRIDGE_KINDS = (JOB, JOBSET, CRONJOB)
@@ -182,12 +183,20 @@ def _cannot(job: ir.Job, flavor: str) -> str | None:
             return "no torchrun/torch.distributed.run/accelerate/deepspeed launcher in the script"
         if het or job.array is not None:
             return "a PyTorchJob has no heterogeneous components or arrays"
+    if flavor == RAYJOB and not starts_ray(job):
+        return "no ray start --head in the script"
     if flavor == MPIJOB:
         if mpi_launcher(job) is None:
             return "no mpirun/mpiexec or srun --mpi launcher in the script"
         if het or job.array is not None:
             return "an MPIJob has no heterogeneous components or arrays"
     return None
+
+
+def starts_ray(job: ir.Job) -> bool:
+    """Whether the script starts a Ray head (a text search: native_ray reads it)."""
+    body = job.script.body if job.script is not None else ""
+    return "ray start" in body and "--head" in body
 
 
 def choose(job: ir.Job, requested: str) -> Choice:
@@ -210,6 +219,10 @@ def choose(job: ir.Job, requested: str) -> Choice:
         )
         return Choice(JOBSET, False, reason, requested, bridge=True)
     problem = _cannot(job, requested)
+    if problem is None and requested == RAYJOB:  # the native reading decides; emulated, auto's pick
+        return Choice(
+            picked, False, f"--flavor rayjob: {why} unless the script reads as a Ray cluster", requested
+        )
     if problem is None:
         return Choice(requested, False, f"--flavor {requested}", requested)
     return Choice(
@@ -230,5 +243,6 @@ __all__ = [
     "mpi_launcher",
     "nproc_per_node",
     "self_resubmit_begin",
+    "starts_ray",
     "torch_launcher",
 ]

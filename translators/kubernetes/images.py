@@ -91,9 +91,8 @@ def _software_entries(ctx: Context, image: str, source: str) -> None:
         if source == f"module:{module}":
             ctx.fidelity.mapped(f"module {module}", f"provided by {where} (site config)")
         else:
-            ctx.fidelity.approximated(
-                f"module {module}", f"{where} must provide it; 'module' is a no-op shim"
-            )
+            shim = "" if ctx.native is not None else "; 'module' is a no-op shim"
+            ctx.fidelity.approximated(f"module {module}", f"{where} must provide it{shim}")
     for env in ctx.job.software_envs:
         if source == f"{env.key}:{env.value}":
             ctx.fidelity.mapped(f"{env.key} {env.value}", f"provided by {where} (site config)")

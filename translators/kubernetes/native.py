@@ -212,6 +212,10 @@ class Plan:
             raise Unknown(f"${name}: {value} is not a field an env entry can read")
         return {"name": name, "value": value}
 
+    def plumbing(self) -> set[str]:
+        """Variables of a start-up the operator does itself (a Ray cluster's node list and head)."""
+        return set()
+
     def master_port(self) -> str | None:
         var = self.shape.variables.get("MASTER_PORT")
         if var is None or var.computed or not var.words:
@@ -341,6 +345,8 @@ def constants(job: ir.Job, name: str) -> dict[str, str]:
         out |= {"SLURM_GPUS_ON_NODE": str(gpus), "SLURM_GPUS_PER_NODE": str(gpus)}
     if res.cpus_per_task:
         out["SLURM_CPUS_PER_TASK"] = str(res.cpus_per_task)
+    if res.gpus_per_task:
+        out["SLURM_GPUS_PER_TASK"] = str(res.gpus_per_task)
     if job.array is not None and job.array.count:
         out["SLURM_ARRAY_TASK_COUNT"] = str(job.array.count)
     return out
@@ -350,17 +356,28 @@ def decide(job: ir.Job, choice: flavors.Choice, style: str, name: str) -> tuple[
     """Native or emulated, and why; the plan when native."""
     if style == EMULATE:
         return Decision(EMULATE, "--style emulate: the script runs unchanged with the Slurm shims"), None
-    shape = read_shape(job, constants(job, name))
-    plan, why = _plan(job, choice, shape, name)
+    from . import native_ray, rayjob  # a Ray cluster's RayJob builds on this module's Plan
+
+    ray = native_ray.read_ray(job, constants(job, name))
+    plan: Plan | None
+    if ray is not None:
+        shape = ray.shape
+        plan, why = rayjob.plan(job, choice, ray, name)
+    else:
+        shape = read_shape(job, constants(job, name))
+        plan, why = _plan(job, choice, shape, name)
     if plan is None:
         line, reason = why
         return Decision(EMULATE, f"{reason} (line {line})" if line else reason, line or None), None
     step = shape.step
     assert step is not None
-    what = (
-        f"{step.launcher} at line {step.line} runs in " + ("every pod" if plan.nodes > 1 else "the pod")
-        if plan.target != "mpijob"
-        else (f"mpirun at line {step.line} runs in the Launcher")
+    what = {
+        "mpijob": f"mpirun at line {step.line} runs in the Launcher",
+        "rayjob": f"a Ray cluster of {plan.nodes} nodes as KubeRay starts it; the driver at line "
+        f"{step.line} is the entrypoint",
+    }.get(
+        plan.target,
+        f"{step.launcher} at line {step.line} runs in " + ("every pod" if plan.nodes > 1 else "the pod"),
     )
     return Decision(NATIVE, f"{what}; no wrapper, shims or step service", step.line), plan
 
@@ -484,8 +501,12 @@ def record(ctx: Any, plan: Plan) -> None:
     shape = plan.shape
     step = shape.step
     assert step is not None
+    in_env = {e["name"] for e in plan.env()}
     for name, var in shape.variables.items():
         item = f"env {name}"
+        by_entrypoint = var.exported and not var.computed and plan.target == "rayjob" and name not in in_env
+        if name in plan.plumbing() or by_entrypoint:
+            continue  # the operator's start-up holds it, or the entrypoint sets it (rayjob.record says how)
         if var.exported and not var.computed:
             if name == "MASTER_ADDR" and plan.target == "pytorchjob":
                 ctx.fidelity.mapped(item, "the operator's MASTER_ADDR (the Master pod's Service)", var.line)
@@ -500,9 +521,9 @@ def record(ctx: Any, plan: Plan) -> None:
         elif var.computed and not var.exported:
             ctx.fidelity.approximated(item, f"not in the pods' env: {var.computed}", var.line)
     for st in shape.setup:
-        ctx.fidelity.mapped(f"statement: {_short(st.text)}", _where_init(plan), st.line)
+        ctx.fidelity.mapped(f"statement: {short(st.text)}", _where_init(plan), st.line)
     for st, why in shape.dropped:
-        ctx.fidelity.approximated(f"statement: {_short(st.text)}", f"not run: {why}", st.line)
+        ctx.fidelity.approximated(f"statement: {short(st.text)}", f"not run: {why}", st.line)
     if shape.workdir:
         ctx.fidelity.mapped(f"cd {shape.workdir}", "workingDir", None)
 
@@ -513,12 +534,13 @@ def _where_init(plan: Plan) -> str:
         "launchers wait at the rendezvous",
         "mpijob": "runs once, in the Launcher's init container, before mpirun starts the ranks",
         "jobset": "runs once, in the prepare replicated job, which the nodes' job depends on (Complete)",
+        "rayjob": "runs once, in the entrypoint on the head, before the driver",
     }.get(plan.target, "runs in the pod's init container, before the program (once per array task)")
 
 
-def _short(text: str) -> str:
+def short(text: str) -> str:
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first[:80]
 
 
-__all__ = ["AUTO", "EMULATE", "NATIVE", "STYLES", "Decision", "Plan", "decide", "record"]
+__all__ = ["AUTO", "EMULATE", "NATIVE", "STYLES", "Decision", "Plan", "decide", "record", "short"]

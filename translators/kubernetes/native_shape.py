@@ -284,7 +284,7 @@ def _assign(shape: Shape, st: Statement, words: tuple[object, ...], exported: bo
                 )
         else:
             try:
-                found = expand(value, shape.variables, quoted=True)
+                found = expand(value, shape.variables, split=False)
                 new = Variable([found[0] if found else []], exported=exported or was_exported, line=st.line)
             except Unknown as why:
                 new = Variable(

@@ -119,8 +119,10 @@ def _parameter(body: str, variables: dict[str, Variable], quoted: bool) -> Words
     raise Unknown(f"${{{body}}} changes the value when the script runs")
 
 
-def expand(raw: str, variables: dict[str, Variable], quoted: bool = False) -> Words:
-    """The words one shell word becomes (several when an unquoted or ``[@]`` expansion splits)."""
+def expand(raw: str, variables: dict[str, Variable], quoted: bool = False, split: bool = True) -> Words:
+    """The words one shell word becomes (several when an unquoted or ``[@]`` expansion splits).
+
+    ``split=False``: the value of an assignment, which bash does not split (its quotes still go)."""
     words: Words = [[]]
     quote = '"' if quoted else ""
     i = 0
@@ -192,17 +194,19 @@ def expand(raw: str, variables: dict[str, Variable], quoted: bool = False) -> Wo
                 continue
             if nxt == "{":
                 end = _close(raw, i + 2, "{", "}")
-                add_words(_parameter(raw[i + 2 : end], variables, bool(quote)), not quote)
+                add_words(
+                    _parameter(raw[i + 2 : end], variables, bool(quote) or not split), split and not quote
+                )
                 i = end + 1
                 continue
             m = _NAME.match(raw, i + 1)
             if m:
-                add_words(_lookup(m.group(0), variables, None, bool(quote)), not quote)
+                add_words(_lookup(m.group(0), variables, None, bool(quote) or not split), split and not quote)
                 i = m.end()
                 continue
             if nxt in "@*#?$!0123456789":
                 raise Unknown(f"${nxt} is the script's own run-time value")
-        if not quote and c.isspace():
+        if not quote and split and c.isspace():
             if words[-1]:
                 words.append([])
             i += 1

@@ -290,7 +290,8 @@ def build(
         container["command"] = list(COMMAND)
     else:
         argv = native.argv()
-        container["command"] = argv[:1]
+        if argv:  # a RayJob's pods run KubeRay's ray start
+            container["command"] = argv[:1]
         if argv[1:]:
             container["args"] = argv[1:]
     in_container = next((c for c in comp.containers if c.workdir), None)

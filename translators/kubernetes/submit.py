@@ -27,16 +27,17 @@ cd "$(dirname "$0")"
 never=$(mktemp -d)
 trap 'rm -rf "$never"' EXIT
 
-# state RESOURCE NAME NAMESPACE OK FAILED BY_PHASE -> ok | failed | running | pending
+# state RESOURCE NAME NAMESPACE OK FAILED PHASE_FIELD -> ok | failed | running | pending
+# PHASE_FIELD: the status field with the object's phase (Volcano, RayJob); empty: its conditions
 state() {
   local ns=() out
   [ -n "$3" ] && ns=(-n "$3")
-  if [ "$6" = 1 ]; then
-    out=$(kubectl get "$1" "$2" "${ns[@]}" -o jsonpath='{.status.state.phase}' 2>/dev/null) || out=""
+  if [ -n "$6" ]; then
+    out=$(kubectl get "$1" "$2" "${ns[@]}" -o jsonpath="{$6}" 2>/dev/null) || out=""
     case "$out" in
       "$4") echo ok ;;
       "$5"|Aborted|Terminated) echo failed ;;
-      Running|Completing) echo running ;;
+      Running|Completing|Retrying) echo running ;;
       *) echo pending ;;
     esac
     return
@@ -52,7 +53,7 @@ state() {
   esac
 }
 
-# wait_for WANT RESOURCE NAME NAMESPACE OK FAILED BY_PHASE: 0 when WANT holds, 1 when it never will
+# wait_for WANT RESOURCE NAME NAMESPACE OK FAILED PHASE_FIELD: 0 when WANT holds, 1 when it never will
 wait_for() {
   local want=$1 s
   shift
@@ -132,7 +133,7 @@ def render(translations: list[Translation], edges: list[Edge], folders: dict[str
                     w.namespace or "",
                     w.ok,
                     w.failed,
-                    "1" if w.by_phase else "0",
+                    w.by_phase,
                 )
             )
             lines.append(f"  wait_for {args} || exit 1  # {edge.dep_type} {pre.name}")

@@ -83,7 +83,7 @@ class Workload:
     namespace: str | None
     ok: str  # condition type (or phase, for Volcano) meaning success
     failed: str
-    by_phase: bool = False  # Volcano reports .status.state.phase instead of conditions
+    by_phase: str = ""  # the status field with a phase instead of conditions (Volcano, RayJob)
 
 
 @dataclass

@@ -100,7 +100,7 @@ def build(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> tuple[list[
     for path, text in manifest_notes:
         manifest.note(path, text)
     return [*pod_template.script_manifests(ctx), manifest], Workload(
-        "vcjob", ctx.name, ctx.namespace, "Completed", "Failed", by_phase=True
+        "vcjob", ctx.name, ctx.namespace, "Completed", "Failed", by_phase=".status.state.phase"
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import Edge, Entry, Translation, WaitTarget, wrapper_translation
+from migrate.names import dns1123_label
 from migrate.site.allocation import allocate
 from migrate.site.allocation_model import JobAllocation, Source
 from migrate.site.config import SiteConfig
@@ -39,6 +40,7 @@ from . import (
     jobset,
     native,
     pod_template,
+    rayjob,
     shared,
     slurm_bridge,
     slurmenv,
@@ -60,6 +62,7 @@ _FILE_NAMES = {
     flavors.PYTORCHJOB: "pytorchjob.yaml",
     flavors.MPIJOB: "mpijob.yaml",
     flavors.CRONJOB: "cronjob.yaml",
+    flavors.RAYJOB: "rayjob.yaml",
 }
 DEFAULT_QUEUE = "default"
 
@@ -91,10 +94,11 @@ def translate_job(
         ctx.job = allocated
         choice = flavors.choose(allocated, flavor)
         ctx.flavor = choice.name
+    decision = _style(ctx, choice, style)
+    choice = _ray_choice(ctx, choice, decision)
     if choice.fell_back:
         ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
         ctx.fidelity.approximated(f"--flavor {choice.requested}", choice.reason)
-    decision = _style(ctx, choice, style)
     job_policy.decide_namespace(ctx)
     volumes = storage.volumes(ctx)
     policy = job_policy.decide(ctx, volumes)
@@ -109,6 +113,8 @@ def translate_job(
     if ctx.native is None:
         _launchers(ctx, choice)
         _submissions(ctx, choice)
+    elif ctx.native.target == flavors.RAYJOB:
+        rayjob.record(ctx, ctx.native)
     else:
         native.record(ctx, ctx.native)
     _monitoring(ctx)
@@ -164,6 +170,31 @@ def _style(ctx: Context, choice: flavors.Choice, style: str) -> native.Decision:
     return decision
 
 
+def _ray_choice(ctx: Context, choice: flavors.Choice, decision: native.Decision) -> flavors.Choice:
+    """A script that starts a Ray cluster is a RayJob when native; --flavor rayjob falls back when not."""
+    if ctx.native is not None and ctx.native.target == flavors.RAYJOB:
+        ctx.flavor = flavors.KUEUE if choice.kueue else flavors.RAYJOB
+        if len(ctx.name) > rayjob.NAME_MAX:  # KubeRay names the RayCluster after it, with a suffix
+            ctx.name = dns1123_label(ctx.name, rayjob.NAME_MAX)
+        return replace(
+            choice,
+            flavor=flavors.RAYJOB,
+            reason="the script starts a Ray cluster and runs a driver on it: a RayJob",
+        )
+    if choice.requested == flavors.RAYJOB:
+        cannot = (
+            choice.cannot or f"the script does not read as a Ray cluster and its driver: {decision.reason}"
+        )
+        picked = flavors.auto(ctx.job)[1]
+        return replace(
+            choice,
+            reason=f"--flavor rayjob cannot express this job ({cannot}); {picked}",
+            fell_back=True,
+            cannot=cannot,
+        )
+    return choice
+
+
 def _build(
     ctx: Context, choice: flavors.Choice, policy: job_policy.JobPolicy, volumes: list[storage.Volume]
 ) -> tuple[list[Manifest], Workload]:
@@ -178,6 +209,8 @@ def _build(
         return training.build_mpi(ctx, policy, volumes, kueue=choice.kueue)
     if kind == flavors.CRONJOB:
         return cron.build(ctx, policy, volumes, kueue=choice.kueue)
+    if kind == flavors.RAYJOB:
+        return rayjob.build(ctx, policy, volumes, kueue=choice.kueue)
     return batchjob.build(ctx, policy, volumes, kueue=choice.kueue)
 
 

@@ -7,16 +7,17 @@ cd "$(dirname "$0")"
 never=$(mktemp -d)
 trap 'rm -rf "$never"' EXIT
 
-# state RESOURCE NAME NAMESPACE OK FAILED BY_PHASE -> ok | failed | running | pending
+# state RESOURCE NAME NAMESPACE OK FAILED PHASE_FIELD -> ok | failed | running | pending
+# PHASE_FIELD: the status field with the object's phase (Volcano, RayJob); empty: its conditions
 state() {
   local ns=() out
   [ -n "$3" ] && ns=(-n "$3")
-  if [ "$6" = 1 ]; then
-    out=$(kubectl get "$1" "$2" "${ns[@]}" -o jsonpath='{.status.state.phase}' 2>/dev/null) || out=""
+  if [ -n "$6" ]; then
+    out=$(kubectl get "$1" "$2" "${ns[@]}" -o jsonpath="{$6}" 2>/dev/null) || out=""
     case "$out" in
       "$4") echo ok ;;
       "$5"|Aborted|Terminated) echo failed ;;
-      Running|Completing) echo running ;;
+      Running|Completing|Retrying) echo running ;;
       *) echo pending ;;
     esac
     return
@@ -32,7 +33,7 @@ state() {
   esac
 }
 
-# wait_for WANT RESOURCE NAME NAMESPACE OK FAILED BY_PHASE: 0 when WANT holds, 1 when it never will
+# wait_for WANT RESOURCE NAME NAMESPACE OK FAILED PHASE_FIELD: 0 when WANT holds, 1 when it never will
 wait_for() {
   local want=$1 s
   shift
@@ -60,35 +61,35 @@ kubectl apply -f align-reads/job.yaml || touch "$never"/job.align-reads
 # archive-cohort: corpus/cases/slurm/chains/archive.sbatch
 (
   trap '[ "$?" = 0 ] || touch "$never"/job.archive-cohort' EXIT
-  wait_for finished job call-variants default Complete Failed 0 || exit 1  # afterany call-variants
+  wait_for finished job call-variants default Complete Failed '' || exit 1  # afterany call-variants
   kubectl apply -f archive-cohort/job.yaml
 ) &
 
 # call-variants: corpus/cases/slurm/chains/call_variants.sbatch
 (
   trap '[ "$?" = 0 ] || touch "$never"/job.call-variants' EXIT
-  wait_for complete job sample-sheet default Complete Failed 0 || exit 1  # afterok sample-sheet
+  wait_for complete job sample-sheet default Complete Failed '' || exit 1  # afterok sample-sheet
   kubectl apply -f call-variants/job.yaml
 ) &
 
 # merge-bams: corpus/cases/slurm/chains/merge.sbatch
 (
   trap '[ "$?" = 0 ] || touch "$never"/job.merge-bams' EXIT
-  wait_for complete job align-reads default Complete Failed 0 || exit 1  # afterok align-reads
+  wait_for complete job align-reads default Complete Failed '' || exit 1  # afterok align-reads
   kubectl apply -f merge-bams/job.yaml
 ) &
 
 # cohort-failed: corpus/cases/slurm/chains/notify_failure.sbatch
 (
   trap '[ "$?" = 0 ] || touch "$never"/job.cohort-failed' EXIT
-  wait_for failed job call-variants default Complete Failed 0 || exit 1  # afternotok call-variants
+  wait_for failed job call-variants default Complete Failed '' || exit 1  # afternotok call-variants
   kubectl apply -f cohort-failed/job.yaml
 ) &
 
 # qc-sample: corpus/cases/slurm/chains/qc_per_sample.sbatch
 (
   trap '[ "$?" = 0 ] || touch "$never"/job.qc-sample' EXIT
-  wait_for complete job align-reads default Complete Failed 0 || exit 1  # aftercorr align-reads
+  wait_for complete job align-reads default Complete Failed '' || exit 1  # aftercorr align-reads
   kubectl apply -f qc-sample/job.yaml
 ) &
 
@@ -98,21 +99,21 @@ kubectl apply -f refresh-index/job.yaml || touch "$never"/job.refresh-index
 # refresh-index-2: corpus/cases/slurm/chains/refresh_index_patch.sbatch
 (
   trap '[ "$?" = 0 ] || touch "$never"/job.refresh-index-2' EXIT
-  wait_for finished job refresh-index default Complete Failed 0 || exit 1  # singleton refresh-index
+  wait_for finished job refresh-index default Complete Failed '' || exit 1  # singleton refresh-index
   kubectl apply -f refresh-index-2/job.yaml
 ) &
 
 # sample-sheet: corpus/cases/slurm/chains/run_cohort.sh
 (
   trap '[ "$?" = 0 ] || touch "$never"/job.sample-sheet' EXIT
-  wait_for complete job merge-bams default Complete Failed 0 || exit 1  # afterok merge-bams
+  wait_for complete job merge-bams default Complete Failed '' || exit 1  # afterok merge-bams
   kubectl apply -f sample-sheet/job.yaml
 ) &
 
 # watch-merge: corpus/cases/slurm/chains/watch_progress.sbatch
 (
   trap '[ "$?" = 0 ] || touch "$never"/job.watch-merge' EXIT
-  wait_for started job merge-bams default Complete Failed 0 || exit 1  # after merge-bams
+  wait_for started job merge-bams default Complete Failed '' || exit 1  # after merge-bams
   kubectl apply -f watch-merge/job.yaml
 ) &
 
