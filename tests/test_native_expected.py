@@ -118,6 +118,13 @@ def test_native_translation_is_what_an_engineer_writes(source: Path) -> None:
                     have = {k: v for k, v in have.items() if k in want or k == "command"}
                 problems += _compare(f"{role} {key} {want['name']}", want, have)
     problems += _ray(expected, got)
+    if "elasticPolicy" in expected["spec"] and expected["spec"]["elasticPolicy"] != got["spec"].get(
+        "elasticPolicy"
+    ):
+        problems.append(
+            f"elasticPolicy: expected {expected['spec']['elasticPolicy']}, "
+            f"got {got['spec'].get('elasticPolicy')}"
+        )
     assert problems == [], "\n".join(problems)
 
 

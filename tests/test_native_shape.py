@@ -106,3 +106,41 @@ def test_a_pod_index_read_inside_a_step_comes_from_the_pod() -> None:
     # the operator sets RANK after the template's env: the pod's rank is passed on the command line
     assert torch is not None and torch.target == "pytorchjob"
     assert torch.argv()[:3] == ["env", "SLURM_PROCID=$(RANK)", "bash"]
+
+
+def test_an_elastic_torchrun_leaves_its_rendezvous_to_the_operator() -> None:
+    words = [
+        "torchrun",
+        "--nnodes=2",
+        "--nproc_per_node",
+        "8",
+        "--rdzv-endpoint",
+        "h:29500",
+        "--standalone",
+        "--max_restarts=3",
+        "train.py",
+        "--nnodes",
+        "7",
+    ]
+    assert native._without_rendezvous(words) == [
+        "torchrun",
+        "--nproc_per_node",
+        "8",
+        "train.py",
+        "--nnodes",
+        "7",
+    ]
+    module = ["python", "-m", "torch.distributed.run", "--rdzv_id=x", "--node_rank", "0", "t.py"]
+    assert native._without_rendezvous(module) == ["python", "-m", "torch.distributed.run", "t.py"]
+    assert native.max_restarts(words) == 3 and native.max_restarts(module) is None
+
+
+def test_a_node_range_is_elastic_for_torchrun_in_a_pytorchjob_only() -> None:
+    header = "#!/bin/bash\n#SBATCH -N 2-4\n#SBATCH --ntasks-per-node=1\n"
+    step = "srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 t.py\n"
+    (job,) = reader.read(header + step, "t.sbatch", Collector("t.sbatch"))
+    _, plan = native.decide(job, flavors.choose(job, "pytorchjob"), native.AUTO, "t")
+    assert plan is not None and plan.elastic == (2, 4)
+    _, fixed = native.decide(job, flavors.choose(job, "jobset"), native.AUTO, "t")
+    assert fixed is not None and fixed.elastic is None
+    assert "elastic job" in _decide("mkdir -p /x\n" + step, header, "pytorchjob").reason

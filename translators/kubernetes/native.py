@@ -93,6 +93,7 @@ class Plan:
     head_name: str  # node 0's address as a literal (for the init step)
     array_zero_based: bool = True
     cpus_per_task: int | None = None
+    elastic: tuple[int, int] | None = None  # (min, max) pods: torchrun's rendezvous is the operator's
 
     # --- values -------------------------------------------------------------
     def index_arg(self) -> str:
@@ -149,6 +150,8 @@ class Plan:
         if step.kind == "mpi" and self.target == "mpijob":
             # ranks started over ssh see none of the pod's env: Open MPI passes what -x names
             words = [words[0], *(w for n in self.forwarded() for w in ("-x", n)), *words[1:]]
+        if self.elastic is not None:
+            words = _without_rendezvous(words)
         if self.target == "pytorchjob":
             prefix = [
                 f"{n}={self.slurm(n, True)}"
@@ -157,6 +160,12 @@ class Plan:
             if prefix:
                 words = ["env", *prefix, *words]
         return words
+
+    def argv_as_written(self) -> list[str]:
+        """The step's words as the pods would get them, rendezvous options included."""
+        step = self.shape.step
+        assert step is not None
+        return [self.render(w) for w in step.argv]
 
     def forwarded(self) -> list[str]:
         """The env names mpirun must pass to the ranks it starts on the Workers."""
@@ -310,6 +319,55 @@ class Plan:
         return init
 
 
+# torchrun options an elastic PyTorchJob's operator gives as PET_* env (PET_NNODES=min:max,
+# PET_RDZV_ENDPOINT=worker 0's Service, PET_RDZV_BACKEND, PET_MAX_RESTARTS): the script's own would
+# pin them; and the ones that take no value
+_RENDEZVOUS = frozenset(
+    {
+        "nnodes",
+        "rdzv_endpoint",
+        "rdzv_backend",
+        "rdzv_id",
+        "rdzv_conf",
+        "node_rank",
+        "master_addr",
+        "master_port",
+        "max_restarts",
+        "standalone",
+    }
+)
+_TORCHRUN_SWITCHES = frozenset({"standalone", "no_python", "run_path", "module", "m"})
+
+
+def _option(word: str) -> tuple[str, bool]:
+    """A torchrun option's name (``--rdzv-id`` is ``rdzv_id``) and whether its value is in the word."""
+    name, eq, _ = word.lstrip("-").partition("=")
+    return name.replace("-", "_"), bool(eq)
+
+
+def _without_rendezvous(words: list[str]) -> list[str]:
+    """torchrun's words without the rendezvous options the elastic operator sets itself."""
+    start = 3 if len(words) > 2 and words[1] == "-m" else 1
+    out, i = words[:start], start
+    while i < len(words) and words[i].startswith("-"):
+        name, inline = _option(words[i])
+        takes = not inline and name not in _TORCHRUN_SWITCHES and i + 1 < len(words)
+        if name not in _RENDEZVOUS:
+            out.extend(words[i : i + 1 + takes])
+        i += 1 + takes
+    return out + words[i:]
+
+
+def max_restarts(words: list[str]) -> int | None:
+    """torchrun's --max_restarts, when the script gives a number."""
+    for i, word in enumerate(words):
+        name, inline = _option(word) if word.startswith("--") else ("", False)
+        if name == "max_restarts":
+            value = word.partition("=")[2] if inline else (words[i + 1] if i + 1 < len(words) else "")
+            return int(value) if value.isdigit() else None
+    return None
+
+
 def _field(name: str, path: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
@@ -446,11 +504,19 @@ def _plan(
 
         zero = array_ranges(array) == [(0, 1, array_count(array))]
     gpus = comp.resources.computed_gpus_per_node()
-    head, head_name = _head(target, name, nodes)
-    plan = Plan(shape, target, name, nodes, tpn, gpus, head, head_name, zero, comp.resources.cpus_per_task)
+    elastic = _elastic(comp.resources, step, target, nodes)
+    head, head_name = _head(target, name, nodes, elastic is not None)
+    plan = Plan(
+        shape, target, name, nodes, tpn, gpus, head, head_name, zero, comp.resources.cpus_per_task, elastic
+    )
     bad = _unsupported(shape, plan)
     if bad is not None:
         return None, bad
+    if shape.setup and elastic is not None:
+        return None, (
+            shape.setup[0].line,
+            "statements to run once before the step, in an elastic job of workers only",
+        )
     if shape.setup and target == flavors.JOB and nodes > 1:
         return None, (
             shape.setup[0].line,
@@ -481,11 +547,23 @@ def _credentials(job: ir.Job) -> set[str]:
     }
 
 
-def _head(target: str, name: str, nodes: int) -> tuple[str, str]:
-    if nodes == 1 and target != flavors.MPIJOB:
+def _elastic(res: ir.Resources, step: Any, target: str, nodes: int) -> tuple[int, int] | None:
+    """A node range (``--nodes=2-4``) of a torchrun step in a PyTorchJob: its elastic policy's bounds."""
+    if target != flavors.PYTORCHJOB or step.kind != "torch" or step.launcher not in _ELASTIC_LAUNCHERS:
+        return None
+    if res.nodes_max is None or res.nodes_max <= nodes:
+        return None
+    return nodes, res.nodes_max
+
+
+_ELASTIC_LAUNCHERS = frozenset({"torchrun", "torch.distributed.run"})
+
+
+def _head(target: str, name: str, nodes: int, elastic: bool = False) -> tuple[str, str]:
+    if nodes == 1 and target != flavors.MPIJOB and not elastic:
         return "localhost", "localhost"
-    if target == flavors.PYTORCHJOB:
-        return "$(MASTER_ADDR)", f"{name}-master-0"
+    if target == flavors.PYTORCHJOB:  # without a Master (elastic), the operator's MASTER_ADDR is worker 0
+        return "$(MASTER_ADDR)", f"{name}-{'worker' if elastic else 'master'}-0"
     if target == flavors.JOBSET:
         host = f"{name}-node-0-0.{name}"
         return host, host

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import execution, flavors, pod_template, slurmenv
+from . import execution, flavors, native, pod_template, slurmenv
 from .flavors import nproc_per_node
 from .job_policy import JobPolicy
 from .storage import Volume
@@ -70,16 +70,21 @@ def build_pytorch(
     launcher = flavors.torch_launcher(ctx.job)
     nproc = nproc_per_node(launcher, parts.gpus)
     worker = copy.deepcopy(parts.template)
+    elastic = ctx.native.elastic if ctx.native is not None else None
     if ctx.native is None:
         execution.record_batch_host(ctx, nodes, "pytorchjob")
-    else:
+    elif elastic is None:
         _native_master(ctx, parts.template)
     replicas: dict[str, Any] = {
         "Master": {"replicas": 1, "restartPolicy": "Never", "template": parts.template}
     }
     if nodes > 1:
         replicas["Worker"] = {"replicas": nodes - 1, "restartPolicy": "Never", "template": worker}
-    spec = {"nprocPerNode": nproc, "runPolicy": _run_policy(policy, kueue), "pytorchReplicaSpecs": replicas}
+    spec: dict[str, Any] = {"nprocPerNode": nproc}
+    if elastic is not None:
+        replicas = {"Worker": {"replicas": elastic[1], "restartPolicy": "Never", "template": worker}}
+        spec["elasticPolicy"] = _elastic_policy(ctx, elastic, policy)
+    spec |= {"runPolicy": _run_policy(policy, kueue), "pytorchReplicaSpecs": replicas}
     manifest = Manifest(
         {"apiVersion": PYTORCH_API, "kind": "PyTorchJob", "metadata": _meta(ctx, policy), "spec": spec}
     )
@@ -93,6 +98,22 @@ def build_pytorch(
     return [*pod_template.script_manifests(ctx), manifest], Workload(
         "pytorchjob", ctx.name, ctx.namespace, "Succeeded", "Failed"
     )
+
+
+def _elastic_policy(ctx: Context, bounds: tuple[int, int], policy: JobPolicy) -> dict[str, Any]:
+    """torchrun's rendezvous across min..max Worker pods, set by the operator (PET_NNODES=min:max ...)."""
+    low, high = bounds
+    restarts = native.max_restarts(ctx.native.argv_as_written())
+    out = {"rdzvBackend": "c10d", "minReplicas": low, "maxReplicas": high}
+    out["maxRestarts"] = restarts if restarts is not None else policy.backoff_limit
+    ctx.fidelity.approximated(
+        ctx.option("nodes", f"{low}-{high}"),
+        f"elasticPolicy: {high} Worker pods, torchrun's rendezvous goes on with {low} to {high} "
+        f"(the operator's PET_NNODES={low}:{high}); Slurm fixes the count when the job starts, here "
+        "pods may join or leave while it runs",
+        ctx.line_of("nodes"),
+    )
+    return out
 
 
 def _native_master(ctx: Context, template: dict[str, Any]) -> None:
