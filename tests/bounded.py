@@ -45,6 +45,11 @@ class Run:
 def _child(request: dict[str, Any], out_path: str, err_path: str) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT, ADDRESS_SPACE_LIMIT))
     signal.alarm(int(request.get("timeout", CHILD_TIMEOUT_S)))
+    null = os.open(os.devnull, os.O_RDONLY)  # stdin is the helper's request pipe: not the child's to read
+    os.dup2(null, 0)
+    if request.get("cwd"):
+        os.chdir(request["cwd"])
+    os.environ.update(request.get("env") or {})
     out_fd = os.open(out_path, os.O_WRONLY | os.O_TRUNC)
     err_fd = os.open(err_path, os.O_WRONLY | os.O_TRUNC)
     os.dup2(out_fd, 1)
@@ -92,10 +97,11 @@ def serve() -> None:
     """The helper process: one JSON request per line on stdin, one JSON answer per line on stdout."""
     import time
 
-    from migrate import cli  # imported once, before any fork
+    # imported once, before any fork: what the commands import when they run
+    from migrate import api, cli
     from migrate.scan import scanner
 
-    del cli, scanner
+    del api, cli, scanner
 
     answers = os.fdopen(os.dup(1), "w")
     for line in sys.stdin:
@@ -158,8 +164,14 @@ class Probe:
             request["max_bytes"] = max_bytes
         return self.run(request)
 
-    def cli(self, *argv: str, timeout: int = CHILD_TIMEOUT_S) -> Run:
-        return self.run({"mode": "cli", "argv": list(argv), "timeout": timeout})
+    def cli(
+        self,
+        *argv: str,
+        timeout: int = CHILD_TIMEOUT_S,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Run:
+        return self.run({"mode": "cli", "argv": list(argv), "timeout": timeout, "cwd": cwd, "env": env})
 
     def close(self) -> None:
         if self.proc.stdin is not None:

@@ -7,17 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_runner
+
 SBATCH = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --frobnicate=3\nsrun hostname\n"
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from migrate.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
+    return cli_runner.run(*args, cwd=cwd)
 
 
 def test_scan_json_and_strict(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_runner
 import pytest
 from conftest import REPO
 
@@ -36,7 +37,7 @@ CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ENTRY, *args], capture_output=True, text=True, cwd=cwd, timeout=180)
+    return cli_runner.run(*args, cwd=cwd)
 
 
 def run_tty(*args: str, cwd: Path, columns: int = 100) -> str:
