@@ -114,6 +114,10 @@ CODES: dict[str, tuple[str, str]] = {
         WARNING,
         "--style native was asked for, but a statement of the script needs it to run as it is",
     ),
+    "TRANSLATE-SUBMITTER-HOME": (
+        WARNING,
+        "the script reads $HOME (the submitter's on Slurm) and the site gives the pods none",
+    ),
     "TRANSLATE-IMAGE-PLACEHOLDER": (WARNING, "no container image is known; REPLACE-ME/image:tag was written"),
     "TRANSLATE-IMAGE-DEFAULT": (
         INFO,

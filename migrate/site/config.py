@@ -136,11 +136,18 @@ class KubernetesSettings:
     defaults, 2 CPUs and 5 % of the memory, are in the range the managed
     offerings reserve on large GPU nodes; set the site's own from
     ``kubectl describe node`` (Capacity minus Allocatable).
+    ``user`` and ``home``: who the pods run a job as, for the scripts that read
+    ``$USER``, ``$LOGNAME`` or ``$HOME`` (sbatch passes the submitter's own):
+    a name or ``{namespace}`` (a user per namespace, the default), and a folder
+    in which ``{user}`` is the user (default: ``/home/{user}`` when a file
+    system of the site holds ``/home``, else none: the image's).
     """
 
     cpu_limits: str = "except-whole-node"
     reserved_cpus: int = 2
     reserved_memory_pct: int = 5
+    user: str = "{namespace}"
+    home: str | None = None
 
 
 CPU_LIMIT_POLICIES = ("except-whole-node", "always", "never")
@@ -583,7 +590,7 @@ def _kubernetes(value: object, where: _Where) -> KubernetesSettings:
     if value is None:
         return KubernetesSettings()
     data = _mapping(value, where)
-    _only_keys(data, where, ("cpu_limits", "reserved_cpus", "reserved_memory_pct"))
+    _only_keys(data, where, ("cpu_limits", "reserved_cpus", "reserved_memory_pct", "user", "home"))
     policy = _optional(data, "cpu_limits", where, _string, KubernetesSettings.cpu_limits)
     if policy not in CPU_LIMIT_POLICIES:
         raise where.child("cpu_limits").fail(
@@ -596,6 +603,8 @@ def _kubernetes(value: object, where: _Where) -> KubernetesSettings:
         cpu_limits=policy,
         reserved_cpus=_optional(data, "reserved_cpus", where, _count, KubernetesSettings.reserved_cpus),
         reserved_memory_pct=pct,
+        user=_optional(data, "user", where, _string, KubernetesSettings.user),
+        home=_optional(data, "home", where, _string, None),
     )
 
 

@@ -410,19 +410,23 @@ def constants(job: ir.Job, name: str) -> dict[str, str]:
     return out
 
 
-def decide(job: ir.Job, choice: flavors.Choice, style: str, name: str) -> tuple[Decision, Plan | None]:
-    """Native or emulated, and why; the plan when native."""
+def decide(
+    job: ir.Job, choice: flavors.Choice, style: str, name: str, submitter: dict[str, str] | None = None
+) -> tuple[Decision, Plan | None]:
+    """Native or emulated, and why; the plan when native. ``submitter``: the USER/HOME the site gives
+    the pods for the script's ``$USER``/``$HOME`` (sbatch passes the submitter's)."""
     if style == EMULATE:
         return Decision(EMULATE, "--style emulate: the script runs unchanged with the Slurm shims"), None
     from . import native_ray, rayjob  # a Ray cluster's RayJob builds on this module's Plan
 
-    ray = native_ray.read_ray(job, constants(job, name))
+    known = {**constants(job, name), **(submitter or {})}
+    ray = native_ray.read_ray(job, known)
     plan: Plan | None
     if ray is not None:
         shape = ray.shape
         plan, why = rayjob.plan(job, choice, ray, name)
     else:
-        shape = read_shape(job, constants(job, name))
+        shape = read_shape(job, known)
         plan, why = _plan(job, choice, shape, name)
     if plan is None:
         line, reason = why

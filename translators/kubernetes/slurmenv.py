@@ -17,7 +17,7 @@ from migrate import ir
 from migrate.names import job_file_name
 from migrate.vocab import JobKind
 
-from . import step_service, workdir
+from . import step_service, submitter, workdir
 from .translation_context import Context
 
 MOUNT_DIR = "/opt/migrate"
@@ -184,6 +184,7 @@ def environment(
         ]
     if len(job.components) > 1:
         env += _het_env(ctx, topo)
+    env += submitter.env(ctx)
     # Inputs of the entrypoint and the shims.
     env.append(_lit("MIGRATE_DIR", MOUNT_DIR))
     env.extend(topo.index_env)

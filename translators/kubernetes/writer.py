@@ -46,6 +46,7 @@ from . import (
     slurmenv,
     step_service,
     storage,
+    submitter,
     training,
     volcano,
 )
@@ -94,12 +95,12 @@ def translate_job(
         ctx.job = allocated
         choice = flavors.choose(allocated, flavor)
         ctx.flavor = choice.name
+    job_policy.decide_namespace(ctx)  # the submitter's stand-in may be the namespace's user
     decision = _style(ctx, choice, style)
     choice = _ray_choice(ctx, choice, decision)
     if choice.fell_back:
         ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
         ctx.fidelity.approximated(f"--flavor {choice.requested}", choice.reason)
-    job_policy.decide_namespace(ctx)
     volumes = storage.volumes(ctx)
     policy = job_policy.decide(ctx, volumes)
     if choice.kueue:
@@ -118,6 +119,7 @@ def translate_job(
     else:
         native.record(ctx, ctx.native)
     _monitoring(ctx)
+    submitter.record(ctx)
     pod_template.report_credentials(ctx)
     if ctx.native is None:
         slurmenv.record_script_variables(ctx, _env_names(manifests))
@@ -160,7 +162,9 @@ def translate_job(
 
 def _style(ctx: Context, choice: flavors.Choice, style: str) -> native.Decision:
     """Native when the script's shape allows it (and the user did not ask for emulation)."""
-    decision, plan = native.decide(ctx.job, choice, style, ctx.name)
+    known = submitter.values(ctx)
+    given = {name: known[name] for name in submitter.reads(ctx.job) if name in known}
+    decision, plan = native.decide(ctx.job, choice, style, ctx.name, given)
     ctx.native = plan
     if style == native.NATIVE and plan is None:
         ctx.diag("TRANSLATE-STYLE-EMULATED", f"--style native: emulated instead, because {decision.reason}")
