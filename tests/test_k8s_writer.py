@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from k8s_run import documents, find, literal_env, pod_specs, run_pod
@@ -1171,3 +1172,21 @@ def test_the_mpijob_launcher_starts_mpi_over_ssh_not_srun() -> None:
     assert (env["OMPI_MCA_plm"], env["OMPI_MCA_ras"], env["HYDRA_BOOTSTRAP"]) == ("rsh", "^slurm", "ssh")
     worker_env = spec["Worker"]["template"]["spec"]["containers"][0]["env"]
     assert "OMPI_MCA_plm" not in {e["name"] for e in worker_env}
+
+
+def test_the_pod_sees_its_gpus_in_cuda_visible_devices_as_slurm_sets_them(tmp_path: Path) -> None:
+    """corpus/cases/slurm/gpus_from_visible_devices.sbatch counts the job's GPUs from
+    CUDA_VISIBLE_DEVICES, which Slurm sets and the device plugin does not: the emulated pod sets it,
+    as the container sees its GPUs (0..N-1)."""
+    source = CORPUS / "cases" / "slurm" / "gpus_from_visible_devices.sbatch"
+    t = translate(source.read_text(), style="emulate")
+    (manifest,) = t.files.values()
+    script = (
+        '#!/bin/bash\nIFS=, read -ra gpus <<< "$CUDA_VISIBLE_DEVICES"\n'
+        'echo "${#gpus[@]} $CUDA_VISIBLE_DEVICES"\n'
+    )
+    done = run_pod(manifest, tmp_path, {}, script=script)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["4", "0,1,2,3"]
+    cpu_only = translate("#!/bin/bash\n#SBATCH -N 1\npython x.py\n", style="emulate")
+    assert "CUDA_VISIBLE_DEVICES" not in {e["name"] for e in container(cpu_only)["env"]}

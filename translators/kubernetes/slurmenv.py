@@ -155,6 +155,9 @@ def environment(
             _lit("SLURM_GPUS_PER_NODE", gpus),
             _lit("SLURM_GPUS", gpus * nodes),
             _lit("SLURM_JOB_GPUS", ",".join(str(i) for i in range(gpus))),
+            # Slurm sets it to the job's GPUs; the device plugin sets only NVIDIA_VISIBLE_DEVICES,
+            # and the container sees its GPUs as 0..N-1
+            _lit("CUDA_VISIBLE_DEVICES", ",".join(str(i) for i in range(gpus))),
         ]
     if res.mem_per_node_mb:
         env.append(_lit("SLURM_MEM_PER_NODE", res.mem_per_node_mb))
