@@ -756,3 +756,23 @@ def test_shifter_image_is_the_container_of_the_job_and_its_modules_stay_raw() ->
         ("SLURM-PLUGIN-OPTION", "info", 4),
     ]
     assert all("shifter SPANK plugin" in d.message for d in diags)
+
+
+def test_shifter_volumes_are_mounts_of_the_job_image_and_its_long_spellings_read_the_same() -> None:
+    text = (
+        SHEBANG + "#SBATCH --volume=/pscratch/a:/input;/pscratch/b:/output:ro\n"
+        "#SBATCH --shifter.image=docker:nersc/app:1\n#SBATCH --shifter.volume=/global/cfs/m1:/data\n"
+        "#SBATCH --ccm\nshifter prog /input/x /elsewhere/y\n"
+    )
+    job, diags = one(text)
+    [container] = job.components[0].containers
+    assert (container.image, container.runtime) == ("docker:nersc/app:1", "shifter")
+    assert [(m.source, m.target, m.read_only) for m in container.mounts] == [
+        ("/pscratch/a", "/input", False),
+        ("/pscratch/b", "/output", True),
+        ("/global/cfs/m1", "/data", False),
+    ]
+    # /input/x is inside a volume: the host folder stands for it; /elsewhere is the body's own
+    assert [p.path for p in job.storage] == ["/pscratch/a", "/pscratch/b", "/global/cfs/m1", "/elsewhere/y"]
+    assert [(r.key, r.line) for r in job.raw] == [("--ccm", 5)]
+    assert [d.code for d in diags] == ["SLURM-PLUGIN-OPTION"] * 4

@@ -1100,14 +1100,31 @@ PLUGIN_OPTIONS: tuple[Option, ...] = (
        _mapped("securityContext.readOnlyRootFilesystem"), plugin="pyxis"),
     _o("container-env", None, REQ, "string", "raw", "containers", "NCCL_DEBUG",
        _mapped("env entries of the container"), plugin="pyxis"),
-    # NERSC's Shifter: the image (docker:REPO:TAG or REPO:TAG) is the job's; `shifter` runs a step in it
-    _o("image", None, REQ, "string", "container.shifter_image", "containers", "docker:nersc/pytorch:24.06.01",
-       _mapped("the container image (Shifter's docker: type prefix removed)"), plugin="shifter"),
-    _o("module", None, REQ, "string", "raw", "containers", "gpu,nccl",
-       _dropped("Shifter modules inject host libraries (GPU driver, MPI, NCCL); the image must carry them"),
-       plugin="shifter"),
-    _o("volume", None, REQ, "string", "raw", "containers", "/global/cfs/cdirs/m1:/data",
-       _dropped("Shifter bind mounts; give the paths as volumes in the site config"), plugin="shifter"),
+    # NERSC's Shifter (NERSC/shifter wlm_integration/slurm/wrapper.c): the image (docker:REPO:TAG or
+    # REPO:TAG) is the job's and `shifter` runs a step in it. A site may register the same options
+    # as --shifter.image, --shifter.volume and --shifter.module instead; --ccm only where enabled.
+    *(
+        _o(f"{prefix}image", None, REQ, "string", "container.shifter_image", "containers",
+           "docker:nersc/pytorch:24.06.01",
+           _mapped("the container image (Shifter's docker: type prefix removed)"), plugin="shifter")
+        for prefix in ("", "shifter.")
+    ),
+    *(
+        _o(f"{prefix}module", None, REQ, "string", "raw", "containers", "gpu,nccl",
+           _dropped("Shifter modules inject host libraries (GPU driver, MPI, NCCL); "
+                    "the image must carry them"),
+           plugin="shifter")
+        for prefix in ("", "shifter.")
+    ),
+    *(
+        _o(f"{prefix}volume", None, REQ, "string", "container.shifter_volume", "containers",
+           "/global/cfs/cdirs/m1:/data",
+           _approximated("volumes mounted at the host path (hostPath or PVC), not at the container path"),
+           accumulate=True, plugin="shifter")
+        for prefix in ("", "shifter.")
+    ),
+    _o("ccm", None, NO, "flag", "raw", "containers", None,
+       _dropped("Cray CCM emulation (ssh between the nodes) has no pod equivalent"), plugin="shifter"),
 )
 # fmt: on
 

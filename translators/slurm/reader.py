@@ -23,6 +23,7 @@ from migrate.vocab import Format, JobKind
 from ..shell import slurm_cli
 from ..shell.analyze import analyze
 from ..shell.conceal import LITERAL_SECRET, analyzed
+from ..shell.containers import split_mounts
 from ..shell.facts import BodyFacts
 from ..shell.launchers import SHELLS
 from ..shell.redact import export_names_only, literal_credential, redact
@@ -578,6 +579,7 @@ class _Component:
     task_generic: tuple[ir.GenericResource, ...] = ()
     containers: list[ir.Container] = field(default_factory=list)
     pyxis: _Pyxis = field(default_factory=_Pyxis)
+    shifter_mounts: list[ir.Mount] = field(default_factory=list)  # #SBATCH --volume, for the --image
     launchers: list[ir.Launcher] = field(default_factory=list)
     environment: list[ir.EnvVar] = field(default_factory=list)
     line: int | None = None
@@ -773,7 +775,9 @@ class _JobBuilder:
             index = by_line.get(container.line or -1, 0)
             self.components[index].containers.append(container)
         self.components[0].environment.extend(facts.environment)
-        self.storage.extend(facts.storage)
+        inside = [m.target.rstrip("/") + "/" for comp in self.components for m in comp.shifter_mounts]
+        # a path the body names inside the job's Shifter volumes is the host folder listed with them
+        self.storage.extend(s for s in facts.storage if not any((s.path + "/").startswith(t) for t in inside))
         self.raw.extend(facts.raw)
 
     # -- build ---------------------------------------------------------------
@@ -835,7 +839,10 @@ class _JobBuilder:
         )
 
     def _component(self, index: int, comp: _Component, many: bool) -> ir.Component:
-        containers = list(comp.containers)
+        containers = [
+            replace(c, mounts=tuple(comp.shifter_mounts)) if _shifter_of_job(c) else c
+            for c in comp.containers
+        ]
         pyxis = comp.pyxis
         if pyxis.image is not None:
             containers.append(
@@ -1252,11 +1259,24 @@ def _pyxis_mounts(b: _JobBuilder, s: Setting, value: object) -> None:
         b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
 
 
+def _shifter_of_job(container: ir.Container) -> bool:
+    return container.runtime == "shifter" and container.command == ()
+
+
 def _shifter_image(b: _JobBuilder, s: Setting, value: object) -> None:
     """Shifter's --image: the container every step that runs `shifter` starts in."""
     comp = b._comp(s)
-    comp.containers = [c for c in comp.containers if not (c.runtime == "shifter" and c.command == ())]
+    comp.containers = [c for c in comp.containers if not _shifter_of_job(c)]
     comp.containers.append(ir.Container(image=_text(value), runtime="shifter", line=s.line))
+
+
+def _shifter_volume(b: _JobBuilder, s: Setting, value: object) -> None:
+    """Shifter's --volume: 'host:container[:flags]' maps, ';' between them; repeats add up."""
+    mounts = split_mounts(_text(value), ";", s.line)
+    b._comp(s).shifter_mounts.extend(mounts)
+    b.storage.extend(
+        ir.StoragePath(m.source or m.target, ir.UNKNOWN, "container-mount", s.line) for m in mounts
+    )
 
 
 _HANDLERS: dict[str, _Handler] = {
@@ -1286,6 +1306,7 @@ _HANDLERS: dict[str, _Handler] = {
     "container.pyxis_workdir": _pyxis(_pyxis_workdir),
     "container.pyxis_name": _pyxis(_pyxis_name),
     "container.shifter_image": _shifter_image,
+    "container.shifter_volume": _shifter_volume,
 }
 
 __all__ = [
