@@ -23,6 +23,7 @@ from migrate.scan.results import (
     cap_repeats,
 )
 from migrate.scan.templates import Values
+from migrate.site.config import SpankOption
 from migrate.translators.argo import reader as argo_reader
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
@@ -84,11 +85,17 @@ def sniff(text: str) -> Format | None:
 
 
 def read_text(
-    text: str, path: str, fmt: str, diags: Collector, library: argo_reader.Library | None = None
+    text: str,
+    path: str,
+    fmt: str,
+    diags: Collector,
+    library: argo_reader.Library | None = None,
+    spank: tuple[SpankOption, ...] = (),
 ) -> list[ir.Job]:
-    """``library``: the WorkflowTemplates of the other scanned files, for Argo's templateRef."""
+    """``library``: the WorkflowTemplates of the other scanned files, for Argo's templateRef;
+    ``spank``: the #SBATCH options of the site's own SPANK plugins."""
     if fmt == Format.SLURM:
-        return slurm_reader.read(text, path, diags)
+        return slurm_reader.read(text, path, diags, spank)
     jobs = k8s_reader.read(text, path, diags)
     if argo_reader.sniff(text):  # Argo objects beside the others: the Kubernetes reader leaves them
         jobs += argo_reader.read(text, path, diags, library)
@@ -143,6 +150,7 @@ def read_data(
     job_like: bool,
     library: argo_reader.Library | None = None,
     values: Values = (),
+    spank: tuple[SpankOption, ...] = (),
 ) -> FileResult | None:
     """Read a file's content as the job file at ``path``; None when it is not worth reporting.
 
@@ -170,7 +178,7 @@ def read_data(
         diags.add("FILE-NOT-A-JOB", "no #SBATCH directives, sbatch calls or Kubernetes objects found")
         return FileResult(path, Format.UNKNOWN, [], diags.items)
     try:
-        jobs = read_text(text, path, fmt, diags, library)
+        jobs = read_text(text, path, fmt, diags, library, spank)
     except Exception as exc:  # a reader bug must not lose the file or the run
         diags.add("INTERNAL-ERROR", f"reader failed: {type(exc).__name__}: {exc}")
         jobs = []
@@ -215,7 +223,7 @@ def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> F
     if charts.is_chart(path):
         text = decode(loaded, Collector(path))
         return charts.read_chart(candidate.path, path, text, options.helm_values)
-    return read_data(loaded, path, job_like_name(path), values=options.values)
+    return read_data(loaded, path, job_like_name(path), values=options.values, spank=options.spank_options)
 
 
 def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
+from migrate.site.config import SpankOption
 from migrate.vocab import Format, JobKind
 
 from ..shell import slurm_cli
@@ -133,12 +134,13 @@ def _looks_like_crontab(text: str) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
-    """Jobs of one file, diagnostics in line order; never raises."""
+def read(text: str, path: str, diags: Collector, site_options: tuple[SpankOption, ...] = ()) -> list[ir.Job]:
+    """Jobs of one file, diagnostics in line order; never raises. ``site_options``: the #SBATCH
+    options of the site's own SPANK plugins (migrate.yaml ``spank_options``)."""
     local = Collector(diags.path)
     jobs: list[ir.Job] = []
     try:
-        jobs = _read(text, path, local)
+        jobs = _read(text, path, local, options.table(site_options))
     except Exception as exc:  # a bug here must not stop a scan of thousands of files
         code = "INTERNAL-ERROR" if "INTERNAL-ERROR" in CODES else "SLURM-BAD-VALUE"
         local.add(code, f"the Slurm reader failed: {type(exc).__name__}: {exc}", job=path)
@@ -146,19 +148,19 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     return jobs
 
 
-def _read(text: str, path: str, diags: Collector) -> list[ir.Job]:
+def _read(text: str, path: str, diags: Collector, table: options.Table) -> list[ir.Job]:
     kind = sniff(text)
     lines = directives.split_lines(text)
     if kind == JobKind.SCRONTAB:
-        return _read_scrontab(lines, path, diags)
+        return _read_scrontab(lines, path, diags, table)
     if kind == JobKind.WRAPPER:
         wrapper = _read_wrapper(lines, path, diags)
-        return [wrapper, *_wrapped_jobs(wrapper, diags)]
+        return [wrapper, *_wrapped_jobs(wrapper, diags, table)]
     if kind == JobKind.SBATCH:
-        job = _read_sbatch(lines, path, diags, _first_dos_line(text), text.startswith("\ufeff"))
-        return [job, *_wrapped_jobs(job, diags)]
+        job = _read_sbatch(lines, path, diags, _first_dos_line(text), text.startswith("\ufeff"), table)
+        return [job, *_wrapped_jobs(job, diags, table)]
     if kind == JobKind.SALLOC:
-        return [_read_salloc(lines, path, diags)]
+        return [_read_salloc(lines, path, diags, table)]
     return []
 
 
@@ -169,9 +171,14 @@ def _first_dos_line(text: str) -> int | None:
 
 
 def _read_sbatch(
-    lines: list[str], path: str, diags: Collector, dos_line: int | None = None, bom: bool = False
+    lines: list[str],
+    path: str,
+    diags: Collector,
+    dos_line: int | None = None,
+    bom: bool = False,
+    table: options.Table = options.SBATCH,
 ) -> ir.Job:
-    header = directives.read_header(lines, diags, job=path)
+    header = directives.read_header(lines, diags, job=path, table=table)
     if bom and header.shebang is not None:
         diags.add(
             "SLURM-NO-SHEBANG",
@@ -299,14 +306,14 @@ def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
     return _read_script_job(lines, path, diags, JobKind.WRAPPER, _JobBuilder(path, diags, 1, "#SBATCH"))
 
 
-def _read_salloc(lines: list[str], path: str, diags: Collector) -> ir.Job:
+def _read_salloc(lines: list[str], path: str, diags: Collector, table: options.Table) -> ir.Job:
     """A script that runs salloc: the allocation's options are read as sbatch reads its own."""
     builder = _JobBuilder(path, diags, 1, "salloc")
     found = _salloc_words(lines)
     if found is not None:
         values = [w.text for w in found]
         _, end = slurm_cli.parse_options(values, 0, slurm_cli.table("sbatch"))
-        settings, unknown = directives.parse_words(found[:end], diags, path)
+        settings, unknown = directives.parse_words(found[:end], diags, path, table=table)
         directives.check_settings(settings, diags, path, command_line=True)
         builder.apply_all(tuple(settings), tuple(unknown))
     return _read_script_job(lines, path, diags, JobKind.SALLOC, builder)
@@ -329,7 +336,7 @@ def _read_script_job(
 _NOT_JOB_OPTIONS = frozenset({"wrap", "parsable", "dependency", "script"})
 
 
-def _wrapped_jobs(submitter: ir.Job, diags: Collector) -> list[ir.Job]:
+def _wrapped_jobs(submitter: ir.Job, diags: Collector, table: options.Table) -> list[ir.Job]:
     """Each ``sbatch --wrap "command"`` in a script is a job of its own: its options as sbatch reads
     them, its command as the body of the ``#!/bin/sh`` script sbatch writes around it."""
     jobs: list[ir.Job] = []
@@ -345,7 +352,7 @@ def _wrapped_jobs(submitter: ir.Job, diags: Collector) -> list[ir.Job]:
             for kv in sub.options
             if kv.key not in _NOT_JOB_OPTIONS
         ]
-        settings, unknown = directives.parse_words(words, diags, job_id)
+        settings, unknown = directives.parse_words(words, diags, job_id, table=table)
         directives.check_settings(settings, diags, job_id, command_line=True)
         builder = _JobBuilder(job_id, diags, 1, "sbatch")
         builder.apply_all(tuple(settings), tuple(unknown))
@@ -376,7 +383,7 @@ def _salloc_words(lines: list[str]) -> list[directives.Word] | None:
     return None
 
 
-def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job]:
+def _read_scrontab(lines: list[str], path: str, diags: Collector, table: options.Table) -> list[ir.Job]:
     jobs: list[ir.Job] = []
     pending: list[directives.Word] = []
     pending_lines: list[int] = []
@@ -404,7 +411,7 @@ def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job
             pending_env.append(RAW_KEYS.item("crontab-env", kept, number, "scrontab"))
             continue
         try:
-            jobs.append(_scrontab_entry(stripped, number, path, pending, pending_env, diags))
+            jobs.append(_scrontab_entry(stripped, number, path, pending, pending_env, diags, table))
         except ValueError as exc:
             diags.add("SLURM-BAD-VALUE", str(exc), line=number, job=path)
         pending, pending_lines, pending_env = [], [], []
@@ -425,6 +432,7 @@ def _scrontab_entry(
     words: list[directives.Word],
     env: list[ir.RawItem],
     diags: Collector,
+    table: options.Table,
 ) -> ir.Job:
     m = _CRON.match(line)
     if not m:
@@ -433,7 +441,7 @@ def _scrontab_entry(
     if when.startswith("@") and when not in _CRON_KEYWORDS:
         raise ValueError(f"{when} is not a schedule scrontab knows")
     job_id = f"{path}@{number}"
-    settings, unknown = directives.parse_words(words, diags, job_id)
+    settings, unknown = directives.parse_words(words, diags, job_id, table=table)
     directives.check_settings(settings, diags, job_id)
     builder = _JobBuilder(job_id, diags, 1, "#SCRON")
     builder.apply_all(tuple(settings), tuple(unknown))
