@@ -63,9 +63,12 @@ def job_like_name(path: str) -> bool:
     return name.endswith(_JOB_LIKE_SUFFIXES) or any(w in name for w in _JOB_LIKE_WORDS)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def decode(data: bytes, diags: Collector) -> str:
     """UTF-8 (BOM stripped), else Latin-1 with a diagnostic; never fails."""
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data.startswith(_BOM):
         data = data[3:]
     try:
         return data.decode("utf-8")
@@ -172,6 +175,8 @@ def read_data(
     fmt = sniff(text)
     if fmt is not None:
         text = templates.fill(text, fmt, values)
+    if fmt == Format.SLURM and data.startswith(_BOM):
+        text = "\ufeff" + text  # sbatch refuses a script that starts with one: its reader says so
     if fmt is None:
         if not job_like:
             return None
