@@ -396,7 +396,10 @@ ContainerRuntimeOption = Annotated[
     str | None,
     typer.Option(
         "--container-runtime",
-        help="How sbatch scripts run containers (--to slurm): pyxis, apptainer or none. Default: pyxis.",
+        help=(
+            "How sbatch scripts run containers (--to slurm): pyxis, apptainer, shifter, podman-hpc or none. "
+            "Default: pyxis."
+        ),
     ),
 ]
 
@@ -447,7 +450,8 @@ def _writer_choice(to: Target, flavor: str | None, container_runtime: str | None
     if to is Target.slurm and flavor is not None:
         wrong = (
             "--flavor picks the Kubernetes object and does not apply to --to slurm; use "
-            "--container-runtime pyxis|apptainer|none to choose how the sbatch scripts run containers"
+            "--container-runtime pyxis|apptainer|shifter|podman-hpc|none to choose how the sbatch scripts "
+            "run containers"
         )
     elif to is Target.kubernetes and container_runtime is not None:
         wrong = (
