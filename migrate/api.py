@@ -73,10 +73,18 @@ def template_inputs(
 
 
 def scan_options(
-    options: scan_results.ScanOptions | None, inputs: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS
+    options: scan_results.ScanOptions | None,
+    inputs: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
+    site: SiteConfig | None = None,
 ) -> scan_results.ScanOptions:
-    """The options of a command's scan, with the template values it was given."""
-    return replace(options or default_scan_options(), values=inputs.values, helm_values=inputs.helm_values)
+    """The options of a command's scan, with the template values it was given and the site's own
+    SPANK options (so that the sbatch reader knows them)."""
+    return replace(
+        options or default_scan_options(),
+        values=inputs.values,
+        helm_values=inputs.helm_values,
+        spank_options=site.spank_options if site is not None else (),
+    )
 
 
 def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
@@ -165,7 +173,7 @@ def run_plan(
     coexistence = coexistence_choice(coexistence)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scanner.scan(paths, scan_options(options, templating))
+    result = scanner.scan(paths, scan_options(options, templating, site))
     the_plan = plan.build_plan(
         result.jobs,
         direction,
@@ -201,7 +209,7 @@ def run_graph(
     templating: templates.TemplateInputs = templates.NO_TEMPLATE_INPUTS,
 ) -> GraphRun:
     site, config_path = load_config(config, paths)
-    result = scanner.scan(paths, scan_options(options, templating))
+    result = scanner.scan(paths, scan_options(options, templating, site))
     graph = build_graph(result.jobs, site)
     buffer = io.BytesIO()
     graph_export.to_graphml(graph, buffer)
@@ -245,7 +253,7 @@ def run_report(
     coexistence = coexistence_choice(coexistence)
     site, config_path = load_config(config, paths)
     usage, clusters = load_accounting(accounting), load_inventory(inventory)
-    result = scanner.scan(paths, scan_options(options, templating))
+    result = scanner.scan(paths, scan_options(options, templating, site))
     # The plan is the one `migrate plan` makes of the same input: what the translations drop shows in
     # each job's fidelity table, and never moves a unit into or out of the pilot.
     the_plan, plan_graph = plan.build_plan_and_graph(
@@ -376,7 +384,7 @@ def run_translate(
     clusters = load_inventory(inventory)
     if clusters:
         site, _ = merge_inventory(site, clusters)
-    result = scanner.scan(paths, scan_options(options, templating))
+    result = scanner.scan(paths, scan_options(options, templating, site))
     wanted = direction.source  # jobs already in the target's format are not translated again
     jobs = [j for j in result.jobs if j.source.format == wanted]
     skipped = [j.id for j in result.jobs if j.source.format != wanted]

@@ -239,6 +239,7 @@ def scan_command(
     set_values: SetOption = None,
     env_file: EnvFileOption = None,
     helm_values: HelmValuesOption = None,
+    config: ConfigOption = None,
 ) -> None:
     """Find every job file under PATHS (by content) and read it into the job IR."""
     from migrate import api
@@ -249,8 +250,14 @@ def scan_command(
     templating = _template_inputs(set_values, env_file, helm_values)
     cache_folder = None if no_cache else (cache_dir or cache.default_dir())
     limit = scan_results.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    try:  # the site's own SPANK options are #SBATCH options there
+        site, config_path = api.load_config(config, paths)
+    except api.UsageError as exc:
+        raise _usage_error(exc) from None
+    if site.spank_options:
+        _err().print(f"site configuration: {config_path} (its spank_options are read)", markup=False)
     options = api.scan_options(
-        scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs), templating
+        scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs), templating, site
     )
     if output_format is OutputFormat.json:  # streamed: memory stays flat on any tree size
         errors = jsonstream.write_scan(scanner.iter_rendered(paths, options), sys.stdout).errors
@@ -389,7 +396,10 @@ ContainerRuntimeOption = Annotated[
     str | None,
     typer.Option(
         "--container-runtime",
-        help="How sbatch scripts run containers (--to slurm): pyxis, apptainer or none. Default: pyxis.",
+        help=(
+            "How sbatch scripts run containers (--to slurm): pyxis, apptainer, shifter, podman-hpc or none. "
+            "Default: pyxis."
+        ),
     ),
 ]
 
@@ -440,7 +450,8 @@ def _writer_choice(to: Target, flavor: str | None, container_runtime: str | None
     if to is Target.slurm and flavor is not None:
         wrong = (
             "--flavor picks the Kubernetes object and does not apply to --to slurm; use "
-            "--container-runtime pyxis|apptainer|none to choose how the sbatch scripts run containers"
+            "--container-runtime pyxis|apptainer|shifter|podman-hpc|none to choose how the sbatch scripts "
+            "run containers"
         )
     elif to is Target.kubernetes and container_runtime is not None:
         wrong = (

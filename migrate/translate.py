@@ -135,7 +135,8 @@ def translate_jobs(
     style: str = "auto",
 ) -> TranslationSet:
     """``flavor``: the Kubernetes object to write (``auto``, ``job``, ``jobset`` ...);
-    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``none``);
+    ``runtime``: how Slurm scripts run container images (``auto``, ``pyxis``, ``apptainer``, ``shifter``,
+    ``podman-hpc``, ``none``);
     ``workflow``: what runs the dependency chains on Kubernetes (``argo``, ``jobflow``, ``script``;
     None: Argo when it is available, else ``script``); ``style`` (Kubernetes): ``native`` writes the pods
     that run the step's program themselves, ``emulate`` runs the script with Slurm shims, ``auto``

@@ -14,6 +14,7 @@ import pytest
 from migrate.scan import cache, scanner
 from migrate.scan import pool as scan_pool
 from migrate.scan.results import ScanOptions
+from migrate.site.config import SpankOption
 
 SBATCH = """#!/bin/bash
 #SBATCH --job-name=train
@@ -147,6 +148,29 @@ def test_the_key_covers_content_name_rule_and_size_limit() -> None:
     assert key != cache.entry_key(b"#!/bin/bash \n", True, 1000)
     assert key != cache.entry_key(b"#!/bin/bash\n", False, 1000)
     assert key != cache.entry_key(b"#!/bin/bash\n", True, 1001)
+
+
+def test_the_key_covers_the_sites_own_spank_options() -> None:
+    ssd = SpankOption("ssd-size", "nvme-scratch")
+    key = cache.entry_key(b"#!/bin/bash\n#SBATCH --ssd-size=1G\n", True, 1000)
+    with_site = cache.entry_key(b"#!/bin/bash\n#SBATCH --ssd-size=1G\n", True, 1000, (), (ssd,))
+    assert with_site != key
+    flag = SpankOption("ssd-size", "nvme-scratch", "none")
+    assert cache.entry_key(b"#!/bin/bash\n#SBATCH --ssd-size=1G\n", True, 1000, (), (flag,)) != with_site
+
+
+def test_a_cached_scan_reads_a_file_again_under_other_site_options(tmp_path: Path) -> None:
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "a.sbatch").write_text("#!/bin/bash\n#SBATCH --ssd-size=800G\nhostname\n")
+    folder = str(tmp_path / "cache")
+
+    def codes(spank: tuple[SpankOption, ...]) -> list[str]:
+        options = ScanOptions(cache=folder, jobs=1, spank_options=spank)
+        return [d.code for d in scanner.scan([str(tmp_path / "jobs")], options).diagnostics]
+
+    assert codes(()) == ["SLURM-UNKNOWN-OPTION"]
+    assert codes((SpankOption("ssd-size", "nvme-scratch"),)) == ["SLURM-PLUGIN-OPTION"]
+    assert codes(()) == ["SLURM-UNKNOWN-OPTION"]  # from the cache, as first read
 
 
 def test_the_location_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

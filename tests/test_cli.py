@@ -35,6 +35,18 @@ def test_scan_table(tmp_path: Path) -> None:
     assert "1 job (" in res.stdout
 
 
+def test_scan_reads_the_spank_options_of_the_nearest_site_configuration(tmp_path: Path) -> None:
+    (tmp_path / "a.sbatch").write_text("#!/bin/bash\n#SBATCH --ssd-size=800G\nhostname\n")
+    before = json.loads(run("scan", "--format", "json", "--no-cache", str(tmp_path)).stdout)
+    [unknown] = before["files"][0]["diagnostics"]
+    assert unknown["code"] == "SLURM-UNKNOWN-OPTION" and "spank_options" in unknown["message"]
+    (tmp_path / "migrate.yaml").write_text("spank_options: [{name: --ssd-size, plugin: nvme-scratch}]\n")
+    res = run("scan", "--format", "json", "--no-cache", str(tmp_path))
+    [plugin] = json.loads(res.stdout)["files"][0]["diagnostics"]
+    assert plugin["code"] == "SLURM-PLUGIN-OPTION" and "nvme-scratch" in plugin["message"]
+    assert "spank_options are read" in res.stderr
+
+
 def test_bad_usage_exits_2(tmp_path: Path) -> None:
     missing = run("scan", str(tmp_path / "nope"))
     assert missing.returncode == 2

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import GOLDEN, REPO, corpus_inputs
+from conftest import GOLDEN, REPO, corpus_inputs, site_for
 from golden import check_json
 
 from migrate.diagnostics import CODES
 from migrate.scan import files as scan_files
 from migrate.scan.discover import Candidate
+from migrate.scan.results import ScanOptions
 from migrate.serialize import job_from_dict, job_to_dict
 
 INPUTS = corpus_inputs()
@@ -31,8 +32,10 @@ NOT_IN_CORPUS = {
 
 
 def scan_one(rel: str) -> dict[str, object]:
+    """One file read as the site whose config translates it reads it (its own SPANK options)."""
     path = REPO / rel
-    result = scan_files.scan_file(Candidate(rel, rel, path.stat().st_size))
+    options = ScanOptions(spank_options=site_for(rel).spank_options)
+    result = scan_files.scan_file(Candidate(rel, rel, path.stat().st_size), options)
     if result is None:
         return {"path": rel, "format": None, "skipped": "not a job file"}
     return result.to_dict()

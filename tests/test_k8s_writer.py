@@ -1190,3 +1190,58 @@ def test_the_pod_sees_its_gpus_in_cuda_visible_devices_as_slurm_sets_them(tmp_pa
     assert done.stdout.split() == ["4", "0,1,2,3"]
     cpu_only = translate("#!/bin/bash\n#SBATCH -N 1\npython x.py\n", style="emulate")
     assert "CUDA_VISIBLE_DEVICES" not in {e["name"] for e in container(cpu_only)["env"]}
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "srun shifter python train.py --epochs 2",
+        "srun shifter --image=docker:nersc/pytorch:24.06.01 python train.py --epochs 2",
+        "srun podman-hpc run --rm --gpu --nccl nersc/pytorch:24.06.01 python train.py --epochs 2",
+        "srun sarus run --mpi nersc/pytorch:24.06.01 python train.py --epochs 2",
+        "srun ch-run -w nersc/pytorch:24.06.01 -- python train.py --epochs 2",
+    ],
+)
+def test_a_native_pod_runs_the_program_a_container_runtime_starts_without_the_runtime(step: str) -> None:
+    header = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+    if "shifter" in step:  # its image is the job's, given to its SPANK plugin
+        header += "#SBATCH --image=docker:nersc/pytorch:24.06.01\n"
+    t = translate(header + step + "\n", style="native")
+    assert t.style == "native"
+    spec = container(t)
+    assert spec["image"] == "nersc/pytorch:24.06.01"
+    words = [*spec.get("command", []), *spec.get("args", [])]
+    assert words[-4:] == ["python", "train.py", "--epochs", "2"]
+    assert not {"shifter", "podman-hpc", "sarus", "ch-run", "run", "--gpu"} & set(words)
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("runtime", "words"),
+    [
+        ("shifter", "shifter --image=docker:nersc/app:1 --volume=/a:/b -e X=1 --module gpu"),
+        ("shifter", "shifter"),
+        ("podman-hpc", "podman-hpc --squash-dir /sq run --rm -it --gpu -v /a:/b -e X=1 --mpi nersc/app:1"),
+        ("podman-hpc", "podman-hpc shared-run --nccl -w /b nersc/app:1"),
+        ("sarus", "sarus run --mpi -m --mount=type=bind,source=/a,destination=/b -w /b load/app:1"),
+        ("ch-run", "ch-run -w -b /a:/b --set-env=/ch/env -c /b /var/tmp/app --"),
+    ],
+)
+def test_an_emulated_pod_runs_what_a_container_runtime_starts(
+    tmp_path: Path, runtime: str, words: str
+) -> None:
+    script = f"#!/bin/bash\n#SBATCH --ntasks=2\n#SBATCH --image=nersc/app:1\nsrun {words} echo 'a b' c\n"
+    t = translate(script, style="emulate")
+    (manifest,) = t.files.values()
+    configmap = find(documents(manifest), "ConfigMap")
+    assert set(configmap["data"]) & {"shifter", "podman-hpc", "sarus", "ch-run"} == {runtime}
+    result = run_pod(manifest, tmp_path, {}, script)
+    assert result.stdout.splitlines() == ["a b c", "a b c"], result.stderr
+
+
+@needs_bash
+def test_a_runtime_verb_with_no_program_fails_in_the_pod(tmp_path: Path) -> None:
+    script = "#!/bin/bash\n#SBATCH --ntasks=1\npodman-hpc pull nersc/app:1\n"
+    (manifest,) = translate(script, style="emulate").files.values()
+    result = run_pod(manifest, tmp_path, {}, script)
+    assert result.returncode == 1 and "no equivalent inside a Kubernetes pod" in result.stderr

@@ -221,3 +221,21 @@ def test_capped_repeats_through_the_cli_and_the_cache(tmp_path: Path) -> None:
     )
     listed = scan_results.MAX_REPEATS_PER_CODE + 2
     assert re.search(rf"\b{listed}\s*$", table.stdout, re.M), table.stdout  # the row's diag column
+
+
+def test_a_byte_order_mark_reaches_the_sbatch_reader_which_says_sbatch_refuses_it() -> None:
+    bom = b"\xef\xbb\xbf"
+    script = b"#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n"
+    with_bom = scan_files.read_data(bom + script, "job.sbatch", True)
+    assert with_bom is not None and [d.code for d in with_bom.diagnostics] == ["SLURM-NO-SHEBANG"]
+    assert "byte order mark" in with_bom.diagnostics[0].message
+    (job,) = with_bom.jobs
+    assert job.components[0].resources.nodes_min == 2  # read as sbatch reads it past the mark
+    plain = scan_files.read_data(script, "job.sbatch", True)
+    assert plain is not None and plain.diagnostics == []
+    manifest = (
+        b"apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\n"
+        b"spec: {template: {spec: {containers: [{name: a, image: x}], restartPolicy: Never}}}\n"
+    )
+    yaml_bom = scan_files.read_data(bom + manifest, "job.yaml", True)
+    assert yaml_bom is not None and len(yaml_bom.jobs) == 1 and yaml_bom.diagnostics == []

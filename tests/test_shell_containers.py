@@ -1,4 +1,4 @@
-"""Containers: pyxis, Apptainer/Singularity, docker/podman, enroot, shifter."""
+"""Containers: pyxis, Apptainer/Singularity, docker/podman, podman-hpc, Sarus, ch-run, enroot, shifter."""
 
 from __future__ import annotations
 
@@ -81,10 +81,44 @@ def test_pyxis_image_and_mounts_from_script_variables() -> None:
         ),
         (
             "podman-hpc run -it --volume /pscratch:/pscratch img:2 bash",
-            "podman",
+            "podman-hpc",
             "img:2",
             [("/pscratch", "/pscratch", False)],
             ("bash",),
+            (),
+        ),
+        (  # podman-hpc's module switches take no value: the image follows them
+            "podman-hpc run --rm --gpu --mpi --nccl -v /pscratch/sd/u:/work registry.nersc.gov/m1/train:2 "
+            "python t.py",
+            "podman-hpc",
+            "registry.nersc.gov/m1/train:2",
+            [("/pscratch/sd/u", "/work", False)],
+            ("python", "t.py"),
+            (),
+        ),
+        (
+            "podman-hpc --squash-dir /pscratch/sq shared-run --gpu img:3 python t.py",
+            "podman-hpc",
+            "img:3",
+            [],
+            ("python", "t.py"),
+            (),
+        ),
+        (  # sarus' -m is --mpi, a switch
+            "sarus run --mpi -m --mount=type=bind,source=/scratch/snx/data,destination=/data,readonly "
+            "load/library/app:1.0 ./app --in /data",
+            "sarus",
+            "load/library/app:1.0",
+            [("/scratch/snx/data", "/data", True)],
+            ("./app", "--in", "/data"),
+            (),
+        ),
+        (
+            "ch-run -w -b /lustre/proj:/mnt/0 --set-env=/ch/env -c /mnt/0 /var/tmp/pytorch -- python t.py",
+            "ch-run",
+            "/var/tmp/pytorch",
+            [("/lustre/proj", "/mnt/0", False)],
+            ("python", "t.py"),
             (),
         ),
         (
@@ -131,3 +165,14 @@ def test_the_same_container_twice_is_listed_once() -> None:
 
 def test_not_containers() -> None:
     assert read("docker ps\napptainer build x.sif x.def\nenroot import docker://x").containers == ()
+
+
+def test_a_bare_shifter_runs_the_program_in_the_image_of_the_job() -> None:
+    facts = read("srun shifter --workdir=/w python t.py")
+    assert facts.containers == ()  # the image is the job's (#SBATCH --image), read with the header
+    (launcher,) = facts.launchers
+    assert launcher.program == ("shifter", "--workdir=/w", "python", "t.py")
+
+
+def test_sarus_and_podman_hpc_without_run_are_not_containers() -> None:
+    assert read("sarus pull ethcscs/mpich:ub1804\npodman-hpc images\nch-image build -t x .").containers == ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -259,3 +260,37 @@ def test_site_mappings_for_translation() -> None:
         assert "features.ib" in str(exc)
     else:
         raise AssertionError("a feature must map to a node selector")
+
+
+def test_spank_options_name_the_plugin_and_how_each_takes_its_value() -> None:
+    config = parse_site_config(
+        {
+            "spank_options": [
+                {"name": "--ssd-size", "plugin": "nvme-scratch", "takes_value": True},
+                {"name": "ssd-keep", "plugin": "nvme-scratch", "takes_value": False},
+                {"name": "--trace", "plugin": "tracer", "takes_value": "optional"},
+                {"name": "--tier", "plugin": "burst"},
+            ]
+        }
+    )
+    assert [(o.name, o.plugin, o.takes_value) for o in config.spank_options] == [
+        ("ssd-size", "nvme-scratch", "required"),
+        ("ssd-keep", "nvme-scratch", "none"),
+        ("trace", "tracer", "optional"),
+        ("tier", "burst", "required"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ("--ssd-size", "spank_options: expected a list"),
+        ([{"name": "-s", "plugin": "x"}], "spank_options[0].name: expected a long option"),
+        ([{"name": "--s"}], "spank_options[0].plugin: missing"),
+        ([{"name": "--s", "plugin": "x", "takes_value": 1}], "takes_value: expected true, false or optional"),
+        ([{"name": "--s", "plugin": "x", "short": "s"}], "spank_options[0].short: unknown key"),
+    ],
+)
+def test_bad_spank_options_name_the_entry(entries: object, message: str) -> None:
+    with pytest.raises(SiteConfigError, match=re.escape(message)):
+        parse_site_config({"spank_options": entries})

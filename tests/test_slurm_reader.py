@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from migrate import ir
 from migrate.diagnostics import Collector, Diagnostic
 from migrate.serialize import job_from_dict, job_to_dict
+from migrate.site.config import SpankOption
 from migrate.translators.shell.facts import BodyFacts
 from migrate.translators.slurm import directives, reader
 
@@ -756,3 +757,60 @@ def test_shifter_image_is_the_container_of_the_job_and_its_modules_stay_raw() ->
         ("SLURM-PLUGIN-OPTION", "info", 4),
     ]
     assert all("shifter SPANK plugin" in d.message for d in diags)
+
+
+def test_shifter_volumes_are_mounts_of_the_job_image_and_its_long_spellings_read_the_same() -> None:
+    text = (
+        SHEBANG + "#SBATCH --volume=/pscratch/a:/input;/pscratch/b:/output:ro\n"
+        "#SBATCH --shifter.image=docker:nersc/app:1\n#SBATCH --shifter.volume=/global/cfs/m1:/data\n"
+        "#SBATCH --ccm\nshifter prog /input/x /elsewhere/y\n"
+    )
+    job, diags = one(text)
+    [container] = job.components[0].containers
+    assert (container.image, container.runtime) == ("docker:nersc/app:1", "shifter")
+    assert [(m.source, m.target, m.read_only) for m in container.mounts] == [
+        ("/pscratch/a", "/input", False),
+        ("/pscratch/b", "/output", True),
+        ("/global/cfs/m1", "/data", False),
+    ]
+    # /input/x is inside a volume: the host folder stands for it; /elsewhere is the body's own
+    assert [p.path for p in job.storage] == ["/pscratch/a", "/pscratch/b", "/global/cfs/m1", "/elsewhere/y"]
+    assert [(r.key, r.line) for r in job.raw] == [("--ccm", 5)]
+    assert [d.code for d in diags] == ["SLURM-PLUGIN-OPTION"] * 4
+
+
+def test_the_sites_own_spank_options_are_read_as_raw_items_naming_their_plugin() -> None:
+    site = (
+        SpankOption("ssd-size", "nvme-scratch"),
+        SpankOption("ssd-keep", "nvme-scratch", "none"),
+        SpankOption("trace", "tracer", "optional"),
+    )
+    text = SHEBANG + "#SBATCH --ssd-size 800G --ssd-keep\n#SBATCH --trace --burst-tier=gold\nhostname\n"
+    diags = Collector("t")
+    (job,) = reader.read(text, "t", diags, site)
+    assert [(r.key, r.value) for r in job.raw] == [
+        ("--ssd-size", "800G"),
+        ("--ssd-keep", ""),
+        ("--trace", ""),
+        ("--burst-tier", "gold"),
+    ]
+    assert [(d.code, d.line) for d in diags.items] == [
+        ("SLURM-PLUGIN-OPTION", 2),
+        ("SLURM-PLUGIN-OPTION", 2),
+        ("SLURM-PLUGIN-OPTION", 3),
+        ("SLURM-UNKNOWN-OPTION", 3),
+    ]
+    assert "nvme-scratch SPANK plugin (listed in migrate.yaml spank_options)" in diags.items[0].message
+    assert diags.items[3].severity == "error" and "under spank_options" in diags.items[3].message
+    (plain,) = reader.read(text, "t", Collector("t"))
+    # without the site's list, all are unknown
+    assert [r.key for r in plain.raw] == ["--ssd-size", "--ssd-keep", "--trace", "--burst-tier"]
+
+
+def test_a_site_option_abbreviates_and_wins_over_a_known_plugins_of_its_name() -> None:
+    site = (SpankOption("image", "site-images"),)
+    diags = Collector("t")
+    (job,) = reader.read(SHEBANG + "#SBATCH --image=x:1\n#SBATCH --ssd=1\nhostname\n", "t", diags, site)
+    assert job.components[0].containers == ()  # not Shifter's here
+    assert [r.key for r in job.raw] == ["--image", "--ssd"]
+    assert "site-images" in diags.items[0].message

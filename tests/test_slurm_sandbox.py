@@ -370,3 +370,27 @@ def test_each_task_of_an_argo_fan_out_gets_its_own_item_on_slurm(
 
     assert printed("sweep-lr") == ["1e-3|", "it's a b|", '{"x":1}|']
     assert printed("sweep-shard") == ["part-03|", "part-04|"]
+
+
+NO_SHIFTER_PLUGIN = re.compile(r"^#SBATCH --image=.*\n", re.MULTILINE)
+
+
+@pytest.mark.parametrize("runtime", ["shifter", "podman-hpc"])
+def test_translated_jobs_for_nersc_runtimes_pass_test_only(
+    sandbox: dict[str, str], tmp_path: Path, runtime: str
+) -> None:
+    """Shifter's #SBATCH --image is a SPANK plugin option the sandbox does not load (where Shifter is
+    installed sbatch takes it): it is left out of what the controller sees, the rest is checked."""
+    paths = [CORPUS / "cases" / "kubernetes", *sorted((CORPUS / "sample-site").glob("*/*.yaml"))]
+    jobs = [j for j in scanner.scan([str(p) for p in paths]).jobs if j.source.format == "kubernetes"]
+    result = translate_jobs(jobs, to="slurm", config=SITE, runtime=runtime)
+    result.tree.commit(str(tmp_path / "out"))
+    texts = [p.read_text() for p in (tmp_path / "out").rglob("*.sbatch")]
+    assert any(runtime in text for text in texts)
+    if runtime == "shifter":
+        assert any(NO_SHIFTER_PLUGIN.search(text) for text in texts)
+    checks = slurmcheck.check_tree(
+        tmp_path / "out", env=sandbox, render=lambda text: NO_SHIFTER_PLUGIN.sub("", text)
+    )
+    assert all(c.method == slurmcheck.TEST_ONLY for c in checks if c.path.endswith(".sbatch"))
+    assert [f"{c.path}: {c.message}" for c in checks if not c.accepted] == []

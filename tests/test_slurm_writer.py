@@ -524,6 +524,44 @@ def test_args_without_command_run_the_image_entrypoint(tmp_path: Path) -> None:
     assert "exit 1" in script(t)
 
 
+def test_shifter_names_the_image_of_the_job_once_and_runs_each_step_in_it(tmp_path: Path) -> None:
+    t = translate(tmp_path, CM_JOB, runtime="shifter")
+    text = script(t)
+    assert sbatch_options(text)["image"] == "docker:ghcr.io/org/tool:1"
+    launch = next(line for line in text.splitlines() if line.startswith("srun "))
+    assert launch.startswith("srun shifter --volume=")
+    assert "--image" not in launch  # the job's image, from the SPANK option
+    assert launch.endswith("/bin/bash /scripts/run.sh 'arg one'")
+    assert slurmcheck.check_text(text).accepted  # a plugin option the reader knows
+
+
+def test_shifter_takes_the_image_of_the_first_pods_as_the_jobs(tmp_path: Path) -> None:
+    first, second = "registry.example/train:1", "registry.example/eval:2"
+    text = script(translate(tmp_path, PYTORCHJOB.replace(first, second, 1), runtime="shifter"))
+    assert sbatch_options(text)["image"] == f"docker:{second}"
+
+
+def test_shifter_cannot_run_the_image_entrypoint(tmp_path: Path) -> None:
+    text = JOB.replace('command: ["python", "-c", "print(\'hi there\')"]', 'args: ["--flag", "x y"]')
+    t = translate(tmp_path, text, runtime="shifter")
+    assert "TO-SLURM-NO-COMMAND" in codes(t)
+
+
+def test_podman_hpc_runs_the_command_in_place_of_the_entrypoint_with_the_variables_it_needs(
+    tmp_path: Path,
+) -> None:
+    t = translate(tmp_path, PYTORCHJOB, runtime="podman-hpc")
+    launch = next(line for line in script(t).splitlines() if line.startswith("srun "))
+    assert "podman-hpc run --rm --gpu -e 'SLURM_*' -e 'MASTER_*'" in launch
+    assert "--entrypoint= registry.example/train:1 " in launch
+    assert launch.endswith("python train.py --epochs 3")
+    assert "image" not in sbatch_options(script(t))
+    text = JOB.replace('command: ["python", "-c", "print(\'hi there\')"]', 'args: ["--flag", "x y"]')
+    entry_point = script(translate(tmp_path, text, runtime="podman-hpc"))
+    assert "nvcr.io/nvidia/pytorch:24.03-py3 --flag 'x y'" in entry_point  # the image's own entrypoint
+    assert "--entrypoint" not in entry_point
+
+
 # ---------------------------------------------------------------------------
 # Distributed launchers
 
@@ -1073,7 +1111,7 @@ def test_the_writer_never_raises_and_its_options_parse(
         array=array,
         schedule=ir.Schedule("*/5 * * * *") if kind == "CronJob" else None,
     )
-    for runtime in ("pyxis", "apptainer", "none"):
+    for runtime in ("pyxis", "apptainer", "shifter", "podman-hpc", "none"):
         t = translate_job(job, SITE, runtime)
         for path, text in t.files.items():
             if path.endswith(".sbatch"):

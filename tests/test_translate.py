@@ -264,8 +264,8 @@ def _shim_free(text: str, source: str) -> object:
 
 def golden_of(rel: str) -> dict[str, object]:
     source = (REPO / rel).read_text(encoding="utf-8")
-    jobs = reader.read(source, rel, Collector(rel))
     site = site_for(rel)  # the sample site's, or the allocation cases' own with their cluster files
+    jobs = reader.read(source, rel, Collector(rel), site.spank_options)
     out: list[dict[str, object]] = []
     for job in jobs:
         if job.kind == "wrapper":

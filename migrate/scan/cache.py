@@ -43,6 +43,7 @@ import yaml
 
 import migrate.translators as translators
 from migrate import __version__, ir
+from migrate.site.config import SpankOption
 
 ENV_VAR = "MIGRATE_CACHE_DIR"
 SCHEMA = 2
@@ -121,13 +122,22 @@ def _salt() -> bytes:
     return f"{SCHEMA}|{__version__}|{ir.IR_VERSION}|".encode() + code_fingerprint()
 
 
-def entry_key(data: bytes, job_like: bool, max_bytes: int, values: tuple[tuple[str, str], ...] = ()) -> bytes:
-    """The cache key of a file's bytes, read under the given name rule, size limit and template values."""
+def entry_key(
+    data: bytes,
+    job_like: bool,
+    max_bytes: int,
+    values: tuple[tuple[str, str], ...] = (),
+    spank_options: tuple[SpankOption, ...] = (),
+) -> bytes:
+    """The cache key of a file's bytes, read under the given name rule, size limit, template values
+    and the site's SPANK options."""
     digest = hashlib.blake2b(_salt(), digest_size=24)
     digest.update(b"J" if job_like else b"-")
     digest.update(f"{max_bytes}|".encode())
     # The values change what a template reads as: each set of them is its own entry.
     digest.update(json.dumps(values).encode() + b"|")
+    # A site's plugin option is read where it would be an unknown one: each list is its own entry.
+    digest.update(json.dumps([(o.name, o.plugin, o.takes_value) for o in spank_options]).encode() + b"|")
     digest.update(data)
     return digest.digest()
 

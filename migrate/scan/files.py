@@ -23,6 +23,7 @@ from migrate.scan.results import (
     cap_repeats,
 )
 from migrate.scan.templates import Values
+from migrate.site.config import SpankOption
 from migrate.translators.argo import reader as argo_reader
 from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.slurm import reader as slurm_reader
@@ -62,9 +63,12 @@ def job_like_name(path: str) -> bool:
     return name.endswith(_JOB_LIKE_SUFFIXES) or any(w in name for w in _JOB_LIKE_WORDS)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def decode(data: bytes, diags: Collector) -> str:
     """UTF-8 (BOM stripped), else Latin-1 with a diagnostic; never fails."""
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data.startswith(_BOM):
         data = data[3:]
     try:
         return data.decode("utf-8")
@@ -84,11 +88,17 @@ def sniff(text: str) -> Format | None:
 
 
 def read_text(
-    text: str, path: str, fmt: str, diags: Collector, library: argo_reader.Library | None = None
+    text: str,
+    path: str,
+    fmt: str,
+    diags: Collector,
+    library: argo_reader.Library | None = None,
+    spank: tuple[SpankOption, ...] = (),
 ) -> list[ir.Job]:
-    """``library``: the WorkflowTemplates of the other scanned files, for Argo's templateRef."""
+    """``library``: the WorkflowTemplates of the other scanned files, for Argo's templateRef;
+    ``spank``: the #SBATCH options of the site's own SPANK plugins."""
     if fmt == Format.SLURM:
-        return slurm_reader.read(text, path, diags)
+        return slurm_reader.read(text, path, diags, spank)
     jobs = k8s_reader.read(text, path, diags)
     if argo_reader.sniff(text):  # Argo objects beside the others: the Kubernetes reader leaves them
         jobs += argo_reader.read(text, path, diags, library)
@@ -143,6 +153,7 @@ def read_data(
     job_like: bool,
     library: argo_reader.Library | None = None,
     values: Values = (),
+    spank: tuple[SpankOption, ...] = (),
 ) -> FileResult | None:
     """Read a file's content as the job file at ``path``; None when it is not worth reporting.
 
@@ -164,13 +175,15 @@ def read_data(
     fmt = sniff(text)
     if fmt is not None:
         text = templates.fill(text, fmt, values)
+    if fmt == Format.SLURM and data.startswith(_BOM):
+        text = "\ufeff" + text  # sbatch refuses a script that starts with one: its reader says so
     if fmt is None:
         if not job_like:
             return None
         diags.add("FILE-NOT-A-JOB", "no #SBATCH directives, sbatch calls or Kubernetes objects found")
         return FileResult(path, Format.UNKNOWN, [], diags.items)
     try:
-        jobs = read_text(text, path, fmt, diags, library)
+        jobs = read_text(text, path, fmt, diags, library, spank)
     except Exception as exc:  # a reader bug must not lose the file or the run
         diags.add("INTERNAL-ERROR", f"reader failed: {type(exc).__name__}: {exc}")
         jobs = []
@@ -215,7 +228,7 @@ def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> F
     if charts.is_chart(path):
         text = decode(loaded, Collector(path))
         return charts.read_chart(candidate.path, path, text, options.helm_values)
-    return read_data(loaded, path, job_like_name(path), values=options.values)
+    return read_data(loaded, path, job_like_name(path), values=options.values, spank=options.spank_options)
 
 
 def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:

@@ -33,6 +33,7 @@ from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.files import SITE_CONFIG_NAMES, job_like_name, load, read_data, scan_item
 from migrate.scan.jsonstream import Rendered, from_rendered, render
 from migrate.scan.results import FileFacts, FileResult, ScanOptions
+from migrate.site.config import SpankOption
 
 PARALLEL_MIN_FILES = 200
 POOL_AFTER_MISSES = 64
@@ -63,6 +64,7 @@ class Miss(NamedTuple):
     job_like: bool
     key: bytes | None  # None when there is no cache: read under the real path
     values: tuple[tuple[str, str], ...] = ()
+    spank_options: tuple[SpankOption, ...] = ()
 
 
 def worker_count(options: ScanOptions) -> int:
@@ -94,9 +96,9 @@ def _stage(item: Item, options: ScanOptions, cached: bool) -> Outcome | Miss | N
         return _fresh(loaded)  # unreadable, binary or too large: cheap, never cached
     job_like = job_like_name(path)
     if not cached or b"\0" in loaded:  # a NUL byte could spell the path token
-        return Miss(path, loaded, job_like, None, options.values)
-    key = cache.entry_key(loaded, job_like, options.max_bytes, options.values)
-    return Miss(path, loaded, job_like, key, options.values)
+        return Miss(path, loaded, job_like, None, options.values, options.spank_options)
+    key = cache.entry_key(loaded, job_like, options.max_bytes, options.values, options.spank_options)
+    return Miss(path, loaded, job_like, key, options.values, options.spank_options)
 
 
 def _settle(staged: Outcome | Miss | None, found: dict[bytes, cache.Entry]) -> Outcome | Miss | None:
@@ -125,8 +127,12 @@ def prepare(
 
 def compute(miss: Miss) -> Outcome | None:
     if miss.key is None:
-        return _fresh(read_data(miss.data, miss.path, miss.job_like, values=miss.values))
-    result = read_data(miss.data, cache.PATH_TOKEN, miss.job_like, values=miss.values)
+        return _fresh(
+            read_data(miss.data, miss.path, miss.job_like, values=miss.values, spank=miss.spank_options)
+        )
+    result = read_data(
+        miss.data, cache.PATH_TOKEN, miss.job_like, values=miss.values, spank=miss.spank_options
+    )
     if result is None:
         return Outcome(miss.path, "", None, miss.key)  # cached too, so that it is not read again
     return Outcome(miss.path, render(result), FileFacts.of(result), miss.key)

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from migrate import ir
 from migrate.diagnostics import CODES, SEVERITIES, Diagnostic
 from migrate.serialize import job_to_dict
+from migrate.site.config import SpankOption
 from migrate.vocab import Format
 
 DEFAULT_MAX_BYTES = 1 << 20  # 1 MiB: no real job script or manifest comes close
@@ -31,6 +32,8 @@ class ScanOptions:
     # Template values (--set, --env-file) as sorted (name, value) pairs; see migrate.scan.templates.
     values: tuple[tuple[str, str], ...] = ()
     helm_values: tuple[str, ...] = ()  # values files for helm template (--values), absolute paths
+    # The #SBATCH options of the site's own SPANK plugins (migrate.yaml spank_options).
+    spank_options: tuple[SpankOption, ...] = ()
 
 
 DEFAULT_OPTIONS = ScanOptions()

@@ -162,6 +162,20 @@ class SiteVersions:
     kubernetes: str | None = None
 
 
+# How a SPANK option takes its value (struct spank_option's has_arg: 1, 0, 2).
+TAKES_VALUE = ("required", "none", "optional")
+
+
+@dataclass(frozen=True)
+class SpankOption:
+    """An ``#SBATCH`` option that a SPANK plugin of the site adds (its plugstack.conf), beyond the
+    plugins migrate knows: ``spank_options: [{name: --ssd-size, plugin: site-ssd, takes_value: true}]``."""
+
+    name: str  # the long name, without its dashes (SPANK options have no short form)
+    plugin: str
+    takes_value: str = "required"  # one of TAKES_VALUE
+
+
 @dataclass(frozen=True)
 class Defaults:
     image: str | None = None
@@ -188,6 +202,7 @@ class SiteConfig:
     thresholds: Thresholds = field(default_factory=Thresholds)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
     versions: SiteVersions = field(default_factory=SiteVersions)
+    spank_options: tuple[SpankOption, ...] = ()  # #SBATCH options of the site's own SPANK plugins
     source: str | None = None  # the file it came from, for messages and the report
     # Keys still holding PLACEHOLDER (a starter file from `migrate init`): read as not given.
     unfilled: tuple[str, ...] = ()
@@ -282,6 +297,7 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
             "thresholds",
             "kubernetes",
             "versions",
+            "spank_options",
         ),
     )
     return SiteConfig(
@@ -294,6 +310,7 @@ def parse_site_config(data: object, source: str = CONFIG_NAME) -> SiteConfig:
         thresholds=_thresholds(top.get("thresholds"), where.child("thresholds")),
         kubernetes=_kubernetes(top.get("kubernetes"), where.child("kubernetes")),
         versions=_versions(top.get("versions"), where.child("versions")),
+        spank_options=_spank_options(top.get("spank_options"), where.child("spank_options")),
         source=source,
         unfilled=tuple(_unfilled(top, "")),
     )
@@ -530,6 +547,35 @@ def _devices(value: object, where: _Where) -> tuple[tuple[str, int], ...]:
     data = _mapping(value, where)
     known = [key for key in data if data[key] != PLACEHOLDER]  # a count still to fill: no device yet
     return tuple(sorted((key, _count(data[key], where.child(key))) for key in known))
+
+
+_SPANK_OPTION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+_TAKES_VALUE_WORDS: dict[object, str] = {True: "required", False: "none", "optional": "optional"}
+
+
+def _spank_options(value: object, where: _Where) -> tuple[SpankOption, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise where.fail(f"expected a list of {{name, plugin, takes_value}} entries, got {_describe(value)}")
+    out: list[SpankOption] = []
+    for i, item in enumerate(value):
+        at = where.child(i)
+        entry = _mapping(item, at)
+        _only_keys(entry, at, ("name", "plugin", "takes_value"))
+        for key in ("name", "plugin"):
+            if key not in entry:
+                raise at.child(key).fail("missing (each entry names the option and the plugin that adds it)")
+        name = _string(entry["name"], at.child("name")).strip()
+        bare = name[2:] if name.startswith("--") else name
+        if not _SPANK_OPTION.match(bare):
+            raise at.child("name").fail(f"expected a long option such as --ssd-size, got {_describe(name)}")
+        takes = entry.get("takes_value", True)
+        if takes not in _TAKES_VALUE_WORDS or (isinstance(takes, int) and not isinstance(takes, bool)):
+            raise at.child("takes_value").fail(f"expected true, false or optional, got {_describe(takes)}")
+        plugin = _string(entry["plugin"], at.child("plugin")).strip()
+        out.append(SpankOption(bare, plugin, _TAKES_VALUE_WORDS[takes]))
+    return tuple(out)
 
 
 _TOLERATION_KEYS = ("key", "operator", "value", "effect", "tolerationSeconds")

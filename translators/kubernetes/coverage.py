@@ -33,6 +33,7 @@ BODY_ITEMS: dict[str, FidelityStatus] = {
 def sweep(ctx: Context) -> None:
     """An entry for every directive of the job file and every raw item not covered yet."""
     seen: set[tuple[str, int]] = set()
+    table = sbatch_options.table(ctx.site.spank_options)  # the site's own plugin options too
     for directive in ctx.job.directives:
         long, comp, line, text = directive.option, directive.component, directive.line, directive.text
         key = (long, comp)
@@ -49,18 +50,18 @@ def sweep(ctx: Context) -> None:
                 line,
             )
             continue
-        option = sbatch_options.BY_LONG.get(long)
+        option = table.by_long.get(long)
         if comp and option is not None and not option.target.startswith("resources."):
             ctx.fidelity.approximated(
                 text, "a job-wide setting: the first component's value applies to all of them", line
             )
             continue
-        _from_table(ctx, long, text, line)
+        _from_table(ctx, table, long, text, line)
     for raw in ctx.job.raw:
         if not raw.origin.startswith(("#SBATCH", "#SCRON")):
             _body_item(ctx, raw.key, raw.value, raw.line, raw.origin)
             continue
-        raw_long = option_name(raw.key)
+        raw_long = option_name(raw.key, table)
         comp = raw.component
         text = f"{raw.key}={raw.value}" if raw.value else raw.key
         if raw_long is None:
@@ -72,11 +73,11 @@ def sweep(ctx: Context) -> None:
         if (raw_long, comp) in ctx.covered or (raw_long, comp) in seen:
             continue
         seen.add((raw_long, comp))
-        _from_table(ctx, raw_long, text, raw.line)
+        _from_table(ctx, table, raw_long, text, raw.line)
 
 
-def _from_table(ctx: Context, long: str, text: str, line: int | None) -> None:
-    option = sbatch_options.BY_LONG.get(long)
+def _from_table(ctx: Context, table: sbatch_options.Table, long: str, text: str, line: int | None) -> None:
+    option = table.by_long.get(long)
     if option is None:
         ctx.fidelity.dropped(text, "not an sbatch option", line)
         return

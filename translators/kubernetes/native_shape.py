@@ -399,7 +399,7 @@ def unwrap_container(argv: Words, line: int) -> tuple[Words, str | None]:
     started = container_at(words, 0, line, lambda text: text)
     if started is None or started.program >= len(words):
         return argv, None
-    return argv[started.program :], started.container.image
+    return argv[started.program :], started.container.image if started.container else None
 
 
 def _kind(words: list[str], srun: dict[str, str]) -> tuple[str, str]:

@@ -29,6 +29,10 @@ from .yamlemit import Manifest, Path
 COMMAND = ["/bin/bash", f"{slurmenv.MOUNT_DIR}/entrypoint.sh"]
 SCRIPT_VOLUME = "migrate-script"
 LABEL_COMPONENT = "migrate.io/component"
+# A container runtime named as a command word: at a line's start or after a separator or srun's words
+_RUNTIME_WORD = re.compile(
+    r"(?:^|[\s;&|(`])(" + "|".join(map(re.escape, shims.CONTAINER_RUNTIMES)) + r")(?=\s|$)", re.M
+)
 
 
 @dataclass
@@ -59,6 +63,13 @@ def script_text(ctx: Context) -> str:
     return body if body.startswith("#!") else "#!/bin/bash\n" + body
 
 
+def container_runtimes(ctx: Context) -> list[str]:
+    """The container runtimes the script starts programs with: the pod is their container already."""
+    body = ctx.job.script.body if ctx.job.script is not None else ""
+    used = set(_RUNTIME_WORD.findall(body))
+    return [runtime for runtime in shims.CONTAINER_RUNTIMES if runtime in used]
+
+
 def script_configmap(ctx: Context) -> Manifest:
     data: dict[str, str] = {"job.sh": script_text(ctx), "entrypoint.sh": shims.ENTRYPOINT}
     data["srun"] = shims.SRUN
@@ -68,6 +79,8 @@ def script_configmap(ctx: Context) -> Manifest:
         data["module"] = shims.MODULE
     if ctx.job.total_nodes() > 1:
         data["stepd"] = shims.STEPD
+    for runtime in container_runtimes(ctx):
+        data[runtime] = shims.CONTAINER_RUN
     body = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -80,6 +93,12 @@ def script_configmap(ctx: Context) -> Manifest:
         "job.sh is the original script, unchanged; the other keys are the entrypoint "
         "that sets SLURM_* and the srun/scontrol shims",
     )
+    if container_runtimes(ctx):
+        manifest.note(
+            ("data",),
+            f"{', '.join(container_runtimes(ctx))}: the pod runs in the job's image already, so the shim "
+            "skips the runtime's options and image and runs the program",
+        )
     if ctx.secret_keys or any(_literal(e) for e in _all_env(ctx.job)):
         manifest.note(
             ("data",), "job.sh reads the credentials it wrote out literally from the pod env instead"
@@ -96,6 +115,7 @@ def script_volume(ctx: Context) -> dict[str, Any]:
         items += [{"key": "module", "path": "bin/module"}, {"key": "module", "path": "bin/ml"}]
     if ctx.job.total_nodes() > 1:
         items.append({"key": "stepd", "path": shims.PATHS["stepd"]})
+    items += [{"key": runtime, "path": shims.PATHS[runtime]} for runtime in container_runtimes(ctx)]
     return {
         "name": SCRIPT_VOLUME,
         "configMap": {"name": configmap_name(ctx), "defaultMode": 0o755, "items": items},

@@ -18,6 +18,9 @@ environment variables set in the manifest (``MIGRATE_*`` and static
   through ``bin/migrate-stepd run``, with the batch shell's environment.
 - ``bin/scontrol`` answers ``show hostnames``; ``bin/sbatch`` refuses loudly;
   ``bin/module`` and ``bin/ml`` note that the image provides the software.
+- ``bin/shifter``, ``bin/podman-hpc``, ``bin/sarus`` and ``bin/ch-run`` skip
+  the runtime's options and image and run the program: the pod already is the
+  container, in the job's image.
 """
 
 from __future__ import annotations
@@ -766,6 +769,71 @@ echo "migrate: 'module $*' ignored: the container image provides the software" >
 exit 0
 """
 
+CONTAINER_RUN = r"""#!/bin/bash
+# Container runtime shim written by migrate: the pod already runs in the job's image, so the
+# runtime's options (and its image operand) are skipped and the program runs directly.
+__m_name=${0##*/}
+__m_values=""  # options that take a value; when empty, every option but __m_flags takes one
+__m_flags=""
+__m_image=1
+case "$__m_name" in
+  shifter)
+    __m_values="image volume V workdir entrypoint env e module m"; __m_image=0 ;;
+  ch-run)
+    __m_values="bind b cd c feature gid g join-pid join-ct join-tag test mount m storage s uid u"
+    __m_values+=" unset-env warnings" ;;
+  sarus)
+    __m_flags="centralized-repository glibc init mpi m ssh tty t" ;;
+  *)
+    __m_flags="rm d detach i interactive t tty privileged init read-only P publish-all q quiet no-healthcheck"
+    __m_flags+=" oom-kill-disable sig-proxy gpu mpi cuda-mpi nccl openmpi-pmi2 openmpi-pmix pmi2 pmix cfs"
+    __m_flags+=" cvmfs home jupyter scratch" ;;
+esac
+__m_takes() {
+  if [ -n "$__m_values" ]; then [[ " $__m_values " == *" $1 "* ]]; else [[ " $__m_flags " != *" $1 "* ]]; fi
+}
+__m_verb() {
+  if [ "${1:-}" != run ] && { [ "$__m_name" != podman-hpc ] || [ "${1:-}" != shared-run ]; }; then
+    echo "migrate: '$__m_name $*' has no equivalent inside a Kubernetes pod" >&2
+    exit 1
+  fi
+}
+if [ "$__m_name" = podman-hpc ]; then
+  while [ "${1:-}" = --squash-dir ] || [ "${1:-}" = --additional-stores ]; do shift 2; done
+  while [[ "${1:-}" == --squash-dir=* || "${1:-}" == --additional-stores=* ]]; do shift; done
+fi
+if [ "$__m_name" = podman-hpc ] || [ "$__m_name" = sarus ]; then __m_verb "$@"; shift; fi
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --) shift; break ;;
+    --*=*) shift ;;
+    --*) if __m_takes "${1#--}"; then shift 2 || shift; else shift; fi ;;
+    -?*)
+      __m_letters=${1#-}; shift
+      while [ -n "$__m_letters" ]; do
+        if __m_takes "${__m_letters:0:1}"; then
+          if [ ${#__m_letters} -eq 1 ]; then shift; fi
+          break
+        fi
+        __m_letters=${__m_letters:1}
+      done ;;
+    *) break ;;
+  esac
+done
+if [ "$__m_image" = 1 ]; then
+  shift
+  if [ "$__m_name" = ch-run ] && [ "${1:-}" = -- ]; then shift; fi
+fi
+if [ $# -eq 0 ]; then
+  echo "migrate: '$__m_name' starts no program here; the image's own entrypoint is not known" >&2
+  exit 1
+fi
+exec "$@"
+"""
+
+# The container runtimes the shim above stands in for.
+CONTAINER_RUNTIMES = ("shifter", "podman-hpc", "sarus", "ch-run")
+
 FILES: dict[str, str] = {
     "entrypoint.sh": ENTRYPOINT,
     "srun": SRUN,
@@ -773,6 +841,7 @@ FILES: dict[str, str] = {
     "sbatch": SBATCH,
     "module": MODULE,
     "stepd": STEPD,
+    **{runtime: CONTAINER_RUN for runtime in CONTAINER_RUNTIMES},
 }
 
 # ConfigMap key -> path under the mount (keys cannot hold '/').
@@ -785,6 +854,17 @@ PATHS: dict[str, str] = {
     "module": "bin/module",
     "ml": "bin/ml",
     "stepd": "bin/migrate-stepd",
+    **{runtime: f"bin/{runtime}" for runtime in CONTAINER_RUNTIMES},
 }
 
-__all__ = ["ENTRYPOINT", "FILES", "PATHS", "SBATCH", "SCONTROL", "SRUN", "STEPD"]
+__all__ = [
+    "CONTAINER_RUN",
+    "CONTAINER_RUNTIMES",
+    "ENTRYPOINT",
+    "FILES",
+    "PATHS",
+    "SBATCH",
+    "SCONTROL",
+    "SRUN",
+    "STEPD",
+]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from migrate.site.config import FileSystemConfig, KubernetesSettings, PartitionConfig, SiteConfig
+from migrate.site.config import FileSystemConfig, KubernetesSettings, PartitionConfig, SiteConfig, SpankOption
 
 
 def _pairs(config: SiteConfig | None, attr: str) -> tuple[tuple[str, object], ...]:
@@ -63,6 +63,11 @@ class Site:
     def kubernetes(self) -> KubernetesSettings:
         """How pods are sized: CPU limits and what each node keeps for itself."""
         return self.config.kubernetes if self.config else KubernetesSettings()
+
+    @property
+    def spank_options(self) -> tuple[SpankOption, ...]:
+        """The #SBATCH options of the site's own SPANK plugins."""
+        return self.config.spank_options if self.config else ()
 
     def partition(self, name: str | None) -> PartitionConfig | None:
         if self.config is None or not name:

@@ -184,7 +184,7 @@ class Context:
         return meta
 
 
-def option_name(key: str) -> str | None:
+def option_name(key: str, table: sbatch_options.Table = sbatch_options.SBATCH) -> str | None:
     """The long name of an sbatch option from a raw key (``--gres-flags``, ``-S``, ``gres-flags``)."""
     text = key.strip()
     if text.startswith("--"):
@@ -193,7 +193,7 @@ def option_name(key: str) -> str | None:
         opt = sbatch_options.BY_SHORT.get(text[1])
         return opt.long if opt else None
     text = text.split("=", 1)[0]
-    opt, _ = sbatch_options.lookup_long(text)
+    opt, _ = table.lookup_long(text)
     return opt.long if opt else None
 
 

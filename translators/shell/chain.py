@@ -71,7 +71,7 @@ def _decompose(words: tuple[Word, ...], layers: tuple[Layer, ...], resolve: Reso
     if started is not None:
         runs = words[started.program :]
         own = words[i : started.program]
-        layer = Layer("container", started.container.runtime or "", word, (), runs, started.container, own)
+        layer = Layer("container", started.runtime, word, (), runs, started.container, own)
         return _decompose(runs, (*layers, layer), resolve)
     profiled = _profiler(values, i)
     if profiled is not None:

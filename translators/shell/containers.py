@@ -1,9 +1,12 @@
 """Container runtimes started from a script: image, mounts, workdir, program.
 
 Covers pyxis (``srun --container-image``), Apptainer/Singularity
-(``exec|run|shell|test``), ``docker|podman|podman-hpc|nvidia-docker run``,
-``enroot start`` and NERSC's ``shifter``. Mount specs keep the host side as
-``source`` and the container side as ``target``; ``:ro`` makes them read-only.
+(``exec|run|shell|test``), ``docker|podman|nvidia-docker run``, NERSC's
+``podman-hpc run|shared-run`` and ``shifter``, CSCS's ``sarus run``,
+Charliecloud's ``ch-run`` and ``enroot start``. Mount specs keep the host side
+as ``source`` and the container side as ``target``; ``:ro`` makes them read-only.
+None of them adds ``#SBATCH`` options but Shifter, whose SPANK plugin gives the
+job its image (``#SBATCH --image``): a bare ``shifter prog`` runs in that one.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ Resolve = Callable[[str], str]
 
 @dataclass(frozen=True)
 class Started:
-    container: ir.Container
+    runtime: str
+    # None where the image is the job's own, not named here (``shifter prog`` under ``#SBATCH --image``)
+    container: ir.Container | None
     program: int  # index of the first word the container runs (len(words) when none)
 
 
@@ -36,7 +41,18 @@ _DOCKER_FLAGS = names(
     "no-healthcheck oom-kill-disable sig-proxy"
 )
 _SHIFTER_VALUES = frozenset({"image", "volume", "V", "workdir", "entrypoint", "env", "e", "module", "m"})
-_DOCKER_RUNTIMES = frozenset({"docker", "podman", "podman-hpc", "nvidia-docker", "sarus"})
+_DOCKER_RUNTIMES = frozenset({"docker", "podman", "nvidia-docker"})
+# podman-hpc's site modules are switches of its own (NERSC/podman-hpc etc/modules.d, cli_arg)
+_PODMAN_HPC_FLAGS = _DOCKER_FLAGS | names(
+    "gpu mpi cuda-mpi nccl openmpi-pmi2 openmpi-pmix pmi2 pmix cfs cvmfs home jupyter scratch"
+)
+# sarus run: its switches; every other option takes a value (eth-cscs/sarus src/cli/CommandRun.hpp)
+_SARUS_FLAGS = names("centralized-repository glibc init mpi m ssh tty t")
+# ch-run [OPTION...] IMAGE -- COMMAND: the options that take a value (hpc/charliecloud bin/ch-run.c);
+# --set-env, --set-env0 and --write-fake take one only as --name=value
+_CH_RUN_VALUES = names(
+    "bind b cd c feature gid g join-pid join-ct join-tag test mount m storage s uid u unset-env warnings"
+)
 
 
 def container_at(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
@@ -46,6 +62,12 @@ def container_at(words: Sequence[str], i: int, line: int | None, resolve: Resolv
         return _apptainer(name, words, i + 1, line, resolve)
     if name in _DOCKER_RUNTIMES:
         return _docker(name, words, i + 1, line, resolve)
+    if name == "podman-hpc":
+        return _podman_hpc(words, i + 1, line, resolve)
+    if name == "sarus":
+        return _docker(name, words, i + 1, line, resolve, lambda key: key not in _SARUS_FLAGS)
+    if name == "ch-run":
+        return _ch_run(words, i + 1, line, resolve)
     if name == "enroot":
         return _enroot(words, i + 1, line, resolve)
     if name == "shifter":
@@ -183,14 +205,22 @@ def _apptainer(
         mounts=tuple(mounts),
         line=line,
     )
-    return Started(container, j + 1 if sub != "instance" else n)
+    return Started(runtime, container, j + 1 if sub != "instance" else n)
 
 
-def _docker(runtime: str, words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
+def _docker(
+    runtime: str,
+    words: Sequence[str],
+    i: int,
+    line: int | None,
+    resolve: Resolve,
+    takes_value: Callable[[str], bool] = lambda name: name not in _DOCKER_FLAGS,
+    verbs: tuple[str, ...] = ("run",),
+) -> Started | None:
     n = len(words)
-    if i >= n or words[i] != "run":
+    if i >= n or words[i] not in verbs:
         return None
-    opts, j = _options(words, i + 1, lambda name: name not in _DOCKER_FLAGS)
+    opts, j = _options(words, i + 1, takes_value)
     if j >= n:
         return None
     mounts: list[ir.Mount] = []
@@ -205,18 +235,36 @@ def _docker(runtime: str, words: Sequence[str], i: int, line: int | None, resolv
                 mounts.append(mount)
         elif key in ("w", "workdir"):
             workdir = value
-        elif key == "name":
+        elif key == "name" or (key == "n" and runtime == "sarus"):
             name = value
-    container = ir.Container(
-        image=resolve(words[j]),
-        name=name,
-        runtime="podman" if runtime == "podman-hpc" else runtime,
-        command=tuple(words[j + 1 :]),
-        workdir=resolve(workdir) if workdir else None,
-        mounts=tuple(mounts),
-        line=line,
-    )
-    return Started(container, j + 1)
+    return _started(runtime, words[j], words, j + 1, mounts, workdir, line, resolve, name)
+
+
+def _podman_hpc(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
+    """``podman-hpc [--squash-dir D] run|shared-run [podman and module options] IMAGE cmd``."""
+    opts, j = _options(words, i, lambda name: name in ("squash-dir", "additional-stores"))
+    del opts  # where squashed images are kept: nothing of the job's
+    verbs = ("run", "shared-run")
+    return _docker("podman-hpc", words, j, line, resolve, lambda name: name not in _PODMAN_HPC_FLAGS, verbs)
+
+
+def _ch_run(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
+    """``ch-run [OPTION...] IMAGE -- COMMAND``: the image is a directory, a SquashFS file or a name."""
+    opts, j = _options(words, i, lambda name: name in _CH_RUN_VALUES)
+    n = len(words)
+    if j >= n:
+        return None
+    program = j + 1
+    if program < n and words[program] == "--":
+        program += 1
+    mounts: list[ir.Mount] = []
+    workdir = None
+    for key, value in opts:
+        if key in ("bind", "b"):
+            mounts.extend(split_mounts(resolve(value), "\0", line))
+        elif key in ("cd", "c"):
+            workdir = value
+    return _started("ch-run", words[j], words, program, mounts, workdir, line, resolve)
 
 
 def _enroot(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
@@ -230,21 +278,16 @@ def _enroot(words: Sequence[str], i: int, line: int | None, resolve: Resolve) ->
     for key, value in opts:
         if key in ("mount", "m"):
             mounts.extend(split_mounts(resolve(value), "\0", line))
-    container = ir.Container(
-        image=resolve(words[j]),
-        runtime="enroot",
-        command=tuple(words[j + 1 :]),
-        mounts=tuple(mounts),
-        line=line,
-    )
-    return Started(container, j + 1)
+    return _started("enroot", words[j], words, j + 1, mounts, None, line, resolve)
 
 
 def _shifter(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
     opts, j = _options(words, i, lambda name: name in _SHIFTER_VALUES)
     image = next((v for k, v in opts if k == "image"), None)
-    if not image:
+    if j >= len(words):
         return None
+    if not image:  # the job's image, from its SPANK option
+        return Started("shifter", None, j)
     mounts: list[ir.Mount] = []
     workdir = None
     for key, value in opts:
@@ -252,12 +295,28 @@ def _shifter(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -
             mounts.extend(split_mounts(resolve(value), ";", line))
         elif key == "workdir":
             workdir = value
+    return _started("shifter", image, words, j, mounts, workdir, line, resolve)
+
+
+def _started(
+    runtime: str,
+    image: str,
+    words: Sequence[str],
+    program: int,
+    mounts: list[ir.Mount],
+    workdir: str | None,
+    line: int | None,
+    resolve: Resolve,
+    name: str | None = None,
+) -> Started:
+    """The container of a runtime that runs ``words[program:]`` in ``image``."""
     container = ir.Container(
         image=resolve(image),
-        runtime="shifter",
-        command=tuple(words[j:]),
+        name=name,
+        runtime=runtime,
+        command=tuple(words[program:]),
         workdir=resolve(workdir) if workdir else None,
         mounts=tuple(mounts),
         line=line,
     )
-    return Started(container, j)
+    return Started(runtime, container, program)

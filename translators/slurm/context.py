@@ -12,8 +12,13 @@ from migrate.site.config import SiteConfig
 # Container runtimes the writer can target (``--container-runtime``).
 PYXIS = "pyxis"
 APPTAINER = "apptainer"
+SHIFTER = "shifter"  # NERSC: the job's image in #SBATCH --image, `shifter` before each program
+PODMAN_HPC = "podman-hpc"  # NERSC: `podman-hpc run` per step
 NO_RUNTIME = "none"
-RUNTIMES = (PYXIS, APPTAINER, NO_RUNTIME)
+# Runtimes told the job's variables by name: pyxis --container-env (the host's value over the
+# image's), podman -e (the container sees no others).
+NAMES_VARIABLES = (PYXIS, PODMAN_HPC)
+RUNTIMES = (PYXIS, APPTAINER, SHIFTER, PODMAN_HPC, NO_RUNTIME)
 DEFAULT_RUNTIME = PYXIS  # enroot/pyxis is the usual way GPU clusters run images under Slurm
 
 # Where scripts look for provisioned secrets and ConfigMap files at run time.
@@ -38,6 +43,7 @@ class Context:
     name: str
     diags: Collector
     fidelity: FidelityLog = field(default_factory=FidelityLog)
+    job_image: str | None = None  # the image the script's #SBATCH --image names (Shifter)
 
     def diag(self, code: str, message: str, line: int | None = None) -> None:
         self.diags.add(code, message, line, self.job.id)
@@ -50,10 +56,13 @@ __all__ = [
     "APPTAINER",
     "CONFIG_DIR",
     "DEFAULT_RUNTIME",
+    "NAMES_VARIABLES",
     "NO_RUNTIME",
+    "PODMAN_HPC",
     "PYXIS",
     "RUNTIMES",
     "SECRETS_DIR",
+    "SHIFTER",
     "Context",
     "runtime_for",
 ]

@@ -201,13 +201,25 @@ class _Reporter:
         self.diags.add(code, message, line=line, job=self.job, severity=severity)
 
 
-def _suggest(name: str) -> str:
-    close = difflib.get_close_matches(name, opts.option_names(), n=1, cutoff=0.6)
+def _suggest(name: str, table: opts.Table) -> str:
+    close = difflib.get_close_matches(name, table.names(), n=1, cutoff=0.6)
     return f"; did you mean --{close[0]}?" if close else ""
 
 
+# What an unknown long option with no close spelling may be: a SPANK plugin's that the site has
+# not listed yet.
+_SITE_PLUGIN_HINT = (
+    "; if a SPANK plugin of this site adds it, list it in migrate.yaml under spank_options "
+    "(name, plugin, takes_value)"
+)
+
+
 def parse_words(
-    words: list[Word], diags: Collector, job: str | None = None, component: int = 0
+    words: list[Word],
+    diags: Collector,
+    job: str | None = None,
+    component: int = 0,
+    table: opts.Table = opts.SBATCH,
 ) -> tuple[list[Setting], list[Unknown]]:
     """Parse sbatch arguments like getopt_long with sbatch's option table.
 
@@ -215,24 +227,31 @@ def parse_words(
     script. Diagnostics are added for unknown, obsolete, abbreviated or
     malformed options; every option, known or not, is returned.
     """
-    settings, unknown, _ = _ArgvParser(_Reporter(diags, job), component).run(words)
+    settings, unknown, _ = _ArgvParser(_Reporter(diags, job), component, table=table).run(words)
     return settings, unknown
 
 
 def parse_command_line(
-    words: list[Word], diags: Collector, job: str | None = None
+    words: list[Word], diags: Collector, job: str | None = None, table: opts.Table = opts.SBATCH
 ) -> tuple[list[Setting], list[Unknown], list[Word]]:
     """The options of an ``sbatch`` command line (without ``sbatch`` itself).
 
     Like getopt, parsing stops at the first word that is not an option: that
     word (the script) and its arguments are returned as the third item.
     """
-    return _ArgvParser(_Reporter(diags, job), 0, stop_at_positional=True).run(words)
+    return _ArgvParser(_Reporter(diags, job), 0, stop_at_positional=True, table=table).run(words)
 
 
 class _ArgvParser:
-    def __init__(self, report: _Reporter, component: int, stop_at_positional: bool = False) -> None:
+    def __init__(
+        self,
+        report: _Reporter,
+        component: int,
+        stop_at_positional: bool = False,
+        table: opts.Table = opts.SBATCH,
+    ) -> None:
         self.report = report
+        self.table = table
         self.component = component
         self.stop_at_positional = stop_at_positional
         self.settings: list[Setting] = []
@@ -291,13 +310,14 @@ class _ArgvParser:
         return i
 
     def _resolve_long(self, name: str, line: int) -> Option | None:
-        option, candidates = opts.lookup_long(name)
+        option, candidates = self.table.lookup_long(name)
         if option is not None:
             if option.plugin:
+                listed = " (listed in migrate.yaml spank_options)" if option.long in self.table.site else ""
                 self.report.add(
                     "SLURM-PLUGIN-OPTION",
-                    f"--{option.long} comes from the {option.plugin} SPANK plugin; sbatch takes it only "
-                    "where the plugin is installed",
+                    f"--{option.long} comes from the {option.plugin} SPANK plugin{listed}; sbatch takes it "
+                    "only where the plugin is installed",
                     line,
                 )
             if option.long != name:
@@ -330,7 +350,9 @@ class _ArgvParser:
         elif name in opts.SRUN_ONLY:
             self.report.add("SLURM-UNKNOWN-OPTION", f"--{name} is an srun option, not an sbatch one", line)
         else:
-            self.report.add("SLURM-UNKNOWN-OPTION", f"unknown option --{name}{_suggest(name)}", line)
+            # no close spelling: more likely a SPANK plugin's option than a typo
+            hint = _suggest(name, self.table) or _SITE_PLUGIN_HINT
+            self.report.add("SLURM-UNKNOWN-OPTION", f"unknown option --{name}{hint}", line)
         return None
 
     # -- short options -------------------------------------------------------
@@ -422,7 +444,9 @@ class _ArgvParser:
 # ---------------------------------------------------------------------------
 
 
-def read_header(lines: list[str], diags: Collector, job: str | None = None) -> Header:
+def read_header(
+    lines: list[str], diags: Collector, job: str | None = None, table: opts.Table = opts.SBATCH
+) -> Header:
     """Read the directives of a batch script; the lines come from :func:`split_lines`."""
     report = _Reporter(diags, job)
     shebang = lines[0] if lines and lines[0].startswith("#!") else None
@@ -497,7 +521,7 @@ def read_header(lines: list[str], diags: Collector, job: str | None = None) -> H
     settings: list[Setting] = []
     unknown: list[Unknown] = []
     for index, words in enumerate(components):
-        found, missing = parse_words(words, diags, job, index)
+        found, missing = parse_words(words, diags, job, index, table)
         check_settings(found, diags, job, templated_at is not None)
         settings.extend(found)
         unknown.extend(missing)

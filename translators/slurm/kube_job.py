@@ -28,6 +28,7 @@ from . import (
     kube_groups,
     kube_record,
     kube_steps,
+    launch,
     placeholders,
     placement,
     ray_cluster,
@@ -36,7 +37,7 @@ from . import (
 )
 from . import options as sbatch
 from .configmaps import ConfigMaps
-from .context import PYXIS, Context
+from .context import NAMES_VARIABLES, SHIFTER, Context
 from .header import Header
 from .script import Script
 from .shape import LWS, MPI, RAY, Part, Stage
@@ -117,6 +118,7 @@ def _script(
     _hold(ctx, first)
     first.add("output", "%x-%A_%a.out" if array else "%x-%j.out")
     _requeue(ctx, first, stage)
+    _job_image(ctx, first, stage)
     for header, part in zip(script.components, stage.parts, strict=True):
         _resources(ctx, header, part, place)
     script.intro = _intro(ctx, stage)
@@ -225,6 +227,14 @@ def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
         stage.parts[0].nodes = 1
         return spec
     return None
+
+
+def _job_image(ctx: Context, header: Header, stage: Stage) -> None:
+    """Shifter's image is the job's, in its SPANK option: the first part's; a step with another names it."""
+    container = shape.container_of(stage.parts[0].main) if ctx.runtime == SHIFTER else None
+    ctx.job_image = container.image if container is not None and container.image else None
+    if ctx.job_image:
+        header.add("image", launch.shifter_image(ctx.job_image), "Shifter's SPANK option")
 
 
 def _hold(ctx: Context, header: Header) -> None:
@@ -535,7 +545,7 @@ def _part_lines(
     lines += mounts.setup
     lines += kube_steps.folder_lines(part, container, mounts, het, ctx.runtime)
     extra = [f"--het-group={het}"] if het is not None else []
-    names = env.exported if ctx.runtime == PYXIS else []
+    names = env.exported if ctx.runtime in NAMES_VARIABLES else []
 
     def defined(name: str) -> bool:
         return env.defined(name) or env.maybe(name)

@@ -4,7 +4,9 @@ A container's argv is what the program must receive, byte for byte, after
 Kubernetes' ``$(VAR)`` expansion; it is quoted word by word (see
 :mod:`.quoting` and :mod:`.kubevars`). The runtime wraps it: pyxis as
 ``srun --container-image=...``, Apptainer as ``apptainer exec docker://...``,
-or nothing when the software is on the nodes.
+Shifter as ``shifter`` in the script's ``#SBATCH --image=docker:...`` (or its
+own ``--image`` where a step's differs), podman-hpc as ``podman-hpc run --rm
+... IMAGE``, or nothing when the software is on the nodes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from migrate import ir
 from migrate.vocab import JobKind
 
 from . import kubevars
-from .context import APPTAINER, NO_RUNTIME, PYXIS, Context
+from .context import APPTAINER, NO_RUNTIME, PODMAN_HPC, PYXIS, SHIFTER, Context
 from .quoting import c_string, shell_word
 from .shape import MPI, PLAIN, RAY, TORCH, Part, container_of, program_name, words
 from .volumes import Mounts, rewrite_path
@@ -84,7 +86,7 @@ def program(
         return None
     argv = _quoted_words(ctx, [*container.command, *container.args], defined, mounts)
     if not container.command:
-        if ctx.runtime == NO_RUNTIME or (not argv and ctx.runtime == PYXIS):
+        if ctx.runtime in (NO_RUNTIME, SHIFTER) or (not argv and ctx.runtime == PYXIS):
             return None
         return Program(argv, uses_entrypoint=True)
     return Program(argv)
@@ -121,6 +123,10 @@ def runtime_prefix(
         if env_names:
             opts.append(f"--container-env={','.join(env_names)}")
         return opts, []
+    if ctx.runtime == SHIFTER:
+        return [], _shifter(ctx, container, mounts)
+    if ctx.runtime == PODMAN_HPC:
+        return [], _podman_hpc(container, mounts, env_names, gpus)
     assert ctx.runtime == APPTAINER
     words_: list[str] = ["apptainer", "exec"]
     if gpus:
@@ -131,6 +137,43 @@ def runtime_prefix(
         words_ += ["--pwd", shell_word(container.workdir)]
     words_.append(shell_word("docker://" + container.image))
     return [], words_
+
+
+def shifter_image(image: str) -> str:
+    """Shifter names the image's type first: docker:REPO:TAG."""
+    return image if image.startswith("docker:") else "docker:" + image.removeprefix("docker://")
+
+
+def _binds(mounts: Mounts) -> list[str]:
+    return [f"{b.source}:{shell_word(b.target)}{':ro' if b.read_only else ''}" for b in mounts.binds]
+
+
+def _shifter(ctx: Context, container: ir.Container, mounts: Mounts) -> list[str]:
+    """``shifter`` runs the program in the job's image; the environment passes through as it is."""
+    words_ = ["shifter"]
+    if container.image != ctx.job_image:
+        words_.append("--image=" + shell_word(shifter_image(container.image)))
+    if mounts.binds:  # one word, the maps apart by a quoted ';'
+        words_.append("--volume=" + "';'".join(_binds(mounts)))
+    if container.workdir:
+        words_.append("--workdir=" + shell_word(container.workdir))
+    return words_
+
+
+def _podman_hpc(container: ir.Container, mounts: Mounts, env_names: list[str], gpus: bool) -> list[str]:
+    """``podman-hpc run --rm``: the container sees only the variables passed with ``-e``."""
+    words_ = ["podman-hpc", "run", "--rm"]
+    if gpus:
+        words_.append("--gpu")
+    for bind in _binds(mounts):
+        words_ += ["-v", bind]
+    if container.workdir:
+        words_ += ["-w", shell_word(container.workdir)]
+    # the task's Slurm variables and the rendezvous the script exports pass through by pattern
+    words_ += ["-e", "'SLURM_*'", "-e", "'MASTER_*'"]
+    for name in env_names:
+        words_ += ["-e", name]
+    return [*words_, shell_word(container.image)]
 
 
 def step(
@@ -144,8 +187,11 @@ def step(
     if prog.uses_entrypoint:
         if ctx.runtime == PYXIS:
             opts.append("--container-entrypoint")
-        elif wrap:
+        elif wrap and ctx.runtime == APPTAINER:
             wrap[1] = "run"  # apptainer run: the image's entrypoint and default command
+    elif wrap and ctx.runtime == PODMAN_HPC:
+        # the pod's command replaces the image's entrypoint: an empty one runs the words after the image
+        wrap.insert(-1, "--entrypoint=")
     return " ".join(["srun", *extra, *opts, *wrap, *argv])
 
 

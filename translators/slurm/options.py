@@ -17,11 +17,13 @@ mixed ``,``/``?`` dependencies and unchecked ``--export`` lists all pass).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from migrate import ir
+from migrate.site.config import SpankOption
 from migrate.site.slurmtime import format_slurm_time, parse_slurm_time
 from migrate.vocab import FidelityStatus
 
@@ -1100,14 +1102,31 @@ PLUGIN_OPTIONS: tuple[Option, ...] = (
        _mapped("securityContext.readOnlyRootFilesystem"), plugin="pyxis"),
     _o("container-env", None, REQ, "string", "raw", "containers", "NCCL_DEBUG",
        _mapped("env entries of the container"), plugin="pyxis"),
-    # NERSC's Shifter: the image (docker:REPO:TAG or REPO:TAG) is the job's; `shifter` runs a step in it
-    _o("image", None, REQ, "string", "container.shifter_image", "containers", "docker:nersc/pytorch:24.06.01",
-       _mapped("the container image (Shifter's docker: type prefix removed)"), plugin="shifter"),
-    _o("module", None, REQ, "string", "raw", "containers", "gpu,nccl",
-       _dropped("Shifter modules inject host libraries (GPU driver, MPI, NCCL); the image must carry them"),
-       plugin="shifter"),
-    _o("volume", None, REQ, "string", "raw", "containers", "/global/cfs/cdirs/m1:/data",
-       _dropped("Shifter bind mounts; give the paths as volumes in the site config"), plugin="shifter"),
+    # NERSC's Shifter (NERSC/shifter wlm_integration/slurm/wrapper.c): the image (docker:REPO:TAG or
+    # REPO:TAG) is the job's and `shifter` runs a step in it. A site may register the same options
+    # as --shifter.image, --shifter.volume and --shifter.module instead; --ccm only where enabled.
+    *(
+        _o(f"{prefix}image", None, REQ, "string", "container.shifter_image", "containers",
+           "docker:nersc/pytorch:24.06.01",
+           _mapped("the container image (Shifter's docker: type prefix removed)"), plugin="shifter")
+        for prefix in ("", "shifter.")
+    ),
+    *(
+        _o(f"{prefix}module", None, REQ, "string", "raw", "containers", "gpu,nccl",
+           _dropped("Shifter modules inject host libraries (GPU driver, MPI, NCCL); "
+                    "the image must carry them"),
+           plugin="shifter")
+        for prefix in ("", "shifter.")
+    ),
+    *(
+        _o(f"{prefix}volume", None, REQ, "string", "container.shifter_volume", "containers",
+           "/global/cfs/cdirs/m1:/data",
+           _approximated("volumes mounted at the host path (hostPath or PVC), not at the container path"),
+           accumulate=True, plugin="shifter")
+        for prefix in ("", "shifter.")
+    ),
+    _o("ccm", None, NO, "flag", "raw", "containers", None,
+       _dropped("Cray CCM emulation (ssh between the nodes) has no pod equivalent"), plugin="shifter"),
 )
 # fmt: on
 
@@ -1165,7 +1184,6 @@ HETJOB_WORDS = ("hetjob", "packjob")
 
 BY_LONG: dict[str, Option] = {o.long: o for o in (*OPTIONS, *PLUGIN_OPTIONS)}
 BY_SHORT: dict[str, Option] = {o.short: o for o in OPTIONS if o.short}
-_SORTED_LONG = sorted(BY_LONG)
 
 # sbatch(1), INPUT ENVIRONMENT VARIABLES: the SBATCH_* variables sbatch reads as options. A variable
 # overrides the script's #SBATCH line, and an option on the command line overrides the variable.
@@ -1192,28 +1210,66 @@ INPUT_ENVIRONMENT: dict[str, str] = {
 }
 
 
-def lookup_long(name: str) -> tuple[Option | None, tuple[str, ...]]:
-    """An option by long name as getopt_long finds it: exact, else an unambiguous prefix.
+@dataclass(frozen=True)
+class Table:
+    """The long options sbatch takes at one site: its own, the known plugins' and those the site's
+    migrate.yaml lists under ``spank_options`` (which win over a known plugin's of the same name)."""
 
-    Returns the option and, when the name is ambiguous or unknown, the
-    candidate names (empty when unknown).
-    """
-    exact = BY_LONG.get(name)
-    if exact is not None:
-        return exact, ()
-    if not name:
-        return None, ()
-    start = bisect.bisect_left(_SORTED_LONG, name)
-    matches: list[str] = []
-    for candidate in _SORTED_LONG[start:]:
-        if not candidate.startswith(name):
-            break
-        matches.append(candidate)
-    if len(matches) == 1:
-        return BY_LONG[matches[0]], ()
-    return None, tuple(matches)
+    by_long: dict[str, Option]
+    site: frozenset[str] = frozenset()  # the names the site's migrate.yaml gave
+    _sorted: tuple[str, ...] = field(default=(), repr=False)
+
+    def lookup_long(self, name: str) -> tuple[Option | None, tuple[str, ...]]:
+        """An option by long name as getopt_long finds it: exact, else an unambiguous prefix.
+
+        Returns the option and, when the name is ambiguous or unknown, the
+        candidate names (empty when unknown).
+        """
+        exact = self.by_long.get(name)
+        if exact is not None:
+            return exact, ()
+        if not name:
+            return None, ()
+        start = bisect.bisect_left(self._sorted, name)
+        matches: list[str] = []
+        for candidate in self._sorted[start:]:
+            if not candidate.startswith(name):
+                break
+            matches.append(candidate)
+        if len(matches) == 1:
+            return self.by_long[matches[0]], ()
+        return None, tuple(matches)
+
+    def names(self) -> tuple[str, ...]:
+        """Every long name sbatch accepts here, for suggestions."""
+        return self._sorted
+
+
+def site_option(spank: SpankOption) -> Option:
+    """The row of a site's own SPANK option: kept raw, its meaning known to the site only."""
+    arg = {"none": NONE, "optional": OPTIONAL}.get(spank.takes_value, REQUIRED)
+    k8s = _dropped(
+        f"an option of the site's {spank.plugin} SPANK plugin; nothing says what it does on Kubernetes"
+    )
+    kind = "flag" if arg == NONE else "string"
+    return Option(spank.name, None, arg, kind, "raw", "site plugins", k8s, None, True, True, spank.plugin)
+
+
+@functools.lru_cache(maxsize=32)
+def table(site: tuple[SpankOption, ...] = ()) -> Table:
+    """The option table with the site's SPANK options (``SiteConfig.spank_options``)."""
+    rows = {**BY_LONG, **{o.long: o for o in map(site_option, site)}}
+    return Table(rows, frozenset(o.name for o in site), tuple(sorted(rows)))
+
+
+SBATCH = table()
+
+
+def lookup_long(name: str) -> tuple[Option | None, tuple[str, ...]]:
+    """An option by long name, as sbatch without the site's own plugins finds it (see ``Table``)."""
+    return SBATCH.lookup_long(name)
 
 
 def option_names() -> tuple[str, ...]:
     """Every long name sbatch accepts, for suggestions."""
-    return tuple(_SORTED_LONG)
+    return SBATCH.names()

@@ -18,11 +18,13 @@ from typing import TypeVar
 
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
+from migrate.site.config import SpankOption
 from migrate.vocab import Format, JobKind
 
 from ..shell import slurm_cli
 from ..shell.analyze import analyze
 from ..shell.conceal import LITERAL_SECRET, analyzed
+from ..shell.containers import split_mounts
 from ..shell.facts import BodyFacts
 from ..shell.launchers import SHELLS
 from ..shell.redact import export_names_only, literal_credential, redact
@@ -132,12 +134,13 @@ def _looks_like_crontab(text: str) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
-    """Jobs of one file, diagnostics in line order; never raises."""
+def read(text: str, path: str, diags: Collector, site_options: tuple[SpankOption, ...] = ()) -> list[ir.Job]:
+    """Jobs of one file, diagnostics in line order; never raises. ``site_options``: the #SBATCH
+    options of the site's own SPANK plugins (migrate.yaml ``spank_options``)."""
     local = Collector(diags.path)
     jobs: list[ir.Job] = []
     try:
-        jobs = _read(text, path, local)
+        jobs = _read(text, path, local, options.table(site_options))
     except Exception as exc:  # a bug here must not stop a scan of thousands of files
         code = "INTERNAL-ERROR" if "INTERNAL-ERROR" in CODES else "SLURM-BAD-VALUE"
         local.add(code, f"the Slurm reader failed: {type(exc).__name__}: {exc}", job=path)
@@ -145,19 +148,19 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
     return jobs
 
 
-def _read(text: str, path: str, diags: Collector) -> list[ir.Job]:
+def _read(text: str, path: str, diags: Collector, table: options.Table) -> list[ir.Job]:
     kind = sniff(text)
     lines = directives.split_lines(text)
     if kind == JobKind.SCRONTAB:
-        return _read_scrontab(lines, path, diags)
+        return _read_scrontab(lines, path, diags, table)
     if kind == JobKind.WRAPPER:
         wrapper = _read_wrapper(lines, path, diags)
-        return [wrapper, *_wrapped_jobs(wrapper, diags)]
+        return [wrapper, *_wrapped_jobs(wrapper, diags, table)]
     if kind == JobKind.SBATCH:
-        job = _read_sbatch(lines, path, diags, _first_dos_line(text), text.startswith("\ufeff"))
-        return [job, *_wrapped_jobs(job, diags)]
+        job = _read_sbatch(lines, path, diags, _first_dos_line(text), text.startswith("\ufeff"), table)
+        return [job, *_wrapped_jobs(job, diags, table)]
     if kind == JobKind.SALLOC:
-        return [_read_salloc(lines, path, diags)]
+        return [_read_salloc(lines, path, diags, table)]
     return []
 
 
@@ -168,9 +171,14 @@ def _first_dos_line(text: str) -> int | None:
 
 
 def _read_sbatch(
-    lines: list[str], path: str, diags: Collector, dos_line: int | None = None, bom: bool = False
+    lines: list[str],
+    path: str,
+    diags: Collector,
+    dos_line: int | None = None,
+    bom: bool = False,
+    table: options.Table = options.SBATCH,
 ) -> ir.Job:
-    header = directives.read_header(lines, diags, job=path)
+    header = directives.read_header(lines, diags, job=path, table=table)
     if bom and header.shebang is not None:
         diags.add(
             "SLURM-NO-SHEBANG",
@@ -298,14 +306,14 @@ def _read_wrapper(lines: list[str], path: str, diags: Collector) -> ir.Job:
     return _read_script_job(lines, path, diags, JobKind.WRAPPER, _JobBuilder(path, diags, 1, "#SBATCH"))
 
 
-def _read_salloc(lines: list[str], path: str, diags: Collector) -> ir.Job:
+def _read_salloc(lines: list[str], path: str, diags: Collector, table: options.Table) -> ir.Job:
     """A script that runs salloc: the allocation's options are read as sbatch reads its own."""
     builder = _JobBuilder(path, diags, 1, "salloc")
     found = _salloc_words(lines)
     if found is not None:
         values = [w.text for w in found]
         _, end = slurm_cli.parse_options(values, 0, slurm_cli.table("sbatch"))
-        settings, unknown = directives.parse_words(found[:end], diags, path)
+        settings, unknown = directives.parse_words(found[:end], diags, path, table=table)
         directives.check_settings(settings, diags, path, command_line=True)
         builder.apply_all(tuple(settings), tuple(unknown))
     return _read_script_job(lines, path, diags, JobKind.SALLOC, builder)
@@ -328,7 +336,7 @@ def _read_script_job(
 _NOT_JOB_OPTIONS = frozenset({"wrap", "parsable", "dependency", "script"})
 
 
-def _wrapped_jobs(submitter: ir.Job, diags: Collector) -> list[ir.Job]:
+def _wrapped_jobs(submitter: ir.Job, diags: Collector, table: options.Table) -> list[ir.Job]:
     """Each ``sbatch --wrap "command"`` in a script is a job of its own: its options as sbatch reads
     them, its command as the body of the ``#!/bin/sh`` script sbatch writes around it."""
     jobs: list[ir.Job] = []
@@ -344,7 +352,7 @@ def _wrapped_jobs(submitter: ir.Job, diags: Collector) -> list[ir.Job]:
             for kv in sub.options
             if kv.key not in _NOT_JOB_OPTIONS
         ]
-        settings, unknown = directives.parse_words(words, diags, job_id)
+        settings, unknown = directives.parse_words(words, diags, job_id, table=table)
         directives.check_settings(settings, diags, job_id, command_line=True)
         builder = _JobBuilder(job_id, diags, 1, "sbatch")
         builder.apply_all(tuple(settings), tuple(unknown))
@@ -375,7 +383,7 @@ def _salloc_words(lines: list[str]) -> list[directives.Word] | None:
     return None
 
 
-def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job]:
+def _read_scrontab(lines: list[str], path: str, diags: Collector, table: options.Table) -> list[ir.Job]:
     jobs: list[ir.Job] = []
     pending: list[directives.Word] = []
     pending_lines: list[int] = []
@@ -403,7 +411,7 @@ def _read_scrontab(lines: list[str], path: str, diags: Collector) -> list[ir.Job
             pending_env.append(RAW_KEYS.item("crontab-env", kept, number, "scrontab"))
             continue
         try:
-            jobs.append(_scrontab_entry(stripped, number, path, pending, pending_env, diags))
+            jobs.append(_scrontab_entry(stripped, number, path, pending, pending_env, diags, table))
         except ValueError as exc:
             diags.add("SLURM-BAD-VALUE", str(exc), line=number, job=path)
         pending, pending_lines, pending_env = [], [], []
@@ -424,6 +432,7 @@ def _scrontab_entry(
     words: list[directives.Word],
     env: list[ir.RawItem],
     diags: Collector,
+    table: options.Table,
 ) -> ir.Job:
     m = _CRON.match(line)
     if not m:
@@ -432,7 +441,7 @@ def _scrontab_entry(
     if when.startswith("@") and when not in _CRON_KEYWORDS:
         raise ValueError(f"{when} is not a schedule scrontab knows")
     job_id = f"{path}@{number}"
-    settings, unknown = directives.parse_words(words, diags, job_id)
+    settings, unknown = directives.parse_words(words, diags, job_id, table=table)
     directives.check_settings(settings, diags, job_id)
     builder = _JobBuilder(job_id, diags, 1, "#SCRON")
     builder.apply_all(tuple(settings), tuple(unknown))
@@ -578,6 +587,7 @@ class _Component:
     task_generic: tuple[ir.GenericResource, ...] = ()
     containers: list[ir.Container] = field(default_factory=list)
     pyxis: _Pyxis = field(default_factory=_Pyxis)
+    shifter_mounts: list[ir.Mount] = field(default_factory=list)  # #SBATCH --volume, for the --image
     launchers: list[ir.Launcher] = field(default_factory=list)
     environment: list[ir.EnvVar] = field(default_factory=list)
     line: int | None = None
@@ -773,7 +783,9 @@ class _JobBuilder:
             index = by_line.get(container.line or -1, 0)
             self.components[index].containers.append(container)
         self.components[0].environment.extend(facts.environment)
-        self.storage.extend(facts.storage)
+        inside = [m.target.rstrip("/") + "/" for comp in self.components for m in comp.shifter_mounts]
+        # a path the body names inside the job's Shifter volumes is the host folder listed with them
+        self.storage.extend(s for s in facts.storage if not any((s.path + "/").startswith(t) for t in inside))
         self.raw.extend(facts.raw)
 
     # -- build ---------------------------------------------------------------
@@ -835,7 +847,10 @@ class _JobBuilder:
         )
 
     def _component(self, index: int, comp: _Component, many: bool) -> ir.Component:
-        containers = list(comp.containers)
+        containers = [
+            replace(c, mounts=tuple(comp.shifter_mounts)) if _shifter_of_job(c) else c
+            for c in comp.containers
+        ]
         pyxis = comp.pyxis
         if pyxis.image is not None:
             containers.append(
@@ -1252,11 +1267,24 @@ def _pyxis_mounts(b: _JobBuilder, s: Setting, value: object) -> None:
         b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
 
 
+def _shifter_of_job(container: ir.Container) -> bool:
+    return container.runtime == "shifter" and container.command == ()
+
+
 def _shifter_image(b: _JobBuilder, s: Setting, value: object) -> None:
     """Shifter's --image: the container every step that runs `shifter` starts in."""
     comp = b._comp(s)
-    comp.containers = [c for c in comp.containers if not (c.runtime == "shifter" and c.command == ())]
+    comp.containers = [c for c in comp.containers if not _shifter_of_job(c)]
     comp.containers.append(ir.Container(image=_text(value), runtime="shifter", line=s.line))
+
+
+def _shifter_volume(b: _JobBuilder, s: Setting, value: object) -> None:
+    """Shifter's --volume: 'host:container[:flags]' maps, ';' between them; repeats add up."""
+    mounts = split_mounts(_text(value), ";", s.line)
+    b._comp(s).shifter_mounts.extend(mounts)
+    b.storage.extend(
+        ir.StoragePath(m.source or m.target, ir.UNKNOWN, "container-mount", s.line) for m in mounts
+    )
 
 
 _HANDLERS: dict[str, _Handler] = {
@@ -1286,6 +1314,7 @@ _HANDLERS: dict[str, _Handler] = {
     "container.pyxis_workdir": _pyxis(_pyxis_workdir),
     "container.pyxis_name": _pyxis(_pyxis_name),
     "container.shifter_image": _shifter_image,
+    "container.shifter_volume": _shifter_volume,
 }
 
 __all__ = [

@@ -6,7 +6,7 @@ Example::
     from migrate.translate import translate_jobs
     from migrate.translators.slurm.writer import translate_job
 
-    t = translate_job(job, load_site_config("migrate.yaml"), "pyxis")   # the runtime: or "apptainer", "none"
+    t = translate_job(job, load_site_config("migrate.yaml"), "shifter")  # pyxis, apptainer, podman-hpc ...
     t.files            # {"job.sbatch": "#!/bin/bash\\n#SBATCH --job-name=..."}
     t.fidelity.to_list()
     t.diagnostics      # e.g. TO-SLURM-SECRET: which secret files to provision
@@ -58,7 +58,8 @@ def translate_job(
 ) -> Translation:
     """One IR job as batch script(s), with its fidelity log and diagnostics. Never prints.
 
-    ``runtime``: how the scripts run container images (``pyxis``, ``apptainer``, ``none``; ``auto`` is pyxis).
+    ``runtime``: how the scripts run container images (``pyxis``, ``apptainer``, ``shifter``,
+    ``podman-hpc``, ``none``; ``auto`` is pyxis).
     """
     ctx = Context(job, config, runtime_for(runtime), name or _default_name(job), Collector(job.source.path))
     if stays_serving(job):
