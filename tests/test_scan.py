@@ -85,7 +85,7 @@ def test_reader_crash_is_a_diagnostic(tmp_path: Path, monkeypatch: pytest.Monkey
     (tmp_path / "x.sbatch").write_text(SBATCH)
     (tmp_path / "y.sbatch").write_text(SBATCH)
 
-    def boom(text: str, path: str, diags: object) -> list[object]:
+    def boom(text: str, path: str, diags: object, *site: object) -> list[object]:
         if path.endswith("x.sbatch"):
             raise RuntimeError("bug")
         return []

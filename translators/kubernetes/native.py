@@ -417,17 +417,14 @@ def decide(
     the pods for the script's ``$USER``/``$HOME`` (sbatch passes the submitter's)."""
     if style == EMULATE:
         return Decision(EMULATE, "--style emulate: the script runs unchanged with the Slurm shims"), None
-    from . import native_ray, rayjob  # a Ray cluster's RayJob builds on this module's Plan
-
     known = {**constants(job, name), **(submitter or {})}
-    ray = native_ray.read_ray(job, known)
-    plan: Plan | None
-    if ray is not None:
-        shape = ray.shape
-        plan, why = rayjob.plan(job, choice, ray, name)
-    else:
-        shape = read_shape(job, known)
-        plan, why = _plan(job, choice, shape, name)
+    shape = read_shape(job, known)
+    plan, why = _plan(job, choice, shape, name)
+    return decision(shape, plan, why)
+
+
+def decision(shape: Shape, plan: Plan | None, why: tuple[int, str]) -> tuple[Decision, Plan | None]:
+    """The style a plan (or the reason there is none) gives, as the header and the table say it."""
     if plan is None:
         line, reason = why
         return Decision(EMULATE, f"{reason} (line {line})" if line else reason, line or None), None
@@ -625,4 +622,4 @@ def short(text: str) -> str:
     return first[:80]
 
 
-__all__ = ["AUTO", "EMULATE", "NATIVE", "STYLES", "Decision", "Plan", "decide", "record", "short"]
+__all__ = ["AUTO", "EMULATE", "NATIVE", "STYLES", "Decision", "Plan", "decide", "decision", "record", "short"]

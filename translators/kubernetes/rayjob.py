@@ -22,7 +22,7 @@ from migrate import ir
 
 from . import flavors, native, pod_template, slurmenv
 from .job_policy import JobPolicy
-from .native_ray import GCS_PORT, RayShape
+from .native_ray import GCS_PORT, RayShape, read_ray
 from .native_words import Ref, Unknown, literal
 from .storage import Volume
 from .translation_context import Context, Workload
@@ -109,6 +109,17 @@ def _double_quoted(text: str) -> str:
 
 def _on_head(words: list[list[Any]]) -> bool:
     return any(isinstance(seg, Ref) and seg.kind == "head" for w in words for seg in w)
+
+
+def decide(
+    job: ir.Job, choice: flavors.Choice, name: str, submitter: dict[str, str] | None = None
+) -> tuple[native.Decision, native.Plan | None] | None:
+    """Native or emulated for a script that starts a Ray cluster; None when it starts none."""
+    ray = read_ray(job, {**native.constants(job, name), **(submitter or {})})
+    if ray is None:
+        return None
+    found, why = plan(job, choice, ray, name)
+    return native.decision(ray.shape, found, why)
 
 
 def plan(

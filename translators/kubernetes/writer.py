@@ -164,7 +164,8 @@ def _style(ctx: Context, choice: flavors.Choice, style: str) -> native.Decision:
     """Native when the script's shape allows it (and the user did not ask for emulation)."""
     known = submitter.values(ctx)
     given = {name: known[name] for name in submitter.reads(ctx.job) if name in known}
-    decision, plan = native.decide(ctx.job, choice, style, ctx.name, given)
+    ray = rayjob.decide(ctx.job, choice, ctx.name, given) if style != native.EMULATE else None
+    decision, plan = ray if ray is not None else native.decide(ctx.job, choice, style, ctx.name, given)
     ctx.native = plan
     if style == native.NATIVE and plan is None:
         ctx.diag("TRANSLATE-STYLE-EMULATED", f"--style native: emulated instead, because {decision.reason}")
