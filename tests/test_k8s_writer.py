@@ -1245,3 +1245,15 @@ def test_a_runtime_verb_with_no_program_fails_in_the_pod(tmp_path: Path) -> None
     (manifest,) = translate(script, style="emulate").files.values()
     result = run_pod(manifest, tmp_path, {}, script)
     assert result.returncode == 1 and "no equivalent inside a Kubernetes pod" in result.stderr
+
+
+def test_a_login_shell_script_still_finds_the_shims(tmp_path: Path) -> None:
+    """``#!/bin/bash -l`` reads the image's profile, and Debian's sets PATH anew: srun must still be
+    the shim (the host's real srun would look for a controller), in the batch pod and in the steps."""
+    require_pods()
+    text = "#!/bin/bash -l\n#SBATCH -J login\n#SBATCH -N 2\nsrun hostname\n"
+    (manifest,) = translate(text, "jobset", style="emulate").files.values()
+    script = "#!/bin/bash -l\nsrun -N2 bash -c 'echo step $SLURM_NODEID' | sort\ntype -t scontrol\n"
+    result = pods.run(manifest, tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    assert result.pods[0].stdout.splitlines() == ["step 0", "step 1", "function"]

@@ -32,6 +32,14 @@ ENTRYPOINT = r"""#!/bin/bash
 MIGRATE_DIR=${MIGRATE_DIR:-/opt/migrate}
 export MIGRATE_DIR
 export PATH="$MIGRATE_DIR/bin:$PATH"
+# A login shell (#!/bin/bash -l) reads the image's profile, which may set PATH anew (Debian's
+# does): each shim is also an exported function, which the script's shell inherits whatever PATH.
+for __m_shim in "$MIGRATE_DIR"/bin/*; do
+  __m_name=${__m_shim##*/}
+  case $__m_name in migrate-stepd|*[!A-Za-z0-9_-]*) continue ;; esac
+  eval "$__m_name() { \"\$MIGRATE_DIR/bin/$__m_name\" \"\$@\"; }"
+  export -f "$__m_name"
+done
 
 # Position of this pod: index within its group of pods, then array task and node.
 __m_idx=0
