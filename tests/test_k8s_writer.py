@@ -1257,3 +1257,13 @@ def test_a_login_shell_script_still_finds_the_shims(tmp_path: Path) -> None:
     result = pods.run(manifest, tmp_path, script=script)
     assert result.status == "Complete", result.describe()
     assert result.pods[0].stdout.splitlines() == ["step 0", "step 1", "function"]
+
+
+def test_srun_options_with_a_separate_value_are_not_the_program(tmp_path: Path) -> None:
+    """Which srun options take a value comes from srun's option table: ``--jobid 42`` (a step in another
+    job's allocation, as site scripts attach to a running job) and ``--het-group 0`` do not run ``42``."""
+    (manifest,) = translate("#!/bin/bash\n#SBATCH -N 1\nsrun hostname\n", style="emulate").files.values()
+    script = "#!/bin/bash\nsrun --jobid 42 --overlap echo one\nsrun --mem-per-cpu 2G -Q --exact echo two\n"
+    done = run_pod(manifest, tmp_path, {}, script=script)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["one", "two"]

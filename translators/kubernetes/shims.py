@@ -277,13 +277,8 @@ __m_step() {
       --container-image|--container-mounts|--container-workdir|--container-name|--container-save|--container-env)
         shift 2 ;;
       --*=*) shift ;;
-      -c|-p|-t|-J|-o|-e|-i|-D|-G|-m|-A|-C|-x|-d|-q|-r|-B|-L|-M|-S|-W|-T|-E|-F|-K|-I|-s)
-        case "$1" in -E|-K|-I|-s|-l|-u|-v|-Q|-X|-Z|-k|-O|-H) shift ;; *) shift 2 ;; esac ;;
-      --account|--partition|--time|--job-name|--output|--error|--input|--chdir|--cpus-per-task|--gpus|\
---gpus-per-node|--gpus-per-task|--gres|--mem|--mem-per-cpu|--mem-per-gpu|--constraint|--exclude|\
---dependency|--qos|--distribution|--cpu-bind|--mem-bind|--gpu-bind|--mpi|--export|\
---time-min|--tres-per-task|--cpus-per-gpu|--threads-per-core|--signal)
-        shift 2 ;;
+      @VALUED_SHORT@) shift 2 ;;
+      @VALUED_LONG@) shift 2 ;;
       -*) shift ;;
       *) break ;;
     esac
@@ -841,6 +836,24 @@ exec "$@"
 
 # The container runtimes the shim above stands in for.
 CONTAINER_RUNTIMES = ("shifter", "podman-hpc", "sarus", "ch-run")
+
+
+def _valued_options(srun_text: str) -> str:
+    """The srun shim with the options that take a separate value spelled from srun's option table
+    (``srun --jobid 42 prog`` must not run ``42``)."""
+    from ..shell.slurm_cli import REQUIRED, table
+
+    options = table("srun")
+    own = {"ntasks", "nodes", "ntasks-per-node", "nodelist", "het-group", "pack-group"}
+    longs = sorted(f"--{n}" for n, kind in options.long.items() if kind == REQUIRED and n not in own)
+    shorts = sorted(f"-{c}" for c, kind in options.short_kind.items() if kind == REQUIRED and c not in "nNw")
+    lines = []
+    for i in range(0, len(longs), 8):  # a readable shim: eight options a line
+        lines.append("|".join(longs[i : i + 8]))
+    return srun_text.replace("@VALUED_SHORT@", "|".join(shorts)).replace("@VALUED_LONG@", "|\\\n".join(lines))
+
+
+SRUN = _valued_options(SRUN)
 
 FILES: dict[str, str] = {
     "entrypoint.sh": ENTRYPOINT,
