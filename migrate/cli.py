@@ -253,7 +253,11 @@ def scan_command(
     try:  # the site's own SPANK options are #SBATCH options there
         site, config_path = api.load_config(config, paths)
     except api.UsageError as exc:
-        raise _usage_error(exc) from None
+        if config is not None:
+            raise _usage_error(exc) from None
+        # a scan needs no site: a nearest migrate.yaml it cannot read only costs its SPANK options
+        _err().print(f"migrate: warning: {exc}; scanning without the site's SPANK options", markup=False)
+        site, config_path = api.load_config(None, [])
     if site.spank_options:
         _err().print(f"site configuration: {config_path} (its spank_options are read)", markup=False)
     options = api.scan_options(
