@@ -110,7 +110,8 @@ def translate(case: str, flavor: str) -> str | None:
     path = source(case)
     rel = str(path.relative_to(REPO))
     jobs = reader.read(path.read_text(encoding="utf-8"), rel, Collector(rel))
-    t = translate_jobs(jobs, flavor=flavor, config=SITE).translations[0]
+    style = "emulate" if case in EMULATED_CASES else "auto"
+    t = translate_jobs(jobs, flavor=flavor, config=SITE, style=style).translations[0]
     if t.flavor != flavor:
         return None
     if case.startswith("native_") and t.style != "native":
@@ -121,6 +122,9 @@ def translate(case: str, flavor: str) -> str | None:
     return text
 
 
+# Cases that native could also express, run emulated: their point is the emulation's srun (in an
+# MPIJob, srun becomes mpirun over ssh, and the ranks must still see the script's exports and SLURM_*).
+EMULATED_CASES = ("srun_mpi_ranks",)
 # Kueue wraps the same Job or JobSet in a queue (suspended until admitted): one case of each is enough.
 KUEUE_CASES = ("array_task_files", "torchrun_hostname")
 # Flavors that run the same emulated pods under another controller or scheduler run on a few cases:
@@ -392,6 +396,8 @@ def observe(out: Path, find: Callable[[dict[str, str]], set[int]]) -> dict[str, 
         pairs = zip(rank_nodes, ranks, strict=True)
         seen["node and local rank"] = sorted((n, r["local_rank"]) for n, r in pairs)
         seen["all_reduce"] = sorted({r["allreduce"] for r in ranks})
+        if any(r.get("env") for r in ranks):  # the variables each rank was asked to report
+            seen["rank env"] = sorted((r["rank"], sorted(r["env"].items())) for r in ranks)
     seen["files"] = {
         p.name: p.read_text()
         for p in sorted(out.iterdir())

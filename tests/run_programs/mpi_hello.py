@@ -2,7 +2,7 @@
 
 Each rank all-reduces (rank + 1) over MPI_COMM_WORLD and writes
 ``<out>/rank-<rank>.json`` with the world size, its local rank (Open MPI's
-OMPI_COMM_WORLD_LOCAL_RANK), the node it ran on and the sum.
+OMPI_COMM_WORLD_LOCAL_RANK, else SLURM_LOCALID under srun), the node it ran on and the sum.
 """
 
 from __future__ import annotations
@@ -33,7 +33,10 @@ def main() -> None:
     record = {
         "rank": rank.value,
         "world_size": size.value,
-        "local_rank": int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "-1")),
+        # mpirun's, else srun's (a rank srun starts through PMIx has Slurm's identity, not Open MPI's)
+        "local_rank": int(
+            os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK") or os.environ.get("SLURM_LOCALID") or -1
+        ),
         "node_id": os.environ.get("SLURM_NODEID"),
         "nodename": os.environ.get("SLURMD_NODENAME"),
         "hostname": socket.gethostname(),

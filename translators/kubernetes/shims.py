@@ -287,7 +287,20 @@ __m_step() {
   [ $# -gt 0 ] || return 0
   if [ "${MIGRATE_SRUN_MODE:-local}" = mpirun ] && ! __m_is_launcher "$@"; then
     [ "$__m_dry" = 1 ] && return 0
-    mpirun -np "${ntasks:-${SLURM_NTASKS:-1}}" "$@"
+    # Ranks started over ssh see none of this shell's environment: Open MPI passes on what -x
+    # names, and each rank takes its Slurm identity from Open MPI's (ranks fill a Worker's slots
+    # in order, as Slurm's block distribution fills a node).
+    local fwd=() v
+    for v in $(compgen -e); do
+      case $v in
+        PWD|OLDPWD|SHLVL|_|HOSTNAME|SLURMD_NODENAME|SLURM_NODEID|SLURM_PROCID|SLURM_LOCALID|OMPI_*|PMIX_*) ;;
+        *) fwd+=(-x "$v") ;;
+      esac
+    done
+    mpirun -np "${ntasks:-${SLURM_NTASKS:-1}}" "${fwd[@]}" /bin/bash -c \
+      'export SLURM_PROCID=$OMPI_COMM_WORLD_RANK SLURM_LOCALID=$OMPI_COMM_WORLD_LOCAL_RANK
+       export SLURM_NODEID=$(( OMPI_COMM_WORLD_RANK / ${SLURM_NTASKS_PER_NODE:-1} )) SLURMD_NODENAME=$(hostname)
+       exec "$@"' migrate-rank "$@"
     return $?
   fi
   # The nodes this step may use: its het groups' (group 0 by default), or all.
