@@ -299,7 +299,8 @@ __m_step() {
     done
     mpirun -np "${ntasks:-${SLURM_NTASKS:-1}}" "${fwd[@]}" /bin/bash -c \
       'export SLURM_PROCID=$OMPI_COMM_WORLD_RANK SLURM_LOCALID=$OMPI_COMM_WORLD_LOCAL_RANK
-       export SLURM_NODEID=$(( OMPI_COMM_WORLD_RANK / ${SLURM_NTASKS_PER_NODE:-1} )) SLURMD_NODENAME=$(hostname)
+       export SLURM_NODEID=$(( OMPI_COMM_WORLD_RANK / ${SLURM_NTASKS_PER_NODE:-1} ))
+       export SLURMD_NODENAME=$(hostname)
        exec "$@"' migrate-rank "$@"
     return $?
   fi
