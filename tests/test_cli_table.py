@@ -1,0 +1,81 @@
+"""The CLI's tables, written line by line, look as rich's table did when piped: the same bars,
+padding and alignment, so that tools reading the piped output see no change."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator, Sequence
+
+import pytest
+from rich.cells import cell_len
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from migrate import cli
+
+COLUMNS = (("file", "left"), ("kind", "left"), ("nodes", "right"), ("note", "left"))
+
+
+def _as_rich_wrote_it(
+    columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], title: str | None, caption: str | None
+) -> str:
+    """The table the CLI printed before, through rich's layout (piped: nothing cut, never wrapped)."""
+    out = io.StringIO()
+    console = Console(file=out, highlight=False, soft_wrap=True, width=cli.PIPED_WIDTH)
+    widths = [max([cell_len(n)] + [cell_len(r[i]) for r in rows]) for i, (n, _) in enumerate(columns)]
+    table = Table(
+        show_edge=False,
+        pad_edge=False,
+        title=title,
+        title_justify="left",
+        caption=caption,
+        caption_justify="left",
+    )
+    for (name, justify), width in zip(columns, widths, strict=True):
+        table.add_column(name, justify=justify, width=width, no_wrap=True, overflow="ellipsis")  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    console.print(table)
+    return out.getvalue()
+
+
+@pytest.fixture
+def piped() -> Iterator[None]:
+    cli._out.cache_clear()  # the console is made for the stdout of the moment
+    yield
+    cli._out.cache_clear()
+
+
+CASES = {
+    "plain": [["a/b/train.sbatch", "sbatch", "2", "srun"], ["", "sbatch", "12", ""]],
+    "wide characters": [["作业/训练.sbatch", "sbatch", "1", "日本語"], ["x", "Job", "", "é"]],
+    "no rows": [],
+    "empty cells": [["", "", "", ""]],
+    "control characters": [["a\rb\x07.sh", "sbatch", "1", "x\ty\x1b[31m"], ["tab\tin\tpath", "", "", ""]],
+    "long cells": [["d/" * 80 + "f.yaml", "Job", "1234567", "x" * 300]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize(("title", "caption"), [(None, "paths relative to /site"), ("phases", None)])
+def test_piped_tables_are_the_lines_rich_wrote(
+    piped: None, capsys: pytest.CaptureFixture[str], name: str, title: str | None, caption: str | None
+) -> None:
+    rows = CASES[name]
+    cli._print_table(COLUMNS, rows, fit=0, title=title, caption=caption)
+    # rich measured a tab as one cell and then cut the cell it had widened: compared on what is printed
+    printable = [[cli._printable(cell) for cell in row] for row in rows]
+    assert capsys.readouterr().out == _as_rich_wrote_it(COLUMNS, printable, title, caption)
+
+
+def test_control_codes_are_dropped_and_tabs_widened(piped: None, capsys: pytest.CaptureFixture[str]) -> None:
+    cli._print_table(COLUMNS, [["a\rb.sh", "x\ty", "1", "bell\x07"]], caption=None)
+    row = capsys.readouterr().out.splitlines()[2]
+    assert row.split(" │ ") == ["ab.sh", "x       y", "    1", "bell"]
+
+
+def test_cells_cut_at_their_end_keep_the_column_width() -> None:
+    assert cli._cut_end("launcher-name", 6) == "launc…"
+    assert cell_len(cli._cut_end("日本語のテキスト", 7)) <= 7
+    assert cli._crop("abcdef", 4) == "abcd" and cli._crop("abc", 4) == "abc"
