@@ -129,6 +129,7 @@ class JobKind(StrEnum):
     DEPLOYMENT = "Deployment"
     STATEFUL_SET = "StatefulSet"
     POD = "Pod"
+    KATIB_EXPERIMENT = "Experiment"  # a Katib hyperparameter search: trials of another kind
 
 
 # Kinds that only submit other jobs: no work of their own.
@@ -156,6 +157,7 @@ TRAINING_KINDS = frozenset(
         JobKind.JAX_JOB,
         JobKind.XGBOOST_JOB,
         JobKind.PADDLE_JOB,
+        JobKind.KATIB_EXPERIMENT,
     )
 )
 # Jobs run on a schedule.
