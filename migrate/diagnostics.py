@@ -178,10 +178,6 @@ CODES: dict[str, tuple[str, str]] = {
         "a search whose algorithm picks each trial from earlier trials' metrics: drawn at random up front",
     ),
     "TO-SLURM-SWEEP-NO-TRIAL": (WARNING, "a search whose trial workload is unknown: no script is written"),
-    "TO-SLURM-SWEEP-UNKNOWN-SPACE": (
-        WARNING,
-        "a search parameter whose values cannot be chosen up front: its placeholder stays as written",
-    ),
     "TO-SLURM-QUEUE-UNMAPPED": (WARNING, "a queue is no partition's mirror in the site config"),
     "TO-SLURM-NODE-SELECTOR": (
         WARNING,

@@ -106,14 +106,14 @@ def read(
     filled = _Filling(obj, template, trial_parameters, {p.name for p in parameters})
     copy = filled.node(template, ())
     sweep = replace(sweep, trial_parameters=filled.trial_parameters())
+    trial_jobs = _trial_jobs(obj, copy, origin, job_id, path, context, diags)
+    if not trial_jobs:  # its placeholders do not matter: nothing of the trial is kept
+        return [replace(base, sweep=sweep, raw=tuple(raw))]
     raw.extend(
         RAW_KEYS.item("katib-placeholder-unfilled", why, line, what) for what, why, line in filled.unfilled
     )
     for what, _, line in filled.unfilled:
         diags.add("K8S-KATIB-PLACEHOLDER", f"{obj.name or '-'}: {what} stays as written", line, job_id)
-    trial_jobs = _trial_jobs(obj, copy, origin, job_id, path, context, diags)
-    if not trial_jobs:
-        return [replace(base, sweep=sweep, raw=tuple(raw))]
     return [_as_sweep(base, trial, sweep, raw, len(trial_jobs) > 1) for trial in trial_jobs]
 
 

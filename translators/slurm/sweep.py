@@ -104,12 +104,6 @@ def _values(ctx: Context, job: ir.Job, sweep: ir.Sweep, count: int) -> tuple[tup
                 "its feasible space gives no values to choose from: the placeholder stays as written",
                 parameter.line,
             )
-            ctx.diag(
-                "TO-SLURM-SWEEP-UNKNOWN-SPACE",
-                f"parameter {parameter.reference}: no values can be chosen from its feasible space "
-                "(a list, or min and max, are needed); the trials get none",
-                parameter.line,
-            )
     return tuple(out), how if out else ""
 
 
@@ -150,12 +144,7 @@ def _choose(ctx: Context, job: ir.Job, sweep: ir.Sweep, count: int) -> tuple[tri
     elif algorithm == fields.GRID:
         ctx.fidelity.approximated(
             f"search algorithm {algorithm}",
-            f"the grid cannot be listed (a double needs a step): {how}",
-            sweep.line,
-        )
-        ctx.diag(
-            "TO-SLURM-SWEEP-ADAPTIVE",
-            f"grid search over a space that cannot be listed: the {count} trials are drawn at random instead",
+            f"the grid cannot be listed (a double needs a step; Katib refuses such a grid): {how}",
             sweep.line,
         )
     else:
