@@ -160,6 +160,8 @@ TRAINING_KINDS = frozenset(
         JobKind.KATIB_EXPERIMENT,
     )
 )
+# Searches whose trials are jobs of another kind: a sweep whatever the trials run.
+SWEEP_KINDS = frozenset((JobKind.KATIB_EXPERIMENT,))
 # Jobs run on a schedule.
 CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.VOLCANO_CRONJOB, JobKind.SCRONTAB))
 # A script that holds an allocation open for a person.
@@ -257,6 +259,7 @@ __all__ = [
     "MOVES",
     "SERVING_KINDS",
     "SHARED_POOL_MODES",
+    "SWEEP_KINDS",
     "TRAINING_KINDS",
     "TRAINING_PATTERNS",
     "WRAPPER_KINDS",

@@ -426,3 +426,11 @@ def test_an_unknown_trial_writes_nothing_and_says_why(tmp_path: Path) -> None:
     t = translated(tmp_path, experiment(ELSEWHERE))
     assert t.files == {} and t.flavor == "not-translated"
     assert [d.code for d in t.diagnostics] == ["TO-SLURM-SWEEP-NO-TRIAL"]
+
+
+def test_the_plan_sees_a_sweep_whatever_its_trials_run(tmp_path: Path) -> None:
+    from migrate.plan.classify import classify_job
+    from migrate.vocab import Pattern
+
+    for trial in (JOB_TRIAL, PYTORCH_TRIAL):
+        assert classify_job(one(tmp_path, experiment(trial))).pattern == Pattern.SWEEP
