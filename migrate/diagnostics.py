@@ -105,6 +105,17 @@ CODES: dict[str, tuple[str, str]] = {
     "ARGO-NO-ENTRYPOINT": (WARNING, "a Workflow or CronWorkflow with no entrypoint template to run"),
     "ARGO-NOT-A-POD": (INFO, "a template that runs no container of its own (resource, suspend, http ...)"),
     "ARGO-FANOUT-UNKNOWN": (INFO, "a withParam fan-out: the number of items is known only at run time"),
+    # Katib Experiments
+    "K8S-KATIB-TEMPLATE-UNRESOLVED": (
+        WARNING,
+        "a trial template in a ConfigMap no file of the scan holds: the trials' workload is unknown",
+    ),
+    "K8S-KATIB-TRIAL-KIND": (WARNING, "a trial template of a kind the reader cannot read as a workload"),
+    "K8S-KATIB-PLACEHOLDER": (
+        WARNING,
+        "a trial placeholder the trials cannot each fill in (outside commands, args and env values, "
+        "or with a reference no parameter has)",
+    ),
     # translation
     "TRANSLATE-FLAVOR-FALLBACK": (
         WARNING,
@@ -162,6 +173,11 @@ CODES: dict[str, tuple[str, str]] = {
     "TO-SLURM-SECRET": (INFO, "a value comes from a Secret: provision it as a file before the job runs"),
     "TO-SLURM-CONFIGMAP": (INFO, "a ConfigMap outside the scanned file: provision its keys as files"),
     "TO-SLURM-SERVING": (WARNING, "a serving workload stays on Kubernetes and is not translated"),
+    "TO-SLURM-SWEEP-ADAPTIVE": (
+        WARNING,
+        "a search whose algorithm picks each trial from earlier trials' metrics: drawn at random up front",
+    ),
+    "TO-SLURM-SWEEP-NO-TRIAL": (WARNING, "a search whose trial workload is unknown: no script is written"),
     "TO-SLURM-QUEUE-UNMAPPED": (WARNING, "a queue is no partition's mirror in the site config"),
     "TO-SLURM-NODE-SELECTOR": (
         WARNING,

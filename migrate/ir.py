@@ -228,6 +228,67 @@ class ArraySpec:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchParameter:
+    """One dimension of a hyperparameter search, its feasible space as written (numbers stay text)."""
+
+    name: str
+    type: str  # double | int | categorical | discrete
+    min: str | None = None
+    max: str | None = None
+    step: str | None = None
+    values: tuple[str, ...] = ()  # categorical and discrete: the feasible list
+    distribution: str | None = None  # uniform | logUniform | normal | logNormal
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TrialParameter:
+    """A placeholder of the trial template and what fills it in each trial.
+
+    ``reference``: a search parameter's name, or trial metadata such as ``${trialSpec.Name}``.
+    ``variable``: where the placeholder stood in a command, argument or env value it became
+    ``$(variable)``, a value each trial sets; None when no such use was found.
+    """
+
+    name: str
+    reference: str
+    variable: str | None = None
+    description: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Objective:
+    """What a search optimises: a metric the trials report, and when it is good enough."""
+
+    type: str | None = None  # maximize | minimize
+    goal: str | None = None
+    metric: str | None = None
+    additional_metrics: tuple[str, ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """A hyperparameter search run as trials of one workload (a Katib Experiment).
+
+    The job's components are one trial's, ``Job.array`` counts the trials and how many run at
+    once; ``trial_kind`` is the kind of the trial's workload (None: it could not be read).
+    """
+
+    trial_kind: JobKind | None
+    algorithm: str = "random"
+    settings: tuple[KeyValue, ...] = ()
+    parameters: tuple[SearchParameter, ...] = ()
+    trial_parameters: tuple[TrialParameter, ...] = ()
+    objective: Objective | None = None
+    max_failed_trials: int | None = None
+    metrics_collector: str | None = None  # how the metrics are collected (StdOut, File ...)
+    early_stopping: str | None = None  # the early stopping algorithm's name
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Placement:
     partitions: tuple[str, ...] = ()
     queue: str | None = None  # Kubernetes queue (Kueue LocalQueue, Volcano queue)
@@ -508,6 +569,7 @@ class Job:
     submitted: tuple[Directive, ...] = ()
     submitted_by: str | None = None
     config_maps: tuple[ConfigMapData, ...] = ()  # Kubernetes jobs: the ConfigMaps of their file they use
+    sweep: Sweep | None = None  # a hyperparameter search: the parameters each trial gets
 
     # Convenience views used by the graph, the plan and the writers.
     def total_nodes(self) -> int:
@@ -579,18 +641,22 @@ __all__ = [
     "Mail",
     "MonitoringHook",
     "Mount",
+    "Objective",
     "Placement",
     "RawItem",
     "RawKeys",
     "Resources",
     "Schedule",
     "ScriptInfo",
+    "SearchParameter",
     "SecretRef",
     "Service",
     "Signal",
     "SourceRef",
     "StoragePath",
     "Submission",
+    "Sweep",
+    "TrialParameter",
     "Unparsed",
     "UnregisteredRawKeyError",
     "batch_groups",

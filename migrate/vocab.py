@@ -129,6 +129,7 @@ class JobKind(StrEnum):
     DEPLOYMENT = "Deployment"
     STATEFUL_SET = "StatefulSet"
     POD = "Pod"
+    KATIB_EXPERIMENT = "Experiment"  # a Katib hyperparameter search: trials of another kind
 
 
 # Kinds that only submit other jobs: no work of their own.
@@ -156,8 +157,11 @@ TRAINING_KINDS = frozenset(
         JobKind.JAX_JOB,
         JobKind.XGBOOST_JOB,
         JobKind.PADDLE_JOB,
+        JobKind.KATIB_EXPERIMENT,
     )
 )
+# Searches whose trials are jobs of another kind: a sweep whatever the trials run.
+SWEEP_KINDS = frozenset((JobKind.KATIB_EXPERIMENT,))
 # Jobs run on a schedule.
 CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.VOLCANO_CRONJOB, JobKind.SCRONTAB))
 # A script that holds an allocation open for a person.
@@ -255,6 +259,7 @@ __all__ = [
     "MOVES",
     "SERVING_KINDS",
     "SHARED_POOL_MODES",
+    "SWEEP_KINDS",
     "TRAINING_KINDS",
     "TRAINING_PATTERNS",
     "WRAPPER_KINDS",

@@ -208,3 +208,11 @@ def test_files_of_other_code_versions_go_when_unused(tmp_path: Path) -> None:
     assert not stale.exists()
     assert recent.exists() and unrelated.exists()
     assert Path(cache.db_path(folder)).exists()
+
+
+def test_every_reader_package_is_in_the_fingerprint() -> None:
+    """A reader whose code is not hashed would serve results of its old code from the cache."""
+    from migrate import translators
+
+    with_readers = {p.parent.name for root in translators.__path__ for p in Path(root).glob("*/reader.py")}
+    assert with_readers <= set(cache._READER_PACKAGES)

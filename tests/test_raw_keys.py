@@ -15,6 +15,7 @@ from migrate import ir
 from migrate.scan import scanner
 from migrate.scan.results import ScanOptions
 from migrate.translators.argo.raw_keys import RAW_KEYS as ARGO_KEYS
+from migrate.translators.katib.raw_keys import RAW_KEYS as KATIB_KEYS
 from migrate.translators.kubernetes.coverage import BODY_ITEMS
 from migrate.translators.kubernetes.raw_keys import RAW_KEYS as KUBERNETES_KEYS
 from migrate.translators.shell.raw_keys import RAW_KEYS as SHELL_KEYS
@@ -34,6 +35,10 @@ def test_every_argo_reader_key_has_a_row_in_the_slurm_writer() -> None:
     assert sorted(set(ARGO_KEYS.meanings) - set(RAW_FIELDS)) == []
 
 
+def test_every_katib_reader_key_has_a_row_in_the_slurm_writer() -> None:
+    assert sorted(set(KATIB_KEYS.meanings) - set(RAW_FIELDS)) == []
+
+
 def test_every_sbatch_reader_key_has_a_row_in_the_kubernetes_writer() -> None:
     assert sorted(set(SBATCH_KEYS.meanings) - set(BODY_ITEMS)) == []
 
@@ -48,7 +53,7 @@ def test_the_kubernetes_writer_lists_only_keys_a_reader_writes() -> None:
 
 
 def test_every_key_says_what_it_holds() -> None:
-    for registry in (KUBERNETES_KEYS, ARGO_KEYS, SHELL_KEYS, SBATCH_KEYS):
+    for registry in (KUBERNETES_KEYS, ARGO_KEYS, KATIB_KEYS, SHELL_KEYS, SBATCH_KEYS):
         assert all(meaning.strip() for meaning in registry.meanings.values())
 
 
@@ -67,11 +72,11 @@ def test_the_corpus_gives_only_registered_keys_directives_and_unread_fields() ->
             if item.key in SHELL_KEYS.meanings:
                 continue
             if job.source.format == Format.KUBERNETES:
-                known = item.key in KUBERNETES_KEYS.meanings or item.key in ARGO_KEYS.meanings
+                known = any(item.key in r.meanings for r in (KUBERNETES_KEYS, ARGO_KEYS, KATIB_KEYS))
                 if not known and not item.origin.endswith(item.key):
                     strays.append((job.id, item.key, item.origin))
             elif item.key not in SBATCH_KEYS.meanings and not item.origin.startswith(DIRECTIVE_ORIGINS):
                 strays.append((job.id, item.key, item.origin))
     assert strays == []
     keys = {item.key for job in result.jobs for item in job.raw}
-    assert {"pvc", "gang-size", "jobflow", "module", "--comment", "argo-task"} <= keys  # each reader at work
+    assert {"pvc", "gang-size", "jobflow", "module", "--comment", "argo-task", "katib-primary"} <= keys

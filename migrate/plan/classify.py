@@ -45,6 +45,7 @@ from migrate.vocab import (
     INTERACTIVE_KINDS,
     MODEL_SERVER_KINDS,
     SERVING_KINDS,
+    SWEEP_KINDS,
     TRAINING_KINDS,
     WRAPPER_KINDS,
     JobKind,
@@ -283,6 +284,8 @@ def _scores(facts: JobFacts, job: ir.Job) -> dict[str, tuple[int, list[str]]]:
         add(_TRAINING, _STRUCTURE_WEIGHT, "launcher " + ", ".join(ml_launchers))
     if facts.kind in TRAINING_KINDS:
         add(_TRAINING, _STRUCTURE_WEIGHT, f"kind {facts.kind}")
+    if facts.kind in SWEEP_KINDS:  # outweighs what its trials say: each trial trains, the job searches
+        add(Pattern.SWEEP, 2 * _STRUCTURE_WEIGHT, f"kind {facts.kind}: a hyperparameter search")
     if facts.kind == JobKind.RAY_JOB:
         add(Pattern.BATCH_INFERENCE, _STRUCTURE_WEIGHT - 1, "kind RayJob")
     if facts.gpus and facts.nodes > 1 and facts.ml:

@@ -80,7 +80,7 @@ _CORE_MODULES = (
     "site/config.py",
     "scan/cache.py",
 )
-_READER_PACKAGES = ("slurm", "shell", "kubernetes")
+_READER_PACKAGES = ("slurm", "shell", "kubernetes", "argo", "katib")
 
 
 def default_dir() -> str:

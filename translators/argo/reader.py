@@ -109,6 +109,14 @@ def read(text: str, path: str, diags: Collector, library: Library | None = None)
     return jobs
 
 
+def read_object(data: LineDict, document: int, path: str, diags: Collector) -> list[ir.Job]:
+    """The jobs of one Argo object already parsed (a Katib trial template), at its own lines."""
+    scope = _scope(Document(document, data.line, data.line, data.end_line, data))
+    if scope is None:
+        return []
+    return _Walk(scope, library_of([scope]), path, diags, set(), {id(scope)}).run()
+
+
 def unresolved_refs(text: str) -> set[tuple[bool, str]]:
     """The WorkflowTemplates a file's templateRefs name that the file does not hold."""
     found = scopes(text)

@@ -19,6 +19,8 @@ from typing import TypeVar
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
+from migrate.translators.katib import reader as katib_reader
+from migrate.vocab import JobKind
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
 from . import embedded, kinds, pod_templates, torchx
@@ -87,10 +89,13 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
         diags.add("K8S-TEMPLATED", _templated_message(helm_lines, placeholders), template_lines[0])
     context = FileContext()
     workloads: list[tuple[K8sObject, kinds.WorkloadKind]] = []
+    experiments: list[K8sObject] = []
     for obj in objects:
         workload = kinds.workload_kind(obj.group, obj.kind)
         role = pod_templates.spark_role(obj.kind, obj.data)
-        if role is not None:
+        if katib_reader.is_experiment(obj.group, obj.kind):
+            experiments.append(obj)
+        elif role is not None:
             what = f"{obj.kind}/{obj.name or '-'}"
             how = f"its container is named spark-kubernetes-{role}"
             diags.add(pod_templates.CODE, pod_templates.message(what, role, how), obj.line)
@@ -110,6 +115,10 @@ def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
             inside = [(line, name) for line, name in placeholders if start <= line <= end]
             job = replace(job, templated=True, unresolved=_unresolved(job.unresolved, inside))
         jobs.append(job)
+    for obj in experiments:  # read after the file's other objects: its trials may use their context
+        job_id = _unique_id(f"{path}#{JobKind.KATIB_EXPERIMENT}/{obj.name or f'unnamed-{obj.document}'}", ids)
+        read_experiment = partial(katib_reader.read, obj, job_id, path, context, documents, diags)
+        jobs.extend(_guarded(read_experiment, obj, job_id, diags) or [])
     return [*_attach_config_maps(_attach_flows(jobs, context), documents), *launched]
 
 

@@ -81,6 +81,35 @@ RAW_FIELDS: dict[str, Fate | Callable[[Context, ir.RawItem], Fate]] = {
     "argo-when": (FidelityStatus.DROPPED, "Slurm cannot skip a job on a condition: the script always runs"),
     "argo-schedule": (FidelityStatus.DROPPED, "one scrontab entry per job: it runs on the first schedule"),
     "argo-item-unfilled": (FidelityStatus.DROPPED, "the placeholder stays as written in every array task"),
+    # the Katib reader's keys (translators/katib/raw_keys.py)
+    "katib-placeholder-unfilled": (
+        FidelityStatus.DROPPED,
+        "the placeholder stays as written in every array task",
+    ),
+    "katib-metrics-collector": (
+        FidelityStatus.DROPPED,
+        "no sidecar collects the trials' metrics on Slurm: they stay in each task's output or files",
+    ),
+    "katib-early-stopping": (
+        FidelityStatus.DROPPED,
+        "Slurm does not stop weak array tasks early: every trial runs to its end",
+    ),
+    "katib-success-condition": (
+        FidelityStatus.APPROXIMATED,
+        "an array task succeeds when its script exits 0, not by a condition on the trial's status",
+    ),
+    "katib-resume-policy": (
+        FidelityStatus.DROPPED,
+        "a finished array is not resumed: submitting the script again runs the trials again",
+    ),
+    "katib-nas": (
+        FidelityStatus.DROPPED,
+        "a neural architecture search needs Katib's suggestion service to build each trial's model",
+    ),
+    "katib-primary": (
+        FidelityStatus.MAPPED,
+        "every task's output is kept, the primary container's with the rest",
+    ),
     # the Kubernetes reader's keys (translators/kubernetes/raw_keys.py)
     "pvc": _claim,
     "completions": (FidelityStatus.APPROXIMATED, "each completion is an array task"),

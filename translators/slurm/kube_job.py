@@ -198,7 +198,8 @@ def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
         spec = base + (f"%{limit}" if limit and limit < count else "")
         written = header.add("array", spec)
         ctx.fidelity.mapped(
-            f"Indexed completions {count}" + (f", parallelism {limit}" if limit else ""),
+            (f"maxTrialCount {count}" if job.sweep else f"Indexed completions {count}")
+            + (f", {'parallelTrialCount' if job.sweep else 'parallelism'} {limit}" if limit else ""),
             f"{written}: one array task per index"
             + (f", at most {limit} at a time" if limit and limit < count else ""),
             stage.parts[0].main.line,
@@ -474,7 +475,8 @@ def _body(ctx: Context, stage: Stage, config_maps: ConfigMaps, indexed: bool) ->
     launches: list[list[str]] = []
     scratch = files = False
     retries, _ = _retries(ctx)
-    preset = ["JOB_COMPLETION_INDEX"] if indexed and job.array is not None else []
+    # a sweep's trials are separate jobs on Kubernetes, not indexes of one
+    preset = ["JOB_COMPLETION_INDEX"] if indexed and job.array is not None and job.sweep is None else []
     own_values = job.array.values if indexed and job.array is not None else ()
     preset += [value.name for value in own_values]
     for index, part in enumerate(stage.parts):
@@ -492,7 +494,7 @@ def _body(ctx: Context, stage: Stage, config_maps: ConfigMaps, indexed: bool) ->
     body: list[str] = []
     for helper in helpers:
         body += [helper, ""]
-    if preset:
+    if "JOB_COMPLETION_INDEX" in preset:
         body += [
             "# Indexed Job: the completion index is the array task id",
             'export JOB_COMPLETION_INDEX="$SLURM_ARRAY_TASK_ID"',

@@ -33,7 +33,7 @@ from migrate.fidelity import Edge, Translation, wrapper_translation
 from migrate.site.config import SiteConfig
 from migrate.vocab import SERVING_KINDS, FidelityStatus, Format, JobKind
 
-from . import chain, kube_job, migrated, native, scron
+from . import chain, kube_job, migrated, native, scron, sweep
 from .context import Context, runtime_for
 from .script import Script
 
@@ -68,6 +68,10 @@ def translate_job(
         scripts, kind, reason = native.translate(ctx)
     elif migrated.is_migrated(job):
         scripts, kind, reason = migrated.translate(ctx)
+    elif job.sweep is not None:
+        scripts = sweep.translate(ctx)
+        unknown = ("not-translated", "its trial workload is unknown")
+        kind, reason = _describe(ctx, scripts) if scripts else unknown
     else:
         scripts = kube_job.translate(ctx)
         kind, reason = _describe(ctx, scripts)

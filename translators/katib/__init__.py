@@ -1,0 +1,1 @@
+"""Katib Experiments (kubeflow.org/v1beta1): a hyperparameter search over trials of another workload."""
