@@ -280,6 +280,17 @@ def test_slurm_conf_without_memory_in_select_type_parameters_schedules_no_memory
     assert part.memory_scheduled is False
 
 
+def test_job_file_append_is_read_and_reaches_the_site_config() -> None:
+    """slurm.conf(5) JobFileAppend=1: jobs without --open-mode append to their output files."""
+    text = "ClusterName=c1\nJobFileAppend=1\nNodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n"
+    inventory = parse_slurm_conf(text, "slurm.conf")
+    assert inventory.job_file_append == "slurm.conf line 2"
+    merged, _ = merge_inventory(parse_site_config({}), [inventory])
+    assert merged.job_file_append == "slurm.conf line 2"
+    for off in ("JobFileAppend=0\n", ""):
+        assert parse_slurm_conf(off + "NodeName=n1 CPUs=4\n", "slurm.conf").job_file_append is None
+
+
 def test_merged_partition_says_where_each_filled_value_came_from() -> None:
     site = parse_site_config({"partitions": {"gpu": {"queue": "gpu-queue", "def_mem_per_gpu_mb": 100000}}})
     merged, _ = merge_inventory(site, [parse_slurm_conf(SLURM_CONF_DEFAULTS, "slurm.conf")])

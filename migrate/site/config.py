@@ -203,6 +203,9 @@ class SiteConfig:
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
     versions: SiteVersions = field(default_factory=SiteVersions)
     spank_options: tuple[SpankOption, ...] = ()  # #SBATCH options of the site's own SPANK plugins
+    # Where the site's slurm.conf sets JobFileAppend=1 (jobs without --open-mode append to their
+    # output files), from an inventory; None: sbatch truncates them.
+    job_file_append: str | None = None
     source: str | None = None  # the file it came from, for messages and the report
     # Keys still holding PLACEHOLDER (a starter file from `migrate init`): read as not given.
     unfilled: tuple[str, ...] = ()

@@ -105,7 +105,9 @@ def merge_inventory(config: SiteConfig, inventories: Sequence[Inventory]) -> tup
                         f"using {first_path}'s (given first)"
                     )
         merged[name] = replace(current, **filled, origins=tuple(sorted(origins.items())))  # type: ignore[arg-type]
-    return replace(config, partitions=tuple(sorted(merged.items()))), warnings
+    appending = [i.job_file_append for i in inventories if i.job_file_append]
+    appends = config.job_file_append or (appending[0] if appending else None)
+    return replace(config, partitions=tuple(sorted(merged.items())), job_file_append=appends), warnings
 
 
 def inventory_section(inventories: Sequence[Inventory]) -> list[dict[str, object]]:

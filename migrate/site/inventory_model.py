@@ -44,6 +44,9 @@ class Inventory:
     # The controller's settings (ClusterName, SlurmctldHost, SlurmctldPort, AuthType ...) -> (value, line):
     # what an operator running Slurm in Kubernetes against this controller must match.
     controller: tuple[tuple[str, tuple[str, int]], ...] = ()
+    # Where JobFileAppend=1 is set ("slurm.conf line 7"): jobs without --open-mode append to their
+    # output files; None, Slurm's default, truncates them.
+    job_file_append: str | None = None
 
 
 __all__ = ["PARALLELCLUSTER", "SLURM_CONF", "Inventory", "InventoryError", "InventoryPartition"]

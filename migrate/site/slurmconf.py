@@ -67,7 +67,11 @@ _DEFAULT_KEYS = (
     ("DefCpuPerGPU", "def_cpu_per_gpu"),
 )
 _TIME_KEYS = (("DefaultTime", "default_time_s"), ("MaxTime", "max_time_s"))
-_GLOBAL_KEYS = frozenset(k.lower() for k, _ in _DEFAULT_KEYS) | {"selecttypeparameters", "selecttype"}
+_GLOBAL_KEYS = frozenset(k.lower() for k, _ in _DEFAULT_KEYS) | {
+    "selecttypeparameters",
+    "selecttype",
+    "jobfileappend",
+}
 # What a Kubernetes-hosted slurmd or slurmrestd needs to know of the site's own controller.
 CONTROLLER_KEYS = (
     "ClusterName",
@@ -96,6 +100,7 @@ def parse_slurm_conf(text: str, path: str) -> Inventory:
         tuple(reader.partitions()),
         tuple(reader.finished_notes()),
         tuple(sorted(reader.controller.items())),
+        reader.job_file_append(),
     )
 
 
@@ -162,6 +167,10 @@ class _Reader:
             return
         for key, value in pairs.items():
             self.cluster[key] = (value, number)
+
+    def job_file_append(self) -> str | None:
+        value, line = self.cluster.get("jobfileappend", ("0", 0))
+        return f"{self.path} line {line}" if value.strip() == "1" else None
 
     def _add_nodes(self, names: str, props: Mapping[str, str], number: int) -> None:
         try:

@@ -400,15 +400,7 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
             ctx.fidelity.mapped(item, f"stdin redirected from {full} by the entrypoint", ctx.line_of("input"))
         else:
             ctx.fidelity.dropped(item, "the file is not on mounted shared storage", ctx.line_of("input"))
-    if io.open_mode:
-        item = ctx.option("open-mode", io.open_mode)
-        if teed:
-            policy.io_env.append({"name": "MIGRATE_OPEN_MODE", "value": io.open_mode})
-            ctx.fidelity.mapped(
-                item, "the tee into the output file appends or truncates", ctx.line_of("open-mode")
-            )
-        else:
-            ctx.fidelity.dropped(item, "pod logs have no open mode", ctx.line_of("open-mode"))
+    _open_mode(ctx, policy, teed)
     export = ctx.job.export
     if export:
         item = ctx.option("export", export)
@@ -422,6 +414,29 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
                 "(ALL) does not exist on Kubernetes",
                 ctx.line_of("export"),
             )
+
+
+def _open_mode(ctx: Context, policy: JobPolicy, teed: bool) -> None:
+    """sbatch truncates the output files unless --open-mode=append or slurm.conf JobFileAppend=1 says
+    otherwise; the entrypoint does the same (MIGRATE_OPEN_MODE, truncate when unset)."""
+    mode = ctx.job.io.open_mode
+    if mode:
+        item = ctx.option("open-mode", mode)
+        line = ctx.line_of("open-mode")
+        if not teed:
+            ctx.fidelity.dropped(item, "pod logs have no open mode", line)
+            return
+        policy.io_env.append({"name": "MIGRATE_OPEN_MODE", "value": mode})
+        what = "appends to" if mode == "append" else "truncates"
+        ctx.fidelity.mapped(item, f"the entrypoint {what} the output files when the job starts", line)
+        return
+    where = ctx.site.config.job_file_append if ctx.site.config else None
+    if teed and where:
+        policy.io_env.append({"name": "MIGRATE_OPEN_MODE", "value": "append"})
+        ctx.fidelity.mapped(
+            "JobFileAppend=1",
+            f"the entrypoint appends to the output files, as the site's slurm.conf asks ({where})",
+        )
 
 
 def _mail(ctx: Context) -> None:

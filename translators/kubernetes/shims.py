@@ -139,16 +139,25 @@ __m_expand() {
   p=${p//$'\001'/%}
   printf '%s' "$p"
 }
-__m_tee=(tee -a)
-if [ "${MIGRATE_OPEN_MODE:-append}" = truncate ]; then __m_tee=(tee); fi
+# sbatch truncates the files when the job starts (--open-mode=append, or JobFileAppend=1 in
+# slurm.conf, keeps them); a restarted pod is the job requeued, whose earlier output stays.
+__m_truncate=1
+if [ "${MIGRATE_OPEN_MODE:-truncate}" = append ] || [ "${MIGRATE_RESTARTS:-0}" != 0 ]; then
+  __m_truncate=0
+fi
+__m_tees=()
 if [ -n "${MIGRATE_STDOUT:-}" ]; then
   __m_out=$(__m_expand "$MIGRATE_STDOUT")
-  exec > >("${__m_tee[@]}" "$__m_out")
-  if [ -z "${MIGRATE_STDERR:-}" ]; then exec 2> >(tee -a "$__m_out" >&2); fi
+  if [ "$__m_truncate" = 1 ]; then : > "$__m_out"; fi
+  exec > >(tee -a "$__m_out")
+  __m_tees+=($!)
+  if [ -z "${MIGRATE_STDERR:-}" ]; then exec 2> >(tee -a "$__m_out" >&2); __m_tees+=($!); fi
 fi
 if [ -n "${MIGRATE_STDERR:-}" ]; then
   __m_err=$(__m_expand "$MIGRATE_STDERR")
-  exec 2> >("${__m_tee[@]}" "$__m_err" >&2)
+  if [ "$__m_truncate" = 1 ] && [ "$__m_err" != "${__m_out:-}" ]; then : > "$__m_err"; fi
+  exec 2> >(tee -a "$__m_err" >&2)
+  __m_tees+=($!)
 fi
 if [ -n "${MIGRATE_STDIN:-}" ]; then
   exec < "$(__m_expand "$MIGRATE_STDIN")"
@@ -164,7 +173,7 @@ if [ "$__m_multi" = 1 ]; then
   done
   MIGRATE_BATCH_HOST="" perl "$MIGRATE_DIR/bin/migrate-stepd" serve </dev/null >/dev/null 2>&1 &
   __m_server=$!
-elif [ -z "${MIGRATE_SIGNAL:-}" ]; then
+elif [ -z "${MIGRATE_SIGNAL:-}" ] && [ "${#__m_tees[@]}" = 0 ]; then
   exec "$MIGRATE_DIR/job.sh" "$@"
 fi
 
@@ -214,6 +223,17 @@ if [ "$__m_multi" = 1 ]; then
   done
   for __m_p in "${__m_releases[@]}"; do wait "$__m_p"; done
   kill "$__m_server" 2>/dev/null
+fi
+if [ "${#__m_tees[@]}" != 0 ]; then
+  # The tees may still hold the script's last lines, and the container's end kills them: close
+  # their pipes and give them a moment (a process the script left running may keep a pipe open).
+  exec >&- 2>&-
+  for __m_k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    __m_alive=0
+    for __m_p in "${__m_tees[@]}"; do kill -0 "$__m_p" 2>/dev/null && __m_alive=1; done
+    [ "$__m_alive" = 1 ] || break
+    sleep 0.1
+  done
 fi
 exit "$__m_rc"
 """

@@ -5,10 +5,12 @@ bridge reads: ``schedulerName: slurm-bridge-scheduler`` on every pod, and on
 the top-level workload (where the bridge reads them for a Job or JobSet) the
 ``slurmjob.slinky.slurm.net/*`` annotations for what Slurm would otherwise not
 know of the allocation: partition, account, QOS, time limit in minutes, GRES
-as TRES per node, exclusivity, constraints, licenses, node range, job name,
-reservation, priority. CPUs and memory the bridge takes from the pods' own
-requests, GPUs from their ``nvidia.com/gpu`` limits unless ``gres`` says more
-(a GPU type, other GRES).
+as TRES per node, exclusivity, constraints, licenses, job name, reservation,
+priority. The partition is passed as written (a list stays a list); a time
+limit only when the job gives a finite one (without it Slurm applies the
+partition's default); no node range, since each pod is its own one-node job.
+CPUs and memory the bridge takes from the pods' own requests, GPUs from their
+``nvidia.com/gpu`` limits unless ``gres`` says more (a GPU type, other GRES).
 
 Each option it maps replaces what the base flavor recorded for it: on the
 bridge the option is Slurm's again.
@@ -63,9 +65,8 @@ def _annotations(ctx: Context) -> list[tuple[str, str, str, str]]:
     part_alloc = alloc.components[0] if alloc is not None else None
     out: list[tuple[str, str, str, str]] = []
     place = job.placement
-    partition = (
-        alloc.partition.value if alloc is not None else (place.partitions[0] if place.partitions else None)
-    )
+    # the bridge hands the value to Slurm unchanged: a list of partitions stays a list
+    partition = ",".join(place.partitions) or (alloc.partition.value if alloc is not None else None)
     if partition:
         out.append(("partition", partition, "partition", partition))
     if place.account:
@@ -76,9 +77,10 @@ def _annotations(ctx: Context) -> list[tuple[str, str, str, str]]:
         out.append(("reservation", place.reservation, "reservation", place.reservation))
     if place.priority and place.priority.isdigit():
         out.append(("priority", place.priority, "priority", place.priority))
-    limit = alloc.time_limit_s.value if alloc is not None else job.time_limit_s
-    if limit:
-        out.append(("time", str(limit), "timelimit", str(-(-limit // 60))))
+    # only the job's own limit: without the annotation Slurm applies the partition's default, as
+    # sbatch does without --time (the plan's assumption stays out of the artifact)
+    if job.time_limit_s:
+        out.append(("time", str(job.time_limit_s), "timelimit", str(-(-job.time_limit_s // 60))))
     if job.name:
         out.append(("job-name", job.name, "job-name", job.name))
     for raw in job.raw:
@@ -93,9 +95,7 @@ def _annotations(ctx: Context) -> list[tuple[str, str, str, str]]:
         tres = _tres_per_node(part_alloc)
         if tres:
             out.append(("gres", tres, "gres", tres))
-        if part_alloc.nodes_max != part_alloc.nodes.value:
-            out.append(("nodes", str(part_alloc.nodes.value), "min-nodes", str(part_alloc.nodes.value)))
-            out.append(("nodes", str(part_alloc.nodes_max), "max-nodes", str(part_alloc.nodes_max)))
+        # no min-nodes/max-nodes: each pod is a Slurm job of its own, of one node (_node_range)
         if not part_alloc.whole_node:
             out.append(("exclusive", "", "exclusive", "false"))
     return out
@@ -125,18 +125,56 @@ _OPTIONS = {
 }
 
 
-def _replace_entries(ctx: Context, long: str, reason: str) -> bool:
-    """Record ``long`` as mapped by the bridge, in place of what the base flavor said; False if absent."""
+def _replace_entries(ctx: Context, long: str, reason: str, approximated: bool = False) -> bool:
+    """Record ``long`` as the bridge carries it (mapped, or approximated), in place of what the base
+    flavor said; False if the job file does not hold it."""
     spellings = _OPTIONS.get(long, (long,))
     texts = {ctx.option_texts[(name, 0)] for name in spellings if (name, 0) in ctx.option_texts}
     if not texts:
         return False
     kept: list[Entry] = [e for e in ctx.fidelity.entries if e.item not in texts]
     ctx.fidelity.entries[:] = kept
+    record = ctx.fidelity.approximated if approximated else ctx.fidelity.mapped
     for name in spellings:
         if (name, 0) in ctx.option_texts:
-            ctx.fidelity.mapped(ctx.option(name), reason, ctx.line_of(name))
+            record(ctx.option(name), reason, ctx.line_of(name))
     return True
+
+
+def _time_limit(ctx: Context) -> None:
+    """No timelimit annotation: say what Slurm does instead (the job's own limit was annotated)."""
+    if ctx.job.time_limit_s:
+        return
+    if ctx.given("time"):  # UNLIMITED, INFINITE, 0 or -1: read, but no number of minutes
+        _replace_entries(
+            ctx,
+            "time",
+            "no timelimit annotation: the bridge takes whole minutes and has no unlimited, so Slurm "
+            "applies the partition's default time limit (DefaultTime, else MaxTime); unlimited only "
+            "where that is",
+            approximated=True,
+        )
+        return
+    ctx.fidelity.mapped(
+        "allocation: time limit",
+        "no --time and no timelimit annotation: Slurm applies the partition's default time limit, "
+        "as sbatch does",
+    )
+
+
+def _node_range(ctx: Context) -> None:
+    """--nodes=MIN-MAX: the bridge makes each pod a one-node Slurm job, so the range has no carrier."""
+    res = ctx.job.components[0].resources
+    if not res.nodes_max or res.nodes_max == res.nodes_min or not ctx.given("nodes"):
+        return
+    pods = res.computed_nodes()
+    _replace_entries(
+        ctx,
+        "nodes",
+        f"{pods} pods (the minimum), each its own one-node Slurm job on the bridge: Slurm cannot grow "
+        f"the job to {res.nodes_max} nodes, and no min-nodes/max-nodes annotation applies to one pod",
+        approximated=True,
+    )
 
 
 def apply(ctx: Context, manifests: list[Manifest]) -> None:
@@ -163,13 +201,17 @@ def apply(ctx: Context, manifests: list[Manifest]) -> None:
         _replace_entries(
             ctx, "exclusive", "slurm-bridge allocates every pod a whole node unless told otherwise"
         )
+    _time_limit(ctx)
     path = (
         ("metadata", "annotations") if top.body["kind"] != "CronJob" else ("spec", "jobTemplate", "metadata")
     )
     top.note(
         path, "slurm-bridge: Slurm schedules these pods as one external job per pod (a JobSet is no gang)"
     )
-    if ctx.job.total_nodes() > 1:
+    res = ctx.job.components[0].resources
+    if res.nodes_max and res.nodes_max != res.nodes_min:
+        _node_range(ctx)
+    elif ctx.job.total_nodes() > 1:
         item = ctx.option("nodes", str(ctx.job.total_nodes())) if ("nodes", 0) in ctx.option_texts else None
         if item is not None:
             ctx.fidelity.entries[:] = [e for e in ctx.fidelity.entries if e.item != item]

@@ -149,6 +149,8 @@ def environment(
     ]
     if res.cpus_per_task:
         env.append(_lit("SLURM_CPUS_PER_TASK", res.cpus_per_task))
+    if res.cpus_per_gpu:  # sbatch sets it only when --cpus-per-gpu is given
+        env.append(_lit("SLURM_CPUS_PER_GPU", res.cpus_per_gpu))
     if gpus:
         env += [
             _lit("SLURM_GPUS_ON_NODE", gpus),
