@@ -9,6 +9,7 @@ import, which ``migrate --help`` or a scan of three files should not pay.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import sys
@@ -54,6 +55,14 @@ def _out() -> Console:
     return Console(highlight=False, soft_wrap=not tty, width=None if tty else PIPED_WIDTH)
 
 
+def _say(text: str = "") -> None:
+    """A line of output: written as it is when piped (rich need not load), through rich at a terminal."""
+    if sys.stdout.isatty():
+        _out().print(text, markup=False, highlight=False)
+    else:
+        sys.stdout.write(text + "\n")
+
+
 @functools.cache
 def _err() -> Console:
     from rich.console import Console
@@ -92,8 +101,9 @@ def _print_table(
     once from the data, so ten thousand rows cost no more than joining their cells.
     """
     rows = [row if "".join(row).isprintable() else [_printable(cell) for cell in row] for row in rows]
-    widths = [_width([name, *(row[i] for row in rows)]) for i, (name, _) in enumerate(columns)]
-    at_terminal = _out().is_terminal
+    cells_of = list(zip(*rows, strict=True)) or [()] * len(columns)
+    widths = [_width([name, *cells]) for (name, _), cells in zip(columns, cells_of, strict=True)]
+    at_terminal = sys.stdout.isatty()
     if fit is not None and at_terminal:
         room = _out().width - 3 * (len(columns) - 1)  # " │ " between columns
         fitted = _fit_widths(widths, [justify for _, justify in columns], fit, room)
@@ -128,8 +138,10 @@ def _print_table(
         body.append(caption)
     if at_terminal:
         body = [_crop(text, _out().width) for text in body]
-    if title is not None:
+    if title is not None and at_terminal:
         _out().print(title, style="italic", markup=False, highlight=False, crop=True)
+    elif title is not None:
+        body.insert(0, title)
     if at_terminal:  # the header stands out, as rich's did; the rest is written as it is
         _out().print(body[0], style="bold", markup=False, highlight=False, crop=True)
         body = body[1:]
@@ -215,7 +227,7 @@ def _relative_to(paths: Sequence[str]) -> tuple[Callable[[str], str], str]:
     inside = os.path.join(base, "")
 
     def shown(path: str) -> str:
-        full = os.path.abspath(path)
+        full = path if path.startswith(inside) else os.path.abspath(path)
         if full.startswith(inside):  # nearly every path: what relpath would give, without its work
             return full[len(inside) :]
         rel = os.path.relpath(full, base)
@@ -360,6 +372,16 @@ def _print_scan_table(
     views: Sequence[FileView], paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
 ) -> int:
     """The scan table, its summary and the diagnostics; the number of errors found (for --strict)."""
+    gc.freeze()  # the views are kept to the end: the collector need not walk them again
+    try:
+        return _print_scan_views(views, paths, show_diagnostics, jobs_only)
+    finally:
+        gc.unfreeze()
+
+
+def _print_scan_views(
+    views: Sequence[FileView], paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
+) -> int:
     from migrate.scan import overview
 
     counted = overview.summary(views)
@@ -379,7 +401,7 @@ def _print_scan_table(
     _print_table(SCAN_COLUMNS, rows, fit=0, caption=f"paths relative to {base}")
     kinds = ", ".join(f"{k} {n}" for k, n in summary["by_kind"].items()) or "none"
     sev = summary["diagnostics"]
-    _out().print(
+    _say(
         f"\n{_plural(summary['files'], 'file')}, {_plural(summary['jobs'], 'job')} ({kinds}); "
         f"{_requested(summary)} requested; "
         f"diagnostics: {_plural(sev['error'], 'error')}, {_plural(sev['warning'], 'warning')}, "
@@ -387,14 +409,14 @@ def _print_scan_table(
     )
     unknown = sum(view.rows.unknown for view in views)
     if unknown:
-        _out().print(
+        _say(
             f"{_plural(unknown, 'job')} with a node or GPU count that a template placeholder leaves unknown "
             "(counted as one node, no GPUs; give the values with --set or --env-file)"
         )
     understood = sum(view.rows.understood for view in views)
     statements = sum(view.rows.statements for view in views)
     if statements:
-        _out().print(
+        _say(
             f"shell bodies: {understood} of {_plural(statements, 'statement')} read by the full parser "
             f"({100 * understood / statements:.1f}%); the rest by the tolerant reader (SHELL-UNPARSED)"
         )
@@ -411,13 +433,11 @@ def _print_counts(summary: dict[str, Any]) -> None:
     def listed(counts: dict[str, int]) -> str:
         return ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
-    _out().print(
-        f"{_plural(summary['files'], 'file')}: {listed(summary['by_format']) or 'none'}", markup=False
-    )
-    _out().print(f"{_plural(summary['jobs'], 'job')}: {listed(summary['by_kind']) or 'none'}", markup=False)
+    _say(f"{_plural(summary['files'], 'file')}: {listed(summary['by_format']) or 'none'}")
+    _say(f"{_plural(summary['jobs'], 'job')}: {listed(summary['by_kind']) or 'none'}")
     found = sum(summary["by_code"].values())
-    _out().print(f"{_plural(found, 'diagnostic')}: {listed(summary['by_code']) or 'none'}", markup=False)
-    _out().print()
+    _say(f"{_plural(found, 'diagnostic')}: {listed(summary['by_code']) or 'none'}")
+    _say()
 
 
 class Target(StrEnum):
