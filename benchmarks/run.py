@@ -38,6 +38,7 @@ class Step:
     cache: bool = True
     before: str = ""  # "clear-cache" or "change-files"
     bucket: str = ""  # for scan-bucket
+    output: str = ""  # for scan-cli: json or table
 
 
 STEPS = (
@@ -47,6 +48,11 @@ STEPS = (
     Step("scan cold (fills the cache)", "scan", before="clear-cache"),
     Step("scan warm", "scan"),
     Step("scan after 1% changed", "scan", before="change-files"),
+    # the command as people run it, piped: the JSON and the table, each cold and warm
+    Step("scan --format json, cold (fills the cache)", "scan-cli", before="clear-cache", output="json"),
+    Step("scan --format json, warm", "scan-cli", output="json"),
+    Step("scan table, cold (fills the cache)", "scan-cli", before="clear-cache", output="table"),
+    Step("scan table, warm", "scan-cli", output="table"),
     Step("plan (to kubernetes)", "plan"),
     Step("translate slurm -> kubernetes", "translate-k8s"),
     Step("translate kubernetes -> slurm", "translate-slurm"),
@@ -118,12 +124,14 @@ class TreeSampler(threading.Thread):
 
 
 def run_child(
-    measurement: str, site: Path, cache: Path | None, jobs: int | None, bucket: str = ""
+    measurement: str, site: Path, cache: Path | None, jobs: int | None, bucket: str = "", output: str = ""
 ) -> tuple[dict[str, Any], float, float, float, float]:
     """Run one measurement: its result, wall and CPU seconds, peak RSS of one process and of the tree."""
     command = [sys.executable, "-m", "benchmarks.measure", measurement, "--site", str(site)]
     if bucket:
         command += ["--bucket", bucket]
+    if output:
+        command += ["--format", output]
     if cache is not None:
         command += ["--cache", str(cache)]
     if jobs is not None:
@@ -219,7 +227,7 @@ def measure_step(step: Step, site: Path, cache: Path, seed: int, idle_wait_s: fl
     print(f"  {step.name} ...{note}", file=sys.stderr, flush=True)
     load = os.getloadavg()[0]
     result, seconds, cpu, max_rss, tree_rss = run_child(
-        step.measurement, site, cache if step.cache else None, step.jobs, step.bucket
+        step.measurement, site, cache if step.cache else None, step.jobs, step.bucket, step.output
     )
     return Measured(step.name, step.measurement, result, seconds, cpu, max_rss, tree_rss, load, busy)
 

@@ -30,12 +30,14 @@ from migrate.scan import cache, scanner, templates
 from migrate.scan import results as scan_results
 from migrate.scan.node_pools import read_node_pools
 from migrate.site import config as siteconfig
-from migrate.site.config import SiteConfig, SiteConfigError
+from migrate.site.config import SiteConfig
 from migrate.site.inventory import Inventory, InventoryError, merge_inventory, parse_inventory
+from migrate.site.locate import load_config
 from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import chains as k8s_chains
 from migrate.translators.kubernetes import validate as k8s_validate
+from migrate.usage_error import UsageError
 from migrate.vocab import AUTO_COEXISTENCE, Direction, FidelityStatus, Format
 
 # The schedulers a plan or a translation can go to, with the way there.
@@ -45,10 +47,6 @@ TARGETS: dict[str, Direction] = {d.target: d for d in Direction}
 def default_scan_options() -> scan_results.ScanOptions:
     """Commands re-read only what changed since the last scan (the cache is keyed by content)."""
     return scan_results.ScanOptions(cache=cache.default_dir())
-
-
-class UsageError(Exception):
-    """Something the user can fix; the message says what and how."""
 
 
 def template_values(assignments: Sequence[str] = (), env_files: Sequence[str] = ()) -> templates.Values:
@@ -85,31 +83,6 @@ def scan_options(
         helm_values=inputs.helm_values,
         spank_options=site.spank_options if site is not None else (),
     )
-
-
-def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
-    """The given site configuration, else the nearest ``migrate.yaml`` above ``roots``, else defaults."""
-    found = find_config(roots) if not config else None
-    path = Path(config) if config else (Path(found) if found else None)
-    if config and not Path(config).exists():
-        raise UsageError(f"no such site configuration: {config}; check the path given to --config")
-    if config and not Path(config).is_file():
-        raise UsageError(f"site configuration {config} is not a file; give the path of a migrate.yaml")
-    try:
-        return siteconfig.load_site_config(path), (str(path) if path else None)
-    except SiteConfigError as exc:
-        raise UsageError(f"bad site configuration: {exc}; fix it or pass another file with --config") from exc
-
-
-def find_config(paths: Sequence[str]) -> str | None:
-    """The nearest ``migrate.yaml`` above every path, the same one for all of them, or None."""
-    found = siteconfig.find_site_configs(paths)
-    if len(found) > 1:
-        raise UsageError(
-            f"the given paths are under two site configurations, {found[0]} and {found[1]}; "
-            "pass the one to use with --config"
-        )
-    return found[0] if found else None
 
 
 def load_accounting(paths: Sequence[str]) -> list[AccountingFile]:

@@ -9,6 +9,7 @@ import, which ``migrate --help`` or a scan of three files should not pay.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import sys
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from migrate import api
     from migrate.fidelity import Translation
     from migrate.scan import results as scan_results
+    from migrate.scan.overview import FileView
     from migrate.scan.templates import TemplateInputs
 
 app = typer.Typer(
@@ -51,6 +53,14 @@ def _out() -> Console:
 
     tty = sys.stdout.isatty()
     return Console(highlight=False, soft_wrap=not tty, width=None if tty else PIPED_WIDTH)
+
+
+def _say(text: str = "") -> None:
+    """A line of output: written as it is when piped (rich need not load), through rich at a terminal."""
+    if sys.stdout.isatty():
+        _out().print(text, markup=False, highlight=False)
+    else:
+        sys.stdout.write(text + "\n")
 
 
 @functools.cache
@@ -90,20 +100,17 @@ def _print_table(
     The lines are rich's table (the same rules and bars) written directly: widths come
     once from the data, so ten thousand rows cost no more than joining their cells.
     """
-    from rich.cells import cell_len
-
-    rows = [[_printable(cell) for cell in row] for row in rows]
-    widths = [
-        max([cell_len(name)] + [cell_len(row[i]) for row in rows]) for i, (name, _) in enumerate(columns)
-    ]
-    at_terminal = _out().is_terminal
+    rows = [row if "".join(row).isprintable() else [_printable(cell) for cell in row] for row in rows]
+    cells_of = list(zip(*rows, strict=True)) or [()] * len(columns)
+    widths = [_width([name, *cells]) for (name, _), cells in zip(columns, cells_of, strict=True)]
+    at_terminal = sys.stdout.isatty()
     if fit is not None and at_terminal:
         room = _out().width - 3 * (len(columns) - 1)  # " │ " between columns
         fitted = _fit_widths(widths, [justify for _, justify in columns], fit, room)
         shorten = _shorten_middle if paths else _cut_end
         rows = [
             [
-                (shorten if i == fit else _cut_end)(cell, width) if cell_len(cell) > width else cell
+                (shorten if i == fit else _cut_end)(cell, width) if _cell_len(cell) > width else cell
                 for i, (cell, width) in enumerate(zip(row, fitted, strict=True))
             ]
             for row in rows
@@ -113,27 +120,60 @@ def _print_table(
 
     def line(cells: Sequence[str], bar: str) -> str:
         padded = (
-            " " * (w - cell_len(c)) + c if r else c + " " * (w - cell_len(c))
+            " " * (w - _cell_len(c)) + c if r else c + " " * (w - _cell_len(c))
             for c, w, r in zip(cells, widths, right, strict=True)
         )
         return bar.join(padded)
 
+    # a row of printable ASCII (nearly every row) is padded by one format call: a character is a cell
+    plain_row = " │ ".join(f"{{:{'>' if r else '<'}{w}}}" for w, r in zip(widths, right, strict=True)).format
     header = line([name for name, _ in columns], " ┃ ")
-    body = [header, "━╇━".join("━" * w for w in widths), *(line(row, " │ ") for row in rows)]
+    rule = "━╇━".join("━" * w for w in widths)
+    body = [
+        header,
+        rule,
+        *(plain_row(*row) if _one_cell_each("".join(row)) else line(row, " │ ") for row in rows),
+    ]
     if caption is not None:
         body.append(caption)
     if at_terminal:
         body = [_crop(text, _out().width) for text in body]
-    if title is not None:
+    if title is not None and at_terminal:
         _out().print(title, style="italic", markup=False, highlight=False, crop=True)
+    elif title is not None:
+        body.insert(0, title)
     if at_terminal:  # the header stands out, as rich's did; the rest is written as it is
         _out().print(body[0], style="bold", markup=False, highlight=False, crop=True)
         body = body[1:]
     sys.stdout.write("\n".join(body) + "\n")
 
 
+def _width(cells: list[str]) -> int:
+    """The widest of ``cells``, in terminal cells."""
+    if _one_cell_each("".join(cells)):
+        return max(map(len, cells))
+    return max(map(_cell_len, cells))
+
+
+def _one_cell_each(text: str) -> bool:
+    """Printable ASCII: each character takes one cell (a control character takes none, 日 two)."""
+    return text.isascii() and text.isprintable()
+
+
+def _cell_len(text: str) -> int:
+    """How many terminal cells ``text`` takes (rich's measure)."""
+    if _one_cell_each(text):
+        return len(text)
+    from rich.cells import cell_len as measure
+
+    return measure(text)
+
+
 def _printable(text: str) -> str:
-    """``text`` as rich printed it: without the control codes that move the cursor, tabs as spaces."""
+    """``text`` as rich printed it: without the control codes that move the cursor, tabs as spaces
+    (counted from the start of each line)."""
+    if text.isprintable():  # nearly always: checked in C, nothing to change
+        return text
     from rich.control import strip_control_codes
 
     text = strip_control_codes(text)
@@ -148,9 +188,9 @@ def _cut_end(text: str, width: int) -> str:
 
 
 def _crop(text: str, width: int) -> str:
-    from rich.cells import cell_len, set_cell_size
+    from rich.cells import set_cell_size
 
-    return set_cell_size(text, width) if cell_len(text) > width else text
+    return set_cell_size(text, width) if _cell_len(text) > width else text
 
 
 def _fit_widths(widths: list[int], justify: list[str], fit: int, room: int) -> list[int]:
@@ -184,8 +224,13 @@ def _relative_to(paths: Sequence[str]) -> tuple[Callable[[str], str], str]:
     folders = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
     base = os.path.commonpath(folders)
 
+    inside = os.path.join(base, "")
+
     def shown(path: str) -> str:
-        rel = os.path.relpath(os.path.abspath(path), base)
+        full = path if path.startswith(inside) else os.path.abspath(path)
+        if full.startswith(inside):  # nearly every path: what relpath would give, without its work
+            return full[len(inside) :]
+        rel = os.path.relpath(full, base)
         return path if rel.startswith(os.pardir) else rel
 
     return shown, (base if any(os.path.isabs(p) for p in paths) else os.path.relpath(base))
@@ -219,22 +264,17 @@ def _check_paths(paths: list[str]) -> None:
         raise typer.Exit(2)
 
 
-def _scan_with_progress(paths: list[str], options: scan_results.ScanOptions) -> scan_results.ScanResult:
-    from migrate.scan import results as scan_results
+def _scan_overview(paths: list[str], options: scan_results.ScanOptions) -> list[FileView]:
     from migrate.scan import scanner
 
     if not _err().is_terminal:
-        return scanner.scan(paths, options)
+        return scanner.overview(paths, options)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    files: list[scan_results.FileResult] = []
     columns = (TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=_err(), transient=True) as progress:
         task = progress.add_task("scan", total=None)
-        for result in scanner.iter_scan(paths, options):
-            progress.advance(task)
-            files.append(result)
-    return scan_results.ScanResult(files)
+        return scanner.overview(paths, options, on_file=lambda: progress.advance(task))
 
 
 @app.command("scan")
@@ -279,7 +319,6 @@ def scan_command(
     config: ConfigOption = None,
 ) -> None:
     """Find every job file under PATHS (by content) and read it into the job IR."""
-    from migrate import api
     from migrate.scan import cache, jsonstream, scanner
     from migrate.scan import results as scan_results
 
@@ -287,25 +326,35 @@ def scan_command(
     templating = _template_inputs(set_values, env_file, helm_values)
     cache_folder = None if no_cache else (cache_dir or cache.default_dir())
     limit = scan_results.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    from migrate.site.locate import load_config
+    from migrate.usage_error import UsageError
+
     try:  # the site's own SPANK options are #SBATCH options there
-        site, config_path = api.load_config(config, paths)
-    except api.UsageError as exc:
+        site, config_path = load_config(config, paths)
+    except UsageError as exc:
         if config is not None:
             raise _usage_error(exc) from None
         # a scan needs no site: a nearest migrate.yaml it cannot read only costs its SPANK options
         _err().print(f"migrate: warning: {exc}; scanning without the site's SPANK options", markup=False)
-        site, config_path = api.load_config(None, [])
+        site, config_path = load_config(None, [])
     if site.spank_options:
         _err().print(f"site configuration: {config_path} (its spank_options are read)", markup=False)
-    options = api.scan_options(
-        scan_results.ScanOptions(max_bytes=limit, cache=cache_folder, jobs=jobs), templating, site
+    options = scan_results.ScanOptions(
+        max_bytes=limit,
+        cache=cache_folder,
+        jobs=jobs,
+        values=templating.values,
+        helm_values=templating.helm_values,
+        spank_options=site.spank_options,
     )
     if output_format is OutputFormat.json:  # streamed: memory stays flat on any tree size
-        errors = jsonstream.write_scan(scanner.iter_rendered(paths, options), sys.stdout).errors
+        sys.stdout.flush()
+        # each file's JSON is bytes from the cache or the workers, written as it is
+        errors = jsonstream.write_scan(scanner.iter_rendered(paths, options), sys.stdout.buffer).errors
+        sys.stdout.buffer.flush()
     else:
-        result = _scan_with_progress(paths, options)
-        _print_scan_table(result, paths, show_diagnostics, jobs_only)
-        errors = sum(1 for d in result.diagnostics if d.severity == "error")
+        views = _scan_overview(paths, options)
+        errors = _print_scan_table(views, paths, show_diagnostics, jobs_only)
     if strict and errors:
         raise typer.Exit(1)
 
@@ -330,64 +379,80 @@ def _requested(summary: dict[str, Any]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def _print_scan_table(
-    result: scan_results.ScanResult, paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
-) -> None:
-    from migrate.render import job_row, shell_coverage, unknown_roles
-    from migrate.site.job_size import job_size
-    from migrate.vocab import PlaceholderRole
+# From this many files on, the scan's counts come before its rows: they are what a large site is read for.
+SUMMARY_FIRST_FILES = 500
 
+
+def _print_scan_table(
+    views: Sequence[FileView], paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
+) -> int:
+    """The scan table, its summary and the diagnostics; the number of errors found (for --strict)."""
+    gc.freeze()  # the views are kept to the end: the collector need not walk them again
+    try:
+        return _print_scan_views(views, paths, show_diagnostics, jobs_only)
+    finally:
+        gc.unfreeze()
+
+
+def _print_scan_views(
+    views: Sequence[FileView], paths: Sequence[str], show_diagnostics: bool, jobs_only: bool
+) -> int:
+    from migrate.scan import overview
+
+    counted = overview.summary(views)
+    summary = counted.to_dict()
+    if len(views) >= SUMMARY_FIRST_FILES:
+        _print_counts(summary)
     shown, base = _relative_to(paths)
     rows: list[list[str]] = []
-    for f in result.files:
-        if not f.jobs and not jobs_only:
-            rows.append([shown(f.path), f.format, "-", "", "", "", "", "", str(len(f.diagnostics))])
-        for i, job in enumerate(f.jobs):
-            size = job_size(job)
-            row = job_row(job, size.nodes, size.devices_text())
-            ndiag = (
-                sum(1 for d in f.diagnostics if d.job in (None, job.id))
-                if i == 0
-                else sum(1 for d in f.diagnostics if d.job == job.id)
-            )
+    for view in views:
+        jobs = view.rows.jobs
+        if not jobs and not jobs_only:
             rows.append(
-                [
-                    shown(f.path) if i == 0 else "",
-                    f.format,
-                    row["kind"],
-                    row["nodes"],
-                    row["gpus"],
-                    row["time"],
-                    row["launcher"],
-                    row["storage"],
-                    str(ndiag),
-                ]
+                [shown(view.path), view.format, "-", "", "", "", "", "", str(len(view.rows.diagnostics))]
             )
+        for i, cells in enumerate(jobs):
+            rows.append([shown(view.path) if i == 0 else "", view.format, *cells])
     _print_table(SCAN_COLUMNS, rows, fit=0, caption=f"paths relative to {base}")
-    summary = result.summary()
     kinds = ", ".join(f"{k} {n}" for k, n in summary["by_kind"].items()) or "none"
     sev = summary["diagnostics"]
-    _out().print(
+    _say(
         f"\n{_plural(summary['files'], 'file')}, {_plural(summary['jobs'], 'job')} ({kinds}); "
         f"{_requested(summary)} requested; "
         f"diagnostics: {_plural(sev['error'], 'error')}, {_plural(sev['warning'], 'warning')}, "
         f"{sev['info']} info"
     )
-    unknown = sum(1 for job in result.jobs if unknown_roles(job) - {PlaceholderRole.OTHER})
+    unknown = sum(view.rows.unknown for view in views)
     if unknown:
-        _out().print(
+        _say(
             f"{_plural(unknown, 'job')} with a node or GPU count that a template placeholder leaves unknown "
             "(counted as one node, no GPUs; give the values with --set or --env-file)"
         )
-    understood, statements = shell_coverage(result.jobs)
+    understood = sum(view.rows.understood for view in views)
+    statements = sum(view.rows.statements for view in views)
     if statements:
-        _out().print(
+        _say(
             f"shell bodies: {understood} of {_plural(statements, 'statement')} read by the full parser "
             f"({100 * understood / statements:.1f}%); the rest by the tolerant reader (SHELL-UNPARSED)"
         )
-    if show_diagnostics and result.diagnostics:
+    lines = [line for view in views for line in view.rows.diagnostics]
+    if show_diagnostics and lines:
         # one write: a line per diagnostic, as many as there are (tens of thousands on a large site)
-        sys.stdout.write("".join(f"\n{_printable(d.render())}" for d in result.diagnostics) + "\n")
+        sys.stdout.write("\n" + _printable("\n".join(lines)) + "\n")
+    return counted.errors
+
+
+def _print_counts(summary: dict[str, Any]) -> None:
+    """The counts of a large scan, before its rows: files by format, jobs by kind, diagnostics by code."""
+
+    def listed(counts: dict[str, int]) -> str:
+        return ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    _say(f"{_plural(summary['files'], 'file')}: {listed(summary['by_format']) or 'none'}")
+    _say(f"{_plural(summary['jobs'], 'job')}: {listed(summary['by_kind']) or 'none'}")
+    found = sum(summary["by_code"].values())
+    _say(f"{_plural(found, 'diagnostic')}: {listed(summary['by_code']) or 'none'}")
+    _say()
 
 
 class Target(StrEnum):
@@ -405,6 +470,11 @@ def _usage_error(exc: api.UsageError) -> typer.Exit:
 def _template_inputs(
     set_values: list[str] | None, env_file: list[str] | None, helm_values: list[str] | None
 ) -> TemplateInputs:
+    if not (set_values or env_file or helm_values):
+        # no values to check: the api, which loads the planner and the writers, is not needed
+        from migrate.scan.templates import NO_TEMPLATE_INPUTS
+
+        return NO_TEMPLATE_INPUTS
     from migrate import api
 
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
@@ -13,6 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from migrate import cli
+from migrate.scan import scanner
+from migrate.scan.results import ScanOptions
 
 COLUMNS = (("file", "left"), ("kind", "left"), ("nodes", "right"), ("note", "left"))
 
@@ -79,3 +82,31 @@ def test_cells_cut_at_their_end_keep_the_column_width() -> None:
     assert cli._cut_end("launcher-name", 6) == "launc…"
     assert cell_len(cli._cut_end("日本語のテキスト", 7)) <= 7
     assert cli._crop("abcdef", 4) == "abcd" and cli._crop("abc", 4) == "abc"
+
+
+def _site(root: Path, count: int) -> list[str]:
+    for i in range(count):
+        # the unknown option on line 100: rich once printed "x.sbatch:100:" as an emoji
+        text = (
+            "#!/bin/bash\n"
+            + "# notes\n" * 98
+            + f"#SBATCH --frobnicate={i}\n#SBATCH --nodes=2\nsrun hostname\n"
+        )
+        (root / f"job{i}.sbatch").write_text(text)
+    return [str(root)]
+
+
+def test_a_large_scan_gives_its_counts_before_its_rows(
+    piped: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    paths = _site(tmp_path, 3)
+    views = scanner.overview(paths, ScanOptions(jobs=1))
+    monkeypatch.setattr(cli, "SUMMARY_FIRST_FILES", 3)
+    assert cli._print_scan_table(views, paths, True, False) == 3  # the errors, for --strict
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:4] == ["3 files: slurm 3", "3 jobs: sbatch 3", "3 diagnostics: SLURM-UNKNOWN-OPTION 3", ""]
+    assert lines[4].startswith("file ") and "┃" in lines[4]
+    assert f"{tmp_path / 'job0.sbatch'}:100: error: SLURM-UNKNOWN-OPTION: " in "\n".join(lines)
+    monkeypatch.setattr(cli, "SUMMARY_FIRST_FILES", 4)
+    cli._print_scan_table(views, paths, True, False)
+    assert capsys.readouterr().out.startswith("file ")  # a small scan: the table first, as before

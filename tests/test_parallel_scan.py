@@ -49,9 +49,9 @@ def generated_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _json(paths: list[str], options: ScanOptions) -> str:
-    out = io.StringIO()
+    out = io.BytesIO()
     jsonstream.write_scan(scanner.iter_rendered(paths, options), out)
-    return out.getvalue()
+    return out.getvalue().decode()
 
 
 def test_corpus_in_parallel_equals_one_process(small_windows: None, pool_starts: list[int]) -> None:

@@ -90,7 +90,9 @@ def test_reader_crash_is_a_diagnostic(tmp_path: Path, monkeypatch: pytest.Monkey
             raise RuntimeError("bug")
         return []
 
-    monkeypatch.setattr(scan_files.slurm_reader, "read", boom)
+    from migrate.translators.slurm import reader as slurm_reader  # loaded when a file is read
+
+    monkeypatch.setattr(slurm_reader, "read", boom)
     codes = _codes(_scan_dir(tmp_path))
     assert codes == {"x.sbatch": ["INTERNAL-ERROR"], "y.sbatch": []}
 

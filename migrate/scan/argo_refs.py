@@ -19,6 +19,18 @@ from migrate.vocab import Format
 UNRESOLVED = "ARGO-TEMPLATEREF-UNRESOLVED"
 
 
+def takes_part(result: FileResult, data: bytes, values: Values = ()) -> bool:
+    """Whether :func:`resolve` may read the file again or take WorkflowTemplates from it."""
+    if any(d.code == UNRESOLVED for d in result.diagnostics):
+        return True
+    return result.format == Format.KUBERNETES and _is_argo(result, data, values)
+
+
+def _is_argo(result: FileResult, data: bytes, values: Values) -> bool:
+    text = templates.fill(files.decode(data, Collector(result.path)), Format.KUBERNETES, values)
+    return argo_reader.sniff(text)
+
+
 def resolve(results: list[FileResult], values: Values = ()) -> list[FileResult]:
     """The results with the pending files read again; ``values`` are the scan's template values."""
     pending = [i for i, r in enumerate(results) if any(d.code == UNRESOLVED for d in r.diagnostics)]
@@ -34,9 +46,9 @@ def resolve(results: list[FileResult], values: Values = ()) -> list[FileResult]:
                 data = fh.read()
         except OSError:
             continue  # gone since it was read: its first reading stands
-        text = templates.fill(files.decode(data, Collector(result.path)), Format.KUBERNETES, values)
-        if argo_reader.sniff(text):
+        if _is_argo(result, data, values):
             texts[result.path] = data
+            text = templates.fill(files.decode(data, Collector(result.path)), Format.KUBERNETES, values)
             library |= argo_reader.library_of(argo_reader.scopes(text))
     out = list(results)
     for index in pending:
@@ -48,4 +60,4 @@ def resolve(results: list[FileResult], values: Values = ()) -> list[FileResult]:
     return out
 
 
-__all__ = ["resolve"]
+__all__ = ["resolve", "takes_part"]

@@ -6,10 +6,14 @@ and of the parser libraries, the size limit and whether the name looks like a
 job file. An edited file has a new key, so a stale result is never served;
 nothing relies on modification times.
 
-The value is the file's result as one line of JSON plus a few summary facts.
-Results are computed with :data:`PATH_TOKEN` in place of the file's display
-path (readers use the path only as an opaque id), so one entry serves the
-same content wherever it lives: :func:`stamp` puts the real path back.
+The value is the file's result as one line of JSON plus a few summary facts
+and its table rows. A second table keeps the outcome of the cross-file passes
+(:mod:`migrate.scan.links`) over the files that take part in them, under the
+keys and paths of those files: a table of an unchanged site reads it back
+instead of reading those files into jobs again. Results are computed with
+:data:`PATH_TOKEN` in place of the file's display path (readers use the path
+only as an opaque id), so one entry serves the same content wherever it lives:
+:func:`stamp` puts the real path back.
 
 Where: ``$MIGRATE_CACHE_DIR``, else ``$XDG_CACHE_HOME/migrate``, else
 ``~/.cache/migrate``; one SQLite file per code version in that folder, about
@@ -46,12 +50,13 @@ from migrate import __version__, ir
 from migrate.site.config import SpankOption
 
 ENV_VAR = "MIGRATE_CACHE_DIR"
-SCHEMA = 2
+SCHEMA = 3
 DB_PREFIX = "scan-cache-"
 UNUSED_DAYS = 14  # cache files of other code versions untouched this long are removed
 # Stands for the display path inside cached results; cannot occur in a path from the walk.
 PATH_TOKEN = "\x00migrate-path\x00"
 PATH_TOKEN_JSON = json.dumps(PATH_TOKEN)[1:-1]
+PATH_TOKEN_BYTES = PATH_TOKEN_JSON.encode()
 _FLUSH_EVERY = 512
 
 # The code a scan result depends on, relative to the migrate package and to migrate.translators.
@@ -79,8 +84,19 @@ _CORE_MODULES = (
     "site/kube_partition.py",
     "site/config.py",
     "scan/cache.py",
+    # the table's rows, and which files take part in the cross-file passes and what those give
+    "render.py",
+    "scan/rows.py",
+    "scan/links.py",
+    "scan/templates.py",
+    "scan/argo_refs.py",
+    "scan/kueue_refs.py",
+    "scan/ray_refs.py",
+    "scan/service_refs.py",
+    "scan/spark_refs.py",
 )
 _READER_PACKAGES = ("slurm", "shell", "kubernetes", "argo", "katib")
+_LINKED_KEPT = 8  # outcomes of the cross-file passes kept: the latest states of the linked files
 
 
 def default_dir() -> str:
@@ -122,6 +138,16 @@ def _salt() -> bytes:
     return f"{SCHEMA}|{__version__}|{ir.IR_VERSION}|".encode() + code_fingerprint()
 
 
+def linked_key(files: Iterable[tuple[str, bytes]], values: tuple[tuple[str, str], ...] = ()) -> bytes:
+    """The key of the cross-file passes' outcome over ``files``, (display path, key) in walk order,
+    under the template values ``values`` (the passes fill templates too)."""
+    digest = hashlib.blake2b(_salt(), digest_size=24)
+    digest.update(json.dumps(values).encode() + b"|")
+    for path, key in files:
+        digest.update(json.dumps(path).encode() + key)
+    return digest.digest()
+
+
 def entry_key(
     data: bytes,
     job_like: bool,
@@ -144,15 +170,24 @@ def entry_key(
 
 @dataclass(frozen=True)
 class Entry:
-    """A cached result: the file as JSON (``""`` when the file is not reported) and its facts."""
+    """A cached result: the file as JSON (empty when the file is not reported), its facts and its
+    table rows (FileRows as JSON)."""
 
-    fragment: str
+    fragment: bytes
     facts: str
+    rows: str = ""
 
 
-def stamp(fragment: str, display: str) -> str:
-    """The cached JSON with the file's display path in place of the token."""
-    return fragment.replace(PATH_TOKEN_JSON, json.dumps(display)[1:-1])
+def stamp(fragment: bytes, display: str) -> bytes:
+    """The cached JSON (ASCII bytes) with the file's display path in place of the token."""
+    if PATH_TOKEN_BYTES not in fragment:
+        return fragment
+    return fragment.replace(PATH_TOKEN_BYTES, json.dumps(display)[1:-1].encode())
+
+
+def stamp_text(text: str, display: str) -> str:
+    """:func:`stamp` for JSON held as text."""
+    return text.replace(PATH_TOKEN_JSON, json.dumps(display)[1:-1])
 
 
 def db_path(directory: str | os.PathLike[str]) -> str:
@@ -176,9 +211,12 @@ def prune(directory: str | os.PathLike[str], keep: str, unused_days: float = UNU
                 os.remove(path)
 
 
-def _checksum(fragment: bytes, facts: bytes) -> int:
+def _checksum(*parts: bytes) -> int:
     # SQLite keeps no checksums of its own; a damaged row must read as a miss, not as output.
-    return zlib.crc32(facts, zlib.crc32(fragment))
+    checksum = 0
+    for part in parts:
+        checksum = zlib.crc32(part, checksum)
+    return checksum
 
 
 class ScanCache:
@@ -190,7 +228,7 @@ class ScanCache:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.path = db_path(directory)
-        self._pending: list[tuple[bytes, bytes, str, int]] = []
+        self._pending: list[tuple[bytes, bytes, str, str, int]] = []
         self._writable = True
         self._conn = self._open()
         if self._writable:
@@ -219,7 +257,7 @@ class ScanCache:
         marks = ",".join("?" * len(keys))
         try:
             rows = self._conn.execute(
-                f"SELECT key, fragment, facts, checksum FROM entries WHERE key IN ({marks})", keys
+                f"SELECT key, fragment, facts, rows, checksum FROM entries WHERE key IN ({marks})", keys
             ).fetchall()
         except sqlite3.Error:
             return {}  # a missing table, a damaged page, a lock: all misses
@@ -235,10 +273,39 @@ class ScanCache:
     def put(self, key: bytes, entry: Entry) -> None:
         if self._conn is None or not self._writable:
             return
-        fragment, facts = entry.fragment.encode("utf-8"), entry.facts.encode("utf-8")
-        self._pending.append((key, fragment, entry.facts, _checksum(fragment, facts)))
+        checksum = _checksum(entry.fragment, entry.facts.encode(), entry.rows.encode())
+        self._pending.append((key, entry.fragment, entry.facts, entry.rows, checksum))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
+
+    def get_linked(self, key: bytes) -> str | None:
+        """The outcome of the cross-file passes kept under ``key`` (see :func:`linked_key`), if any."""
+        if self._conn is None:
+            return None
+        try:
+            row = self._conn.execute("SELECT value, checksum FROM linked WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None or not isinstance(row[0], str) or _checksum(row[0].encode()) != row[1]:
+            return None
+        return row[0]
+
+    def put_linked(self, key: bytes, value: str) -> None:
+        """Keep ``value``, and only the latest few others: a new state of the linked files makes a new one."""
+        if self._conn is None or not self._writable:
+            return
+        try:
+            with self._conn:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO linked VALUES (?, ?, ?)", (key, value, _checksum(value.encode()))
+                )
+                self._conn.execute(
+                    "DELETE FROM linked WHERE rowid NOT IN"
+                    " (SELECT rowid FROM linked ORDER BY rowid DESC LIMIT ?)",
+                    (_LINKED_KEPT,),
+                )
+        except sqlite3.Error:
+            self._writable = False
 
     def put_many(self, items: Iterable[tuple[bytes, Entry]]) -> None:
         for key, entry in items:
@@ -250,7 +317,7 @@ class ScanCache:
         rows, self._pending = self._pending, []
         try:
             with self._conn:
-                self._conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?)", rows)
+                self._conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)", rows)
         except sqlite3.Error as exc:
             # A full disk or a damaged file: stop writing and keep scanning; a damaged
             # file is removed so that the next run starts a clean cache.
@@ -269,15 +336,12 @@ class ScanCache:
 
 
 def _decode(row: tuple[object, ...]) -> Entry | None:
-    _, fragment, facts, checksum = row
-    if not isinstance(fragment, bytes) or not isinstance(facts, str) or not isinstance(checksum, int):
+    _, fragment, facts, rows, checksum = row
+    if not isinstance(fragment, bytes) or not isinstance(facts, str) or not isinstance(rows, str):
         return None
-    if _checksum(fragment, facts.encode("utf-8")) != checksum:
+    if not isinstance(checksum, int) or _checksum(fragment, facts.encode(), rows.encode()) != checksum:
         return None
-    try:
-        return Entry(fragment.decode("utf-8"), facts)
-    except UnicodeDecodeError:
-        return None
+    return Entry(fragment, facts, rows)
 
 
 def _prepare(conn: sqlite3.Connection) -> sqlite3.Connection:
@@ -290,7 +354,11 @@ def _prepare(conn: sqlite3.Connection) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=OFF")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY,"
-            " fragment BLOB NOT NULL, facts TEXT NOT NULL, checksum INTEGER NOT NULL)"
+            " fragment BLOB NOT NULL, facts TEXT NOT NULL, rows TEXT NOT NULL, checksum INTEGER NOT NULL)"
+        )
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS linked"
+            " (key BLOB PRIMARY KEY, value TEXT NOT NULL, checksum INTEGER NOT NULL)"
         )
         conn.execute("SELECT count(*) FROM entries WHERE key = x''").fetchone()
     except sqlite3.Error:
@@ -334,5 +402,7 @@ __all__ = [
     "code_fingerprint",
     "default_dir",
     "entry_key",
+    "linked_key",
     "stamp",
+    "stamp_text",
 ]

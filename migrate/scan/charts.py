@@ -22,7 +22,6 @@ from migrate import ir
 from migrate.diagnostics import Collector, Diagnostic
 from migrate.scan.discover import CHART_FILE
 from migrate.scan.results import FileResult
-from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.vocab import Format
 
 HELM_TIMEOUT_S = 60
@@ -48,6 +47,8 @@ def helm_command(folder: str, name: str, values: Sequence[str], helm: str = "hel
 
 def read_chart(chart_file: str, display: str, text: str, values: Sequence[str] = ()) -> FileResult:
     """The chart whose ``Chart.yaml`` is at ``chart_file`` (shown as ``display``), rendered and read."""
+    from migrate.translators.kubernetes import reader as k8s_reader  # not loaded by a cached scan
+
     folder, shown_folder = os.path.dirname(chart_file) or ".", os.path.dirname(display) or "."
     name = release_name(text, folder)
     diags = Collector(display)

@@ -3,6 +3,10 @@
 A file is a job file by its content, never by its name; the name only decides
 whether a file that holds no job is worth a word (``run.sbatch`` that is empty
 is, ``notes.txt`` is not). Nothing read here is ever executed.
+
+The readers are imported when a file is first read, not with this module: a
+scan that the cache answers reads no file, and importing them costs it a third
+of a second.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from migrate import ir
 from migrate.diagnostics import Collector
@@ -23,11 +27,11 @@ from migrate.scan.results import (
     cap_repeats,
 )
 from migrate.scan.templates import Values
-from migrate.site.config import SpankOption
-from migrate.translators.argo import reader as argo_reader
-from migrate.translators.kubernetes import reader as k8s_reader
-from migrate.translators.slurm import reader as slurm_reader
 from migrate.vocab import Format
+
+if TYPE_CHECKING:
+    from migrate.site.config import SpankOption
+    from migrate.translators.argo import reader as argo_reader
 
 SNIFF_BYTES = 64 << 10
 BINARY_SNIFF_BYTES = 8 << 10  # a NUL this close to the start: binary, as git and grep decide
@@ -78,8 +82,18 @@ def decode(data: bytes, diags: Collector) -> str:
         return data.decode("latin-1")
 
 
+def load_readers() -> None:
+    """Import the readers now (before worker processes are forked, so that they inherit them)."""
+    import migrate.translators.argo.reader
+    import migrate.translators.kubernetes.reader
+    import migrate.translators.slurm.reader  # noqa: F401
+
+
 def sniff(text: str) -> Format | None:
     """The format of a job file by its content, or None."""
+    from migrate.translators.kubernetes import reader as k8s_reader
+    from migrate.translators.slurm import reader as slurm_reader
+
     if slurm_reader.sniff(text):
         return Format.SLURM
     if k8s_reader.sniff(text):
@@ -97,6 +111,10 @@ def read_text(
 ) -> list[ir.Job]:
     """``library``: the WorkflowTemplates of the other scanned files, for Argo's templateRef;
     ``spank``: the #SBATCH options of the site's own SPANK plugins."""
+    from migrate.translators.argo import reader as argo_reader
+    from migrate.translators.kubernetes import reader as k8s_reader
+    from migrate.translators.slurm import reader as slurm_reader
+
     if fmt == Format.SLURM:
         return slurm_reader.read(text, path, diags, spank)
     jobs = k8s_reader.read(text, path, diags)

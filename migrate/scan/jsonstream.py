@@ -1,10 +1,11 @@
 """The scan as JSON: each file's result as one line, and the document written file by file.
 
-A file's line is ``json.dumps(FileResult.to_dict())``; it is what the cache
-keeps and what workers send back. The document has the shape of
-``ScanResult.to_dict()``: ``ir_version``, then ``files`` one per line, then
-the ``summary``, counted on the way, so memory stays flat on any tree size.
-Tools can read it whole with any JSON parser, or line by line.
+A file's line is ``json.dumps(FileResult.to_dict())`` as bytes (ASCII: the
+encoder escapes the rest); it is what the cache keeps and what workers send
+back, and it is written out as it is, never decoded. The document has the
+shape of ``ScanResult.to_dict()``: ``ir_version``, then ``files`` one per
+line, then the ``summary``, counted on the way, so memory stays flat on any
+tree size. Tools can read it whole with any JSON parser, or line by line.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from typing import TextIO
+from typing import BinaryIO
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
@@ -23,11 +24,14 @@ from migrate.vocab import Format
 
 @dataclasses.dataclass(frozen=True)
 class Rendered:
-    """One file's result as a line of JSON (``FileResult.to_dict``) with its summary facts."""
+    """One file's result as a line of JSON (``FileResult.to_dict``) with its summary facts, its
+    table rows (:class:`migrate.scan.rows.FileRows` as JSON) and the key it is kept under."""
 
     path: str
-    json: str
+    json: bytes
+    rows: str
     facts: FileFacts
+    key: bytes | None = None
 
 
 def render(result: FileResult) -> str:
@@ -60,17 +64,17 @@ def from_rendered(rendered: Rendered) -> FileResult:
     return FileResult(path, Format(data["format"]), [job_from_dict(j) for j in data["jobs"]], diagnostics)
 
 
-def write_scan(files: Iterable[Rendered], out: TextIO) -> Summary:
-    """Write the document for ``files`` to ``out``; return the summary (for ``--strict``)."""
+def write_scan(files: Iterable[Rendered], out: BinaryIO) -> Summary:
+    """Write the document for ``files`` to the byte stream ``out``; return the summary (for ``--strict``)."""
     summary = Summary()
-    out.write(f'{{"ir_version": {json.dumps(ir.IR_VERSION)}, "files": [')
-    separator = "\n"
+    out.write(f'{{"ir_version": {json.dumps(ir.IR_VERSION)}, "files": ['.encode())
+    separator = b"\n"
     for f in files:
         out.write(separator)
         out.write(f.json)
-        separator = ",\n"
+        separator = b",\n"
         summary.add(f.facts)
-    out.write(f'\n],\n"summary": {json.dumps(summary.to_dict())}}}\n')
+    out.write(f'\n],\n"summary": {json.dumps(summary.to_dict())}}}\n'.encode())
     return summary
 
 

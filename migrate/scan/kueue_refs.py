@@ -54,6 +54,13 @@ def link(results: list[FileResult], values: Values = ()) -> list[FileResult]:
     return out
 
 
+def takes_part(result: FileResult, data: bytes) -> bool:
+    """Whether :func:`link` may read Kueue objects from the file or give its queued jobs a flavor."""
+    if result.format != Format.KUBERNETES:
+        return False
+    return any(job.placement.queue for job in result.jobs) or _KUEUE.search(data) is not None
+
+
 def _read(path: str, values: Values, queues: _Queues) -> None:
     try:
         with open(path, "rb") as fh:
@@ -120,4 +127,4 @@ def _with_labels(comp: ir.Component, labels: tuple[tuple[str, str], ...]) -> ir.
     )
 
 
-__all__ = ["link"]
+__all__ = ["link", "takes_part"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import itertools
 import multiprocessing
 import multiprocessing.pool
@@ -30,9 +31,11 @@ from typing import NamedTuple
 from migrate.scan import cache
 from migrate.scan.charts import is_chart
 from migrate.scan.discover import Candidate, Skipped
-from migrate.scan.files import SITE_CONFIG_NAMES, job_like_name, load, read_data, scan_item
+from migrate.scan.files import SITE_CONFIG_NAMES, job_like_name, load, load_readers, read_data, scan_item
 from migrate.scan.jsonstream import Rendered, from_rendered, render
-from migrate.scan.results import FileFacts, FileResult, ScanOptions
+from migrate.scan.results import FileFacts, FileResult, ScanOptions, job_sizes
+from migrate.scan.rows import FileRows
+from migrate.scan.templates import Values
 from migrate.site.config import SpankOption
 
 PARALLEL_MIN_FILES = 200
@@ -48,12 +51,15 @@ Item = Candidate | Skipped
 
 
 class Outcome(NamedTuple):
-    """A file's result: JSON (possibly holding cache.PATH_TOKEN; "" when not reported) and facts."""
+    """A file's result: JSON (possibly holding cache.PATH_TOKEN; empty when not reported), its
+    facts and its table rows (FileRows as JSON)."""
 
     path: str
-    json: str
+    json: bytes
     facts: FileFacts | None
-    key: bytes | None  # set when the result is new and belongs in the cache
+    rows: str
+    key: bytes | None  # what the result is kept under: its cache key, else a hash of its JSON and bytes
+    new: bool = False  # the result belongs in the cache
 
 
 class Miss(NamedTuple):
@@ -76,10 +82,32 @@ def worker_count(options: ScanOptions) -> int:
         return os.cpu_count() or 1
 
 
-def _fresh(result: FileResult | None) -> Outcome | None:
+def _fresh(result: FileResult | None, data: bytes | None = None, values: Values = ()) -> Outcome | None:
+    """A result computed here and not cached; ``data``: the file's bytes, else read as the passes do."""
     if result is None:
         return None
-    return Outcome(result.path, render(result), FileFacts.of(result), None)
+    if data is None:
+        data = _bytes_at(result.path)
+    text = render(result).encode()
+    key = hashlib.blake2b(text + b"\0" + data, digest_size=24).digest()
+    return Outcome(result.path, text, *_facts_and_rows(result, data, values), key)
+
+
+def _facts_and_rows(result: FileResult, data: bytes, values: Values) -> tuple[FileFacts, str]:
+    from migrate.scan import links  # with the readers: only for a file that is read
+
+    sizes = job_sizes(result)
+    rows = FileRows.of(result, sizes, links.takes_part(result, data, values))
+    return FileFacts.of(result, sizes), rows.to_json()
+
+
+def _bytes_at(path: str) -> bytes:
+    """What the cross-file passes read of a file that was not read here (skipped, too large, a chart)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
 
 
 def _stage(item: Item, options: ScanOptions, cached: bool) -> Outcome | Miss | None:
@@ -110,7 +138,7 @@ def _settle(staged: Outcome | Miss | None, found: dict[bytes, cache.Entry]) -> O
     if not entry.fragment:
         return None  # known not to be worth reporting
     try:
-        return Outcome(staged.path, entry.fragment, FileFacts.from_json(entry.facts), None)
+        return Outcome(staged.path, entry.fragment, FileFacts.from_json(entry.facts), entry.rows, staged.key)
     except (ValueError, TypeError):
         return staged  # damaged facts: read the file again
 
@@ -128,14 +156,19 @@ def prepare(
 def compute(miss: Miss) -> Outcome | None:
     if miss.key is None:
         return _fresh(
-            read_data(miss.data, miss.path, miss.job_like, values=miss.values, spank=miss.spank_options)
+            read_data(miss.data, miss.path, miss.job_like, values=miss.values, spank=miss.spank_options),
+            miss.data,
+            miss.values,
         )
     result = read_data(
         miss.data, cache.PATH_TOKEN, miss.job_like, values=miss.values, spank=miss.spank_options
     )
     if result is None:
-        return Outcome(miss.path, "", None, miss.key)  # cached too, so that it is not read again
-    return Outcome(miss.path, render(result), FileFacts.of(result), miss.key)
+        return Outcome(
+            miss.path, b"", None, "", miss.key, new=True
+        )  # cached too, so that it is not read again
+    facts, rows = _facts_and_rows(result, miss.data, miss.values)
+    return Outcome(miss.path, render(result).encode(), facts, rows, miss.key, new=True)
 
 
 def _compute_all(misses: list[Miss]) -> list[Outcome | None]:
@@ -152,6 +185,7 @@ def _start_pool(workers: int) -> multiprocessing.pool.Pool:
     # fork: workers start at once and inherit the imported readers; elsewhere the default.
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    load_readers()
     return context.Pool(workers, initializer=_init_worker)
 
 
@@ -247,10 +281,12 @@ def run(items: Iterator[Item], options: ScanOptions) -> Iterator[Rendered]:
         for out in _outcomes(items, options, store):
             if out is None:
                 continue
-            if out.key is not None and store is not None:
-                store.put(out.key, cache.Entry(out.json, out.facts.to_json() if out.facts else ""))
+            if out.new and out.key is not None and store is not None:
+                facts = out.facts.to_json() if out.facts else ""
+                store.put(out.key, cache.Entry(out.json, facts, out.rows))
             if out.json and out.facts is not None:
-                yield Rendered(out.path, cache.stamp(out.json, out.path), out.facts)
+                stamped = cache.stamp(out.json, out.path), cache.stamp_text(out.rows, out.path)
+                yield Rendered(out.path, *stamped, out.facts, out.key)
     finally:
         if store is not None:
             store.close()

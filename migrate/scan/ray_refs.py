@@ -79,6 +79,13 @@ def link(results: list[FileResult]) -> list[FileResult]:
     return out
 
 
+def takes_part(result: FileResult) -> bool:
+    """Whether :func:`link` may take a RayCluster from the file or give one to its RayJobs."""
+    return result.format == Format.KUBERNETES and any(
+        job.kind == JobKind.RAY_CLUSTER or _selector(job) is not None for job in result.jobs
+    )
+
+
 def _selector(job: ir.Job) -> tuple[tuple[str, str], ...] | None:
     """The clusterSelector of a RayJob that has no cluster of its own."""
     if job.kind != JobKind.RAY_JOB or any(c.containers for c in job.components):
@@ -119,4 +126,4 @@ def _on(job: ir.Job, cluster: ir.Job) -> ir.Job:
     )
 
 
-__all__ = ["link"]
+__all__ = ["link", "takes_part"]

@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from migrate import ir
 from migrate.diagnostics import CODES, SEVERITIES, Diagnostic
 from migrate.serialize import job_to_dict
 from migrate.site.config import SpankOption
 from migrate.vocab import Format
+
+if TYPE_CHECKING:
+    from migrate.site.job_size import JobSize
 
 DEFAULT_MAX_BYTES = 1 << 20  # 1 MiB: no real job script or manifest comes close
 # A file's list keeps this many diagnostics of one code; one FILE-DIAGNOSTICS-CAPPED note
@@ -115,13 +119,12 @@ class FileFacts(NamedTuple):
     accelerators: tuple[tuple[str, int], ...] = ()  # accelerators that are not GPUs, by device name
 
     @classmethod
-    def of(cls, result: FileResult) -> FileFacts:
-        from migrate.site.job_size import job_size  # the allocation model: not needed to read files
-
+    def of(cls, result: FileResult, sizes: Sequence[JobSize] | None = None) -> FileFacts:
+        """``sizes``: ``job_size`` of each job, when the caller has them already."""
         counts = _counted(result.diagnostics)
         # sizes as the allocation model gives them: pods packed onto nodes, and a job that runs on
         # another scanned object (a RayJob on a RayCluster) not counted twice
-        sizes = [s for s in (job_size(j) for j in result.jobs) if s.counted]
+        sizes = [s for s in (job_sizes(result) if sizes is None else sizes) if s.counted]
         accelerators: Counter[str] = Counter()
         for size in sizes:
             accelerators.update(dict(size.accelerators))
@@ -140,7 +143,11 @@ class FileFacts(NamedTuple):
 
     @classmethod
     def from_json(cls, text: str) -> FileFacts:
-        fmt, kinds, nodes, gpus, diags, left, accelerators = json.loads(text)
+        return cls.from_value(json.loads(text))
+
+    @classmethod
+    def from_value(cls, value: list[Any]) -> FileFacts:
+        fmt, kinds, nodes, gpus, diags, left, accelerators = value
         return cls(
             fmt,
             tuple(kinds),
@@ -150,6 +157,13 @@ class FileFacts(NamedTuple):
             int(left),
             tuple((name, int(n)) for name, n in accelerators),
         )
+
+
+def job_sizes(result: FileResult) -> list[JobSize]:
+    """The size of each job of a file, as the allocation model gives it."""
+    from migrate.site.job_size import job_size  # the allocation model: not needed to read files
+
+    return [job_size(job) for job in result.jobs]
 
 
 class Summary:
@@ -173,6 +187,13 @@ class Summary:
         self.severities: Counter[str] = Counter()
         self.codes: Counter[str] = Counter()
         self.left_out = 0
+
+    @classmethod
+    def of(cls, facts: Iterable[FileFacts]) -> Summary:
+        counted = cls()
+        for each in facts:
+            counted.add(each)
+        return counted
 
     def add(self, facts: FileFacts) -> None:
         self.files += 1
@@ -221,10 +242,7 @@ class ScanResult:
         return [d for f in self.files for d in f.diagnostics]
 
     def summary(self) -> dict[str, Any]:
-        counted = Summary()
-        for f in self.files:
-            counted.add(FileFacts.of(f))
-        return counted.to_dict()
+        return Summary.of(FileFacts.of(f) for f in self.files).to_dict()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -244,5 +262,6 @@ __all__ = [
     "ScanResult",
     "Summary",
     "cap_repeats",
+    "job_sizes",
     "omitted_by_note",
 ]

@@ -53,6 +53,15 @@ def link(results: list[FileResult], values: Values = ()) -> list[FileResult]:
     return out
 
 
+def takes_part(result: FileResult, data: bytes) -> bool:
+    """Whether :func:`link` may take a Service from the file or give one to its workloads."""
+    if result.format != Format.KUBERNETES:
+        return False
+    return any(job.services for job in result.jobs) or (
+        _has_context(result) and _SERVICE_KIND.search(data) is not None
+    )
+
+
 def _has_context(result: FileResult) -> bool:
     """A manifest file that read an object (a Service among them) for context only."""
     return result.format == Format.KUBERNETES and any(d.code == _CONTEXT for d in result.diagnostics)
@@ -129,4 +138,4 @@ def _for_clients(service: _Service, entry: ir.Service, workload: WorkloadKind | 
     return replace(service, ports=tuple(ports)) if ports else None
 
 
-__all__ = ["link"]
+__all__ = ["link", "takes_part"]

@@ -46,6 +46,11 @@ def mark(results: list[FileResult]) -> list[FileResult]:
     return out
 
 
+def takes_part(result: FileResult, data: bytes) -> bool:
+    """Whether :func:`mark` may name a pod template in the file or take the file's Pods out."""
+    return _KEY in data or bool(_bare_pods(result))
+
+
 def _bare_pods(result: FileResult) -> list[ir.Job]:
     """A manifest file's Pods whose containers run no command of their own."""
     if result.format != Format.KUBERNETES:
@@ -95,4 +100,4 @@ def _as_template(result: FileResult, role: str, by: str, line: int) -> FileResul
     return replace(result, jobs=kept_jobs, diagnostics=kept)
 
 
-__all__ = ["mark"]
+__all__ = ["mark", "takes_part"]

@@ -1,0 +1,98 @@
+"""The scan as its table shows it: each file's rows as they were made where it was read, and
+the cross-file passes run over only the files that take part in them.
+
+Turning a file's JSON back into jobs costs more than all else a table of a cached
+site does, so only the files that take part in a cross-file pass
+(:mod:`migrate.scan.links`, a fifth of a large site) are turned back, and the
+passes' outcome for them is kept in the cache under their keys and paths: a
+table of a site that did not change reads it back. What it gives equals the
+rows of :func:`migrate.scan.scanner.scan`'s results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from migrate.scan import cache
+from migrate.scan.jsonstream import Rendered, from_rendered
+from migrate.scan.results import FileFacts, Summary, job_sizes
+from migrate.scan.rows import FileRows
+from migrate.scan.templates import Values
+
+
+class FileView(NamedTuple):
+    path: str
+    format: str
+    facts: FileFacts
+    rows: FileRows
+
+
+def build(files: Iterable[Rendered], values: Values = (), cache_dir: str | None = None) -> list[FileView]:
+    """The view of every file of a scan, in its order; ``values``: the scan's template values."""
+    views: list[FileView] = []
+    linked: list[tuple[int, Rendered]] = []
+    for f in files:
+        rows = FileRows.from_json(f.rows)
+        if rows.linked:
+            linked.append((len(views), f))
+        views.append(FileView(f.path, f.facts.format, f.facts, rows))
+    if linked:
+        resolved = _resolved([f for _, f in linked], values, cache_dir)
+        for (index, _), view in zip(linked, resolved, strict=True):
+            views[index] = view
+    return views
+
+
+def summary(views: Sequence[FileView]) -> Summary:
+    return Summary.of(view.facts for view in views)
+
+
+def _resolved(files: list[Rendered], values: Values, cache_dir: str | None) -> list[FileView]:
+    """The views of the linked files after the passes: kept in the cache, else worked out (and kept)."""
+    keys = [(f.path, f.key) for f in files if f.key is not None]
+    if cache_dir is None or len(keys) < len(files):
+        return _passes(files, values)
+    key = cache.linked_key(keys, values)
+    store = cache.ScanCache(cache_dir)
+    try:
+        kept = _decode(store.get_linked(key), files)
+        if kept is not None:
+            return kept
+        views = _passes(files, values)
+        store.put_linked(key, json.dumps([[v.facts, v.rows] for v in views]))
+        return views
+    finally:
+        store.close()
+
+
+def _passes(files: list[Rendered], values: Values) -> list[FileView]:
+    from migrate.scan import links  # the passes import readers: only a scan with linked files needs them
+
+    views = []
+    for result in links.resolve([from_rendered(f) for f in files], values):
+        sizes = job_sizes(result)
+        views.append(
+            FileView(
+                result.path, result.format, FileFacts.of(result, sizes), FileRows.of(result, sizes, True)
+            )
+        )
+    return views
+
+
+def _decode(kept: str | None, files: list[Rendered]) -> list[FileView] | None:
+    if kept is None:
+        return None
+    try:
+        value = json.loads(kept)
+        views = [
+            FileView(f.path, f.facts.format, FileFacts.from_value(facts), FileRows.from_value(rows))
+            for f, (facts, rows) in zip(files, value, strict=True)
+        ]
+    except (ValueError, TypeError):
+        return None  # damaged: worked out again
+    return views
+
+
+__all__ = ["FileView", "build", "summary"]

@@ -1,0 +1,129 @@
+"""The scan table's view: the same rows and counts as the scan's results give, with the
+cross-file passes run over only the files that take part in them, and their outcome cached."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_spark_templates import APPLICATION, EXECUTOR
+
+from migrate.scan import argo_refs, kueue_refs, links, ray_refs, scanner, service_refs, spark_refs
+from migrate.scan import overview as scan_overview
+from migrate.scan.results import FileFacts, FileResult, ScanOptions, job_sizes
+from migrate.scan.rows import FileRows
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = [str(REPO / "corpus")]
+
+
+def _bytes(result: FileResult) -> bytes:
+    try:
+        return Path(result.path).read_bytes()
+    except OSError:
+        return b""  # a folder or a vanished file: the passes read nothing of it either
+
+
+@pytest.fixture(scope="module")
+def read_alone(tmp_path_factory: pytest.TempPathFactory) -> list[FileResult]:
+    """The corpus and a Spark pod template another file names, each file read on its own
+    (before the cross-file passes)."""
+    spark = tmp_path_factory.mktemp("spark")
+    (spark / "templates").mkdir()
+    (spark / "templates" / "executor-pod-template.yaml").write_text(EXECUTOR)
+    (spark / "tpcds.yaml").write_text(APPLICATION)
+    return list(scanner.iter_scan([*CORPUS, str(spark)], ScanOptions(jobs=1)))
+
+
+def test_the_passes_over_the_files_that_take_part_give_them_what_all_files_give(
+    read_alone: list[FileResult],
+) -> None:
+    everything = links.resolve(read_alone)
+    part = [i for i, r in enumerate(read_alone) if links.takes_part(r, _bytes(r))]
+    some = links.resolve([read_alone[i] for i in part])
+    assert [everything[i] for i in part] == some
+    others = sorted(set(range(len(read_alone))) - set(part))
+    assert [everything[i] for i in others] == [read_alone[i] for i in others]
+    # the corpus has files of every pass, and files of none
+    changed = [i for i in part if everything[i] != read_alone[i]]
+    assert len(changed) >= 5 and len(others) > len(part), (len(changed), len(part), len(others))
+
+
+PASSES = {
+    "argo": (argo_refs.resolve, argo_refs.takes_part),
+    "services": (service_refs.link, lambda r, data: service_refs.takes_part(r, data)),
+    "ray": (ray_refs.link, lambda r, data: ray_refs.takes_part(r)),
+    "spark": (spark_refs.mark, spark_refs.takes_part),
+    "kueue": (kueue_refs.link, kueue_refs.takes_part),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PASSES))
+def test_each_pass_changes_only_files_that_take_part_in_it(read_alone: list[FileResult], name: str) -> None:
+    run, takes_part = PASSES[name]
+    everything = run(read_alone)
+    part = [i for i, r in enumerate(read_alone) if takes_part(r, _bytes(r))]
+    assert [everything[i] for i in part] == run([read_alone[i] for i in part])
+    changed = {i for i, (new, old) in enumerate(zip(everything, read_alone, strict=True)) if new != old}
+    assert changed and changed <= set(part), (name, sorted(changed - set(part)))
+
+
+def _expected(results: list[FileResult]) -> list[tuple[str, str, FileFacts, FileRows]]:
+    views = []
+    for f in results:
+        sizes = job_sizes(f)
+        rows = FileRows.of(f, sizes, linked=False)
+        views.append((f.path, str(f.format), FileFacts.of(f, sizes), rows))
+    return views
+
+
+def _seen(views: list[scan_overview.FileView]) -> list[tuple[str, str, FileFacts, FileRows]]:
+    # lists from the cache's JSON, tuples when made here: compared as lists; `linked` is the view's own
+    return [
+        (
+            v.path,
+            str(v.format),
+            v.facts,
+            v.rows._replace(
+                jobs=[list(r) for r in v.rows.jobs], diagnostics=list(v.rows.diagnostics), linked=False
+            ),
+        )
+        for v in views
+    ]
+
+
+def _as_lists(
+    expected: list[tuple[str, str, FileFacts, FileRows]],
+) -> list[tuple[str, str, FileFacts, FileRows]]:
+    return [
+        (p, f, facts, rows._replace(jobs=[list(r) for r in rows.jobs], diagnostics=list(rows.diagnostics)))
+        for p, f, facts, rows in expected
+    ]
+
+
+def test_the_view_is_what_the_resolved_results_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _as_lists(_expected(scanner.scan(CORPUS, ScanOptions(jobs=1)).files))
+    assert _seen(scanner.overview(CORPUS, ScanOptions(jobs=1))) == expected  # no cache
+    cached = ScanOptions(jobs=1, cache=str(tmp_path / "cache"))
+    assert _seen(scanner.overview(CORPUS, cached)) == expected  # the cache filled
+    calls: list[int] = []
+    real = scan_overview._passes
+    monkeypatch.setattr(scan_overview, "_passes", lambda *a: calls.append(1) or real(*a))
+    assert _seen(scanner.overview(CORPUS, cached)) == expected  # read back: no pass runs
+    assert calls == []
+
+
+def test_a_changed_linked_file_runs_the_passes_again(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    for path in (REPO / "corpus" / "cases" / "run" / "ray-on-cluster").glob("*.yaml"):
+        (site / path.name).write_bytes(path.read_bytes())
+    options = ScanOptions(jobs=1, cache=str(tmp_path / "cache"))
+    first = scanner.overview([str(site)], options)
+    assert all(v.rows.linked for v in first)
+    cluster = site / "raycluster.yaml"
+    cluster.write_text(cluster.read_text().replace("name: ray-shared", "name: ray-other"))
+    again = scanner.overview([str(site)], options)
+    assert _seen(again) == _as_lists(_expected(scanner.scan([str(site)], ScanOptions(jobs=1)).files))
+    job = [v.rows for v in again if v.path.endswith("rayjob.yaml")]
+    assert job and any("K8S-RAY-CLUSTER-UNRESOLVED" in line for line in job[0].diagnostics)
