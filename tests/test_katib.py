@@ -434,3 +434,15 @@ def test_the_plan_sees_a_sweep_whatever_its_trials_run(tmp_path: Path) -> None:
 
     for trial in (JOB_TRIAL, PYTORCH_TRIAL):
         assert classify_job(one(tmp_path, experiment(trial))).pattern == Pattern.SWEEP
+
+
+def test_a_search_whose_trial_was_not_read_cannot_be_a_pilot(tmp_path: Path) -> None:
+    from migrate.plan.facts import facts_of
+    from migrate.plan.runnable import why_not_runnable
+    from migrate.vocab import Direction
+
+    unread = one(tmp_path, experiment(ELSEWHERE))
+    why = why_not_runnable(unread, facts_of(unread), Direction.TO_SLURM)
+    assert why is not None and "trial workload was not read" in why
+    readable = one(tmp_path, experiment(JOB_TRIAL))
+    assert why_not_runnable(readable, facts_of(readable), Direction.TO_SLURM) is None

@@ -4,7 +4,7 @@ A job cannot, and the line says why, when its reader found an error in it (the
 scheduler would refuse the file), when it is a template with placeholders no value
 was given for, when it asks more than a node of its partition has (the allocation's
 ``exceeds``), or when the translation writes nothing for it (a service the Slurm
-writer leaves on Kubernetes, an interactive allocation).
+writer leaves on Kubernetes, a search whose trial was not read, an interactive allocation).
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def why_not_runnable(
         return f"asks more than a node of partition {facts.partition or '(none)'} has: {facts.exceeds[0]}"
     if direction == Direction.TO_SLURM and stays_serving(job):
         return f"a {job.kind} with a service: the Slurm translation writes no script for it"
+    if direction == Direction.TO_SLURM and job.sweep is not None and job.sweep.trial_kind is None:
+        return f"a {job.kind} whose trial workload was not read: the Slurm translation writes none"
     if job.kind in INTERACTIVE_KINDS:
         return "an interactive allocation: the translation writes no batch job for it"
     return None
