@@ -7,3 +7,7 @@ __version__ = "0.1.0"
 # import already has them.
 INTERRUPTED = "migrate: interrupted; no output was left half-written, run the command again"
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+class UsageError(Exception):
+    """Something the user can fix; the message says what and how (the commands exit with 2)."""

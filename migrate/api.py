@@ -14,7 +14,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from migrate import init_config, ir, slurmcheck, translate
+from migrate import UsageError, init_config, ir, slurmcheck, translate
 from migrate.fidelity import Translation
 from migrate.graph import export as graph_export
 from migrate.graph.builder import build_graph
@@ -37,7 +37,6 @@ from migrate.site.usage import AccountingError, AccountingFile, parse_accounting
 from migrate.translate import TranslationSet
 from migrate.translators.kubernetes import chains as k8s_chains
 from migrate.translators.kubernetes import validate as k8s_validate
-from migrate.usage_error import UsageError
 from migrate.vocab import AUTO_COEXISTENCE, Direction, FidelityStatus, Format
 
 # The schedulers a plan or a translation can go to, with the way there.

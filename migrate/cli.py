@@ -326,8 +326,8 @@ def scan_command(
     templating = _template_inputs(set_values, env_file, helm_values)
     cache_folder = None if no_cache else (cache_dir or cache.default_dir())
     limit = scan_results.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    from migrate import UsageError
     from migrate.site.locate import load_config
-    from migrate.usage_error import UsageError
 
     try:  # the site's own SPANK options are #SBATCH options there
         site, config_path = load_config(config, paths)

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from migrate import UsageError
 from migrate.site import config as siteconfig
 from migrate.site.config import SiteConfig, SiteConfigError
-from migrate.usage_error import UsageError
 
 
 def load_config(config: str | None, roots: Sequence[str]) -> tuple[SiteConfig, str | None]:
