@@ -90,6 +90,34 @@ def test_output_file_is_truncated_unless_open_mode_append(tmp_path: Path) -> Non
     assert sorted(appended[3:]) == ["run second", "warning of second"]
 
 
+REQUEUED = """#!/bin/bash
+#SBATCH --job-name=requeued
+#SBATCH --nodes=2
+#SBATCH --requeue
+#SBATCH --output=/fsx/logs/requeued.out
+echo "start ${SLURM_RESTART_COUNT-unset}"
+srun true
+[ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] || exit 1
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash runs the entrypoint")
+def test_a_restarted_jobset_is_the_job_requeued_and_truncates_its_output(tmp_path: Path) -> None:
+    """Slurm truncates the output file when a requeued job starts again and counts the start in
+    SLURM_RESTART_COUNT, unset before (tests/test_slurm_sandbox.py requeues a job on the sandbox to show
+    it); the JobSet's restart is that requeue, counted by its restart-attempt annotation."""
+    require_pods()
+    (job,) = reader.read(REQUEUED, "job.sbatch", Collector("job.sbatch"))
+    t = translate_job(job, SITE, "jobset", name="job", style="emulate")
+    assert t.flavor == "jobset"
+    (manifest,) = t.files.values()
+    fsx = tmp_path / "fsx"
+    (fsx / "logs").mkdir(parents=True)
+    result = pods.run(manifest, tmp_path / "pods", claims={"fsx-pvc": fsx})
+    assert result.status == "Complete" and result.restarts == 1, result.describe()
+    assert (fsx / "logs" / "requeued.out").read_text().splitlines() == ["start 1"]
+
+
 def test_open_mode_truncate_and_the_default_need_no_env_but_append_does() -> None:
     """kjob, pkg/builder/slurm_builder.go: the output file is truncated by default."""
     plain = container(translate(LOGGED.format(mode=""), style="emulate"))

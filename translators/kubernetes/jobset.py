@@ -22,6 +22,8 @@ from .yamlemit import Manifest
 API = "jobset.x-k8s.io/v1alpha2"
 JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
+# The JobSet's restarts so far, on each pod's labels and annotations: a restart is the job requeued.
+RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
 EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 INDEX_ENV = "MIGRATE_JOBSET_INDEX"
 PREPARE = "prepare"  # the replicated job of a native translation's once-only statements
@@ -68,6 +70,7 @@ def build(
             host_suffix="" if het else f"-0.{ctx.name}",
             het_group=index if het else None,
             uid_label=JOBSET_UID,
+            restarts_annotation=RESTART_ATTEMPT,
         )
         offset += nodes
         parts = pod_template.build(ctx, comp, index, topo, policy, volumes)

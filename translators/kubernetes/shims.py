@@ -99,7 +99,8 @@ export MASTER_ADDR=${MASTER_ADDR:-${__m_hosts%% *}}
 export SLURM_PROCID=$(( MIGRATE_GROUP_NODEID * ${SLURM_NTASKS_PER_NODE:-1} ))
 export SLURM_LOCALID=0
 export SLURM_TASK_PID=$$
-export SLURM_RESTART_COUNT=${MIGRATE_RESTARTS:-0}
+# Slurm sets it only once the job was requeued: unset on the first start, as scripts test it
+if [ "${MIGRATE_RESTARTS:-0}" != 0 ]; then export SLURM_RESTART_COUNT=$MIGRATE_RESTARTS; fi
 export SLURM_SUBMIT_DIR=${SLURM_SUBMIT_DIR:-$PWD}
 export SLURM_SUBMIT_HOST=${SLURM_SUBMIT_HOST:-$SLURMD_NODENAME}
 printf -v SLURM_JOB_START_TIME '%(%s)T' -1
@@ -139,12 +140,10 @@ __m_expand() {
   p=${p//$'\001'/%}
   printf '%s' "$p"
 }
-# sbatch truncates the files when the job starts (--open-mode=append, or JobFileAppend=1 in
-# slurm.conf, keeps them); a restarted pod is the job requeued, whose earlier output stays.
+# sbatch truncates the files each time the job starts, a requeued job's start too (--open-mode=append,
+# or JobFileAppend=1 in slurm.conf, keeps them); a restarted pod is the job requeued.
 __m_truncate=1
-if [ "${MIGRATE_OPEN_MODE:-truncate}" = append ] || [ "${MIGRATE_RESTARTS:-0}" != 0 ]; then
-  __m_truncate=0
-fi
+if [ "${MIGRATE_OPEN_MODE:-truncate}" = append ]; then __m_truncate=0; fi
 __m_tees=()
 if [ -n "${MIGRATE_STDOUT:-}" ]; then
   __m_out=$(__m_expand "$MIGRATE_STDOUT")

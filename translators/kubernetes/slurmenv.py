@@ -55,7 +55,7 @@ APPROXIMATE = {
     "SLURM_JOB_ID": "the Kubernetes job's uid (a UUID, plus -<task> in arrays), not a number",
     "SLURM_JOBID": "the Kubernetes job's uid (a UUID), not a number",
     "SLURM_ARRAY_JOB_ID": "the Kubernetes job's uid (a UUID), not a number",
-    "SLURM_RESTART_COUNT": "the pod's index failure count where Kubernetes gives one, else 0",
+    "SLURM_RESTART_COUNT": "the pod's index failure count or its JobSet's restarts, once there was one",
     "SLURM_SUBMIT_DIR": "--chdir or the container's working directory; the submit folder is unknown",
     "SLURM_SUBMIT_HOST": "the pod's own host name",
     "SLURM_TASK_PID": "the entrypoint's process id",
