@@ -29,6 +29,9 @@ SLURMD_PORT=${SLURM_SANDBOX_SLURMD_PORT:-6818}
 PARTITIONS=${SLURM_SANDBOX_PARTITIONS:-cpu gpu debug gpu-h100 gpu-a100}
 LICENSES=${SLURM_SANDBOX_LICENSES-matlab:4,ansys:2}
 TIMEOUT=${SLURM_SANDBOX_TIMEOUT:-30}
+# 1: each slurmd in a UTS namespace of its own, named after its node, so that `hostname` in a job
+# names its node as on a real cluster (the names must then resolve: add them to /etc/hosts)
+NODE_UTS=${SLURM_SANDBOX_NODE_UTS:-0}
 DEF_MEM_PER_CPU=${SLURM_SANDBOX_DEF_MEM_PER_CPU:-}
 
 PACKAGES=(slurmctld slurmd slurm-client munge)
@@ -664,7 +667,11 @@ cmd_start() {
     launch slurmctld slurmctld -c -f "$CONF"
     wait_ctld_listening
     while read -r n; do
-        launch "slurmd-$n" slurmd -f "$CONF" -N "$n"
+        if [[ $NODE_UTS == 1 ]]; then
+            launch "slurmd-$n" unshare --uts sh -c 'hostname "$1" && exec slurmd -f "$2" -N "$1"' sh "$n" "$CONF"
+        else
+            launch "slurmd-$n" slurmd -f "$CONF" -N "$n"
+        fi
     done <"$NODES_FILE"
     wait_ready
     CLEANUP_ON_FAIL=0

@@ -45,3 +45,14 @@ echo "== pytest"
 # PYTHONDONTWRITEBYTECODE is set each of those would compile every module again (0.4 s a start).
 "$venv/bin/python" -m compileall -q -j 0 migrate translators reports >/dev/null
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+if [ $# -eq 0 ]; then
+    # The differential sweep: every sbatch script of the corpus run on the Slurm sandbox and, translated,
+    # in the pod runner, with recording stand-ins (tests/sweep/run.py; about 3 minutes). It needs root on
+    # Debian (the sandbox) and unshare (both sides); elsewhere it says why and is left out.
+    echo "== differential sweep"
+    if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] && command -v unshare >/dev/null; then
+        "$venv/bin/python" tests/sweep/run.py
+    else
+        echo "left out: the sweep runs the Slurm sandbox (root on Debian) and the pod runner (unshare)"
+    fi
+fi

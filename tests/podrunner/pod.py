@@ -200,6 +200,7 @@ def setup_script(
     image_dirs: tuple[str, ...] = (),
     image_files: tuple[tuple[str, str], ...] = (),
     init: tuple[tuple[str, dict[str, str], list[str]], ...] = (),
+    node_binds: tuple[tuple[str, str], ...] = (),
 ) -> str:
     """The shell that runs inside the new namespaces and ends by exec'ing the container's command.
 
@@ -259,6 +260,9 @@ def setup_script(
         m.run("mkdir", "-p", os.path.dirname(m.at(path)))
         m.run("touch", m.at(path))
         m.run("mount", "--bind", str(source), m.at(path))
+    for path, folder in node_binds:  # a node's folders every pod sees, writable (a test's recorders)
+        m.run("mkdir", "-p", m.at(path))
+        m.run("mount", "--bind", folder, m.at(path))
     for name in ("hosts", "hostname"):
         m.run("mount", "--bind", str(pod_dir / name), m.at(f"/etc/{name}"))
     m.run("hostname", uts_name(pod))
@@ -295,6 +299,7 @@ def start(
     hosts_text: str,
     image_dirs: tuple[str, ...] = (),
     image_files: tuple[tuple[str, str], ...] = (),
+    node_binds: tuple[tuple[str, str], ...] = (),
 ) -> tuple[subprocess.Popen[bytes], IO[bytes], IO[bytes]]:
     """Prepare the pod's folder and start its first container (the runner uses one container per pod)."""
     containers = pod.spec.get("containers") or ()
@@ -319,7 +324,9 @@ def start(
     mounted = {vm["mountPath"]: vm for c in (*inits, container) for vm in c.get("volumeMounts") or ()}
     merged = {**container, "volumeMounts": list(mounted.values())}
     script = pod_dir / "setup.sh"
-    script.write_text(setup_script(pod, merged, pod_dir, objects, shared, image_dirs, image_files, init))
+    script.write_text(
+        setup_script(pod, merged, pod_dir, objects, shared, image_dirs, image_files, init, node_binds)
+    )
     argv = command(container, env)
     stdout = open(pod_dir / "stdout", "wb")  # noqa: SIM115 - closed by the runner when the pod ends
     stderr = open(pod_dir / "stderr", "wb")  # noqa: SIM115

@@ -111,6 +111,7 @@ class PodRunner:
         start_delays: dict[int, float] | None = None,
         image_dirs: tuple[str, ...] = (),
         image_files: dict[str, str] | None = None,
+        node_binds: dict[str, Path] | None = None,
         timeout: float = 120.0,
     ) -> None:
         self.workdir = Path(workdir)
@@ -119,6 +120,8 @@ class PodRunner:
         self.start_delays = dict(start_delays or {})  # node index -> seconds
         self.image_dirs = tuple(str(d) for d in image_dirs)  # host folders the stand-in image has
         self.image_files = tuple(sorted((image_files or {}).items()))  # path -> text, in every pod
+        # path in the pod -> host folder, bound writable in every pod (what a node's hostPath would be)
+        self.node_binds = tuple(sorted((path, str(folder)) for path, folder in (node_binds or {}).items()))
         self.timeout = timeout
 
     def run(self, text: str) -> RunResult:
@@ -235,6 +238,7 @@ class _Run:
         proc, out, err = podmod.start(
             plan, pod_dir, self.netns[plan.index], self.objects, self.runner.shared, run.address,
             self.runner.image_env, self._hosts_text(plan), self.runner.image_dirs, self.runner.image_files,
+            self.runner.node_binds,
         )  # fmt: skip
         self.running[plan.index] = _Running(proc, out, err, pod_dir, plan)
 

@@ -1,0 +1,121 @@
+"""The sweep's cases: every sbatch script of the corpus, what it needs to run, and what is left out.
+
+A case is left out, with the reason, when the machine cannot hold it (more nodes or array tasks
+than the sandbox and the pod runner run at once) or when its translation writes no pods.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.diagnostics import Collector
+from migrate.ir import Job
+from migrate.translators.slurm import reader
+
+MAX_NODES = 4
+MAX_ARRAY_TASKS = 6
+# Top-level folders of the image and the host: a script's path there is not site storage.
+SYSTEM_TOPS = frozenset(
+    (
+        "bin",
+        "boot",
+        "dev",
+        "etc",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "opt",
+        "proc",
+        "root",
+        "run",
+        "sbin",
+        "srv",
+        "sys",
+        "tmp",
+        "usr",
+        "var",
+        "sweep",
+    )
+)
+# a path where a word starts: not a URL's (scheme://host/path), not a ratio (a/b)
+_ABSOLUTE = re.compile(r"(?<![\w$}./:@-])(/[a-z][a-z0-9_]*[a-z0-9](?:/[\w.+%-]+)+)")
+
+
+@dataclass
+class Case:
+    name: str  # unique: the path below corpus/ with / as __
+    path: Path
+    text: str
+    job: Job
+    skipped: str | None = None  # why the sweep does not run it
+    folders: list[str] = field(default_factory=list)  # absolute folders its paths name
+
+
+def find(corpus: Path) -> list[Case]:
+    out: list[Case] = []
+    for path in sorted(corpus.rglob("*")):
+        if not path.is_file() or "golden" in path.relative_to(corpus).parts:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if reader.sniff(text) is None or not text.startswith("#!"):
+            continue
+        rel = str(path.relative_to(corpus.parent))
+        jobs = reader.read(text, rel, Collector(rel))
+        if len(jobs) != 1:
+            continue  # a wrapper that submits jobs: its jobs are cases of their own files
+        case = Case(str(path.relative_to(corpus)).replace("/", "__"), path, text, jobs[0])
+        case.skipped = _too_large(jobs[0])
+        case.folders = folders_named(text)
+        out.append(case)
+    return out
+
+
+def _too_large(job: Job) -> str | None:
+    nodes = job.total_nodes()
+    if nodes > MAX_NODES:
+        return f"{nodes} nodes: the sandbox and the pod runner run {MAX_NODES} per job"
+    if job.array is not None and (job.array.count or 0) > MAX_ARRAY_TASKS:
+        return f"an array of {job.array.count} tasks: the sweep runs at most {MAX_ARRAY_TASKS}"
+    return None
+
+
+def folders_named(text: str) -> list[str]:
+    """The folders the script's absolute paths name (a path ending in a file name: its folder),
+    cut at the first expansion; outside the system's own folders."""
+    found: set[str] = set()
+    for match in _ABSOLUTE.finditer(text):
+        path = match.group(1).split("$")[0].split("%")[0].rstrip("/")
+        parts = path.strip("/").split("/")
+        if not parts or not parts[0] or parts[0] in SYSTEM_TOPS:
+            continue
+        if "." in parts[-1] and len(parts) > 1:
+            parts = parts[:-1]
+        found.add("/" + "/".join(parts))
+    return sorted(found)
+
+
+def storage_tops(cases: list[Case]) -> list[str]:
+    """The top-level folders the cases' paths name: each is a site file system in the sweep."""
+    return sorted({f.split("/")[1] for c in cases for f in c.folders})
+
+
+def partitions(cases: list[Case]) -> list[str]:
+    names = {"cpu"}
+    for case in cases:
+        names.update(case.job.placement.partitions)
+    return sorted(n for n in names if re.fullmatch(r"[\w.-]+", n))
+
+
+def licenses(cases: list[Case]) -> list[str]:
+    counts: dict[str, int] = {}
+    for case in cases:
+        for comp in case.job.components:
+            for lic in comp.resources.licenses:
+                counts[lic.name] = max(counts.get(lic.name, 0), lic.count * 4)
+    return [f"{name}:{count}" for name, count in sorted(counts.items())]

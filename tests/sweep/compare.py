@@ -1,0 +1,125 @@
+"""What a case's programs saw on each side, with what differs by nature taken out, and the first
+field where the two sides differ.
+
+Normalised: host names and addresses become the node index they name (``<n0>`` ...), the job id
+``<job>``; records are compared as a multiset of (program, argv, node, variables), since the
+order in which programs start on several nodes is not the job's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from standins import parse
+
+# The variables compared: what the issue's programs read to learn their place.
+COMPARED = (
+    "SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_NODEID",
+    "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_NTASKS_PER_NODE",
+    "SLURM_CPUS_PER_TASK", "SLURM_JOB_NODELIST", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_JOB_ID",
+    "SLURM_ARRAY_TASK_COUNT", "SLURM_GPUS_ON_NODE", "SLURM_SUBMIT_DIR", "SLURMD_NODENAME",
+    "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK",
+)  # fmt: skip
+_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+# A job id that cannot be mistaken for a word: Slurm's number, a Kubernetes uid.
+_ID_LIKE = re.compile(r"\d+|[0-9a-f]{8}-[0-9a-f-]{27}")
+
+
+# A native translation writes the job a Kubernetes engineer would: its pods do not pose as Slurm
+# (a program that finds SLURM_* takes itself for a Slurm job), so only the launchers' variables count.
+NATIVE_COMPARED = tuple(k for k in COMPARED if not k.startswith("SLURM"))
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """Slurm's compressed host list (node[1-3,5],other) as names."""
+    out: list[str] = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,]*", text):
+        m = re.fullmatch(r"(.*)\[([^\]]*)\](.*)", part)
+        if not m:
+            out.append(part)
+            continue
+        prefix, ranges, suffix = m.groups()
+        for r in ranges.split(","):
+            lo, _, hi = r.partition("-")
+            for i in range(int(lo), int(hi or lo) + 1):
+                out.append(f"{prefix}{str(i).zfill(len(lo))}{suffix}")
+    return out
+
+
+def records(folders: Iterable[Path]) -> list[dict[str, object]]:
+    return [parse(p) for f in folders if f.is_dir() for p in sorted(f.rglob("rec.*"))]
+
+
+def normalise(
+    recs: list[dict[str, object]], hosts: dict[str, int] | None = None, compared: tuple[str, ...] = COMPARED
+) -> Counter[str]:
+    """Each record as one comparable line, with the variables of ``compared``."""
+    out: Counter[str] = Counter()
+    for rec in recs:
+        env = dict(rec["env"])  # type: ignore[call-overload]
+        names = dict(hosts or {})
+        if not hosts:  # Slurm: the job's own node list gives each name its index
+            for i, name in enumerate(expand_hostlist(env.get("SLURM_JOB_NODELIST", ""))):
+                names.setdefault(name, i)
+        job_ids = {env[k] for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_HET_JOB_ID") if env.get(k)}
+
+        def plain(
+            value: str, names: dict[str, int] = names, job_ids: set[str] = job_ids, as_argument: bool = True
+        ) -> str:
+            for name in sorted(names, key=len, reverse=True):
+                if name and not name.isdigit():
+                    value = re.sub(
+                        rf"(?<![\w-]){re.escape(name)}(?:\.[\w.-]+)?(?![\w-])", f"<n{names[name]}>", value
+                    )
+            for job in sorted(job_ids, key=len, reverse=True):
+                if _ID_LIKE.fullmatch(job):  # as a whole token only: c10d is no job 10
+                    value = re.sub(rf"(?<![\w.-]){re.escape(job)}(?![\w.])", "<job>", value)
+                elif as_argument:  # a name (a pod's job name): only as a whole argument or option value
+                    value = re.sub(rf"^(--?[\w-]+=)?{re.escape(job)}$", r"\1<job>", value)
+            return _IP.sub("<ip>", value)
+
+        node = names.get(str(rec.get("host", "")).split(".")[0])
+        if node is None or not hosts:
+            node = names.get(env.get("SLURMD_NODENAME", ""), node)
+        args = " ".join(plain(a) for a in rec["args"])  # type: ignore[attr-defined]
+
+        def value_of(key: str, plain: Callable[..., str] = plain, env: dict[str, str] = env) -> str:
+            if key.endswith("NODELIST"):  # node[1-2] and a,b alike: the nodes' indices
+                return ",".join(plain(name) for name in expand_hostlist(env[key]))
+            return plain(env[key], as_argument=key.endswith("JOB_ID"))
+
+        seen = " ".join(f"{k}={value_of(k)}" for k in compared if k in env)
+        out[f"{rec.get('prog')} [{args}] node={node} | {seen}"] += 1
+    return out
+
+
+def first_difference(slurm: Counter[str], pods: Counter[str]) -> str | None:
+    """The first differing field of the first record only one side has, or None when equal."""
+    if slurm == pods:
+        return None
+    only_slurm = sorted((slurm - pods).elements())
+    only_pods = sorted((pods - slurm).elements())
+    if not only_pods:
+        return f"only on Slurm: {only_slurm[0]}"
+    if not only_slurm:
+        return f"only in the pods: {only_pods[0]}"
+    a, b = only_slurm[0], only_pods[0]
+    fa, fb = _fields(a), _fields(b)
+    for key in dict.fromkeys([*fa, *fb]):
+        if fa.get(key) != fb.get(key):
+            return f"{key}: Slurm {fa.get(key)!r}, pods {fb.get(key)!r} (in {a.split(' ', 1)[0]})"
+    return f"Slurm {a!r}, pods {b!r}"
+
+
+def _fields(line: str) -> dict[str, str]:
+    head, _, env = line.partition(" | ")
+    prog, _, rest = head.partition(" [")
+    args, _, node = rest.rpartition("] ")
+    out = {"program": prog, "argv": args, "node": node}
+    for item in env.split():
+        key, _, value = item.partition("=")
+        out[key] = value
+    return out

@@ -1,0 +1,129 @@
+"""The Kubernetes side: each case translated (flavor and style ``auto``, as a user runs it) and its
+pods run by the project's pod runner, with the same stand-ins bound at ``/sweep/bin``.
+
+Every path the scripts name under a top-level folder that is no system folder is a site file system
+(a PVC) in the sweep's site configuration; each case's claims are folders of its own, holding the
+folders its paths name, as the Slurm side's root holds them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import traceback
+from pathlib import Path
+from typing import Any
+
+import yaml
+from cases import Case
+from podrunner import testing as pods
+from standins import BIN, RECORDS
+
+from migrate.site.config import SiteConfig, parse_site_config
+from migrate.translate import translate_jobs
+
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # the image default
+# Open MPI as root, its TCP traffic off the loopback (the pods' addresses are aliases on other links)
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+MPI_FILES = {
+    "/etc/openmpi/openmpi-mca-params.conf": "btl_tcp_if_exclude = lo\noob_tcp_if_exclude = lo\n",
+    # the host's root profile puts its own Python first; an image's does not
+    "/root/.bashrc": "",
+}
+
+
+def site(tops: list[str]) -> SiteConfig:
+    return parse_site_config(
+        {
+            "site": "sweep",
+            "filesystems": [{"prefix": f"/{t}", "kind": "nfs", "pvc": f"fs-{t}"} for t in tops],
+            "defaults": {"image": "stand-in", "namespace": "sweep"},
+        }
+    )
+
+
+def translate(case: Case, config: SiteConfig) -> tuple[str | None, str, str]:
+    """The case's manifests (None when no pods are written), its flavor and style."""
+    t = translate_jobs([case.job], config=config).translations[0]
+    if len(t.files) != 1:
+        return None, t.flavor, t.style
+    (text,) = t.files.values()
+    return text, t.flavor, t.style
+
+
+def run(case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeout: float) -> dict[str, Any]:
+    folder = work / "pods" / case.name
+    records = folder / "records"
+    records.mkdir(parents=True)
+    claims = {}
+    for top in tops:
+        claims[f"fs-{top}"] = folder / "fs" / top
+        claims[f"fs-{top}"].mkdir(parents=True)
+    for path in case.folders:
+        top, _, rest = path.strip("/").partition("/")
+        (folder / "fs" / top / rest).mkdir(parents=True, exist_ok=True)
+    try:
+        result = pods.run(
+            with_secrets(text),
+            folder / "run",
+            timeout=timeout,
+            claims=claims,
+            image_env={"PATH": PATH, **MPI_ENV},
+            image_files=MPI_FILES,
+            node_binds={BIN: bin_dir, RECORDS: records},
+        )
+    except Exception:  # the runner could not run it: a result of the sweep, not its end
+        return {
+            "status": "NotRun",
+            "why": traceback.format_exc(limit=2).strip().splitlines()[-1],
+            "records": records,
+        }
+    # a node's index within its own allocation: an array task's pods count from 0 each
+    per_task = case.job.total_nodes() if case.job.array is not None else 0
+    hosts = {}
+    for p in result.pods:
+        index = p.plan.index if p.plan.node is None else p.plan.node
+        hosts[p.plan.hostname] = index % per_task if per_task and index >= 0 else index
+    for p in result.pods:
+        hosts.update({name: hosts[p.plan.hostname] for name in p.plan.dns_names})
+        if p.address:
+            hosts[p.address] = hosts[p.plan.hostname]
+    return {"status": result.status, "records": records, "hosts": hosts, "describe": result.describe}
+
+
+def with_secrets(text: str) -> str:
+    """The manifests and a Secret for each one their pods read that they do not hold (a site's
+    credentials, which the user creates before submitting), with every key the pods read."""
+    docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    held = {d["metadata"]["name"] for d in docs if d.get("kind") == "Secret"}
+    wanted: dict[str, set[str]] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("secretKeyRef")
+            if isinstance(ref, dict) and ref.get("name"):
+                wanted.setdefault(str(ref["name"]), set()).add(str(ref.get("key", "value")))
+            secret = node.get("secret")
+            if isinstance(secret, dict) and secret.get("secretName"):
+                wanted.setdefault(str(secret["secretName"]), set()).add("value")
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(docs)
+    made = [
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name},
+            "stringData": {key: "stand-in" for key in sorted(keys)},
+        }
+        for name, keys in sorted(wanted.items())
+        if name not in held and not name.endswith("-steps")  # the step token: the runner makes it
+    ]
+    return text if not made else text.rstrip("\n") + "\n---\n" + yaml.safe_dump_all(made, sort_keys=False)
+
+
+def clean(work: Path) -> None:
+    shutil.rmtree(work / "pods", ignore_errors=True)

@@ -1,0 +1,179 @@
+"""The differential sweep: every sbatch script of the corpus run as itself on the Slurm sandbox and
+translated in the pod runner, with recording stand-ins for the programs; what each side's programs
+saw is compared per case.
+
+    python tests/sweep/run.py [--report FILE] [--cases PATTERN] [--jobs N]
+
+Prints the headline (cases run, equal, declared differences, differences, empty runs, left out)
+and one line per case that is not equal, with the first field that differs. A difference the
+translation makes on purpose is declared, with its reason, in ``declared.py``. Exits 1 when a case
+that ``baseline.txt`` lists as equal no longer is: the undeclared differences are the work list,
+and each case they leave joins the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import cases as case_finder  # noqa: E402
+import compare  # noqa: E402
+import declared  # noqa: E402
+import pod_side  # noqa: E402
+import slurm_side  # noqa: E402
+import standins  # noqa: E402
+
+CORPUS = HERE.parents[1] / "corpus"
+SLURM_WAIT = 150  # seconds the sandbox's jobs get to end, all together
+POD_TIMEOUT = 40.0
+END_STATES = {"COMPLETED": "Complete", "FAILED": "Failed", "TIMEOUT": "Timeout"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--report", type=Path, help="write every case's outcome here (JSON)")
+    parser.add_argument("--cases", default="*", help="only the cases whose name matches (fnmatch)")
+    parser.add_argument("--jobs", type=int, default=2, help="pod runs at once")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    found = case_finder.find(CORPUS)
+    chosen = [c for c in found if fnmatch.fnmatch(c.name, args.cases)]
+    tops = case_finder.storage_tops(chosen)
+    config = pod_side.site(tops)
+    outcome: dict[str, dict[str, object]] = {}
+    runnable = []
+    manifests = {}
+    for case in chosen:
+        if case.skipped:
+            outcome[case.name] = {"result": "left out", "why": case.skipped}
+            continue
+        text, flavor, style = pod_side.translate(case, config)
+        if text is None:
+            outcome[case.name] = {"result": "left out", "why": f"no pods written ({flavor})"}
+            continue
+        manifests[case.name] = text
+        outcome[case.name] = {"flavor": flavor, "style": style}
+        runnable.append(case)
+    with tempfile.TemporaryDirectory(prefix="migrate-sweep-", dir="/tmp") as tmp:
+        work = Path(tmp)
+        work.chmod(0o755)
+        bin_dir = work / "bin"
+        programs = standins.names([c.text for c in runnable], standins.builtins())
+        standins.write_bin(bin_dir, programs)
+        failure: list[BaseException] = []
+
+        def slurm() -> None:
+            try:
+                slurm_side.run(
+                    runnable,
+                    work,
+                    bin_dir,
+                    case_finder.partitions(runnable),
+                    case_finder.licenses(runnable),
+                    SLURM_WAIT,
+                )
+            except BaseException as exc:  # reported after the pods ran
+                failure.append(exc)
+
+        on_slurm = threading.Thread(target=slurm)
+        on_slurm.start()
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            ran = dict(
+                zip(
+                    [c.name for c in runnable],
+                    pool.map(
+                        lambda c: pod_side.run(c, manifests[c.name], work, bin_dir, tops, POD_TIMEOUT),
+                        runnable,
+                    ),
+                    strict=True,
+                )
+            )
+        on_slurm.join()
+        if failure:
+            raise failure[0]
+        for case in runnable:
+            outcome[case.name].update(_judge(case, work, ran[case.name], str(outcome[case.name]["style"])))
+    seconds = time.monotonic() - started
+    return _report(outcome, seconds, args.report)
+
+
+def _judge(case: case_finder.Case, work: Path, pods: dict[str, object], case_style: str) -> dict[str, object]:
+    slurm = slurm_side.outcome(work, case)
+    if not slurm["submitted"]:
+        return {"result": "rejected by sbatch", "why": slurm["why"]}
+    if pods["status"] == "NotRun":
+        return {"result": "not run in pods", "why": pods["why"]}
+    slurm_recs = compare.records(work / "sweep" / "records" / i for i in slurm["ids"])  # type: ignore[attr-defined]
+    pod_recs = compare.records([pods["records"]])  # type: ignore[list-item]
+    compared = compare.NATIVE_COMPARED if case_style == "native" else compare.COMPARED
+    a = compare.normalise(slurm_recs, compared=compared)
+    b = compare.normalise(pod_recs, pods["hosts"], compared)  # type: ignore[arg-type]
+    states = slurm["states"]
+    end_slurm = END_STATES.get(states[0], states[0]) if len(states) == 1 else "/".join(states)  # type: ignore[index,arg-type]
+    facts = {
+        "slurm end": end_slurm,
+        "pods end": pods["status"],
+        "programs": [sum(a.values()), sum(b.values())],
+    }
+    if not slurm_recs and not pod_recs and end_slurm != "Complete" and pods["status"] != "Complete":
+        return {"result": "empty", **facts, "why": "failed on both sides before a program started"}
+    difference = compare.first_difference(a, b)
+    if difference is None and end_slurm != pods["status"]:
+        difference = f"end state: Slurm {end_slurm}, pods {pods['status']}"
+    if difference is None:
+        return {"result": "equal", **facts}
+    reason = declared.reason(case.name, difference)
+    if reason:
+        return {"result": "declared", **facts, "difference": difference, "why": reason}
+    return {"result": "differs", **facts, "difference": difference}
+
+
+def _report(outcome: dict[str, dict[str, object]], seconds: float, path: Path | None) -> int:
+    counts = Counter(str(o["result"]) for o in outcome.values())
+    ran = sum(n for r, n in counts.items() if r not in ("left out",))
+    print(
+        f"sweep: {len(outcome)} sbatch cases, {ran} run both ways in {seconds:.0f} s: "
+        + ", ".join(
+            f"{counts[r]} {r}"
+            for r in (
+                "equal",
+                "declared",
+                "differs",
+                "empty",
+                "rejected by sbatch",
+                "not run in pods",
+                "left out",
+            )
+            if counts[r]
+        )
+    )
+    for name, o in sorted(outcome.items()):
+        if o["result"] in ("equal", "left out"):
+            continue
+        print(f"  {o['result']:<18} {name}: {o.get('difference') or o.get('why')}")
+    if path:
+        path.write_text(json.dumps(outcome, indent=1, sort_keys=True, default=str))
+    baseline = {
+        line.strip()
+        for line in (HERE / "baseline.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    lost = sorted(n for n in baseline if n in outcome and outcome[n]["result"] != "equal")
+    for name in lost:
+        print(f"  REGRESSION {name}: equal in baseline.txt, now {outcome[name]['result']}")
+    return 1 if lost or (counts["differs"] and False) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

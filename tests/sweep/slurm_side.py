@@ -1,0 +1,172 @@
+"""The Slurm side: every case submitted at once to the project's sandbox, inside a root of its own.
+
+The sandbox's daemons and jobs run in a private mount namespace whose root is the host's folders
+under a writable tmpfs layer (overlayfs), so that a case's ``/fsx/...`` or ``/scratch/...`` can be
+made without touching the host; ``/sweep`` is the sweep's folder (scripts, stand-ins, records).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from cases import Case
+from standins import BIN
+
+SANDBOX = Path(__file__).resolve().parents[2] / "scripts" / "slurm-sandbox.sh"
+LAYERED = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/root",
+    "/var",
+    "/home",
+)
+NODES = 8  # cases have at most 4 (cases.MAX_NODES): two of the largest run at once
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # the stand-ins are in the first
+# Open MPI as root, over TCP on the loopback: the sandbox's nodes share one host
+MPI_ENV = (
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_tcp_if_include=lo "
+    "OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl=self,tcp"
+)
+
+DRIVER = r"""#!/bin/bash
+set -u
+export SLURM_SANDBOX_DIR=/var/sbx SLURM_SANDBOX_NODE_UTS=1
+printf '127.0.0.1\t%s\n' $(seq -f 'node%g' 1 "$SLURM_SANDBOX_NODES") >> /etc/hosts
+if ! bash /sweep/slurm-sandbox.sh start > /sweep/sandbox.log 2>&1; then
+  cat /sweep/sandbox.log /var/sbx/log/slurmd*.log >&2
+  exit 3
+fi
+export SLURM_CONF=/var/sbx/etc/slurm.conf
+while read -r d; do mkdir -p "$d"; done < /sweep/folders.txt
+while read -r c; do
+  mkdir -p "/sweep/submit/$c/logs"
+  (cd "/sweep/submit/$c" && env -i HOME=/root USER=root LOGNAME=root PATH="SWEEP_PATH" \
+     SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable "/sweep/scripts/$c" > .jobid 2> .sbatch-err)
+done < /sweep/cases.txt
+# with stand-ins a job ends in seconds: one that hangs (a step waiting for what it cannot get) ends
+# at a minute instead of holding its nodes from the others
+for id in $(squeue -h -o %i 2>/dev/null); do scontrol update jobid="$id" TimeLimit=1 2>/dev/null; done
+deadline=$(( SECONDS + WAIT ))
+while [ "$SECONDS" -lt "$deadline" ]; do
+  left=$(squeue -h -o %i 2>/dev/null | wc -l)
+  [ "$left" -eq 0 ] && break
+  sleep 0.5
+done
+squeue -h -o '%i %T %r' > /sweep/unfinished.txt 2>/dev/null
+scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null
+while read -r c; do
+  id=$(cut -d';' -f1 "/sweep/submit/$c/.jobid" 2>/dev/null)
+  [ -n "$id" ] && scontrol -o show job "$id" > "/sweep/submit/$c/.state" 2>&1
+done < /sweep/cases.txt
+bash /sweep/slurm-sandbox.sh purge >/dev/null 2>&1
+exit 0
+"""
+
+
+def run(
+    cases: list[Case], work: Path, bin_dir: Path, partitions: list[str], licenses: list[str], wait: int
+) -> None:
+    sweep = work / "sweep"
+    (sweep / "scripts").mkdir(parents=True)
+    (sweep / "records").mkdir()
+    shutil.copytree(bin_dir, sweep / "bin", symlinks=True)
+    shutil.copy(SANDBOX, sweep / "slurm-sandbox.sh")
+    for case in cases:
+        (sweep / "scripts" / case.name).write_text(case.text)
+    (sweep / "cases.txt").write_text("".join(f"{c.name}\n" for c in cases))
+    (sweep / "folders.txt").write_text(
+        "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.folders}))
+    )
+    driver = sweep / "driver.sh"
+    driver.write_text(
+        DRIVER.replace("SWEEP_PATH", PATH).replace("WAIT", str(wait)).replace("MPI_ENV", MPI_ENV)
+    )
+    root, layers = work / "root", work / "layers"
+    root.mkdir()
+    layers.mkdir()
+    lines = ["set -e", f"mount -t tmpfs sweeproot {root}", f"mount -t tmpfs sweeplayers {layers}"]
+    for d in LAYERED:
+        if os.path.islink(d):
+            lines.append(f"ln -s {os.readlink(d)} {root}{d}")
+        elif os.path.isdir(d):
+            name = d.strip("/")
+            lines.append(f"mkdir -p {root}{d} {layers}/{name}.up {layers}/{name}.work")
+            lines.append(
+                f"mount -t overlay overlay -o lowerdir={d},upperdir={layers}/{name}.up,"
+                f"workdir={layers}/{name}.work {root}{d}"
+            )
+    lines += [
+        f"mkdir -p {root}/proc {root}/dev {root}/sys {root}/tmp {root}/run {root}/sweep",
+        f"chmod 1777 {root}/tmp",
+        f"mount --rbind /dev {root}/dev",
+        f"mount --rbind /sys {root}/sys",
+        f"mount -t proc proc {root}/proc",
+        f"mount -t tmpfs run {root}/run",
+        f"mount --bind {sweep} {root}/sweep",
+        f"mount --bind {sweep}/bin {root}{BIN}",
+        f"exec chroot {root} /bin/bash /sweep/driver.sh",
+    ]
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+        "SLURM_SANDBOX_NODES": str(NODES),
+        "SLURM_SANDBOX_CPUS": "192",
+        "SLURM_SANDBOX_MEM_MB": "2200000",
+        "SLURM_SANDBOX_TMP_MB": "7000000",
+        "SLURM_SANDBOX_GPUS": "8",
+        "SLURM_SANDBOX_PARTITIONS": " ".join(partitions),
+        "SLURM_SANDBOX_LICENSES": ",".join(licenses),
+        "SLURM_SANDBOX_CTLD_PORT": str(_free_port()),
+    }
+    env["SLURM_SANDBOX_SLURMD_PORT"] = str(int(env["SLURM_SANDBOX_CTLD_PORT"]) + 1)
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "--fork", "bash", "-c", "\n".join(lines)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=wait + 240,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the Slurm side did not run ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+
+
+def _free_port() -> int:
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port < 60000:
+            with socket.socket() as a, socket.socket() as b:
+                try:
+                    a.bind(("127.0.0.1", port))
+                    b.bind(("127.0.0.1", port + 1 + NODES))
+                    return port
+                except OSError:
+                    continue
+    raise RuntimeError("no free ports")
+
+
+def outcome(work: Path, case: Case) -> dict[str, object]:
+    """What sbatch said, the job's end state and exit code, and its id (records are kept by id)."""
+    folder = work / "sweep" / "submit" / case.name
+    jobid = (folder / ".jobid").read_text().split(";")[0].strip() if (folder / ".jobid").exists() else ""
+    if not jobid:
+        err = (folder / ".sbatch-err").read_text().strip() if (folder / ".sbatch-err").exists() else "?"
+        return {"submitted": False, "why": err.splitlines()[-1] if err else "no job id"}
+    shown = (folder / ".state").read_text() if (folder / ".state").exists() else ""
+    states = sorted(set(re.findall(r"JobState=(\S+)", shown)))
+    codes = sorted(set(re.findall(r"\bExitCode=(\S+)", shown)))
+    ids = sorted(set(re.findall(r"JobId=(\d+)", shown)) | {jobid})
+    return {"submitted": True, "jobid": jobid, "ids": ids, "states": states, "exit": codes}
