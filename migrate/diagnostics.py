@@ -125,6 +125,10 @@ CODES: dict[str, tuple[str, str]] = {
         WARNING,
         "--style native was asked for, but a statement of the script needs it to run as it is",
     ),
+    "TRANSLATE-SUBMIT-DIR": (
+        WARNING,
+        "the job uses the folder it was submitted from, which the site does not place on the cluster",
+    ),
     "TRANSLATE-SUBMITTER-HOME": (
         WARNING,
         "the script reads $HOME (the submitter's on Slurm) and the site gives the pods none",

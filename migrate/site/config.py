@@ -141,6 +141,11 @@ class KubernetesSettings:
     a name or ``{namespace}`` (a user per namespace, the default), and a folder
     in which ``{user}`` is the user (default: ``/home/{user}`` when a file
     system of the site holds ``/home``, else none: the image's).
+    ``submit_dirs``: where the job files were submitted from on the cluster, the
+    folder a script starts in and ``$SLURM_SUBMIT_DIR`` names: the folder of the
+    job files as scanned (``jobs/training``; ``.`` for all) -> the cluster's
+    folder (``/fsx/projects/training``, ``{user}`` filled in); the longest match
+    wins and the rest of a file's folder is kept below it.
     """
 
     cpu_limits: str = "except-whole-node"
@@ -148,6 +153,7 @@ class KubernetesSettings:
     reserved_memory_pct: int = 5
     user: str = "{namespace}"
     home: str | None = None
+    submit_dirs: tuple[tuple[str, str], ...] = ()
 
 
 CPU_LIMIT_POLICIES = ("except-whole-node", "always", "never")
@@ -639,7 +645,9 @@ def _kubernetes(value: object, where: _Where) -> KubernetesSettings:
     if value is None:
         return KubernetesSettings()
     data = _mapping(value, where)
-    _only_keys(data, where, ("cpu_limits", "reserved_cpus", "reserved_memory_pct", "user", "home"))
+    _only_keys(
+        data, where, ("cpu_limits", "reserved_cpus", "reserved_memory_pct", "user", "home", "submit_dirs")
+    )
     policy = _optional(data, "cpu_limits", where, _string, KubernetesSettings.cpu_limits)
     if policy not in CPU_LIMIT_POLICIES:
         raise where.child("cpu_limits").fail(
@@ -654,7 +662,21 @@ def _kubernetes(value: object, where: _Where) -> KubernetesSettings:
         reserved_memory_pct=pct,
         user=_optional(data, "user", where, _string, KubernetesSettings.user),
         home=_optional(data, "home", where, _string, None),
+        submit_dirs=_submit_dirs(data.get("submit_dirs"), where.child("submit_dirs")),
     )
+
+
+def _submit_dirs(value: object, where: _Where) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    out = []
+    for key, folder in _mapping(value, where).items():
+        text = _string(folder, where.child(key))
+        if not text.startswith("/"):
+            raise where.child(key).fail(f"expected an absolute folder on the cluster, got {text!r}")
+        scanned = key.strip().removeprefix("./").rstrip("/")
+        out.append(("" if scanned == "." else scanned, text.rstrip("/") or "/"))
+    return tuple(sorted(out, key=lambda pair: -len(pair[0])))
 
 
 def _gpu_sharing(value: object, where: _Where) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import execution, pod_template, slurmenv
+from . import execution, pod_template, slurmenv, submit_dir
 from .job_policy import JobPolicy
 from .storage import Volume
 from .translation_context import Context, Workload
@@ -87,7 +87,7 @@ def job_spec(
         comments.setdefault(("podFailurePolicy",), []).append(text)
     template = parts.template
     if ctx.native is not None:
-        init = ctx.native.init_container(template["spec"]["containers"][0])
+        init = ctx.native.init_container(template["spec"]["containers"][0], submit_dir.start(ctx))
         if init is not None:
             template["spec"]["initContainers"] = [init]
     if nodes > 1 and ctx.native is None:

@@ -18,7 +18,7 @@ from migrate.site.allocation_model import Source
 from migrate.translators.slurm import options as sbatch_options
 from migrate.vocab import DependencyType, FidelityStatus
 
-from . import workdir
+from . import submit_dir, workdir
 from .storage import Volume
 from .translation_context import Context, QueueNeed
 
@@ -364,12 +364,14 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
     if io.workdir:
         policy.working_dir = workdir.chdir(ctx, io.workdir, ctx.line_of("chdir"))
     teed = False
+    # sbatch opens a relative file in the folder the job starts in: --chdir, else the submit folder
+    base = io.workdir or submit_dir.folder(ctx)
     for long, path, env in (("output", io.stdout, "MIGRATE_STDOUT"), ("error", io.stderr, "MIGRATE_STDERR")):
         if not path:
             continue
         item = ctx.option(long, path)
         line = ctx.line_of(long)
-        full = path if path.startswith("/") or not io.workdir else posixpath.join(io.workdir, path)
+        full = path if path.startswith("/") or not base else posixpath.join(base, path)
         vol = _mounted(full, volumes) if full.startswith("/") else None
         if ctx.native is not None:
             ctx.fidelity.approximated(
@@ -391,9 +393,7 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
                 item, "the pod log only (kubectl logs); the path is not on mounted shared storage", line
             )
     if io.stdin:
-        full = (
-            io.stdin if io.stdin.startswith("/") or not io.workdir else posixpath.join(io.workdir, io.stdin)
-        )
+        full = io.stdin if io.stdin.startswith("/") or not base else posixpath.join(base, io.stdin)
         item = ctx.option("input", io.stdin)
         if full.startswith("/") and _mounted(full, volumes) is not None:
             policy.io_env.append({"name": "MIGRATE_STDIN", "value": full})

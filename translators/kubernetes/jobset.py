@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import execution, pod_template, slurmenv
+from . import execution, pod_template, slurmenv, submit_dir
 from .batchjob import failure_policy
 from .job_policy import JobPolicy
 from .storage import Volume
@@ -142,7 +142,7 @@ def _native_prepare(
 ) -> None:
     """The once-only statements as a replicated job of one pod that the nodes' job waits for."""
     node_pod = replicated[0]["template"]["spec"]["template"]
-    init = ctx.native.init_container(node_pod["spec"]["containers"][0])
+    init = ctx.native.init_container(node_pod["spec"]["containers"][0], submit_dir.start(ctx))
     if init is None:
         return
     init["resources"] = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}}

@@ -293,7 +293,9 @@ class Plan:
                 continue
         return out
 
-    def init_container(self, container: dict[str, Any]) -> dict[str, Any] | None:
+    def init_container(self, container: dict[str, Any], start: str | None) -> dict[str, Any] | None:
+        """``start``: the folder the job starts in. The set-up runs where the cds before it lead; the
+        cds among it are in its script, in their place."""
         script = self.init_script()
         if script is None:
             return None
@@ -302,8 +304,9 @@ class Plan:
             "image": container["image"],
             "command": ["/bin/bash", "-c", _KUBELET_DOLLAR.sub("$$", script)],
         }
-        if container.get("workingDir"):
-            init["workingDir"] = container["workingDir"]
+        start = self.shape.setup_workdir or start
+        if start:
+            init["workingDir"] = start
         env = [
             e
             for e in container.get("env", ())

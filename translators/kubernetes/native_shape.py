@@ -148,6 +148,7 @@ class Shape:
     assignments: list[Statement] = field(default_factory=list)  # replayed before the set-up
     dropped: list[tuple[Statement, str]] = field(default_factory=list)
     workdir: str | None = None
+    setup_workdir: str | None = None  # the folder of the cds before the first set-up statement
     step: Step | None = None
     blocker: tuple[int, str] | None = None  # (line, why) the script must run as it is
 
@@ -449,6 +450,8 @@ def _cd(shape: Shape, st: Statement, cmd: Command) -> None:
         return
     if shape.setup:
         shape.setup.append(st)  # the set-up after it runs there too
+    else:
+        shape.setup_workdir = folder
     shape.workdir = folder
     shape.assignments.append(st)
 

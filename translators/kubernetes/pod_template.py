@@ -19,7 +19,7 @@ from migrate.render import plural
 from migrate.translators.shell.conceal import LITERAL_SECRET, SECRET_ORIGIN
 from migrate.translators.shell.redact import redact
 
-from . import execution, images, pod_resources, shims, slurmenv
+from . import execution, images, pod_resources, shims, slurmenv, submit_dir
 from .job_policy import JobPolicy
 from .storage import Volume
 from .translation_context import LABEL_JOB, Context
@@ -323,6 +323,7 @@ def build(
             if in_container
             else None
         )
+        or submit_dir.folder(ctx)
     )
     if workdir:
         container["workingDir"] = workdir

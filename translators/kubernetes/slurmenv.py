@@ -17,7 +17,7 @@ from migrate import ir
 from migrate.names import job_file_name
 from migrate.vocab import JobKind
 
-from . import step_service, submitter, workdir
+from . import step_service, submit_dir, submitter
 from .translation_context import Context
 
 MOUNT_DIR = "/opt/migrate"
@@ -56,7 +56,7 @@ APPROXIMATE = {
     "SLURM_JOBID": "the Kubernetes job's uid (a UUID), not a number",
     "SLURM_ARRAY_JOB_ID": "the Kubernetes job's uid (a UUID), not a number",
     "SLURM_RESTART_COUNT": "the pod's index failure count or its JobSet's restarts, once there was one",
-    "SLURM_SUBMIT_DIR": "--chdir or the container's working directory; the submit folder is unknown",
+    "SLURM_SUBMIT_DIR": "the site's kubernetes.submit_dirs, else the folder the pod starts in",
     "SLURM_SUBMIT_HOST": "the pod's own host name",
     "SLURM_TASK_PID": "the entrypoint's process id",
 }
@@ -175,8 +175,9 @@ def environment(
     if place.qos:
         env.append(_lit("SLURM_JOB_QOS", place.qos))
     env.append(_lit("SLURM_CLUSTER_NAME", ctx.site.name))
-    if job.io.workdir and not workdir.placeholders(job.io.workdir):
-        env.append(_lit("SLURM_SUBMIT_DIR", job.io.workdir))
+    submitted_from = submit_dir.folder(ctx)
+    if submitted_from:  # --chdir moves the script, not the folder sbatch ran in
+        env.append(_lit("SLURM_SUBMIT_DIR", submitted_from))
     if job.array is not None:
         ranges = array_ranges(job.array)
         indices = [s + k * st for s, st, n in ranges for k in (range(n) if n <= 2 else (0, n - 1))]

@@ -13,6 +13,7 @@ from typing import Any
 
 from migrate.names import dns1123_label
 
+from . import submit_dir
 from .kinds import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from .translation_context import Context, VolumeNeed
 from .yamlemit import Manifest
@@ -60,6 +61,9 @@ def _candidate_paths(ctx: Context) -> list[tuple[str, int | None]]:
     ):
         if value:
             paths.append((value, ctx.line_of(long)))
+    submitted_from = submit_dir.folder(ctx)
+    if submitted_from and submit_dir.reads(job):  # the job's files there: its file system is mounted
+        paths.append((submitted_from, None))
     for comp in job.components:
         for container in comp.containers:
             if container.image.startswith("/"):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import execution, flavors, native, pod_template, slurmenv
+from . import execution, flavors, native, pod_template, slurmenv, submit_dir
 from .flavors import nproc_per_node
 from .job_policy import JobPolicy
 from .storage import Volume
@@ -122,7 +122,7 @@ def _native_master(ctx: Context, template: dict[str, Any]) -> None:
     port = ctx.native.master_port()
     if port:
         container["ports"] = [{"name": PYTORCH_PORT_NAME, "containerPort": int(port)}]
-    init = ctx.native.init_container(container)
+    init = ctx.native.init_container(container, submit_dir.start(ctx))
     if init is not None:
         template["spec"]["initContainers"] = [init]
 
@@ -159,7 +159,7 @@ def build_mpi(
         m for m in lspec["containers"][0]["volumeMounts"] if m["name"] != "dshm"
     ]
     if ctx.native is not None:
-        init = ctx.native.init_container(lspec["containers"][0])
+        init = ctx.native.init_container(lspec["containers"][0], submit_dir.start(ctx))
         if init is not None:
             lspec["initContainers"] = [init]
     spec = {

@@ -46,6 +46,7 @@ from . import (
     slurmenv,
     step_service,
     storage,
+    submit_dir,
     submitter,
     training,
     volcano,
@@ -120,6 +121,7 @@ def translate_job(
         native.record(ctx, ctx.native)
     _monitoring(ctx)
     submitter.record(ctx)
+    submit_dir.record(ctx)
     pod_template.report_credentials(ctx)
     if ctx.native is None:
         slurmenv.record_script_variables(ctx, _env_names(manifests))
