@@ -1083,7 +1083,12 @@ def test_tasks_that_do_not_fit_one_node_spread_over_pods() -> None:
     assert rjob["replicas"] == 2  # one pod per node, as Slurm would use two 192-CPU nodes
     assert container(t)["resources"]["requests"]["cpu"] == "190"
     env = {e["name"]: e.get("value") for e in container(t)["env"]}
-    assert (env["SLURM_JOB_NUM_NODES"], env["SLURM_NTASKS_PER_NODE"]) == ("2", "192")
+    assert (env["SLURM_JOB_NUM_NODES"], env["SLURM_NTASKS"], env["MIGRATE_TASKS_PER_NODE"]) == (
+        "2",
+        "384",
+        "192",
+    )
+    assert "SLURM_NTASKS_PER_NODE" not in env  # sbatch sets it only with --ntasks-per-node
 
 
 def test_fabric_variables_without_a_device_name_the_key_to_add() -> None:

@@ -396,9 +396,12 @@ def constants(job: ir.Job, name: str) -> dict[str, str]:
     nodes = res.computed_nodes() * comp.replicas
     tpn = res.computed_tasks_per_node()
     out = {n: str(nodes) for n in _NODES}
-    out |= {n: str(nodes * tpn) for n in _TASKS}
+    # as sbatch sets them (slurmenv.batch_task_counts): a job that asks for no tasks sees none
+    if res.tasks or res.tasks_per_node:
+        out |= {n: str(nodes * tpn) for n in _TASKS}
+    if res.tasks_per_node:
+        out["SLURM_NTASKS_PER_NODE"] = str(tpn)
     out |= {n: name for n in _JOB_NAME | _JOB_ID}
-    out["SLURM_NTASKS_PER_NODE"] = str(tpn)
     # the batch shell runs on node 0 as task 0: what it expands into the step's words is node 0's
     out |= {"SLURM_NODEID": "0", "SLURM_PROCID": "0", "SLURM_LOCALID": "0"}
     gpus = res.computed_gpus_per_node()

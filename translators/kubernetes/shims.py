@@ -40,6 +40,23 @@ for __m_shim in "$MIGRATE_DIR"/bin/*; do
   eval "$__m_name() { \"\$MIGRATE_DIR/bin/$__m_name\" \"\$@\"; }"
   export -f "$__m_name"
 done
+if [ "${MIGRATE_SRUN_MODE:-local}" = mpirun ]; then
+  # An MPIJob's ranks start over ssh and see none of the script's environment; under sbatch, mpirun
+  # starts them through srun and they inherit it. Pass on what the script exported (not what names
+  # the launcher's own node or task).
+  mpirun() {
+    local fwd=() v
+    for v in $(compgen -e); do
+      case $v in
+        PWD|OLDPWD|SHLVL|_|HOSTNAME|SLURMD_NODENAME|SLURM_NODEID|SLURM_PROCID|SLURM_LOCALID|\
+OMPI_*|PMIX_*|MIGRATE_*) ;;
+        *) fwd+=(-x "$v") ;;
+      esac
+    done
+    command mpirun "${fwd[@]}" "$@"
+  }
+  export -f mpirun
+fi
 
 # Position of this pod: index within its group of pods, then array task and node.
 __m_idx=0
@@ -96,7 +113,7 @@ export SLURM_TOPOLOGY_ADDR=$SLURMD_NODENAME
 # Rendezvous: the first pod, unless the operator (PyTorchJob) already set it.
 export MASTER_ADDR=${MASTER_ADDR:-${__m_hosts%% *}}
 
-export SLURM_PROCID=$(( MIGRATE_GROUP_NODEID * ${SLURM_NTASKS_PER_NODE:-1} ))
+export SLURM_PROCID=$(( MIGRATE_GROUP_NODEID * ${MIGRATE_TASKS_PER_NODE:-1} ))
 export SLURM_LOCALID=0
 export SLURM_TASK_PID=$$
 # Slurm sets it only once the job was requeued: unset on the first start, as scripts test it
@@ -316,9 +333,10 @@ __m_step() {
         *) fwd+=(-x "$v") ;;
       esac
     done
-    mpirun -np "${ntasks:-${SLURM_NTASKS:-1}}" "${fwd[@]}" /bin/bash -c \
+    local np=${ntasks:-${SLURM_NTASKS:-$(( ${#__m_hosts[@]} * ${MIGRATE_TASKS_PER_NODE:-1} ))}}
+    command mpirun -np "$np" "${fwd[@]}" /bin/bash -c \
       'export SLURM_PROCID=$OMPI_COMM_WORLD_RANK SLURM_LOCALID=$OMPI_COMM_WORLD_LOCAL_RANK
-       export SLURM_NODEID=$(( OMPI_COMM_WORLD_RANK / ${SLURM_NTASKS_PER_NODE:-1} ))
+       export SLURM_NODEID=$(( OMPI_COMM_WORLD_RANK / ${MIGRATE_TASKS_PER_NODE:-1} ))
        export SLURMD_NODENAME=$(hostname)
        exec "$@"' migrate-rank "$@"
     return $?
@@ -364,7 +382,7 @@ __m_step() {
   elif [ -n "$nodes" ] || [ -n "$nodelist" ]; then
     total=$used
   else
-    total=$(( used * ${SLURM_NTASKS_PER_NODE:-1} ))
+    total=$(( used * ${MIGRATE_TASKS_PER_NODE:-1} ))
   fi
   if [ "$__m_dry" = 1 ]; then
     __m_plan_nodes=$used __m_plan_tasks=$total

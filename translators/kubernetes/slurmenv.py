@@ -63,6 +63,18 @@ APPROXIMATE = {
 _HET_VAR = re.compile(r"SLURM_([A-Z_]+)_HET_GROUP_([0-9]+)\Z")
 
 
+def batch_task_counts(res: ir.Resources) -> dict[str, int]:
+    """The task counts sbatch puts in the batch shell's environment: SLURM_NTASKS (and SLURM_NPROCS)
+    only when --ntasks or --ntasks-per-node asks for tasks, SLURM_NTASKS_PER_NODE only with
+    --ntasks-per-node (a job that asks neither runs one task a node, and its script sees none)."""
+    out: dict[str, int] = {}
+    if res.tasks or res.tasks_per_node:
+        out["SLURM_NTASKS"] = out["SLURM_NPROCS"] = res.computed_tasks()
+    if res.tasks_per_node:
+        out["SLURM_NTASKS_PER_NODE"] = res.tasks_per_node
+    return out
+
+
 def array_ranges(spec: ir.ArraySpec) -> list[tuple[int, int, int]]:
     """The array's indices as ``(start, step, count)`` runs, in order."""
     if spec.indices:
@@ -140,9 +152,7 @@ def environment(
         _lit("SLURM_JOB_NAME", slurm_job_name(job, ctx.name)),
         _lit("SLURM_JOB_NUM_NODES", nodes),
         _lit("SLURM_NNODES", nodes),
-        _lit("SLURM_NTASKS", res.computed_tasks()),
-        _lit("SLURM_NPROCS", res.computed_tasks()),
-        _lit("SLURM_NTASKS_PER_NODE", res.computed_tasks_per_node()),
+        *(_lit(name, value) for name, value in batch_task_counts(res).items()),
         _lit("SLURM_TASKS_PER_NODE", tasks_per_node_text(res)),
         _lit("SLURM_CPUS_ON_NODE", cpus),
         _lit("SLURM_JOB_CPUS_PER_NODE", f"{cpus}(x{nodes})" if nodes > 1 else cpus),
@@ -197,6 +207,7 @@ def environment(
     if topo.index_from:
         env.append(_lit("MIGRATE_INDEX_FROM", topo.index_from))
     env.append(_lit("MIGRATE_NODES", topo.nodes))
+    env.append(_lit("MIGRATE_TASKS_PER_NODE", res.computed_tasks_per_node()))  # the srun shim's default
     if topo.node_offset:
         env.append(_lit("MIGRATE_NODE_OFFSET", topo.node_offset))
     if topo.het_group is not None:
