@@ -160,16 +160,15 @@ def _shape(ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocati
             if not res.nodes_max or res.nodes_max == res.nodes_min
             else (f"{res.nodes_min}-{res.nodes_max}")
         )
-        if res.nodes_max and res.nodes_max != res.nodes_min and getattr(ctx.native, "elastic", None):
-            pass  # the PyTorchJob's elasticPolicy records it (training.py)
-        elif res.nodes_max and res.nodes_max != res.nodes_min:
+        ranged = bool(res.nodes_max) and res.nodes_max != res.nodes_min
+        if ranged and not getattr(ctx.native, "elastic", None):  # elastic: the elasticPolicy says it
             ctx.fidelity.approximated(
                 ctx.option("nodes", text, index),
                 f"a fixed count of {nodes} pods (the minimum); a node range is only "
                 "elastic with PyTorchJob elasticPolicy",
                 ctx.line_of("nodes", index),
             )
-        else:
+        elif not ranged:
             ctx.fidelity.mapped(
                 ctx.option("nodes", text, index),
                 f"{plural(nodes, 'pod')}, one per node",

@@ -110,8 +110,6 @@ for __m_h in $__m_hosts; do
 done
 export SLURMD_NODENAME=${SLURMD_NODENAME:-$(hostname)}
 export SLURM_TOPOLOGY_ADDR=$SLURMD_NODENAME
-# Rendezvous: the first pod, unless the operator (PyTorchJob) already set it.
-export MASTER_ADDR=${MASTER_ADDR:-${__m_hosts%% *}}
 
 export SLURM_PROCID=$(( MIGRATE_GROUP_NODEID * ${MIGRATE_TASKS_PER_NODE:-1} ))
 export SLURM_LOCALID=0
