@@ -15,6 +15,7 @@ from migrate.ir import Job
 from migrate.translators.slurm import reader
 
 MAX_NODES = 4
+SUBMIT_ROOT = "/sweep/submit"  # the corpus's folders, as the site's job folders on both sides
 MAX_ARRAY_TASKS = 6
 # Top-level folders of the image and the host: a script's path there is not site storage.
 SYSTEM_TOPS = frozenset(
@@ -52,6 +53,11 @@ class Case:
     job: Job
     skipped: str | None = None  # why the sweep does not run it
     folders: list[str] = field(default_factory=list)  # absolute folders its paths name
+    submitted_from: str = ""  # its folder below corpus/: both sides submit it from there
+
+    @property
+    def submit_dir(self) -> str:
+        return f"{SUBMIT_ROOT}/{self.submitted_from}".rstrip("/")
 
 
 def find(corpus: Path) -> list[Case]:
@@ -72,6 +78,7 @@ def find(corpus: Path) -> list[Case]:
         case = Case(str(path.relative_to(corpus)).replace("/", "__"), path, text, jobs[0])
         case.skipped = _too_large(jobs[0])
         case.folders = folders_named(text)
+        case.submitted_from = str(path.parent.relative_to(corpus)).removeprefix(".")
         out.append(case)
     return out
 

@@ -20,6 +20,12 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "approximated)",
     ),
     (
+        "*torchrun*",
+        "SLURM_GPUS_ON_NODE: Slurm None, pods *",
+        "a job that asks no GPUs but runs torchrun --nproc_per_node=N is given N GPUs a node (recorded as "
+        "inferred from the script): on the sandbox it asked none and got none",
+    ),
+    (
         "*native_ray*",
         "*",
         "a RayJob's cluster is KubeRay's and its entrypoint goes through Ray's job API: with `ray` a "

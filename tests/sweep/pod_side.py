@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cases import Case
+from cases import SUBMIT_ROOT, Case
 from podrunner import testing as pods
 from standins import BIN, RECORDS
 
@@ -31,12 +31,21 @@ MPI_FILES = {
 }
 
 
+SUBMIT_CLAIM = "fs-submit"
+
+
 def site(tops: list[str]) -> SiteConfig:
+    """Every top-level folder the scripts name a file system; the corpus's folders the job folders,
+    on one of their own (kubernetes.submit_dirs), as the Slurm side submits from them."""
     return parse_site_config(
         {
             "site": "sweep",
-            "filesystems": [{"prefix": f"/{t}", "kind": "nfs", "pvc": f"fs-{t}"} for t in tops],
+            "filesystems": [
+                *({"prefix": f"/{t}", "kind": "nfs", "pvc": f"fs-{t}"} for t in tops),
+                {"prefix": SUBMIT_ROOT, "kind": "nfs", "pvc": SUBMIT_CLAIM},
+            ],
             "defaults": {"image": "stand-in", "namespace": "sweep"},
+            "kubernetes": {"submit_dirs": {"corpus": SUBMIT_ROOT}},
         }
     )
 
@@ -61,6 +70,8 @@ def run(case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeo
     for path in case.folders:
         top, _, rest = path.strip("/").partition("/")
         (folder / "fs" / top / rest).mkdir(parents=True, exist_ok=True)
+    claims[SUBMIT_CLAIM] = folder / "fs" / "submit"
+    (claims[SUBMIT_CLAIM] / case.submitted_from / "logs").mkdir(parents=True)
     try:
         result = pods.run(
             with_secrets(text),

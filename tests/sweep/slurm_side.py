@@ -49,10 +49,12 @@ if ! bash /sweep/slurm-sandbox.sh start > /sweep/sandbox.log 2>&1; then
 fi
 export SLURM_CONF=/var/sbx/etc/slurm.conf
 while read -r d; do mkdir -p "$d"; done < /sweep/folders.txt
-while read -r c; do
-  mkdir -p "/sweep/submit/$c/logs"
-  (cd "/sweep/submit/$c" && env -i HOME=/root USER=root LOGNAME=root PATH="SWEEP_PATH" \
-     SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable "/sweep/scripts/$c" > .jobid 2> .sbatch-err)
+mkdir -p /sweep/jobs
+while IFS=$'\t' read -r c dir; do
+  mkdir -p "$dir/logs"
+  (cd "$dir" && env -i HOME=/root USER=root LOGNAME=root PATH="SWEEP_PATH" \
+     SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable "/sweep/scripts/$c" > "/sweep/jobs/$c.id" \
+     2> "/sweep/jobs/$c.err")
 done < /sweep/cases.txt
 # with stand-ins a job ends in seconds: one that hangs (a step waiting for what it cannot get) ends
 # at a minute instead of holding its nodes from the others
@@ -65,9 +67,9 @@ while [ "$SECONDS" -lt "$deadline" ]; do
 done
 squeue -h -o '%i %T %r' > /sweep/unfinished.txt 2>/dev/null
 scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null
-while read -r c; do
-  id=$(cut -d';' -f1 "/sweep/submit/$c/.jobid" 2>/dev/null)
-  [ -n "$id" ] && scontrol -o show job "$id" > "/sweep/submit/$c/.state" 2>&1
+while IFS=$'\t' read -r c dir; do
+  id=$(cut -d';' -f1 "/sweep/jobs/$c.id" 2>/dev/null)
+  [ -n "$id" ] && scontrol -o show job "$id" > "/sweep/jobs/$c.state" 2>&1
 done < /sweep/cases.txt
 bash /sweep/slurm-sandbox.sh purge >/dev/null 2>&1
 exit 0
@@ -84,7 +86,7 @@ def run(
     shutil.copy(SANDBOX, sweep / "slurm-sandbox.sh")
     for case in cases:
         (sweep / "scripts" / case.name).write_text(case.text)
-    (sweep / "cases.txt").write_text("".join(f"{c.name}\n" for c in cases))
+    (sweep / "cases.txt").write_text("".join(f"{c.name}\t{c.submit_dir}\n" for c in cases))
     (sweep / "folders.txt").write_text(
         "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.folders}))
     )
@@ -160,12 +162,15 @@ def _free_port() -> int:
 
 def outcome(work: Path, case: Case) -> dict[str, object]:
     """What sbatch said, the job's end state and exit code, and its id (records are kept by id)."""
-    folder = work / "sweep" / "submit" / case.name
-    jobid = (folder / ".jobid").read_text().split(";")[0].strip() if (folder / ".jobid").exists() else ""
+    jobs = work / "sweep" / "jobs"
+    given = jobs / f"{case.name}.id"
+    jobid = given.read_text().split(";")[0].strip() if given.exists() else ""
     if not jobid:
-        err = (folder / ".sbatch-err").read_text().strip() if (folder / ".sbatch-err").exists() else "?"
+        said = jobs / f"{case.name}.err"
+        err = said.read_text().strip() if said.exists() else "?"
         return {"submitted": False, "why": err.splitlines()[-1] if err else "no job id"}
-    shown = (folder / ".state").read_text() if (folder / ".state").exists() else ""
+    state = jobs / f"{case.name}.state"
+    shown = state.read_text() if state.exists() else ""
     states = sorted(set(re.findall(r"JobState=(\S+)", shown)))
     codes = sorted(set(re.findall(r"\bExitCode=(\S+)", shown)))
     ids = sorted(set(re.findall(r"JobId=(\d+)", shown)) | {jobid})
