@@ -127,3 +127,45 @@ def test_a_changed_linked_file_runs_the_passes_again(tmp_path: Path) -> None:
     assert _seen(again) == _as_lists(_expected(scanner.scan([str(site)], ScanOptions(jobs=1)).files))
     job = [v.rows for v in again if v.path.endswith("rayjob.yaml")]
     assert job and any("K8S-RAY-CLUSTER-UNRESOLVED" in line for line in job[0].diagnostics)
+
+
+def test_a_warm_table_reads_the_json_of_no_file_but_those_the_passes_need(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cached JSON is most of the cache's bytes and the table shows none of it: only a linked file
+    whose passes' outcome is not kept yet is read back with it."""
+    from migrate.scan import cache
+
+    expected = _as_lists(_expected(scanner.scan(CORPUS, ScanOptions(jobs=1)).files))
+    cached = ScanOptions(jobs=1, cache=str(tmp_path / "cache"))
+    list(scanner.iter_rendered(CORPUS, cached))  # the cache filled by a JSON scan: no linked outcome kept
+    whole: list[int] = []
+    fragments: list[int] = []
+    real_many, real_fragments = cache.ScanCache.get_many, cache.ScanCache.get_fragments
+    monkeypatch.setattr(
+        cache.ScanCache, "get_many", lambda self, keys: whole.append(len(keys)) or real_many(self, keys)
+    )
+    monkeypatch.setattr(
+        cache.ScanCache,
+        "get_fragments",
+        lambda self, keys: fragments.append(len(keys)) or real_fragments(self, keys),
+    )
+    assert _seen(scanner.overview(CORPUS, cached)) == expected
+    linked = sum(1 for v in scanner.overview(CORPUS, ScanOptions(jobs=1)) if v.rows.linked)
+    assert whole == fragments and sum(fragments) == linked  # the linked files' JSON only, once
+    whole.clear()
+    fragments.clear()
+    assert _seen(scanner.overview(CORPUS, cached)) == expected  # the passes' outcome kept: no JSON read
+    assert fragments == []
+
+
+def test_json_gone_from_the_cache_meanwhile_reads_the_scan_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from migrate.scan import cache
+
+    expected = _as_lists(_expected(scanner.scan(CORPUS, ScanOptions(jobs=1)).files))
+    cached = ScanOptions(jobs=1, cache=str(tmp_path / "cache"))
+    list(scanner.iter_rendered(CORPUS, cached))
+    monkeypatch.setattr(cache.ScanCache, "get_fragments", lambda self, keys: {})  # as if replaced
+    assert _seen(scanner.overview(CORPUS, cached)) == expected

@@ -50,7 +50,7 @@ from migrate import __version__, ir
 from migrate.site.config import SpankOption
 
 ENV_VAR = "MIGRATE_CACHE_DIR"
-SCHEMA = 3
+SCHEMA = 4
 DB_PREFIX = "scan-cache-"
 UNUSED_DAYS = 14  # cache files of other code versions untouched this long are removed
 # Stands for the display path inside cached results; cannot occur in a path from the walk.
@@ -176,6 +176,9 @@ class Entry:
     fragment: bytes
     facts: str
     rows: str = ""
+    # False: the file is not reported. An entry read without its JSON (the table's) has an empty
+    # fragment and says here whether there is one.
+    reported: bool = True
 
 
 def stamp(fragment: bytes, display: str) -> bytes:
@@ -228,7 +231,7 @@ class ScanCache:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.path = db_path(directory)
-        self._pending: list[tuple[bytes, bytes, str, str, int]] = []
+        self._pending: list[tuple[bytes, bytes, str, str, int, int]] = []
         self._writable = True
         self._conn = self._open()
         if self._writable:
@@ -270,11 +273,38 @@ class ScanCache:
     def get(self, key: bytes) -> Entry | None:
         return self.get_many([key]).get(key)
 
+    def get_summaries(self, keys: list[bytes]) -> dict[bytes, Entry]:
+        """The entries found for ``keys`` without their JSON (what the table needs: a fifth of the
+        bytes), checked by their own checksum; see :meth:`get_fragments` for the JSON."""
+        if self._conn is None or not keys:
+            return {}
+        found: dict[bytes, Entry] = {}
+        marks = ",".join("?" * len(keys))
+        try:
+            rows = self._conn.execute(
+                "SELECT key, length(fragment), facts, rows, summary_checksum FROM entries"
+                f" WHERE key IN ({marks})",
+                keys,
+            ).fetchall()
+        except sqlite3.Error:
+            return {}
+        for key, size, facts, table_rows, checksum in rows:
+            if not isinstance(facts, str) or not isinstance(table_rows, str) or not isinstance(size, int):
+                continue
+            if _checksum(facts.encode(), table_rows.encode()) == checksum:
+                found[key] = Entry(b"", facts, table_rows, reported=size > 0)
+        return found
+
+    def get_fragments(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        """The JSON kept for ``keys`` (checked), where it is still there."""
+        return {key: entry.fragment for key, entry in self.get_many(keys).items() if entry.fragment}
+
     def put(self, key: bytes, entry: Entry) -> None:
         if self._conn is None or not self._writable:
             return
         checksum = _checksum(entry.fragment, entry.facts.encode(), entry.rows.encode())
-        self._pending.append((key, entry.fragment, entry.facts, entry.rows, checksum))
+        summary = _checksum(entry.facts.encode(), entry.rows.encode())
+        self._pending.append((key, entry.fragment, entry.facts, entry.rows, checksum, summary))
         if len(self._pending) >= _FLUSH_EVERY:
             self.flush()
 
@@ -317,7 +347,7 @@ class ScanCache:
         rows, self._pending = self._pending, []
         try:
             with self._conn:
-                self._conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)", rows)
+                self._conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.Error as exc:
             # A full disk or a damaged file: stop writing and keep scanning; a damaged
             # file is removed so that the next run starts a clean cache.
@@ -336,12 +366,12 @@ class ScanCache:
 
 
 def _decode(row: tuple[object, ...]) -> Entry | None:
-    _, fragment, facts, rows, checksum = row
+    _, fragment, facts, rows, checksum = row[:5]
     if not isinstance(fragment, bytes) or not isinstance(facts, str) or not isinstance(rows, str):
         return None
     if not isinstance(checksum, int) or _checksum(fragment, facts.encode(), rows.encode()) != checksum:
         return None
-    return Entry(fragment, facts, rows)
+    return Entry(fragment, facts, rows, reported=bool(fragment))
 
 
 def _prepare(conn: sqlite3.Connection) -> sqlite3.Connection:
@@ -354,7 +384,8 @@ def _prepare(conn: sqlite3.Connection) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=OFF")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY,"
-            " fragment BLOB NOT NULL, facts TEXT NOT NULL, rows TEXT NOT NULL, checksum INTEGER NOT NULL)"
+            " fragment BLOB NOT NULL, facts TEXT NOT NULL, rows TEXT NOT NULL, checksum INTEGER NOT NULL,"
+            " summary_checksum INTEGER NOT NULL)"
         )
         conn.execute(
             "CREATE TABLE IF NOT EXISTS linked"

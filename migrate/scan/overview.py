@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from migrate.scan import cache
@@ -49,22 +50,46 @@ def summary(views: Sequence[FileView]) -> Summary:
     return Summary.of(view.facts for view in views)
 
 
+class FragmentsGone(Exception):
+    """The JSON of a file the table read from the cache is no longer there (another scan replaced the
+    cache meanwhile): the scan runs again, reading the JSON with the rows."""
+
+
 def _resolved(files: list[Rendered], values: Values, cache_dir: str | None) -> list[FileView]:
     """The views of the linked files after the passes: kept in the cache, else worked out (and kept)."""
     keys = [(f.path, f.key) for f in files if f.key is not None]
-    if cache_dir is None or len(keys) < len(files):
+    if cache_dir is None:
         return _passes(files, values)
-    key = cache.linked_key(keys, values)
     store = cache.ScanCache(cache_dir)
     try:
+        if len(keys) < len(files):
+            return _passes(_with_json(files, store), values)
+        key = cache.linked_key(keys, values)
         kept = _decode(store.get_linked(key), files)
         if kept is not None:
             return kept
-        views = _passes(files, values)
+        views = _passes(_with_json(files, store), values)
         store.put_linked(key, json.dumps([[v.facts, v.rows] for v in views]))
         return views
     finally:
         store.close()
+
+
+def _with_json(files: list[Rendered], store: cache.ScanCache) -> list[Rendered]:
+    """The files with their JSON: the table read the cached ones' rows only, and the passes read jobs."""
+    wanted = [f.key for f in files if not f.json and f.key is not None]
+    if not wanted:
+        return files
+    found = store.get_fragments(wanted)
+    out = []
+    for f in files:
+        if f.json or f.key is None:
+            out.append(f)
+        elif f.key in found:
+            out.append(replace(f, json=cache.stamp(found[f.key], f.path)))
+        else:
+            raise FragmentsGone(f.path)
+    return out
 
 
 def _passes(files: list[Rendered], values: Values) -> list[FileView]:
@@ -95,4 +120,4 @@ def _decode(kept: str | None, files: list[Rendered]) -> list[FileView] | None:
     return views
 
 
-__all__ = ["FileView", "build", "summary"]
+__all__ = ["FileView", "FragmentsGone", "build", "summary"]

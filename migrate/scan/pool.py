@@ -135,7 +135,7 @@ def _settle(staged: Outcome | Miss | None, found: dict[bytes, cache.Entry]) -> O
     entry = found.get(staged.key)
     if entry is None:
         return staged
-    if not entry.fragment:
+    if not entry.reported:
         return None  # known not to be worth reporting
     try:
         return Outcome(staged.path, entry.fragment, FileFacts.from_json(entry.facts), entry.rows, staged.key)
@@ -144,12 +144,15 @@ def _settle(staged: Outcome | Miss | None, found: dict[bytes, cache.Entry]) -> O
 
 
 def prepare(
-    items: list[Item], options: ScanOptions, store: cache.ScanCache | None
+    items: list[Item], options: ScanOptions, store: cache.ScanCache | None, fragments: bool = True
 ) -> list[Outcome | Miss | None]:
-    """What the parent settles by itself for a window of items (hits, unread files), and the Misses."""
+    """What the parent settles by itself for a window of items (hits, unread files), and the Misses;
+    ``fragments``: False leaves the cached JSON of a hit unread (the table needs its rows only)."""
     staged = [_stage(item, options, store is not None) for item in items]
     keys = [s.key for s in staged if isinstance(s, Miss) and s.key is not None]
-    found = store.get_many(keys) if store is not None and keys else {}
+    found: dict[bytes, cache.Entry] = {}
+    if store is not None and keys:
+        found = store.get_many(keys) if fragments else store.get_summaries(keys)
     return [_settle(s, found) for s in staged]
 
 
@@ -239,14 +242,14 @@ class _Window:
 
 
 def _outcomes(
-    items: Iterator[Item], options: ScanOptions, store: cache.ScanCache | None
+    items: Iterator[Item], options: ScanOptions, store: cache.ScanCache | None, fragments: bool = True
 ) -> Iterator[Outcome | None]:
     with _reading():  # the windows not given to workers are read here
-        yield from _windows(items, options, store)
+        yield from _windows(items, options, store, fragments)
 
 
 def _windows(
-    items: Iterator[Item], options: ScanOptions, store: cache.ScanCache | None
+    items: Iterator[Item], options: ScanOptions, store: cache.ScanCache | None, fragments: bool = True
 ) -> Iterator[Outcome | None]:
     workers = worker_count(options)
     head = list(itertools.islice(items, PARALLEL_MIN_FILES))
@@ -256,7 +259,7 @@ def _windows(
     in_flight: deque[_Window] = deque()
     try:
         for chunk in _chunks(itertools.chain(head, items), CHUNK_FILES):
-            window = _Window(prepare(chunk, options, store))
+            window = _Window(prepare(chunk, options, store, fragments))
             seen_misses += len(window.misses)
             if pool is None and parallel and seen_misses >= POOL_AFTER_MISSES:
                 pool = _start_pool(workers)
@@ -274,17 +277,18 @@ def _windows(
             pool.terminate()
 
 
-def run(items: Iterator[Item], options: ScanOptions) -> Iterator[Rendered]:
-    """Each reported file, in the order of ``items``, the cache filled as a side effect."""
+def run(items: Iterator[Item], options: ScanOptions, fragments: bool = True) -> Iterator[Rendered]:
+    """Each reported file, in the order of ``items``, the cache filled as a side effect;
+    ``fragments``: False gives a file found in the cache with no JSON (``b""``), only its rows."""
     store = cache.ScanCache(options.cache) if options.cache is not None else None
     try:
-        for out in _outcomes(items, options, store):
+        for out in _outcomes(items, options, store, fragments):
             if out is None:
                 continue
             if out.new and out.key is not None and store is not None:
                 facts = out.facts.to_json() if out.facts else ""
                 store.put(out.key, cache.Entry(out.json, facts, out.rows))
-            if out.json and out.facts is not None:
+            if out.facts is not None and (out.json or not fragments):
                 stamped = cache.stamp(out.json, out.path), cache.stamp_text(out.rows, out.path)
                 yield Rendered(out.path, *stamped, out.facts, out.key)
     finally:

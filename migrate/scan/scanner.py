@@ -38,10 +38,18 @@ def overview(
 ) -> list[FileView]:
     """Every reported file as the scan table shows it, with what :func:`scan` resolves across files;
     ``on_file`` is called as each file is read (a progress bar)."""
-    files: Iterable[Rendered] = iter_rendered(paths, options)
-    if on_file is not None:
-        files = _calling(on_file, files)
-    return scan_overview.build(files, options.values, options.cache)
+    paths = list(paths)
+
+    def build(fragments: bool) -> list[FileView]:
+        files: Iterable[Rendered] = pool.run(iter_candidates(paths), options, fragments)
+        if on_file is not None:
+            files = _calling(on_file, files)
+        return scan_overview.build(files, options.values, options.cache)
+
+    try:
+        return build(fragments=False)  # the cached JSON is read only for the files the passes need
+    except scan_overview.FragmentsGone:
+        return build(fragments=True)  # another scan changed the cache meanwhile: JSON and all
 
 
 def _calling(on_file: Callable[[], object], files: Iterable[Rendered]) -> Iterator[Rendered]:
