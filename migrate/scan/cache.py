@@ -252,21 +252,23 @@ class ScanCache:
         self._writable = False
         return _open_read_only(self.path)
 
-    def get_many(self, keys: list[bytes]) -> dict[bytes, Entry]:
-        """The entries found for ``keys``; damaged or unreadable ones are left out (misses)."""
+    def _entries(self, columns: str, keys: list[bytes]) -> list[tuple[object, ...]]:
+        """``columns`` of the entries of ``keys``; none where the cache cannot be read."""
         if self._conn is None or not keys:
-            return {}
-        found: dict[bytes, Entry] = {}
+            return []
         marks = ",".join("?" * len(keys))
         try:
-            rows = self._conn.execute(
-                f"SELECT key, fragment, facts, rows, checksum FROM entries WHERE key IN ({marks})", keys
-            ).fetchall()
+            query = f"SELECT {columns} FROM entries WHERE key IN ({marks})"
+            return self._conn.execute(query, keys).fetchall()
         except sqlite3.Error:
-            return {}  # a missing table, a damaged page, a lock: all misses
-        for row in rows:
+            return []  # a missing table, a damaged page, a lock: all misses
+
+    def get_many(self, keys: list[bytes]) -> dict[bytes, Entry]:
+        """The entries found for ``keys``; damaged or unreadable ones are left out (misses)."""
+        found: dict[bytes, Entry] = {}
+        for row in self._entries("key, fragment, facts, rows, checksum", keys):
             entry = _decode(row)
-            if entry is not None:
+            if entry is not None and isinstance(row[0], bytes):
                 found[row[0]] = entry
         return found
 
@@ -276,22 +278,13 @@ class ScanCache:
     def get_summaries(self, keys: list[bytes]) -> dict[bytes, Entry]:
         """The entries found for ``keys`` without their JSON (what the table needs: a fifth of the
         bytes), checked by their own checksum; see :meth:`get_fragments` for the JSON."""
-        if self._conn is None or not keys:
-            return {}
         found: dict[bytes, Entry] = {}
-        marks = ",".join("?" * len(keys))
-        try:
-            rows = self._conn.execute(
-                "SELECT key, length(fragment), facts, rows, summary_checksum FROM entries"
-                f" WHERE key IN ({marks})",
-                keys,
-            ).fetchall()
-        except sqlite3.Error:
-            return {}
-        for key, size, facts, table_rows, checksum in rows:
+        for key, size, facts, table_rows, checksum in self._entries(
+            "key, length(fragment), facts, rows, summary_checksum", keys
+        ):
             if not isinstance(facts, str) or not isinstance(table_rows, str) or not isinstance(size, int):
                 continue
-            if _checksum(facts.encode(), table_rows.encode()) == checksum:
+            if isinstance(key, bytes) and _checksum(facts.encode(), table_rows.encode()) == checksum:
                 found[key] = Entry(b"", facts, table_rows, reported=size > 0)
         return found
 
