@@ -117,7 +117,6 @@ def _sbatch(name: str, workdir: str, value: str, arg: str) -> str:
         f"#SBATCH --export=ALL,MIGRATE_T_VALUE={_directive_quote(value)}\n"
         '#SBATCH --output="/dev/null"\n'
         'printf %s "$SLURM_JOB_NAME" > "$MIGRATE_DIR/seen-name"\n'
-        'printf %s "$SLURM_SUBMIT_DIR" > "$MIGRATE_DIR/seen-workdir"\n'
         'printf %s "$MIGRATE_T_VALUE" > "$MIGRATE_DIR/seen-value"\n'
         f'printf %s {_bash_quote(arg)} > "$MIGRATE_DIR/seen-arg"\n'
     )
@@ -176,13 +175,9 @@ def test_sbatch_values_reach_the_pod_script_byte_for_byte(
     (container,) = pod_specs([d for d in docs if d["kind"] != "ConfigMap"])[0]["containers"]
     env = literal_env(container)
     assert (env["SLURM_JOB_NAME"], env["MIGRATE_T_VALUE"], container["workingDir"]) == (name, value, workdir)
+    # --chdir reaches the pod as its workingDir (above); SLURM_SUBMIT_DIR is where sbatch ran, not it
     seen = _pod_sees(manifest, case / "pod")
-    assert seen == {
-        "name": name.encode(),
-        "workdir": workdir.encode(),
-        "value": value.encode(),
-        "arg": arg.encode(),
-    }
+    assert seen == {"name": name.encode(), "value": value.encode(), "arg": arg.encode()}
 
 
 @needs_bash
@@ -233,14 +228,15 @@ def test_ir_values_reach_the_pod_script_byte_for_byte(
         environment=(ir.EnvVar("MIGRATE_T_VALUE", value, origin="sbatch-export"),),
         script=ir.ScriptInfo(
             body='printf %s "$SLURM_JOB_NAME" > "$MIGRATE_DIR/seen-name"\n'
-            'printf %s "$SLURM_SUBMIT_DIR" > "$MIGRATE_DIR/seen-workdir"\n'
             'printf %s "$MIGRATE_T_VALUE" > "$MIGRATE_DIR/seen-value"\n'
         ),
     )
     (manifest,) = translate_job(job, None, style="emulate").files.values()
     assert validate.validate_documents(manifest) == []
+    (container,) = pod_specs([d for d in documents(manifest) if d["kind"] != "ConfigMap"])[0]["containers"]
+    assert container["workingDir"] == "/w" + workdir  # as written, through the YAML
     seen = _pod_sees(manifest, case)
-    assert seen == {"name": name.encode(), "workdir": ("/w" + workdir).encode(), "value": value.encode()}
+    assert seen == {"name": name.encode(), "value": value.encode()}
 
 
 # ---------------------------------------------------------------------------
