@@ -428,7 +428,7 @@ def test_the_cases_check_what_they_claim(slurm: dict[str, Any]) -> None:
     """The Slurm side itself: node 0 outside srun, one line per statement, 4 ranks summing to 10."""
     hostname = slurm_run(slurm, "torchrun_hostname")
     assert hostname["batch host"] == [[0, "SLURM_NODEID=0"]]
-    assert hostname["statements"] == [("epilog 0", 1), ("prolog", 1)]
+    assert hostname["statements"] == [("epilog", 1), ("prolog", 1)]
     assert hostname["world sizes"] == [4] and hostname["all_reduce"] == [10.0]
     node = [[n, f"SLURM_NODEID={n}"] for n in range(2)]
     assert hostname["node and local rank"] == [([0], 0), ([0], 1), ([1], 0), ([1], 1)]
