@@ -213,6 +213,25 @@ def test_a_broken_slinky_object_fails(
     assert any(expected in p.render() for p in problems), [p.render() for p in problems]
 
 
+def test_slinky_references_name_their_object_only(slinky_objects: list[dict[str, Any]]) -> None:
+    """NodeSet ``spec.controllerRef`` and Controller ``spec.accountingRef`` have ``name`` only.
+
+    SlinkyProject/slurm-operator ``config/crd/bases/slinky.slurm.net_nodesets.yaml`` and
+    ``slinky.slurm.net_controllers.yaml``: the ``namespace`` went when cross-namespace
+    references were disallowed, so the apiserver's strict field validation rejects it.
+    """
+    nodesets = [o for o in slinky_objects if o["kind"] == "NodeSet"]
+    assert nodesets and all(o["spec"]["controllerRef"] == {"name": "slurm"} for o in nodesets)
+    for kind, field in (("NodeSet", "controllerRef"), ("Controller", "accountingRef")):
+        obj = _mutated(
+            slinky_objects, kind, lambda s, f=field: s.update({f: {"name": "slurm", "namespace": "x"}})
+        )
+        [problem] = validate_object(obj)
+        assert problem.path == f"spec.{field}.namespace", kind
+        assert problem.message.startswith("unknown field 'namespace': ")
+        assert "cross-namespace references" in problem.message
+
+
 # ---------------------------------------------------------------------------
 # The slurm-bridge flavor
 

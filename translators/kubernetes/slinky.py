@@ -168,7 +168,7 @@ def _extra_conf(conf: Mapping[str, Any]) -> str:
 
 def nodeset_object(plan: NodeSetPlan, site: SiteConfig) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "controllerRef": {"name": RELEASE, "namespace": NAMESPACE},
+        "controllerRef": {"name": RELEASE},  # name only: the Controller is in the NodeSet's namespace
         "replicas": plan.replicas,
         "slurmd": {"name": "slurmd"},
         "template": {"spec": {"hostname": f"{plan.partition}-", **_pod_spec(plan.config)}},

@@ -476,9 +476,11 @@ def _error_problems(err: ValidationError) -> Iterator[tuple[list[PathPart], str]
     if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
         known = set(schema.get("properties", {}))
         patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+        hints = schema.get("x-unknown", {})  # why a field people expect is not there
         for key in err.instance:
             if key not in known and not any(p.search(key) for p in patterns):
-                yield [*parts, key], f"unknown field {key!r}"
+                hint = f": {hints[key]}" if key in hints else ""
+                yield [*parts, key], f"unknown field {key!r}{hint}"
         return
     if err.validator == "required" and isinstance(err.instance, Mapping):
         # jsonschema reports each missing property as its own error, naming it in the message.
