@@ -272,6 +272,27 @@ def test_an_external_controller_gets_only_values_the_chart_renders(tmp_path: Pat
     assert "slurm.conf.nodesets" in hybrid["detail"] and "renders no clusterName" in hybrid["detail"]
 
 
+@pytest.mark.parametrize("hybrid", [True, False])
+def test_migrate_validate_passes_the_folder_migrate_plan_writes(tmp_path: Path, hybrid: bool) -> None:
+    """``migrate validate coexistence/`` checks the values file as the slurm chart's values.
+
+    The keys and types come from SlinkyProject/slurm-operator ``helm/slurm/values.yaml``; the
+    objects beside it from ``config/crd/bases/slinky.slurm.net_{nodesets,controllers}.yaml``.
+    """
+    inventory = [str(REPO / SLURM_CONF)] if hybrid else []
+    api.run_plan(
+        [str(CORPUS / "sample-site")],
+        "kubernetes",
+        out=str(tmp_path),
+        inventory=inventory,
+        coexistence="slinky",
+    )
+    run = api.run_validate(str(tmp_path / "coexistence"))
+    assert [p.render() for p in run.kubernetes.problems] == []
+    assert run.ok and run.kubernetes.kinds["slurm chart values"] == 1
+    assert run.kubernetes.kinds["slinky.slurm.net/v1beta1 NodeSet"] >= 2
+
+
 # ---------------------------------------------------------------------------
 # The slurm-bridge flavor
 
