@@ -83,6 +83,30 @@ def test_plan_coexistence_choice_and_its_files(tmp_path: Path) -> None:
     assert "Traceback" not in bad.stderr
 
 
+def test_validate_passes_the_slinky_files_plan_wrote(tmp_path: Path) -> None:
+    """The values file next to the objects is checked as slurm chart values, not as an object.
+
+    SlinkyProject/slurm-operator ``helm/slurm/values.yaml`` holds the chart's keys.
+    """
+    conf = str(REPO / "corpus" / "cluster" / "slurm.conf")
+    res = run(
+        "plan",
+        SITE,
+        "--to",
+        "kubernetes",
+        "--out",
+        str(tmp_path),
+        "--coexistence",
+        "slinky",
+        "--inventory",
+        conf,
+    )
+    assert res.returncode == 0, res.stderr
+    check = run("validate", str(tmp_path / "coexistence"))
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "slurm chart values 1" in check.stdout and "apiVersion" not in check.stdout
+
+
 def test_plan_never_overwrites_without_force(tmp_path: Path) -> None:
     (tmp_path / "plan.json").write_text("mine\n")
     res = run("plan", SITE, "--to", "slurm", "--out", str(tmp_path))

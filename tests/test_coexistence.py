@@ -213,6 +213,86 @@ def test_a_broken_slinky_object_fails(
     assert any(expected in p.render() for p in problems), [p.render() for p in problems]
 
 
+def test_slinky_references_name_their_object_only(slinky_objects: list[dict[str, Any]]) -> None:
+    """NodeSet ``spec.controllerRef`` and Controller ``spec.accountingRef`` have ``name`` only.
+
+    SlinkyProject/slurm-operator ``config/crd/bases/slinky.slurm.net_nodesets.yaml`` and
+    ``slinky.slurm.net_controllers.yaml``: the ``namespace`` went when cross-namespace
+    references were disallowed, so the apiserver's strict field validation rejects it.
+    """
+    nodesets = [o for o in slinky_objects if o["kind"] == "NodeSet"]
+    assert nodesets and all(o["spec"]["controllerRef"] == {"name": "slurm"} for o in nodesets)
+    for kind, field in (("NodeSet", "controllerRef"), ("Controller", "accountingRef")):
+        obj = _mutated(
+            slinky_objects, kind, lambda s, f=field: s.update({f: {"name": "slurm", "namespace": "x"}})
+        )
+        [problem] = validate_object(obj)
+        assert problem.path == f"spec.{field}.namespace", kind
+        assert problem.message.startswith("unknown field 'namespace': ")
+        assert "cross-namespace references" in problem.message
+
+
+def test_an_external_controller_gets_only_values_the_chart_renders(tmp_path: Path) -> None:
+    """With ``controller.external`` no clusterName, configFiles or partitions; slurm.conf is told instead.
+
+    SlinkyProject/slurm-operator ``helm/slurm/templates/controller/controller-cr.yaml``: an external
+    Controller carries only the auth refs, accountingRef, external and externalConfig, so those
+    values would reach nothing. The written notes say what the site's slurm.conf must declare.
+    """
+    api.run_plan(
+        [str(CORPUS / "sample-site")],
+        "kubernetes",
+        out=str(tmp_path),
+        inventory=[str(REPO / SLURM_CONF)],
+        coexistence="slinky",
+    )
+    folder = tmp_path / "coexistence"
+    text = (folder / "slinky-values.yaml").read_text()
+    [values] = [d for d in yaml.safe_load_all(text) if d]
+    assert values["controller"]["external"] is True
+    assert not {"clusterName", "configFiles", "partitions"} & set(values)
+    assert "extraConfMap" not in values["controller"]
+    declared = [
+        "NodeSet=gpu-h100 Feature=gpu-h100",
+        "PartitionName=gpu-h100 Nodes=<its bare-metal nodes>,gpu-h100",
+    ]
+    readme = (folder / "README.md").read_text()
+    for line in declared:
+        assert f"# {line}\n" in text  # the values file's header says it
+        assert f"\n{line}\n" in readme  # and the README's slurm.conf section
+    assert "renders no clusterName, configFiles or partitions" in readme
+    assert "GresTypes=gpu" in text and "GresTypes=gpu" in readme
+    conf = (folder / "slurm.conf.nodesets").read_text()
+    assert "NodeSet=gpu-h100 Feature=gpu-h100\n" in conf and "GPUs need GresTypes=gpu" in conf
+    hybrid = next(
+        s
+        for s in json.loads((tmp_path / "plan.json").read_text())["phases"][0]["steps"]
+        if s["name"] == "hybrid mode"
+    )
+    assert "slurm.conf.nodesets" in hybrid["detail"] and "renders no clusterName" in hybrid["detail"]
+
+
+@pytest.mark.parametrize("hybrid", [True, False])
+def test_migrate_validate_passes_the_folder_migrate_plan_writes(tmp_path: Path, hybrid: bool) -> None:
+    """``migrate validate coexistence/`` checks the values file as the slurm chart's values.
+
+    The keys and types come from SlinkyProject/slurm-operator ``helm/slurm/values.yaml``; the
+    objects beside it from ``config/crd/bases/slinky.slurm.net_{nodesets,controllers}.yaml``.
+    """
+    inventory = [str(REPO / SLURM_CONF)] if hybrid else []
+    api.run_plan(
+        [str(CORPUS / "sample-site")],
+        "kubernetes",
+        out=str(tmp_path),
+        inventory=inventory,
+        coexistence="slinky",
+    )
+    run = api.run_validate(str(tmp_path / "coexistence"))
+    assert [p.render() for p in run.kubernetes.problems] == []
+    assert run.ok and run.kubernetes.kinds["slurm chart values"] == 1
+    assert run.kubernetes.kinds["slinky.slurm.net/v1beta1 NodeSet"] >= 2
+
+
 # ---------------------------------------------------------------------------
 # The slurm-bridge flavor
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+import yaml
 
 from migrate.translators.kubernetes.validate import (
     K8S_VERSION,
@@ -1604,6 +1605,78 @@ def test_tree(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Values files of the slurm chart
+# ---------------------------------------------------------------------------
+
+SLURM_VALUES = """\
+controller:
+  external: true
+  externalConfig: {host: 10.0.0.1, port: 6817}
+slurmKey:
+  create: false
+  secretRef: {name: slurm-key, key: slurm.key}
+nodesets:
+  gpu:
+    enabled: true
+    replicas: 2
+    slurmd: {resources: {limits: {nvidia.com/gpu: 8}}}
+    extraConfMap: {Gres: ['gpu:h100:8']}
+    podSpec: {nodeSelector: {pool: gpu}, tolerations: [{key: gpu, operator: Exists}]}
+partitions:
+  gpu: {enabled: true, nodesets: [gpu], configMap: {State: UP, MaxTime: 1440}}
+"""
+
+
+def _values_problems(text: str) -> list[tuple[str, str, int | None]]:
+    return [(p.path, p.message, p.line) for p in validate_documents(text, "slinky-values.yaml")]
+
+
+def test_slurm_chart_values_pass_as_values() -> None:
+    """A YAML mapping with the slurm chart's keys is its values, not an object missing apiVersion.
+
+    Keys and types from SlinkyProject/slurm-operator ``helm/slurm/values.yaml`` (v1.2.1).
+    """
+    assert _values_problems(SLURM_VALUES) == []
+
+
+def test_an_unknown_values_key_is_named() -> None:
+    """SlinkyProject/slurm-operator ``helm/slurm/values.yaml`` has no ``nodeSets``: Helm would ignore it."""
+    [(path, message, line)] = _values_problems(SLURM_VALUES + "nodeSets: {}\n")
+    assert path == "nodeSets" and line == 16  # the line after SLURM_VALUES
+    assert message == "unknown field 'nodeSets': the slurm chart has no such value, so Helm would ignore it"
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ("nodesets:\n  gpu: {replica: 2}\n", "nodesets.gpu.replica"),
+        ("nodesets:\n  gpu: {replicas: two}\n", "nodesets.gpu.replicas"),
+        ("controller: {external: 'yes'}\n", "controller.external"),
+        ("controller: {clusterName: x}\n", "controller.clusterName"),
+        ("clusterName: [a]\n", "clusterName"),
+        ("configFiles: {gres.conf: 1}\n", 'configFiles["gres.conf"]'),
+        ("partitions:\n  gpu: {enabled: true, nodesets: [cpu]}\n", "partitions.gpu.nodesets[0]"),
+    ],
+)
+def test_slurm_chart_values_are_checked_where_migrate_writes(change: str, path: str) -> None:
+    """Types and keys of ``controller``, ``nodesets.<name>`` (over ``nodesetDefaults``), ``partitions``.
+
+    SlinkyProject/slurm-operator ``helm/slurm/values.yaml``; a partition naming a NodeSet the values
+    do not enable makes ``helm/slurm/templates/controller/_helpers.tpl`` fail.
+    """
+    base = {k: v for k, v in yaml.safe_load(SLURM_VALUES).items() if k not in yaml.safe_load(change)}
+    problems = validate_documents([{**base, **yaml.safe_load(change)}])
+    assert [p.path for p in problems] == [path], [p.render() for p in problems]
+
+
+def test_other_mappings_without_apiversion_keep_their_error(tmp_path: Path) -> None:
+    assert paths(validate_object({"replicas": 2, "controller": {}})) == ["apiVersion"]
+    assert paths(validate_object({"kind": "Job", "nodesets": {}})) == ["apiVersion"]
+    (tmp_path / "values.yaml").write_text(SLURM_VALUES, encoding="utf-8")
+    assert validate_tree(tmp_path).kinds == {"slurm chart values": 1}
+
+
+# ---------------------------------------------------------------------------
 # The schema files themselves
 # ---------------------------------------------------------------------------
 
@@ -1633,7 +1706,7 @@ def _objects(node: Any, where: str = "") -> list[tuple[str, dict[str, Any]]]:
 @pytest.mark.parametrize(("name", "schema"), _schema_files())
 def test_schema_files_are_strict_and_say_where_they_come_from(name: str, schema: dict[str, Any]) -> None:
     assert re.search(
-        r"(volcano-sh|kubernetes-sigs|kubeflow|ray-project|SlinkyProject|aws)/[\w.-]+ \S+\.(go|py)",
+        r"(volcano-sh|kubernetes-sigs|kubeflow|ray-project|SlinkyProject|aws)/[\w.-]+ \S+\.(go|py|yaml)",
         schema["$comment"],
     )
     assert schema["$id"] == f"urn:migrate:schema:{name.removesuffix('.json')}"

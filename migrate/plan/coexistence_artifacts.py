@@ -93,6 +93,8 @@ def _slinky_files(plan: Plan, site: SiteConfig, inventory: Sequence[Inventory]) 
     sets = _nodeset_plans(plan, site)
     external = _external(plan, inventory)
     header = [f"slurm chart (slurm-operator v1.x) values for {site.site}, written by migrate plan"]
+    if external is not None:
+        header += _external_values_note(sets)
     files = {
         VALUES: dump_all([Manifest(slinky.helm_values(sets, site, external))], header),
         OBJECTS: dump_all(
@@ -106,10 +108,26 @@ def _slinky_files(plan: Plan, site: SiteConfig, inventory: Sequence[Inventory]) 
             "# add to the site's slurm.conf: the NodeSets' dynamic nodes, and each name to its partition"
         ]
         lines += slinky.slurm_conf_lines(sets)
-        lines += [f"# PartitionName={s.partition} Nodes=<its bare-metal nodes>,{s.partition}" for s in sets]
+        lines += [f"# {line}" for line in slinky.partition_lines(sets)]
+        if gres := slinky.gres_note(sets):
+            lines.append(f"# the NodeSets' GPUs need {gres}")
         files[SLURM_CONF_NODESETS] = "\n".join(lines) + "\n"
     files[README] = _slinky_readme(plan, sets, external)
     return files
+
+
+def _external_values_note(sets: Sequence[slinky.NodeSetPlan]) -> list[str]:
+    """The values file's own word on what an external controller leaves to the site's slurm.conf."""
+    out = [
+        f"controller.external: the chart renders no {slinky.not_rendered_when_external()} for an "
+        "external slurmctld, so these values leave them out.",
+        f"The site's slurm.conf declares the NodeSets and their partitions instead ({SLURM_CONF_NODESETS}):",
+        *slinky.slurm_conf_lines(sets),
+        *slinky.partition_lines(sets),
+    ]
+    if gres := slinky.gres_note(sets):
+        out.append(f"Their GPUs need {gres}.")
+    return out
 
 
 def _why(plan: Plan) -> list[str]:
@@ -142,6 +160,10 @@ def _slinky_readme(
                 f" The address {PLACEHOLDER_HOST} is a placeholder: set controller.externalConfig.host, "
                 "or plan again with the site's slurm.conf given to --inventory."
             )
+        steps[-1] += (
+            f" The chart renders no {slinky.not_rendered_when_external()} for an external controller, "
+            f"so {VALUES} leaves them out: the site's own slurm.conf and gres.conf stand for them (below)."
+        )
     steps += [
         f"Install the slurm chart with `helm install {slinky.RELEASE} ... -f {VALUES}`; {OBJECTS} shows the "
         "NodeSet and Controller objects it renders (`migrate validate` checks them offline).",
@@ -159,7 +181,28 @@ def _slinky_readme(
         "| --- | --- | --- |",
     ]
     lines += [f"| {s.partition} | {s.replicas} | {s.config.gpus_per_node} |" for s in sets]
+    if external is not None:
+        lines += _site_conf_section(sets)
     return "\n".join(lines + _risks(CoexistenceMode.SLINKY)) + "\n"
+
+
+def _site_conf_section(sets: Sequence[slinky.NodeSetPlan]) -> list[str]:
+    """Hybrid mode: what the site's slurm.conf declares, since the chart renders none of it."""
+    lines = [
+        "",
+        "## The site's slurm.conf (hybrid mode)",
+        "",
+        "Each NodeSet's pods register as dynamic nodes with the NodeSet's name as a feature; the site's "
+        "slurm.conf names them and adds them to the partition of the same name:",
+        "",
+        "```",
+        *slinky.slurm_conf_lines(sets),
+        *slinky.partition_lines(sets),
+        "```",
+    ]
+    if gres := slinky.gres_note(sets):
+        lines += ["", f"The NodeSets' GPUs need {gres}."]
+    return lines
 
 
 def _bridge_files(plan: Plan) -> dict[str, str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from migrate.plan.coexistence import BRIDGE_MINIMUM, CoexistenceDecision
 from migrate.plan.phases import Capacity, Step
 from migrate.site.inventory_model import Inventory
-from migrate.translators.kubernetes.slinky import parse_slurmctld_host
+from migrate.translators.kubernetes.slinky import not_rendered_when_external, parse_slurmctld_host
 from migrate.vocab import CoexistenceMode, Direction, Pattern
 
 BRIDGE_SCHEDULER = "slurm-bridge-scheduler"  # schedulerConfig.schedulerName's default
@@ -82,13 +82,15 @@ def _slinky_foundations(
 ) -> list[Step]:
     steps = []
     if gpu_partitions:
+        # An external controller gets no gres.conf from the chart: slurmd fetches the site's.
+        gres_conf = "the site's gres.conf" if decision.hybrid_controller else "gres.conf"
         steps.append(
             Step(
                 "coexistence",
                 "GPU Operator for slurmd pods",
                 "the NVIDIA GPU Operator (driver and device plugin) on the nodes of "
                 + ", ".join(gpu_partitions)
-                + ": the NodeSet pods request nvidia.com/gpu, and gres.conf AutoDetect=nvidia finds them",
+                + f": the NodeSet pods request nvidia.com/gpu, and {gres_conf} AutoDetect=nvidia finds them",
             )
         )
     steps += [
@@ -116,7 +118,9 @@ def _slinky_foundations(
             "hybrid mode",
             f"NodeSets register with the existing slurmctld ({host}): controller.external with its host "
             "and port, the cluster's slurm.key and jwt.key copied into Secrets, pod networking routed "
-            "both ways (no NAT) between the pods and the Slurm hosts",
+            "both ways (no NAT) between the pods and the Slurm hosts, and the site's slurm.conf declaring "
+            f"each NodeSet and adding it to its partition ({ARTIFACTS}slurm.conf.nodesets): the chart "
+            f"renders no {not_rendered_when_external()} for an external controller",
             tuple(where for _, where in settings.values() if where),
         )
     )

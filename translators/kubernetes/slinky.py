@@ -5,8 +5,10 @@ The values follow the v1.x chart layout: ``nodesets.<name>`` (deep-merged over
 and node devices), ``extraConfMap`` (GRES and features), ``podSpec``
 (``nodeSelector``, ``tolerations``), and ``partitions.<name>`` naming its
 NodeSets. In hybrid mode ``controller.external`` points at the site's own
-slurmctld; the chart then renders no partitions, so the site's slurm.conf
-declares them (``slurm_conf_lines``).
+slurmctld; the chart then renders only the auth refs and the address into the
+Controller, so the values leave out what would reach nothing
+(``NOT_RENDERED_WHEN_EXTERNAL``) and the site's slurm.conf declares the NodeSets
+and their partitions instead (``slurm_conf_lines``, ``partition_lines``).
 
 The CRs are what the chart renders from those values: one NodeSet per
 partition, named ``<release>-worker-<name>`` with the hostname prefix
@@ -29,6 +31,16 @@ SLURMCTLD_PORT = 6817
 GPU_RESOURCE = "nvidia.com/gpu"
 SLURM_KEY_SECRET = "slurm-key"  # where hybrid mode expects the cluster's slurm.key and jwt.key
 JWT_KEY_SECRET = "slurm-jwt-key"
+# With controller.external the chart's Controller template (helm/slurm/templates/controller/
+# controller-cr.yaml) renders only the auth refs, accountingRef, external and externalConfig:
+# these values would reach nothing, and the site's own slurm.conf and gres.conf stand for them.
+NOT_RENDERED_WHEN_EXTERNAL = ("clusterName", "configFiles", "partitions")
+
+
+def not_rendered_when_external() -> str:
+    """``NOT_RENDERED_WHEN_EXTERNAL`` in words, for the notes that say why those values are missing."""
+    *head, last = NOT_RENDERED_WHEN_EXTERNAL
+    return f"{', '.join(head)} or {last}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,23 +142,24 @@ def helm_values(
         if pod := _pod_spec(plan.config):
             entry["podSpec"] = pod
         sets[plan.partition] = entry
-    values: dict[str, Any] = {"clusterName": site.site}
     if external is not None:
-        values["controller"] = {
-            "external": True,
-            "externalConfig": {"host": external.host, "port": external.port},
+        return {  # nothing of NOT_RENDERED_WHEN_EXTERNAL: the site's slurm.conf declares it
+            "controller": {
+                "external": True,
+                "externalConfig": {"host": external.host, "port": external.port},
+            },
+            "slurmKey": {"create": False, "secretRef": {"name": SLURM_KEY_SECRET, "key": "slurm.key"}},
+            "jwtKey": {"create": False, "secretRef": {"name": JWT_KEY_SECRET, "key": "jwt.key"}},
+            "nodesets": sets,
         }
-        values["slurmKey"] = {"create": False, "secretRef": {"name": SLURM_KEY_SECRET, "key": "slurm.key"}}
-        values["jwtKey"] = {"create": False, "secretRef": {"name": JWT_KEY_SECRET, "key": "jwt.key"}}
-    else:
-        values["controller"] = (
-            {"extraConfMap": {"GresTypes": "gpu"}} if any(p.config.gpus_per_node for p in nodesets) else {}
-        )
-    if any(p.config.gpus_per_node for p in nodesets):
+    gpus = any(p.config.gpus_per_node for p in nodesets)
+    values: dict[str, Any] = {
+        "clusterName": site.site,
+        "controller": {"extraConfMap": {"GresTypes": "gpu"}} if gpus else {},
+    }
+    if gpus:
         values["configFiles"] = {"gres.conf": "AutoDetect=nvidia\n"}
     values["nodesets"] = sets
-    if external is not None:
-        return values  # the chart renders no partitions for an external controller: slurm.conf has them
     values["partitions"] = {
         plan.partition: {
             "enabled": True,
@@ -168,7 +181,7 @@ def _extra_conf(conf: Mapping[str, Any]) -> str:
 
 def nodeset_object(plan: NodeSetPlan, site: SiteConfig) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "controllerRef": {"name": RELEASE, "namespace": NAMESPACE},
+        "controllerRef": {"name": RELEASE},  # name only: the Controller is in the NodeSet's namespace
         "replicas": plan.replicas,
         "slurmd": {"name": "slurmd"},
         "template": {"spec": {"hostname": f"{plan.partition}-", **_pod_spec(plan.config)}},
@@ -217,14 +230,33 @@ def slurm_conf_lines(nodesets: Sequence[NodeSetPlan]) -> list[str]:
     return out
 
 
+def partition_lines(nodesets: Sequence[NodeSetPlan]) -> list[str]:
+    """Each NodeSet added to the site's partition of the same name, beside its bare-metal nodes."""
+    return [f"PartitionName={p.partition} Nodes=<its bare-metal nodes>,{p.partition}" for p in nodesets]
+
+
+def gres_note(nodesets: Sequence[NodeSetPlan]) -> str | None:
+    """What the site's GRES settings need for the NodeSets' GPUs (no gres.conf comes from the chart)."""
+    if not any(p.config.gpus_per_node for p in nodesets):
+        return None
+    return (
+        "GresTypes=gpu in slurm.conf, and AutoDetect=nvidia (or Name=gpu lines) for the NodeSet nodes "
+        "in the gres.conf that slurmd fetches from the controller"
+    )
+
+
 __all__ = [
     "API_VERSION",
+    "NOT_RENDERED_WHEN_EXTERNAL",
     "ExternalController",
     "NodeSetPlan",
     "controller_object",
+    "gres_note",
     "helm_values",
     "nodeset_object",
+    "not_rendered_when_external",
     "parse_slurmctld_host",
     "partition_features",
+    "partition_lines",
     "slurm_conf_lines",
 ]

@@ -18,6 +18,10 @@ Three layers check each object:
    enforce and a JSON schema cannot express (generated name lengths, references
    between replicated jobs, quota lists that must line up).
 
+A values file of slurm-operator's ``slurm`` chart is not an object: it is told
+apart by its keys and checked against the chart's values instead
+(``chart_values.py``, ``schemas/slinky-chart-values.json``).
+
 A kind without a schema is a problem ("no schema for ..."), never a pass. The
 validators are compiled once per kind and cached: a small Job takes about 0.2 ms,
 a JobSet with two GPU pod templates about 2 ms.
@@ -44,6 +48,7 @@ from referencing import Registry, Resource
 from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.translators.argo import validate as argo_validate
+from migrate.translators.kubernetes import chart_values
 from migrate.yamlload import LineDict, LineList, load_documents
 
 # The Kubernetes version whose schemas the manifests are checked against.
@@ -401,6 +406,13 @@ class _Store:
                 self.custom[(props["apiVersion"]["const"], props["kind"]["const"])] = schema["$id"]
         self._registry: Registry[Any] = Registry().with_resources(pairs)
         self._validators: dict[tuple[str, str], Draft202012Validator | None] = {}
+        self._by_id: dict[str, Draft202012Validator] = {}
+
+    def schema_validator(self, schema_id: str) -> Draft202012Validator:
+        """The validator of one of the schemas in ``schemas/`` by its $id (for files that are not objects)."""
+        if schema_id not in self._by_id:
+            self._by_id[schema_id] = Draft202012Validator({"$ref": schema_id}, registry=self._registry)
+        return self._by_id[schema_id]
 
     def validator(self, api_version: str, kind: str) -> Draft202012Validator | None:
         key = (api_version, kind)
@@ -476,9 +488,11 @@ def _error_problems(err: ValidationError) -> Iterator[tuple[list[PathPart], str]
     if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
         known = set(schema.get("properties", {}))
         patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+        hints = schema.get("x-unknown", {})  # why a field is not there: by its name, or "*" for any
         for key in err.instance:
             if key not in known and not any(p.search(key) for p in patterns):
-                yield [*parts, key], f"unknown field {key!r}"
+                hint = hints.get(key, hints.get("*"))
+                yield [*parts, key], f"unknown field {key!r}" + (f": {hint}" if hint else "")
         return
     if err.validator == "required" and isinstance(err.instance, Mapping):
         # jsonschema reports each missing property as its own error, naming it in the message.
@@ -1019,6 +1033,8 @@ def validate_object(obj: Any, k8s_version: str = K8S_VERSION) -> list[Problem]:
     if not isinstance(obj, Mapping):
         message = f"not a Kubernetes object (a YAML {_json_type(obj)})"
         return [Problem("", message, rule="unknown-kind", line=getattr(obj, "line", None))]
+    if chart_values.is_slurm_chart_values(obj):
+        return _validate_chart_values(obj, k8s_version)
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     name = _dig(obj, "metadata", "name")
     name = name if isinstance(name, str) else ""
@@ -1042,7 +1058,25 @@ def validate_object(obj: Any, k8s_version: str = K8S_VERSION) -> list[Problem]:
     found.extend((parts, message, "metadata") for parts, message in _walk_metadata(obj, []))
     if rules := _KIND_RULES.get((api_version, kind)):
         found.extend((parts, message, "kind") for parts, message in rules(obj))
+    return _problems(obj, found, kind, name)
 
+
+def _validate_chart_values(doc: Mapping[str, Any], k8s_version: str) -> list[Problem]:
+    """A values file of the slurm chart: its schema and the chart's own rules, no object metadata."""
+    validator = _store(k8s_version).schema_validator(chart_values.SCHEMA_ID)
+    found: list[tuple[list[PathPart], str, str]] = [
+        (parts, message, "schema")
+        for err in validator.iter_errors(doc)
+        for parts, message in _error_problems(err)
+    ]
+    found.extend((parts, message, "kind") for parts, message in chart_values.rules(doc))
+    return _problems(doc, found)
+
+
+def _problems(
+    obj: Any, found: Iterable[tuple[list[PathPart], str, str]], kind: str = "", name: str = ""
+) -> list[Problem]:
+    """(path parts, message, rule) as Problems with their lines, once each, in path order."""
     problems: list[Problem] = []
     seen: set[tuple[str, str]] = set()
     for parts, message, rule in found:
@@ -1074,6 +1108,8 @@ def _json_type(value: Any) -> str:
 
 
 def _kind_label(obj: Any) -> str:
+    if chart_values.is_slurm_chart_values(obj):
+        return chart_values.LABEL
     if isinstance(obj, Mapping):
         return f"{obj.get('apiVersion') or '?'} {obj.get('kind') or '?'}"
     return f"({_json_type(obj)})"
