@@ -490,7 +490,7 @@ FlavorOption = Annotated[
     typer.Option(
         "--flavor",
         help="Kubernetes object to write (--to kubernetes): auto, job, jobset, volcano, kueue, pytorchjob, "
-        "mpijob, cronjob, slurm-bridge. Default: auto.",
+        "mpijob, cronjob, slurm-bridge, rayjob, lws. Default: auto.",
     ),
 ]
 StyleOption = Annotated[

@@ -75,6 +75,18 @@ def test_a_service_selecting_the_operators_name_label_serves_the_leader_worker_s
     assert (service.addresses, service.ports) == (("sglang-leader",), (30000,))
 
 
+def test_a_service_selecting_the_leaders_by_worker_index_serves_the_leader_worker_set() -> None:
+    """The controller labels each group's leader worker-index 0: a Service may select the leaders so."""
+    text = lws() + (
+        "---\napiVersion: v1\nkind: Service\nmetadata: {name: sglang-leader}\nspec:\n"
+        "  selector: {leaderworkerset.sigs.k8s.io/name: sglang-deepseek, "
+        "leaderworkerset.sigs.k8s.io/worker-index: '0'}\n  ports: [{port: 30000}]\n"
+    )
+    job, _ = one(text)
+    (service,) = job.services
+    assert (service.addresses, service.ports) == (("sglang-leader",), (30000,))
+
+
 PORT = "            ports: [{containerPort: 30000}]\n"
 
 

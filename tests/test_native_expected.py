@@ -23,7 +23,7 @@ from migrate.translators.slurm import reader
 
 CASES = CORPUS / "cases" / "native"
 SITE = load_site_config(CORPUS / "sample-site" / "migrate.yaml")
-WORKLOADS = ("Job", "JobSet", "PyTorchJob", "MPIJob", "RayJob")
+WORKLOADS = ("Job", "JobSet", "PyTorchJob", "MPIJob", "RayJob", "LeaderWorkerSet")
 
 
 def _workload(docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -43,6 +43,11 @@ def _roles(doc: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
         for group in cluster.get("workerGroupSpecs") or ():
             roles[group["groupName"]] = (int(group.get("replicas", 1)), group["template"]["spec"])
         return roles
+    if kind == "LeaderWorkerSet":
+        groups, template = int(spec.get("replicas", 1)), spec["leaderWorkerTemplate"]
+        workers = template["workerTemplate"]["spec"]
+        leaders = (template.get("leaderTemplate") or template["workerTemplate"])["spec"]
+        return {"leader": (groups, leaders), "worker": (groups * (int(template.get("size", 1)) - 1), workers)}
     if kind == "JobSet":
         return {
             r["name"]: (int(r.get("replicas", 1)), r["template"]["spec"]["template"]["spec"])
@@ -68,17 +73,31 @@ def _compare(where: str, want: dict[str, Any], got: dict[str, Any]) -> list[str]
             problems.append(f"{where} {field}: expected {a!r}, got {b!r}")
 
     differ("command", want.get("command"), got.get("command"))
-    differ("args", [str(a) for a in want.get("args") or ()], [str(a) for a in got.get("args") or ()])
+    differ("args", _script_lines(want), _script_lines(got))
     differ("env", _env(want), _env(got))
     differ("devices", _devices(want), _devices(got))
     for field in ("workingDir", "ports"):
         if field in want:
             differ(field, want[field], got.get(field))
+    if "readinessProbe" in want:
+        differ(
+            "readinessProbe",
+            want["readinessProbe"].get("tcpSocket"),
+            got.get("readinessProbe", {}).get("tcpSocket"),
+        )
     if "volumeMounts" in want:
         mounts = {m["mountPath"] for m in want["volumeMounts"]}
         found = {m["mountPath"] for m in got.get("volumeMounts") or ()}
         differ("mounts", mounts, found & (mounts | {"/dev/shm"}))
     return problems
+
+
+def _script_lines(container: dict[str, Any]) -> list[str]:
+    """The arguments; a shell script (``bash -c``) by its statements, not its blank lines or indents."""
+    args = [str(a) for a in container.get("args") or ()]
+    if container.get("command") == ["/bin/bash", "-c"] and args:
+        return [line.strip() for line in args[0].splitlines() if line.strip()] + args[1:]
+    return args
 
 
 def _normalised_init(container: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +137,7 @@ def test_native_translation_is_what_an_engineer_writes(source: Path) -> None:
                     have = {k: v for k, v in have.items() if k in want or k == "command"}
                 problems += _compare(f"{role} {key} {want['name']}", want, have)
     problems += _ray(expected, got)
+    problems += _group(expected, got, docs_of(source), list(yaml.safe_load_all(text)))
     if "elasticPolicy" in expected["spec"] and expected["spec"]["elasticPolicy"] != got["spec"].get(
         "elasticPolicy"
     ):
@@ -126,6 +146,35 @@ def test_native_translation_is_what_an_engineer_writes(source: Path) -> None:
             f"got {got['spec'].get('elasticPolicy')}"
         )
     assert problems == [], "\n".join(problems)
+
+
+def docs_of(source: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(source.with_suffix(".expected.yaml").read_text()) if d]
+
+
+def _group(
+    want: dict[str, Any], got: dict[str, Any], want_docs: list[dict[str, Any]], got_docs: list[dict[str, Any]]
+) -> list[str]:
+    """A LeaderWorkerSet's group (size, restart policy) and the Service that selects its leader."""
+    if want["kind"] != "LeaderWorkerSet":
+        return []
+    problems = []
+    for key in ("size", "restartPolicy"):
+        a, b = want["spec"]["leaderWorkerTemplate"].get(key), got["spec"]["leaderWorkerTemplate"].get(key)
+        if a != b:
+            problems.append(f"leaderWorkerTemplate.{key}: expected {a!r}, got {b!r}")
+
+    def service(docs: list[dict[str, Any]]) -> tuple[object, ...] | None:
+        found = [d for d in docs if d and d.get("kind") == "Service"]
+        if len(found) != 1:
+            return None
+        spec = found[0]["spec"]
+        ports = [(p.get("name"), p["port"], p.get("targetPort")) for p in spec.get("ports") or ()]
+        return found[0]["metadata"]["name"], spec.get("selector"), ports
+
+    if service(want_docs) != service(got_docs):
+        problems.append(f"Service: expected {service(want_docs)}, got {service(got_docs)}")
+    return problems
 
 
 def _ray(want: dict[str, Any], got: dict[str, Any]) -> list[str]:

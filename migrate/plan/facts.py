@@ -18,6 +18,7 @@ from migrate import ir
 from migrate.site.allocation import allocate
 from migrate.site.allocation_model import ComponentAllocation, JobAllocation, Source
 from migrate.site.config import SiteConfig
+from migrate.translators.shell.servers import SERVER_WORDS, SERVING_PHRASES
 from migrate.vocab import TRAINING_KINDS, Format, JobKind
 
 ML_LAUNCHERS = frozenset(
@@ -48,7 +49,7 @@ DATA_WORDS = frozenset(
     )
 )  # fmt: skip
 # Only server binaries: "serving" also names folders and registries of batch jobs.
-SERVE_WORDS = frozenset(("tritonserver",))
+SERVE_WORDS = SERVER_WORDS
 EVAL_WORDS = frozenset(("eval", "evaluate", "evaluation", "benchmark"))
 INFERENCE_WORDS = frozenset(
     (
@@ -84,12 +85,7 @@ MULTIWORD = {
     "ray tune": "sweep",
     "tune.run": "sweep",
     "tune.tuner": "sweep",
-    "text-generation-launcher": "serving",
-    "vllm serve": "serving",
-    "vllm.entrypoints": "serving",
-    "api_server": "serving",
-    "serve run": "serving",  # Ray Serve
-    "serve deploy": "serving",
+    **dict.fromkeys(SERVING_PHRASES, "serving"),  # vllm serve, sglang.launch_server, serve run ...
     "fine-tune": "fine-tuning",
     "fine_tune": "fine-tuning",
     "fine-tuning": "fine-tuning",

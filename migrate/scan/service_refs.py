@@ -112,6 +112,7 @@ def _with_services(job: ir.Job, services: list[_Service]) -> ir.Job:
     changed = []
     for entry in job.services:
         labels = {kv.key: kv.value for kv in entry.pod_labels}
+        labels |= dict(workload.member_labels) if workload is not None else {}  # some pods have them
         # a Service of the operator's own ports only (a Ray head's dashboard) is no client's
         chosen = [
             kept

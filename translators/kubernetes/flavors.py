@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from migrate import ir
 
+from ..shell.servers import server_in
+
 AUTO = "auto"
 JOB = "job"
 JOBSET = "jobset"
@@ -25,7 +27,10 @@ MPIJOB = "mpijob"
 CRONJOB = "cronjob"
 SLURM_BRIDGE = "slurm-bridge"
 RAYJOB = "rayjob"  # native only: the script starts a Ray cluster (native_ray)
-FLAVORS = (AUTO, JOB, JOBSET, VOLCANO, KUEUE, PYTORCHJOB, MPIJOB, CRONJOB, SLURM_BRIDGE, RAYJOB)
+LWS = "lws"  # native only: the script serves a model across nodes (native_lws)
+FLAVORS = (AUTO, JOB, JOBSET, VOLCANO, KUEUE, PYTORCHJOB, MPIJOB, CRONJOB, SLURM_BRIDGE, RAYJOB, LWS)
+# What only a native reading of the script can decide; emulated, such a job is auto's pick.
+NATIVE_ONLY = {RAYJOB: "the script reads as a Ray cluster", LWS: "the script reads as a multi-node server"}
 # What slurm-bridge's scheduler may read as a pod's owner (its default RBAC): other kinds' pods
 # cannot be scheduled, so a job that auto would make a PyTorchJob, MPIJob or Volcano Job is a JobSet.
 BRIDGE_KINDS = (JOB, JOBSET, CRONJOB)
@@ -185,6 +190,8 @@ def _cannot(job: ir.Job, flavor: str) -> str | None:
             return "a PyTorchJob has no heterogeneous components or arrays"
     if flavor == RAYJOB and not starts_ray(job):
         return "no ray start --head in the script"
+    if flavor == LWS and not serves_across_nodes(job):
+        return "no model server started across several nodes in the script"
     if flavor == MPIJOB:
         if mpi_launcher(job) is None:
             return "no mpirun/mpiexec or srun --mpi launcher in the script"
@@ -197,6 +204,12 @@ def starts_ray(job: ir.Job) -> bool:
     """Whether the script starts a Ray head (a text search: native_ray reads it)."""
     body = job.script.body if job.script is not None else ""
     return "ray start" in body and "--head" in body
+
+
+def serves_across_nodes(job: ir.Job) -> bool:
+    """Whether a multi-node script names a model server (a text search: native_lws reads it)."""
+    body = job.script.body if job.script is not None else ""
+    return job.total_nodes() > 1 and server_in(body) is not None
 
 
 def choose(job: ir.Job, requested: str) -> Choice:
@@ -219,9 +232,9 @@ def choose(job: ir.Job, requested: str) -> Choice:
         )
         return Choice(JOBSET, False, reason, requested, bridge=True)
     problem = _cannot(job, requested)
-    if problem is None and requested == RAYJOB:  # the native reading decides; emulated, auto's pick
+    if problem is None and requested in NATIVE_ONLY:  # the native reading decides; emulated, auto's pick
         return Choice(
-            picked, False, f"--flavor rayjob: {why} unless the script reads as a Ray cluster", requested
+            picked, False, f"--flavor {requested}: {why} unless {NATIVE_ONLY[requested]}", requested
         )
     if problem is None:
         return Choice(requested, False, f"--flavor {requested}", requested)
@@ -243,6 +256,7 @@ __all__ = [
     "mpi_launcher",
     "nproc_per_node",
     "self_resubmit_begin",
+    "serves_across_nodes",
     "starts_ray",
     "torch_launcher",
 ]

@@ -26,6 +26,7 @@ KUEUE = "kueue"
 VOLCANO = "volcano"
 JOBSET = "jobset"
 CRONJOB = "cronjob"
+LWS = "lws"
 
 CHECKPOINT_NOTE = (
     "after a disruption the pod starts the script again from the top: make the job resume from its "
@@ -92,6 +93,11 @@ def decide(ctx: Context, volumes: list[Volume]) -> JobPolicy:
     return policy
 
 
+def serves_until_deleted(ctx: Context) -> bool:
+    """A LeaderWorkerSet: it has no deadline, no suspend, and recreates a group that fails."""
+    return ctx.native is not None and ctx.native.target == LWS
+
+
 def _time(ctx: Context, policy: JobPolicy) -> None:
     job = ctx.job
     line = ctx.line_of("time")
@@ -102,7 +108,14 @@ def _time(ctx: Context, policy: JobPolicy) -> None:
         if limit is not None and limit.source == Source.SITE_DEFAULT:  # the partition's, not the script's
             item = item if ctx.given("time") else "(no --time)"
             why = f" ({limit.detail})"
-        if ctx.flavor == KUEUE:
+        if serves_until_deleted(ctx):
+            ctx.fidelity.approximated(
+                item,
+                f"no time limit: the LeaderWorkerSet serves until it is deleted; Slurm stopped the server "
+                f"after {sbatch_options.format_time(job.time_limit_s)}{why}",
+                line,
+            )
+        elif ctx.flavor == KUEUE:
             policy.labels["kueue.x-k8s.io/max-exec-time-seconds"] = str(job.time_limit_s)
             ctx.fidelity.mapped(
                 item, f"Kueue maximum execution time (label max-exec-time-seconds){why}", line
@@ -133,9 +146,10 @@ def _time(ctx: Context, policy: JobPolicy) -> None:
         )
     if job.hold:
         item = ctx.option("hold")
-        if ctx.flavor == VOLCANO:
+        if ctx.flavor == VOLCANO or serves_until_deleted(ctx):
+            kind = "a LeaderWorkerSet" if serves_until_deleted(ctx) else "a Volcano Job"
             ctx.fidelity.approximated(
-                item, "a Volcano Job has no suspend field: apply it when it may run", ctx.line_of("hold")
+                item, f"{kind} has no suspend field: apply it when it may run", ctx.line_of("hold")
             )
         elif ctx.flavor == KUEUE:
             ctx.fidelity.approximated(
@@ -155,7 +169,14 @@ def _failure(ctx: Context, policy: JobPolicy) -> None:
     failure = ctx.job.failure
     if failure.max_retries is not None:
         policy.backoff_limit = failure.max_retries
-    if failure.requeue is True:
+    if failure.requeue is not None and serves_until_deleted(ctx):
+        ctx.fidelity.approximated(
+            ctx.option("requeue" if failure.requeue else "no-requeue"),
+            "the LeaderWorkerSet starts a group again whenever one of its pods fails or is disrupted, "
+            "whatever the job said",
+            ctx.line_of("requeue" if failure.requeue else "no-requeue"),
+        )
+    elif failure.requeue is True:
         policy.max_restarts = failure.max_retries if failure.max_retries is not None else 3
         policy.note("podFailurePolicy", "--requeue: " + CHECKPOINT_NOTE)
         ctx.fidelity.mapped(
@@ -512,4 +533,4 @@ def _identity(ctx: Context, policy: JobPolicy) -> None:
             ctx.fidelity.dropped(item, "a user or group name needs its numeric id on Kubernetes", raw.line)
 
 
-__all__ = ["CHECKPOINT_NOTE", "JobPolicy", "decide", "decide_namespace"]
+__all__ = ["CHECKPOINT_NOTE", "JobPolicy", "decide", "decide_namespace", "serves_until_deleted"]

@@ -101,6 +101,9 @@ class WorkloadKind:
     service_ports: tuple[Path, ...] = ()
     # Pod labels the operator sets to the object's name, for the Services that select its pods.
     name_labels: tuple[str, ...] = ()
+    # Other labels the operator sets on some of its pods, which a Service may select them by (a
+    # LeaderWorkerSet's leaders: worker index 0).
+    member_labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def serving(self) -> bool:
@@ -347,6 +350,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
             ),
         ),
         name_labels=("leaderworkerset.sigs.k8s.io/name",),
+        member_labels=(("leaderworkerset.sigs.k8s.io/worker-index", "0"),),
     ),
     # NVIDIA NIM Operator: one model server, its container's fields at spec.
     WorkloadKind(

@@ -642,8 +642,9 @@ def _services(
     ports = client_ports.pod_ports(workload, [port for role in roles for port in role.facts.ports], serves)
     ports.extend(port for path in workload.service_ports if (port := view.integer(path)) is not None)
     addresses: list[str] = []
+    selectable = pod_labels | dict(workload.member_labels)  # a Service may select some of the pods
     for service in context.services:
-        if service.selector and all(pod_labels.get(k) == v for k, v in service.selector):
+        if service.selector and all(selectable.get(k) == v for k, v in service.selector):
             theirs = client_ports.for_clients(workload, service.ports, serves)
             if theirs or not service.ports:  # a Service of the operator's own ports only is no client's
                 ports.extend(theirs)

@@ -183,13 +183,16 @@ class Plan:
             and any(literal(w) in ("-c", "-lc", "-ec", "-xc") for w in step.argv[1:3])
         )
         if step.kind == "tasks" and step.under_srun and not inline:
-            # a program srun starts may read its identity itself (Lightning and DDP helpers do)
-            found |= TASK_IDENTITY
+            found |= self.task_identity()
         for word in step.argv:
             text = literal(word)
             if text is not None and "SLURM" in text:
                 found |= {n for n in slurm_variables(text) if _SLURM_IN_TEXT.fullmatch(n)}
         return found
+
+    def task_identity(self) -> set[str]:
+        """What a program srun starts may read of its task itself (Lightning and DDP helpers do)."""
+        return set(TASK_IDENTITY)
 
     def env(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -224,6 +227,10 @@ class Plan:
     def plumbing(self) -> set[str]:
         """Variables of a start-up the operator does itself (a Ray cluster's node list and head)."""
         return set()
+
+    def summary(self) -> str | None:
+        """What the pods run, in a sentence, when the kind says it its own way (the style's reason)."""
+        return None
 
     def master_port(self) -> str | None:
         var = self.shape.variables.get("MASTER_PORT")
@@ -438,7 +445,7 @@ def decision(shape: Shape, plan: Plan | None, why: tuple[int, str]) -> tuple[Dec
         return Decision(EMULATE, f"{reason} (line {line})" if line else reason, line or None), None
     step = shape.step
     assert step is not None
-    what = {
+    what = plan.summary() or {
         "mpijob": f"mpirun at line {step.line} runs in the Launcher",
         "rayjob": f"a Ray cluster of {plan.nodes} nodes as KubeRay starts it; the driver at line "
         f"{step.line} is the entrypoint",
@@ -469,7 +476,7 @@ def _plan(
     if job.submits:
         return None, (job.submits[0].line or 0, "the script submits jobs itself")
     comp = job.components[0]
-    credentials = _credentials(job)
+    credentials = computed_credentials(job)
     for var_name, var in shape.variables.items():
         if var.exported and var.computed and var_name not in credentials:
             return None, (var.line, f"the program would not see ${var_name}, {var.computed}")
@@ -495,7 +502,7 @@ def _plan(
         return None, (step.line, f"a {step.kind} step has no native form as a {choice.name}")
     if step.kind == "mpi" and target == flavors.JOB and nodes > 1:
         return None, (step.line, "mpirun across nodes needs an MPIJob")
-    layout = _srun_layout(step.srun, nodes, tpn if step.kind == "mpi" else 1)
+    layout = srun_layout(step.srun, nodes, tpn if step.kind == "mpi" else 1)
     if layout is not None:
         return None, (step.line, layout)
     if step.kind in ("torch", "tasks") and step.under_srun and tpn > 1:
@@ -534,7 +541,7 @@ def _plan(
     return plan, (0, "")
 
 
-def _srun_layout(srun: dict[str, str], nodes: int, per_node: int) -> str | None:
+def srun_layout(srun: dict[str, str], nodes: int, per_node: int) -> str | None:
     """Why the step's own -N/-n/--ntasks-per-node differ from one program per pod, if they do."""
     wanted = {
         "nodes": {str(nodes), f"{nodes}-{nodes}"},
@@ -547,7 +554,7 @@ def _srun_layout(srun: dict[str, str], nodes: int, per_node: int) -> str | None:
     return None
 
 
-def _credentials(job: ir.Job) -> set[str]:
+def computed_credentials(job: ir.Job) -> set[str]:
     """Exported credentials the script reads from a file or command: a Secret gives them to the pods."""
     return {
         e.name
@@ -622,6 +629,7 @@ def _where_init(plan: Plan) -> str:
         "mpijob": "runs once, in the Launcher's init container, before mpirun starts the ranks",
         "jobset": "runs once, in the prepare replicated job, which the nodes' job depends on (Complete)",
         "rayjob": "runs once, in the entrypoint on the head, before the driver",
+        "lws": "runs once, in the leader after the Ray head has started, before the server",
     }.get(plan.target, "runs in the pod's init container, before the program (once per array task)")
 
 
@@ -630,4 +638,17 @@ def short(text: str) -> str:
     return first[:80]
 
 
-__all__ = ["AUTO", "EMULATE", "NATIVE", "STYLES", "Decision", "Plan", "decide", "decision", "record", "short"]
+__all__ = [
+    "AUTO",
+    "EMULATE",
+    "NATIVE",
+    "STYLES",
+    "Decision",
+    "Plan",
+    "computed_credentials",
+    "decide",
+    "decision",
+    "record",
+    "short",
+    "srun_layout",
+]

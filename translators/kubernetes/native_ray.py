@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from migrate import ir
@@ -35,17 +36,22 @@ from ..shell.reader import read_script
 from . import native_shape
 from .flavors import starts_ray
 from .native_shape import Shape, Statement, Step, body_start, unwrap_container
-from .native_words import Ref, Unknown, Variable, Words, expand, literal
+from .native_words import Ref, Unknown, Variable, Words, expand, known, literal
 
 GCS_PORT = "6379"  # KubeRay's head listens there; the workers and the job API find it there
 # ray start options that take no value (KubeRay writes a "true" param as the bare flag)
-_SWITCHES = frozenset({"head", "block", "disable-usage-stats", "verbose", "no-monitor"})
+SWITCHES = frozenset({"head", "block", "disable-usage-stats", "verbose", "no-monitor"})
 # what KubeRay sets itself: the role, the head's address and port, blocking in the foreground
 _KUBERAY_OWNS = frozenset({"head", "block", "address", "node-ip-address", "port", "redis-password"})
 # commands a start-up loop may hold beside ray start, and a wait loop holds only
 _WAITING = frozenset({":", "true", "sleep", "break", "continue", "seq", "test", "[", "[[", "echo", "printf"})
 # srun options of a step on node 0 (the driver, the head): the RayJob runs them there
 _NODE0_SRUN = frozenset({"nodes", "N", "ntasks", "n", "nodelist", "w", "overlap", "exact"})
+# Why a start-up statement is not written: KubeRay does it (native_lws says it for a LeaderWorkerSet)
+WAITS_FOR_HEAD = "waits for the head: KubeRay's workers wait for its GCS themselves"
+KEEPS_NODE_PID = "keeps a started node's process id: KubeRay stops the pods itself"
+PAUSE_AT_START = "a pause while the nodes start: KubeRay waits for the head itself"
+STOPS_WITH_DRIVER = "KubeRay stops the cluster's pods when the driver ends"
 _READY_CHECK = re.compile(r"ray\.nodes\(\)|ray\s+status|ray\.cluster_resources\(\)")
 _NODE_LIST = re.compile(r"scontrol\s+show\s+hostnames?")
 _ADDRESS_OF = re.compile(r"\bhostname\b")
@@ -58,7 +64,8 @@ class RayStart:
     line: int
     head: bool
     params: dict[str, str] = field(default_factory=dict)  # the group's rayStartParams
-    left_to_kuberay: list[tuple[str, str]] = field(default_factory=list)  # (option, why) not written
+    # (option, why) not written: its value is known when the job runs only
+    unknown_options: list[tuple[str, str]] = field(default_factory=list)
     port: str | None = None
 
 
@@ -71,15 +78,14 @@ class RayShape:
     head_values: set[str] = field(default_factory=set)  # variables that hold the head's address
 
 
-def read_ray(job: ir.Job, constants: dict[str, str]) -> RayShape | None:
+def read_ray(job: ir.Job, constants: Mapping[str, str | Variable]) -> RayShape | None:
     """The script as a Ray cluster and its driver; None when it starts no Ray head."""
     if not starts_ray(job):  # a text search first: most scripts start no Ray
         return None
     assert job.script is not None
     ray = RayShape(Shape())
     shape = ray.shape
-    for name, value in constants.items():
-        shape.variables[name] = Variable([[value]], constant=True)
+    shape.variables.update(known(constants))
     read = read_script(job.script.body)
     start = body_start(job.script)
     if read.problems:
@@ -111,7 +117,7 @@ def _statement(ray: RayShape, st: Statement, top: list[Command], candidates: lis
         _starts(ray, st, top, starts)
         return
     if all(not c.words or _name(c) in _WAITING for c in top) and any(c.nested for c in top):
-        shape.dropped.append((st, "waits for the head: KubeRay's workers wait for its GCS themselves"))
+        shape.dropped.append((st, WAITS_FOR_HEAD))
         return
     ready = [c for c in top if _READY_CHECK.search(c.text)]
     if ready and len(top) - len(ready) == 1 and not any(c.nested for c in top):
@@ -131,7 +137,7 @@ def _statement(ray: RayShape, st: Statement, top: list[Command], candidates: lis
 def _single(ray: RayShape, st: Statement, cmd: Command, candidates: list) -> None:
     shape = ray.shape
     if not cmd.words and any("$!" in a.raw for a in cmd.assignments):
-        shape.dropped.append((st, "keeps a started node's process id: KubeRay stops the pods itself"))
+        shape.dropped.append((st, KEEPS_NODE_PID))
         return
     if not cmd.words:
         native_shape._assign(shape, st, cmd.assignments, exported=False)
@@ -157,9 +163,9 @@ def _single(ray: RayShape, st: Statement, cmd: Command, candidates: list) -> Non
     elif name == "cd":
         native_shape._cd(shape, st, cmd)
     elif name == "sleep":
-        shape.dropped.append((st, "a pause while the nodes start: KubeRay waits for the head itself"))
+        shape.dropped.append((st, PAUSE_AT_START))
     elif name in ("wait", "kill", "exit"):
-        shape.dropped.append((st, "KubeRay stops the cluster's pods when the driver ends"))
+        shape.dropped.append((st, STOPS_WITH_DRIVER))
     elif name in native_shape.PRINTS and not native_shape._writes(cmd):
         shape.dropped.append((st, "prints to the job's output only"))
     else:
@@ -248,7 +254,7 @@ def _read_start(shape: Shape, line: int, raw: list[str]) -> RayStart:
         if not word.startswith("--"):
             continue
         key, eq, value = word[2:].partition("=")
-        if not eq and key not in _SWITCHES and i < len(raw) and not raw[i].startswith("--"):
+        if not eq and key not in SWITCHES and i < len(raw) and not raw[i].startswith("--"):
             value, i = raw[i], i + 1
         elif not eq:
             value = "true"
@@ -264,9 +270,7 @@ def _read_start(shape: Shape, line: int, raw: list[str]) -> RayStart:
         if key in _KUBERAY_OWNS:
             continue
         if text is None:
-            started.left_to_kuberay.append(
-                (f"--{key}", f"{reason}: KubeRay derives it from the pod's limits")
-            )
+            started.unknown_options.append((f"--{key}", reason))
             continue
         started.params[key] = text
     return started
@@ -328,4 +332,14 @@ def _name(cmd: Command) -> str:
     return os.path.basename(cmd.words[0].value) if cmd.words else ""
 
 
-__all__ = ["GCS_PORT", "RayShape", "RayStart", "read_ray"]
+__all__ = [
+    "GCS_PORT",
+    "KEEPS_NODE_PID",
+    "PAUSE_AT_START",
+    "STOPS_WITH_DRIVER",
+    "SWITCHES",
+    "WAITS_FOR_HEAD",
+    "RayShape",
+    "RayStart",
+    "read_ray",
+]

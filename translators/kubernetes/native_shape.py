@@ -24,6 +24,7 @@ where, decided it. Nothing is executed.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from migrate import ir
@@ -33,7 +34,7 @@ from ..shell.launchers import launcher_at
 from ..shell.model import Command
 from ..shell.reader import read_script
 from .flavors import MPI_LAUNCHERS, TORCH_LAUNCHERS
-from .native_words import Ref, Unknown, Variable, Words, array_items, expand, literal
+from .native_words import Ref, Unknown, Variable, Words, array_items, expand, known, literal
 
 # Commands that only print to the job's output (without a redirection to a file).
 PRINTS = frozenset(
@@ -166,12 +167,11 @@ def body_start(script: ir.ScriptInfo) -> int:
     return script.header.count("\n") + 1 if script.header else 1
 
 
-def read_shape(job: ir.Job, constants: dict[str, str] | None = None) -> Shape:
+def read_shape(job: ir.Job, constants: Mapping[str, str | Variable] | None = None) -> Shape:
     """``constants``: the SLURM_* values every pod shares (the node count ...), known before the script
     runs, so that ``$((SLURM_NNODES * 8))`` is a number."""
     shape = Shape()
-    for name, value in (constants or {}).items():
-        shape.variables[name] = Variable([[value]], constant=True)
+    shape.variables.update(known(constants or {}))
     script = job.script
     if script is None or not script.body.strip():
         shape.block(job.source.line or 1, "no script body to read")
@@ -365,7 +365,7 @@ def _step(shape: Shape, st: Statement, cmd: Command) -> None:
     argv = _expanded(shape, st.line, cmd, "the step's argument")
     if argv is None:
         return
-    text_words = ["".join(s if isinstance(s, str) else "${X}" for s in w) for w in argv]
+    text_words = ["".join(_shown(s) for s in w) for w in argv]
     srun: dict[str, str] = {}
     start = 0
     if os.path.basename(text_words[0]) == "srun":
@@ -389,6 +389,13 @@ def _step(shape: Shape, st: Statement, cmd: Command) -> None:
     words = ["".join(s if isinstance(s, str) else "${X}" for s in w) for w in program]
     kind, launcher = _kind(words, srun)
     shape.step = Step(st.line, st.text, kind, launcher, program, srun, cmd.background, start > 0, image)
+
+
+def _shown(seg: str | Ref) -> str:
+    """A word's part as srun's options are compared: a value the workload gives by its known number."""
+    if isinstance(seg, str):
+        return seg
+    return seg.value or "${X}"
 
 
 def unwrap_container(argv: Words, line: int) -> tuple[Words, str | None]:

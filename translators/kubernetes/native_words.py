@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..shell.lexer import WORD, lex
@@ -24,6 +25,9 @@ class Ref:
 
     kind: str
     name: str = ""
+    # what it stands for where a number must be known before the job runs ($((...)), srun's
+    # --nodes): a LeaderWorkerSet's $(LWS_GROUP_SIZE) is the node count
+    value: str | None = None
 
 
 Segment = str | Ref
@@ -42,6 +46,15 @@ class Variable:
     line: int = 0
     computed: str = ""  # why the value cannot be known ("" when it can)
     constant: bool = False  # a SLURM_* value of the job, not set by the script
+
+
+def known(constants: Mapping[str, str | Variable]) -> dict[str, Variable]:
+    """The job's values known before the script runs, as variables: a text, or a variable whose
+    value the workload gives each pod (a reference)."""
+    return {
+        name: value if isinstance(value, Variable) else Variable([[value]], constant=True)
+        for name, value in constants.items()
+    }
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -228,6 +241,8 @@ def arithmetic(expression: str, variables: dict[str, Variable]) -> str:
     def value(m: re.Match[str]) -> str:
         found = _lookup(m.group(1), variables, None, True)
         text = literal(found[0]) if found else None
+        if text is None and found and len(found[0]) == 1 and isinstance(found[0][0], Ref):
+            text = found[0][0].value  # a value the workload gives, whose number is known
         if text is None or not text.strip().lstrip("-").isdigit():
             raise Unknown(f"$(({expression.strip()})) uses ${m.group(1)}, known when the script runs")
         return f"({text.strip()})"
@@ -275,4 +290,15 @@ def literal(word: list[Segment]) -> str | None:
     return None
 
 
-__all__ = ["Ref", "Segment", "Unknown", "Variable", "Words", "arithmetic", "array_items", "expand", "literal"]
+__all__ = [
+    "Ref",
+    "Segment",
+    "Unknown",
+    "Variable",
+    "Words",
+    "arithmetic",
+    "array_items",
+    "expand",
+    "known",
+    "literal",
+]

@@ -265,8 +265,12 @@ def record(ctx: Context, plan_: RayPlan) -> None:
             ctx.fidelity.approximated(
                 f"ray start --port={started.port}", f"KubeRay's head listens on {GCS_PORT}", started.line
             )
-        for option, why in started.left_to_kuberay:
-            ctx.fidelity.approximated(f"ray start {option} ({role})", why, started.line)
+        for option, why in started.unknown_options:
+            ctx.fidelity.approximated(
+                f"ray start {option} ({role})",
+                f"{why}: KubeRay derives it from the pod's limits",
+                started.line,
+            )
     for started in ray.workers[1:]:
         if started.params != ray.workers[0].params:
             ctx.fidelity.approximated(

@@ -576,6 +576,11 @@ _NAME_RULES: dict[tuple[str, str], tuple[str, int, str]] = {
         47,
         "KubeRay adds 6 characters for the RayCluster, whose names stop at 53",
     ),
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): (
+        "dns1035",
+        63,
+        "the webhook wants a DNS-1035 label: the controller names its headless Service after it",
+    ),
     ("kueue.x-k8s.io/v1beta1", "LocalQueue"): (
         "subdomain",
         63,
@@ -954,6 +959,38 @@ def _rules_rayjob(obj: Mapping[str, Any]) -> Issues:
             yield [*at, "minReplicas"], "minReplicas is greater than maxReplicas"
 
 
+_STATEFULSET_NAME_MAX = 52  # its pods' controller-revision-hash label is <name>-<hash>, within 63
+_INT32_MAX = 2**31 - 1
+
+
+def _rules_leaderworkerset(obj: Mapping[str, Any]) -> Issues:
+    """The webhook's cross-field rules, and the names of the StatefulSets the controller makes."""
+    name = _dig(obj, "metadata", "name")
+    replicas = _int(_dig(obj, "spec", "replicas"), 1)
+    template = _dig(obj, "spec", "leaderWorkerTemplate")
+    size = _int(_dig(template, "size"), 1)
+    if isinstance(name, str) and name:
+        workers = f"{name}-{max(replicas - 1, 0)}"  # group i's workers: StatefulSet <name>-<i>
+        if len(workers) > _STATEFULSET_NAME_MAX:
+            why = (
+                f"the workers' StatefulSet {workers!r} is {len(workers)} characters, more than "
+                f"{_STATEFULSET_NAME_MAX} (its pods' controller-revision-hash label must fit in 63)"
+            )
+            yield ["metadata", "name"], why
+    if replicas * size > _INT32_MAX:
+        yield ["spec", "replicas"], f"replicas x size must not exceed {_INT32_MAX}"
+    sub = _int(_dig(template, "subGroupPolicy", "subGroupSize"), 0)
+    if sub:
+        where: list[PathPart] = ["spec", "leaderWorkerTemplate", "subGroupPolicy", "subGroupSize"]
+        excluded = _dig(template, "subGroupPolicy", "subGroupPolicyType") == "LeaderExcluded"
+        if sub > size:
+            yield where, f"subGroupSize {sub} is greater than size {size}"
+        elif excluded and (size - 1) % sub:
+            yield where, f"LeaderExcluded needs size - 1 ({size - 1}) divisible by subGroupSize {sub}"
+        elif size % sub and (size - 1) % sub:
+            yield where, f"size {size} or size - 1 must be divisible by subGroupSize {sub}"
+
+
 def _rules_selector_matches(obj: Mapping[str, Any]) -> Issues:
     selector = _dig(obj, "spec", "selector", "matchLabels")
     labels = _dig(obj, "spec", "template", "metadata", "labels") or {}
@@ -1000,6 +1037,7 @@ _KIND_RULES: dict[tuple[str, str], Callable[[Mapping[str, Any]], Issues]] = {
     ("kubeflow.org/v2beta1", "MPIJob"): _rules_mpijob,
     ("kueue.x-k8s.io/v1beta1", "ClusterQueue"): _rules_clusterqueue,
     ("ray.io/v1", "RayJob"): _rules_rayjob,
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): _rules_leaderworkerset,
     ("apps/v1", "Deployment"): _rules_selector_matches,
     ("apps/v1", "StatefulSet"): _rules_selector_matches,
     ("v1", "ConfigMap"): _rules_configmap,

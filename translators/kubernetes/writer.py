@@ -38,6 +38,8 @@ from . import (
     flavors,
     job_policy,
     jobset,
+    leaderworkerset,
+    lws,
     native,
     pod_template,
     rayjob,
@@ -65,6 +67,7 @@ _FILE_NAMES = {
     flavors.MPIJOB: "mpijob.yaml",
     flavors.CRONJOB: "cronjob.yaml",
     flavors.RAYJOB: "rayjob.yaml",
+    flavors.LWS: "leaderworkerset.yaml",
 }
 DEFAULT_QUEUE = "default"
 
@@ -98,7 +101,7 @@ def translate_job(
         ctx.flavor = choice.name
     job_policy.decide_namespace(ctx)  # the submitter's stand-in may be the namespace's user
     decision = _style(ctx, choice, style)
-    choice = _ray_choice(ctx, choice, decision)
+    choice = _native_only_choice(ctx, choice, decision)
     if choice.fell_back:
         ctx.diag("TRANSLATE-FLAVOR-FALLBACK", choice.reason)
         ctx.fidelity.approximated(f"--flavor {choice.requested}", choice.reason)
@@ -117,6 +120,8 @@ def translate_job(
         _submissions(ctx, choice)
     elif ctx.native.target == flavors.RAYJOB:
         rayjob.record(ctx, ctx.native)
+    elif ctx.native.target == flavors.LWS:
+        lws.record(ctx, ctx.native)
     else:
         native.record(ctx, ctx.native)
     _monitoring(ctx)
@@ -166,8 +171,13 @@ def _style(ctx: Context, choice: flavors.Choice, style: str) -> native.Decision:
     """Native when the script's shape allows it (and the user did not ask for emulation)."""
     known = submitter.values(ctx)
     given = {name: known[name] for name in submitter.reads(ctx.job) if name in known}
-    ray = rayjob.decide(ctx.job, choice, ctx.name, given) if style != native.EMULATE else None
-    decision, plan = ray if ray is not None else native.decide(ctx.job, choice, style, ctx.name, given)
+    # a kind of its own first: a model served across nodes (on a Ray cluster or not), a Ray cluster
+    found = None
+    if style != native.EMULATE:
+        found = lws.decide(ctx.job, choice, ctx.name, given) or rayjob.decide(
+            ctx.job, choice, ctx.name, given
+        )
+    decision, plan = found if found is not None else native.decide(ctx.job, choice, style, ctx.name, given)
     ctx.native = plan
     if style == native.NATIVE and plan is None:
         ctx.diag("TRANSLATE-STYLE-EMULATED", f"--style native: emulated instead, because {decision.reason}")
@@ -177,25 +187,39 @@ def _style(ctx: Context, choice: flavors.Choice, style: str) -> native.Decision:
     return decision
 
 
-def _ray_choice(ctx: Context, choice: flavors.Choice, decision: native.Decision) -> flavors.Choice:
-    """A script that starts a Ray cluster is a RayJob when native; --flavor rayjob falls back when not."""
-    if ctx.native is not None and ctx.native.target == flavors.RAYJOB:
-        ctx.flavor = flavors.KUEUE if choice.kueue else flavors.RAYJOB
-        if len(ctx.name) > rayjob.NAME_MAX:  # KubeRay names the RayCluster after it, with a suffix
-            ctx.name = dns1123_label(ctx.name, rayjob.NAME_MAX)
-        return replace(
-            choice,
-            flavor=flavors.RAYJOB,
-            reason="the script starts a Ray cluster and runs a driver on it: a RayJob",
-        )
-    if choice.requested == flavors.RAYJOB:
-        cannot = (
-            choice.cannot or f"the script does not read as a Ray cluster and its driver: {decision.reason}"
-        )
+# The kinds only a native reading makes: (name limit and why, the reason auto gives, what the script
+# does not read as when --flavor asks for the kind and the script is emulated)
+_NATIVE_ONLY = {
+    flavors.RAYJOB: (
+        rayjob.NAME_MAX,  # KubeRay names the RayCluster after it, with a suffix
+        "the script starts a Ray cluster and runs a driver on it: a RayJob",
+        "a Ray cluster and its driver",
+    ),
+    flavors.LWS: (
+        lws.NAME_MAX,  # the workers' StatefulSet is <name>-0
+        "the script serves a model across its nodes: a LeaderWorkerSet group, its leader behind a Service",
+        "a model server across nodes",
+    ),
+}
+
+
+def _native_only_choice(ctx: Context, choice: flavors.Choice, decision: native.Decision) -> flavors.Choice:
+    """A kind only the native reading makes (RayJob, LeaderWorkerSet) when native; --flavor asking
+    for one falls back when the script is emulated."""
+    target = ctx.native.target if ctx.native is not None else None
+    if target in _NATIVE_ONLY:
+        name_max, reason, _ = _NATIVE_ONLY[target]
+        ctx.flavor = flavors.KUEUE if choice.kueue else target
+        if len(ctx.name) > name_max:
+            ctx.name = dns1123_label(ctx.name, name_max)
+        return replace(choice, flavor=target, reason=reason)
+    if choice.requested in _NATIVE_ONLY:
+        what = _NATIVE_ONLY[choice.requested][2]
+        cannot = choice.cannot or f"the script does not read as {what}: {decision.reason}"
         picked = flavors.auto(ctx.job)[1]
         return replace(
             choice,
-            reason=f"--flavor rayjob cannot express this job ({cannot}); {picked}",
+            reason=f"--flavor {choice.requested} cannot express this job ({cannot}); {picked}",
             fell_back=True,
             cannot=cannot,
         )
@@ -218,6 +242,8 @@ def _build(
         return cron.build(ctx, policy, volumes, kueue=choice.kueue)
     if kind == flavors.RAYJOB:
         return rayjob.build(ctx, policy, volumes, kueue=choice.kueue)
+    if kind == flavors.LWS:
+        return leaderworkerset.build(ctx, policy, volumes, kueue=choice.kueue)
     return batchjob.build(ctx, policy, volumes, kueue=choice.kueue)
 
 
