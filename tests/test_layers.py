@@ -139,3 +139,13 @@ def test_the_rule_sees_a_wrong_import(tmp_path: Path) -> None:
     targets = imports_of("migrate.ir", bad, known)
     assert targets == {"migrate.plan.planner"}
     assert LAYERS.index(layer_of("migrate.plan.planner")) > LAYERS.index(layer_of("migrate.ir"))
+
+
+def test_every_package_is_installed() -> None:
+    """A package left out of pyproject.toml's list works in an editable install and is missing from a
+    wheel (the README's quick start installs one)."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {name for name, path in modules().items() if path.name == "__init__.py"}
+    assert found == listed, f"not installed: {sorted(found - listed)}; no folder: {sorted(listed - found)}"
