@@ -464,6 +464,13 @@ def parse_gpus(text: str) -> tuple[ir.GenericResource, ...]:
     return tuple(out)
 
 
+def format_gpus(counts: tuple[tuple[str | None, int], ...], gres: bool = False) -> str:
+    """``(("a100", 1), ("v100", 2))`` -> ``a100:1,v100:2`` (``gpu:a100:1,gpu:v100:2`` for --gres);
+    an item without a type is its count alone (see ``ir.Resources.gpu_counts``)."""
+    prefix = "gpu:" if gres else ""
+    return ",".join(f"{prefix}{kind}:{n}" if kind else f"{prefix}{n}" for kind, n in counts)
+
+
 _TRES_ENTRY = re.compile(
     r"(?P<kind>[A-Za-z]+)(?:/(?P<name>[A-Za-z][A-Za-z0-9_.\-]*))?"
     r"(?::(?P<type>[^=:]+))?[=:](?P<count>[0-9]+[KMGT]?)\Z",
