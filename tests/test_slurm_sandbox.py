@@ -19,6 +19,7 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -49,26 +50,36 @@ def _why_not() -> str | None:
 
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[dict[str, str]]:
+    knobs = {
+        "SLURM_SANDBOX_NODES": str(NODES),
+        "SLURM_SANDBOX_CPUS": "192",  # the largest partition of the sample site
+        "SLURM_SANDBOX_MEM_MB": "2200000",  # gpu-h100 nodes have 2 TB
+        "SLURM_SANDBOX_TMP_MB": "7000000",  # local NVMe, as GPU nodes have it (pods ask ephemeral-storage)
+        "SLURM_SANDBOX_GPUS": "8",
+        "SLURM_SANDBOX_PARTITIONS": "cpu gpu debug gpu-h100 gpu-a100",
+        "SLURM_SANDBOX_LICENSES": "matlab:4,ansys:2",
+    }
+    with started_sandbox(knobs) as env:
+        yield env
+
+
+@contextmanager
+def started_sandbox(knobs: dict[str, str]) -> Iterator[dict[str, str]]:
+    """A sandbox of its own folder and ports with these knobs, for the length of the block: the
+    environment its clients need. Skips the test where the sandbox cannot run."""
     reason = _why_not()
     if reason:
         pytest.skip(reason)
     # munged wants every folder above its socket searchable by all: not pytest's 0700 tmp folders
     folder = Path(tempfile.mkdtemp(prefix="migrate-slurm-test-", dir="/tmp"))
     folder.chmod(0o755)
-    port = free_ports(NODES + 1)
-    knobs = {
+    port = free_ports(int(knobs.get("SLURM_SANDBOX_NODES", "8")) + 1)
+    own = {
         "SLURM_SANDBOX_DIR": str(folder / "sbx"),
-        "SLURM_SANDBOX_NODES": str(NODES),
-        "SLURM_SANDBOX_CPUS": "192",  # the largest partition of the sample site
-        "SLURM_SANDBOX_MEM_MB": "2200000",  # gpu-h100 nodes have 2 TB
-        "SLURM_SANDBOX_TMP_MB": "7000000",  # local NVMe, as GPU nodes have it (pods ask ephemeral-storage)
-        "SLURM_SANDBOX_GPUS": "8",
         "SLURM_SANDBOX_CTLD_PORT": str(port),
         "SLURM_SANDBOX_SLURMD_PORT": str(port + 1),
-        "SLURM_SANDBOX_PARTITIONS": "cpu gpu debug gpu-h100 gpu-a100",
-        "SLURM_SANDBOX_LICENSES": "matlab:4,ansys:2",
     }
-    env = {**os.environ, **knobs}
+    env = {**os.environ, **knobs, **own}
     started = subprocess.run(
         ["bash", str(SANDBOX), "start"], env=env, capture_output=True, text=True, timeout=300
     )
