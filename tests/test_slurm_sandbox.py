@@ -407,38 +407,38 @@ def test_translated_jobs_for_nersc_runtimes_pass_test_only(
     assert [f"{c.path}: {c.message}" for c in checks if not c.accepted] == []
 
 
-def test_a_requeued_job_truncates_its_output_and_counts_the_restart(
-    sandbox: dict[str, str], tmp_path: Path
-) -> None:
+def test_a_requeued_job_truncates_its_output_and_counts_the_restart(tmp_path: Path) -> None:
     """What the pods do on a restart (tests/test_peer_kjob.py): without --open-mode=append the file holds
     the last start's output only, and SLURM_RESTART_COUNT counts the requeues (unset before the first)."""
-    script = tmp_path / "requeued.sbatch"
-    script.write_text(
-        "#!/bin/bash\n#SBATCH --requeue\n#SBATCH --output=" + str(tmp_path) + "/requeued.out\n"
-        'echo "start ${SLURM_RESTART_COUNT-unset}"\n'
-        '[ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] || sleep 60\n',
-        encoding="utf-8",
-    )
-    job = _sbatch(sandbox, tmp_path, "requeued.sbatch")
-    out = tmp_path / "requeued.out"
-    deadline = time.monotonic() + 30
-    while not (out.exists() and out.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert out.read_text().splitlines() == ["start unset"]
-    done = subprocess.run(
-        ["scontrol", "requeue", job], env=sandbox, capture_output=True, text=True, timeout=30
-    )
-    assert done.returncode == 0, done.stderr
-    # a requeued job waits for a begin time; once it is pending again, let it start now
-    deadline = time.monotonic() + JOB_TIMEOUT
-    while (state := _states(sandbox, [job]).get(job)) != "COMPLETED" and time.monotonic() < deadline:
-        if state == "PENDING":
-            subprocess.run(
-                ["scontrol", "update", f"jobid={job}", "StartTime=now"],
-                env=sandbox,
-                capture_output=True,
-                timeout=30,
-            )
-        time.sleep(0.3)
-    assert _states(sandbox, [job]) == {job: "COMPLETED"}
-    assert out.read_text().splitlines() == ["start 1"]
+    # a sandbox of its own: the session one holds the other tests' jobs
+    with started_sandbox({"SLURM_SANDBOX_NODES": "1", "SLURM_SANDBOX_GPUS": "0"}) as sandbox:
+        script = tmp_path / "requeued.sbatch"
+        script.write_text(
+            "#!/bin/bash\n#SBATCH --requeue\n#SBATCH --output=" + str(tmp_path) + "/requeued.out\n"
+            'echo "start ${SLURM_RESTART_COUNT-unset}"\n'
+            '[ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] || sleep 60\n',
+            encoding="utf-8",
+        )
+        job = _sbatch(sandbox, tmp_path, "requeued.sbatch")
+        out = tmp_path / "requeued.out"
+        deadline = time.monotonic() + 30
+        while not (out.exists() and out.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert out.read_text().splitlines() == ["start unset"]
+        done = subprocess.run(
+            ["scontrol", "requeue", job], env=sandbox, capture_output=True, text=True, timeout=30
+        )
+        assert done.returncode == 0, done.stderr
+        # a requeued job waits for a begin time; once it is pending again, let it start now
+        deadline = time.monotonic() + JOB_TIMEOUT
+        while (state := _states(sandbox, [job]).get(job)) != "COMPLETED" and time.monotonic() < deadline:
+            if state == "PENDING":
+                subprocess.run(
+                    ["scontrol", "update", f"jobid={job}", "StartTime=now"],
+                    env=sandbox,
+                    capture_output=True,
+                    timeout=30,
+                )
+            time.sleep(0.3)
+        assert _states(sandbox, [job]) == {job: "COMPLETED"}
+        assert out.read_text().splitlines() == ["start 1"]
