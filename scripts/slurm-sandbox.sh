@@ -158,6 +158,14 @@ pidfile_alive() {
     printf '%s\n' "$pid"
 }
 
+# still_alive FILE COMM: pidfile_alive, asked again a moment later before saying no. A daemon
+# writes its PID file while the start loop polls it: a read can catch the file half written.
+still_alive() {
+    pidfile_alive "$1" "$2" >/dev/null && return 0
+    sleep 0.2
+    pidfile_alive "$1" "$2" >/dev/null
+}
+
 comm_for_pidfile() {
     case ${1##*/} in
         munged.pid) echo munged ;;
@@ -602,11 +610,11 @@ wait_ready() {
     while :; do
         # Every daemon must stay alive (a missing PID file is allowed briefly).
         pidfile_alive "$MUNGE_PID" munged >/dev/null || fail_start "munged died"
-        if ! pidfile_alive "$CTLD_PID" slurmctld >/dev/null; then
+        if ! still_alive "$CTLD_PID" slurmctld; then
             if [[ -s $CTLD_PID ]] || (($(now_ms) > pid_grace)); then fail_start "slurmctld died"; fi
         fi
         for n in "${nodes[@]}"; do
-            if ! pidfile_alive "$(slurmd_pidfile "$n")" slurmd >/dev/null; then
+            if ! still_alive "$(slurmd_pidfile "$n")" slurmd; then
                 if [[ -s $(slurmd_pidfile "$n") ]] || (($(now_ms) > pid_grace)); then
                     fail_start "slurmd for $n died" "$(slurmd_logfile "$n")"
                 fi
