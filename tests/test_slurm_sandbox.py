@@ -83,10 +83,10 @@ def started_sandbox(knobs: dict[str, str]) -> Iterator[dict[str, str]]:
     started = subprocess.run(
         ["bash", str(SANDBOX), "start"], env=env, capture_output=True, text=True, timeout=300
     )
-    if started.returncode != 0:
-        pytest.fail(f"the Slurm sandbox did not start:\n{started.stderr}")
     env["SLURM_CONF"] = str(folder / "sbx" / "etc" / "slurm.conf")
     try:
+        if started.returncode != 0:
+            pytest.fail(f"the Slurm sandbox did not start:\n{started.stderr}")
         yield env
     finally:
         subprocess.run(
