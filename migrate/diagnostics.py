@@ -142,6 +142,10 @@ CODES: dict[str, tuple[str, str]] = {
         WARNING,
         "a GPU type has no node label value in the site config; a placeholder was written",
     ),
+    "TRANSLATE-GPU-TYPES": (
+        WARNING,
+        "a request names several GPU types for the same node, and no node of its partition holds them all",
+    ),
     "TRANSLATE-GRES-UNMAPPED": (
         WARNING,
         "a GRES has no extended resource in the site config and was dropped",

@@ -53,6 +53,14 @@ class GenericResource:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuCount:
+    """GPUs of one type in a request that names several (``--gpus-per-node=a100:1,v100:2``)."""
+
+    type: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class Resources:
     """The resource request of one component.
 
@@ -72,7 +80,11 @@ class Resources:
     gpus: int | None = None  # total for the job/component
     gpus_per_node: int | None = None
     gpus_per_task: int | None = None
-    gpu_type: str | None = None
+    gpu_type: str | None = None  # the one type the request names
+    # Several types in one request, each with its count: all of them on each node (or task) at once.
+    # The counts are in the scope of the GPU field the request set (gpus, gpus_per_node or
+    # gpus_per_task), which holds their sum; gpu_type is then None.
+    gpu_types: tuple[GpuCount, ...] = ()
     cpus_per_gpu: int | None = None
     generic: tuple[GenericResource, ...] = ()
     tmp_disk_mb: int | None = None
@@ -113,6 +125,13 @@ class Resources:
         if self.gpus is not None:
             return self.gpus
         return self.computed_gpus_per_node() * self.computed_nodes()
+
+    def gpu_counts(self, count: int) -> tuple[tuple[str | None, int], ...]:
+        """The types that make up ``count`` GPUs of the request, each with its count: those of
+        ``gpu_types`` when they add up to it, else ``count`` of ``gpu_type`` (None: any type)."""
+        if self.gpu_types and sum(g.count for g in self.gpu_types) == count:
+            return tuple((g.type, g.count) for g in self.gpu_types)
+        return ((self.gpu_type, count),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -634,6 +653,7 @@ __all__ = [
     "EnvVar",
     "FailurePolicy",
     "GenericResource",
+    "GpuCount",
     "IOSpec",
     "Job",
     "KeyValue",

@@ -7,6 +7,7 @@ Each test names the kjob file that holds the expectation.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,18 @@ import pytest
 from k8s_run import documents, literal_env, pod_specs
 from podrunner import testing as pods
 from podrunner.testing import require_pods
+from test_slurm_sandbox import started_sandbox
 
+from migrate import ir, slurmcheck
 from migrate.diagnostics import Collector
 from migrate.fidelity import Translation
+from migrate.scan import scanner
 from migrate.site.config import parse_site_config
+from migrate.translate import translate_jobs
+from migrate.translators.kubernetes import validate
 from migrate.translators.kubernetes.writer import translate_job
 from migrate.translators.slurm import reader
+from migrate.translators.slurm import writer as slurm_writer
 from migrate.vocab import FidelityStatus
 
 SITE = parse_site_config(
@@ -33,9 +40,13 @@ SITE = parse_site_config(
 )
 
 
-def translate(text: str, style: str = "auto", config: Any = SITE) -> Translation:
+def read(text: str) -> ir.Job:
     (job,) = reader.read(text, "job.sbatch", Collector("job.sbatch"))
-    return translate_job(job, config, "job", style=style)
+    return job
+
+
+def translate(text: str, style: str = "auto", config: Any = SITE) -> Translation:
+    return translate_job(read(text), config, "job", style=style)
 
 
 def container(t: Translation) -> dict[str, Any]:
@@ -151,3 +162,158 @@ def test_cpus_per_gpu_is_in_the_environment() -> None:
     assert "SLURM_CPUS_PER_GPU" not in literal_env(container(translate(without, style="emulate")))
     native = translate(text.replace("echo", "python train.py --workers"))
     assert native.style == "native" and container(native)["args"] == ["train.py", "--workers", "6"]
+
+
+# ---------------------------------------------------------------------------
+# several GPU types in one request
+
+GPU_SITE = parse_site_config(
+    {
+        "site": "testsite",
+        "gpu_products": {
+            "volta": "Tesla-V100-SXM2-32GB",
+            "kepler": "Tesla-K80",
+            "a100": "NVIDIA-A100-SXM4-80GB",
+            "v100": "Tesla-V100-SXM2-32GB",
+        },
+        "defaults": {"image": "registry.example/base:1", "namespace": "batch"},
+    }
+)
+MIXED = "#!/bin/bash\n#SBATCH --nodes=1 --ntasks-per-node=2\n#SBATCH {option}\nsrun python train.py\n"
+GPU_PRODUCT = "nvidia.com/gpu.product"
+
+
+def pod_spec(t: Translation) -> dict[str, Any]:
+    (text,) = t.files.values()
+    return pod_specs([d for d in documents(text) if d["kind"] != "ConfigMap"])[0]
+
+
+def node_terms(t: Translation) -> list[dict[str, Any]]:
+    node = pod_spec(t).get("affinity", {}).get("nodeAffinity", {})
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution", {})
+    return list(required.get("nodeSelectorTerms", []))
+
+
+@pytest.mark.parametrize(
+    ("option", "types", "per_pod", "products"),
+    [
+        (
+            "--gpus-per-task=volta:3,kepler:1",
+            [("volta", 3), ("kepler", 1)],
+            "8",
+            ["Tesla-V100-SXM2-32GB", "Tesla-K80"],
+        ),
+        (
+            "--gres=gpu:a100:2,gpu:v100:1",
+            [("a100", 2), ("v100", 1)],
+            "3",
+            ["NVIDIA-A100-SXM4-80GB", "Tesla-V100-SXM2-32GB"],
+        ),
+    ],
+)
+def test_several_gpu_types_stay_apart_and_the_pod_asks_their_total(
+    option: str, types: list[tuple[str, int]], per_pod: str, products: list[str], tmp_path: Path
+) -> None:
+    """kjob, pkg/parser/slurm.go (GpusFlag) reads ``--gpus-per-task=volta:3,kepler:1`` as a count per
+    type, and pkg/builder/slurm_builder.go keeps each type's count apart in the container's requests
+    (pkg/cmd/create/create_slurm_test.go, "should create slurm with --mem-per-gpu flag"). sbatch asks
+    for every type at once, on the same node; the device plugin's nvidia.com/gpu has no type, so the
+    pod asks for the total (per task x tasks per node) on a node whose GPU product is one of the
+    types, and the entry is approximated, saying so. Where the site does not say what its nodes hold,
+    a node may hold every type: no warning beyond the entry."""
+    text = MIXED.format(option=option)
+    res = read(text).components[0].resources
+    assert [(g.type, g.count) for g in res.gpu_types] == types and res.gpu_type is None
+    t = translate(text, style="emulate", config=GPU_SITE)
+    assert container(t)["resources"]["limits"]["nvidia.com/gpu"] == per_pod
+    assert node_terms(t) == [
+        {"matchExpressions": [{"key": GPU_PRODUCT, "operator": "In", "values": products}]}
+    ]
+    assert GPU_PRODUCT not in pod_spec(t).get("nodeSelector", {})
+    found = entry(t, option)
+    assert found.status == FidelityStatus.APPROXIMATED
+    assert "nvidia.com/gpu has no type" in found.reason and "not kept apart" in found.reason
+    assert "TRANSLATE-GPU-TYPES" not in [d.code for d in t.diagnostics]
+    translate_jobs([read(text)], config=GPU_SITE, style="emulate").tree.commit(str(tmp_path / "out"))
+    report = validate.validate_tree(tmp_path / "out")
+    assert [p.render() for f in report.files for p in f.problems] == []
+
+
+def test_no_affinity_where_no_node_of_the_partition_holds_every_type() -> None:
+    """kjob, pkg/builder/slurm_builder.go asks for each type under its own resource name, whatever the
+    nodes hold. A partition whose nodes the site gives one GPU type holds no node with two: Kubernetes
+    cannot place the pod as asked, and the diagnostic says so (sbatch would find no node either)."""
+    site = parse_site_config(
+        {
+            "site": "testsite",
+            "gpu_products": {"a100": "NVIDIA-A100-SXM4-80GB", "v100": "Tesla-V100-SXM2-32GB"},
+            "partitions": {
+                "gpu": {
+                    "nodes": 16,
+                    "gpus_per_node": 8,
+                    "gpu_type": "a100",
+                    "cpus_per_node": 96,
+                    "mem_gb": 1152,
+                    "node_selector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
+                }
+            },
+            "defaults": {"image": "registry.example/base:1", "namespace": "batch"},
+        }
+    )
+    text = MIXED.format(option="--partition=gpu --gres=gpu:a100:2,gpu:v100:1")
+    t = translate(text, style="emulate", config=site)
+    assert node_terms(t) == [] and GPU_PRODUCT not in pod_spec(t)["nodeSelector"]
+    assert container(t)["resources"]["limits"]["nvidia.com/gpu"] == "3"
+    assert entry(t, "--gres").status == FidelityStatus.APPROXIMATED
+    (warning,) = [d for d in t.diagnostics if d.code == "TRANSLATE-GPU-TYPES"]
+    assert "no single node has them all" in warning.message
+    assert "Kubernetes cannot place the pod as asked" in warning.message
+    assert "a100 GPUs only (partition gpu in migrate.yaml)" in warning.message
+
+
+ROUND_TRIP = ("--gpus-per-task=a100:1,v100:2", "--gres=gpu:a100:2,gpu:v100:1")
+
+
+def _back_to_slurm(tmp_path: Path, text: str) -> list[str]:
+    """The scripts the Slurm writer makes of one sbatch script: written back from its IR, and made again
+    from the manifests the Kubernetes writer wrote of it."""
+    job = read(text)
+    (native,) = slurm_writer.translate_job(job).files.values()
+    k8s = translate_jobs([job], to="kubernetes", config=GPU_SITE, style="emulate")
+    k8s.tree.commit(str(tmp_path / "k8s"))
+    back = translate_jobs(scanner.scan([str(tmp_path / "k8s")]).jobs, to="slurm", config=GPU_SITE)
+    (migrated,) = back.translations[0].files.values()
+    return [native, migrated]
+
+
+@pytest.mark.parametrize("option", ROUND_TRIP)
+def test_several_gpu_types_come_back_from_the_slurm_writer(option: str, tmp_path: Path) -> None:
+    """kjob, pkg/parser/slurm.go (GpusFlag): the list is one count per type. The Slurm writer writes it
+    again, from the IR and from the manifests: the script it makes reads back with the same types and
+    counts, and passes the static sbatch checks."""
+    text = MIXED.format(option=option)
+    asked = read(text).components[0].resources.gpu_types
+    for script in _back_to_slurm(tmp_path, text):
+        assert read(script).components[0].resources.gpu_types == asked, script
+        assert slurmcheck.check_text(script).accepted, script
+
+
+@pytest.fixture(scope="module")
+def typed_gpu_sandbox() -> Iterator[dict[str, str]]:
+    """A small sandbox whose nodes hold four A100s and four V100s each."""
+    knobs = {"SLURM_SANDBOX_NODES": "2", "SLURM_SANDBOX_GPUS": "8", "SLURM_SANDBOX_GPU_TYPES": "a100 v100"}
+    with started_sandbox(knobs) as env:
+        yield env
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("option", ROUND_TRIP)
+def test_the_written_back_scripts_pass_test_only_on_nodes_with_both_types(
+    option: str, typed_gpu_sandbox: dict[str, str], tmp_path: Path
+) -> None:
+    """kjob, pkg/parser/slurm.go (GpusFlag), as above: the controller takes the written-back list."""
+    for index, script in enumerate(_back_to_slurm(tmp_path, MIXED.format(option=option))):
+        path = tmp_path / f"job{index}.sbatch"
+        path.write_text(script, encoding="utf-8")
+        result = slurmcheck.check_script(path, env=typed_gpu_sandbox)
+        assert (result.method, result.accepted) == (slurmcheck.TEST_ONLY, True), result.message

@@ -311,9 +311,14 @@ def test_resource_options(line: str, fields: dict[str, object]) -> None:
     assert diags == []
 
 
-def test_mixed_gpu_types_keep_the_total_and_a_raw_item() -> None:
-    job, _ = one(script("--gpus=a100:2,v100:2"))
-    assert job.components[0].resources.gpus == 4 and job.components[0].resources.gpu_type is None
+def test_several_gpu_types_stay_apart_and_typed_with_untyped_stays_raw() -> None:
+    job, _ = one(script("--gpus=a100:2,v100:1"))
+    res = job.components[0].resources
+    assert (res.gpus, res.gpu_type) == (3, None)
+    assert res.gpu_types == (ir.GpuCount("a100", 2), ir.GpuCount("v100", 1))
+    assert job.raw == ()
+    job, _ = one(script("--gpus=a100:2,1"))  # one typed and one untyped: only the total is typed
+    assert (job.components[0].resources.gpus, job.components[0].resources.gpu_types) == (3, ())
     assert job.raw[0].key == "--gpus"
 
 

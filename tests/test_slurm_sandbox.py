@@ -19,6 +19,7 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -49,33 +50,43 @@ def _why_not() -> str | None:
 
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[dict[str, str]]:
+    knobs = {
+        "SLURM_SANDBOX_NODES": str(NODES),
+        "SLURM_SANDBOX_CPUS": "192",  # the largest partition of the sample site
+        "SLURM_SANDBOX_MEM_MB": "2200000",  # gpu-h100 nodes have 2 TB
+        "SLURM_SANDBOX_TMP_MB": "7000000",  # local NVMe, as GPU nodes have it (pods ask ephemeral-storage)
+        "SLURM_SANDBOX_GPUS": "8",
+        "SLURM_SANDBOX_PARTITIONS": "cpu gpu debug gpu-h100 gpu-a100",
+        "SLURM_SANDBOX_LICENSES": "matlab:4,ansys:2",
+    }
+    with started_sandbox(knobs) as env:
+        yield env
+
+
+@contextmanager
+def started_sandbox(knobs: dict[str, str]) -> Iterator[dict[str, str]]:
+    """A sandbox of its own folder and ports with these knobs, for the length of the block: the
+    environment its clients need. Skips the test where the sandbox cannot run."""
     reason = _why_not()
     if reason:
         pytest.skip(reason)
     # munged wants every folder above its socket searchable by all: not pytest's 0700 tmp folders
     folder = Path(tempfile.mkdtemp(prefix="migrate-slurm-test-", dir="/tmp"))
     folder.chmod(0o755)
-    port = free_ports(NODES + 1)
-    knobs = {
+    port = free_ports(int(knobs.get("SLURM_SANDBOX_NODES", "8")) + 1)
+    own = {
         "SLURM_SANDBOX_DIR": str(folder / "sbx"),
-        "SLURM_SANDBOX_NODES": str(NODES),
-        "SLURM_SANDBOX_CPUS": "192",  # the largest partition of the sample site
-        "SLURM_SANDBOX_MEM_MB": "2200000",  # gpu-h100 nodes have 2 TB
-        "SLURM_SANDBOX_TMP_MB": "7000000",  # local NVMe, as GPU nodes have it (pods ask ephemeral-storage)
-        "SLURM_SANDBOX_GPUS": "8",
         "SLURM_SANDBOX_CTLD_PORT": str(port),
         "SLURM_SANDBOX_SLURMD_PORT": str(port + 1),
-        "SLURM_SANDBOX_PARTITIONS": "cpu gpu debug gpu-h100 gpu-a100",
-        "SLURM_SANDBOX_LICENSES": "matlab:4,ansys:2",
     }
-    env = {**os.environ, **knobs}
+    env = {**os.environ, **knobs, **own}
     started = subprocess.run(
         ["bash", str(SANDBOX), "start"], env=env, capture_output=True, text=True, timeout=300
     )
-    if started.returncode != 0:
-        pytest.fail(f"the Slurm sandbox did not start:\n{started.stderr}")
     env["SLURM_CONF"] = str(folder / "sbx" / "etc" / "slurm.conf")
     try:
+        if started.returncode != 0:
+            pytest.fail(f"the Slurm sandbox did not start:\n{started.stderr}")
         yield env
     finally:
         subprocess.run(
@@ -396,38 +407,38 @@ def test_translated_jobs_for_nersc_runtimes_pass_test_only(
     assert [f"{c.path}: {c.message}" for c in checks if not c.accepted] == []
 
 
-def test_a_requeued_job_truncates_its_output_and_counts_the_restart(
-    sandbox: dict[str, str], tmp_path: Path
-) -> None:
+def test_a_requeued_job_truncates_its_output_and_counts_the_restart(tmp_path: Path) -> None:
     """What the pods do on a restart (tests/test_peer_kjob.py): without --open-mode=append the file holds
     the last start's output only, and SLURM_RESTART_COUNT counts the requeues (unset before the first)."""
-    script = tmp_path / "requeued.sbatch"
-    script.write_text(
-        "#!/bin/bash\n#SBATCH --requeue\n#SBATCH --output=" + str(tmp_path) + "/requeued.out\n"
-        'echo "start ${SLURM_RESTART_COUNT-unset}"\n'
-        '[ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] || sleep 60\n',
-        encoding="utf-8",
-    )
-    job = _sbatch(sandbox, tmp_path, "requeued.sbatch")
-    out = tmp_path / "requeued.out"
-    deadline = time.monotonic() + 30
-    while not (out.exists() and out.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert out.read_text().splitlines() == ["start unset"]
-    done = subprocess.run(
-        ["scontrol", "requeue", job], env=sandbox, capture_output=True, text=True, timeout=30
-    )
-    assert done.returncode == 0, done.stderr
-    # a requeued job waits for a begin time; once it is pending again, let it start now
-    deadline = time.monotonic() + JOB_TIMEOUT
-    while (state := _states(sandbox, [job]).get(job)) != "COMPLETED" and time.monotonic() < deadline:
-        if state == "PENDING":
-            subprocess.run(
-                ["scontrol", "update", f"jobid={job}", "StartTime=now"],
-                env=sandbox,
-                capture_output=True,
-                timeout=30,
-            )
-        time.sleep(0.3)
-    assert _states(sandbox, [job]) == {job: "COMPLETED"}
-    assert out.read_text().splitlines() == ["start 1"]
+    # a sandbox of its own: the session one holds the other tests' jobs
+    with started_sandbox({"SLURM_SANDBOX_NODES": "1", "SLURM_SANDBOX_GPUS": "0"}) as sandbox:
+        script = tmp_path / "requeued.sbatch"
+        script.write_text(
+            "#!/bin/bash\n#SBATCH --requeue\n#SBATCH --output=" + str(tmp_path) + "/requeued.out\n"
+            'echo "start ${SLURM_RESTART_COUNT-unset}"\n'
+            '[ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] || sleep 60\n',
+            encoding="utf-8",
+        )
+        job = _sbatch(sandbox, tmp_path, "requeued.sbatch")
+        out = tmp_path / "requeued.out"
+        deadline = time.monotonic() + 30
+        while not (out.exists() and out.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert out.read_text().splitlines() == ["start unset"]
+        done = subprocess.run(
+            ["scontrol", "requeue", job], env=sandbox, capture_output=True, text=True, timeout=30
+        )
+        assert done.returncode == 0, done.stderr
+        # a requeued job waits for a begin time; once it is pending again, let it start now
+        deadline = time.monotonic() + JOB_TIMEOUT
+        while (state := _states(sandbox, [job]).get(job)) != "COMPLETED" and time.monotonic() < deadline:
+            if state == "PENDING":
+                subprocess.run(
+                    ["scontrol", "update", f"jobid={job}", "StartTime=now"],
+                    env=sandbox,
+                    capture_output=True,
+                    timeout=30,
+                )
+            time.sleep(0.3)
+        assert _states(sandbox, [job]) == {job: "COMPLETED"}
+        assert out.read_text().splitlines() == ["start 1"]

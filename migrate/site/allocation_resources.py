@@ -227,8 +227,9 @@ def _asked_gpus(
         count, long, value = (gres.count * tpn if gres.per == "task" else gres.count), "gres", gres.count
     if say.lines:  # the option as the file spells it
         long = next((lg for lg in _GPU_OPTIONS if say.given(lg, index)), long)
-    typed = f"{res.gpu_type}:" if res.gpu_type else ""
-    return count, long, f"gpu:{typed}{value}" if long == "gres" else f"{typed}{value}"
+    prefix = "gpu:" if long == "gres" else ""  # spelled as the sbatch writer's format_gpus spells it
+    spelled = ",".join(f"{prefix}{kind}:{n}" if kind else f"{prefix}{n}" for kind, n in res.gpu_counts(value))
+    return count, long, spelled
 
 
 def _gpus(
@@ -259,8 +260,10 @@ def _gpus(
     asked_type = res.gpu_type
     if asked_type is None and res.generic:
         asked_type = next((g.type for g in res.generic if g.name == "gpu" and g.type), None)
-    if asked_type and asked is not None:
-        gpu_type: Sourced[str | None] = Sourced(asked_type, say.option(asked[1], index, asked[2]))
+    if res.gpu_types and asked is not None:  # several types at once: no one type, not the node's either
+        gpu_type: Sourced[str | None] = Sourced(None, say.option(asked[1], index, asked[2]))
+    elif asked_type and asked is not None:
+        gpu_type = Sourced(asked_type, say.option(asked[1], index, asked[2]))
     elif count.value and node is not None and node.gpu_type.value:
         gpu_type = node.gpu_type
     else:

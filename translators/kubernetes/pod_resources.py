@@ -23,12 +23,12 @@ from migrate.render import plural
 from migrate.site.allocation import allocate, missing_fabric_devices
 from migrate.site.allocation_model import ComponentAllocation, FabricUse, Source, Sourced
 from migrate.site.config import PartitionConfig
-from migrate.translators.slurm.options import format_memory
+from migrate.translators.slurm.options import format_gpus, format_memory
 
+from .gpu_labels import GPU_PRODUCT, no_node_holds, product_values
 from .translation_context import Context
 
 GPU = "nvidia.com/gpu"
-GPU_PRODUCT = "nvidia.com/gpu.product"
 _MIG_TYPE = re.compile(r"[0-9]+g\.[0-9]+gb\Z")
 _FEATURE = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 PLACEHOLDER_FEATURE_PREFIX = "migrate.io/feature-"
@@ -41,6 +41,7 @@ class PodResources:
     resources: dict[str, str] = field(default_factory=dict)  # requests (= limits)
     node_selector: dict[str, str] = field(default_factory=dict)
     node_affinity_terms: list[dict[str, Any]] = field(default_factory=list)  # ORed terms
+    node_requirements: list[dict[str, Any]] = field(default_factory=list)  # matchExpressions all terms hold
     spread_one_per_node: bool = False
     exclusive_topology: str | None = None
     notes: dict[str, list[str]] = field(default_factory=dict)  # pod field -> comments
@@ -52,6 +53,13 @@ class PodResources:
     def note(self, where: str, text: str) -> None:
         self.notes.setdefault(where, []).append(text)
 
+    def node_selector_terms(self) -> list[dict[str, Any]]:
+        """The node affinity's ORed terms, each holding the requirements every node must meet."""
+        if not self.node_requirements:
+            return self.node_affinity_terms
+        terms = self.node_affinity_terms or [{"matchExpressions": []}]
+        return [{**t, "matchExpressions": [*t["matchExpressions"], *self.node_requirements]} for t in terms]
+
 
 def mib(value: int) -> str:
     """A MiB count as a Kubernetes quantity (``64Gi`` when exact)."""
@@ -60,17 +68,18 @@ def mib(value: int) -> str:
     return f"{value}Mi"
 
 
-def component_gpus(res: ir.Resources) -> tuple[int, str | None]:
-    """GPUs per pod and their type as the options ask them, from the typed fields or a ``gpu`` GRES."""
+def component_gpus(res: ir.Resources) -> tuple[int, tuple[str, ...]]:
+    """GPUs per pod and the types the options name (none, one, or several asked at once), from the
+    typed fields or a ``gpu`` GRES."""
     count = res.computed_gpus_per_node()
-    gpu_type = res.gpu_type
+    types = tuple(g.type for g in res.gpu_types) or ((res.gpu_type,) if res.gpu_type else ())
     for gres in res.generic:
         if gres.name == "gpu":
             if not count:
                 per_node = gres.count * res.computed_tasks_per_node() if gres.per == "task" else gres.count
                 count = per_node
-            gpu_type = gpu_type or gres.type
-    return count, gpu_type
+            types = types or ((gres.type,) if gres.type else ())
+    return count, types
 
 
 def allocation_of(ctx: Context, index: int) -> ComponentAllocation:
@@ -102,13 +111,12 @@ def build(ctx: Context, comp: ir.Component, index: int) -> PodResources:
     partition = ctx.site.partition(part_name)
     _shape(ctx, res, index, alloc)
     gpus = alloc.gpus_per_node.value
-    _, gpu_type = component_gpus(res)
     out.gpus = gpus
     _cpu_options(ctx, res, index, gpus)
     _cpu_request(ctx, alloc, index, out)
     _memory(ctx, res, index, alloc, out)
     if gpus:
-        _gpus(ctx, res, index, alloc, gpu_type, out, partition)
+        _gpus(ctx, res, index, alloc, out, partition)
     _generic(ctx, res, index, out)
     _node_devices(ctx, alloc, index, out, part_name)
     for text in alloc.exceeds:
@@ -369,13 +377,12 @@ def _gpus(
     res: ir.Resources,
     index: int,
     alloc: ComponentAllocation,
-    gpu_type: str | None,
     out: PodResources,
     partition: PartitionConfig | None,
 ) -> None:
     gpus = alloc.gpus_per_node.value
     source = alloc.gpus_per_node.source
-    asked, _ = component_gpus(res)
+    asked, types = component_gpus(res)
     if source == Source.INFERRED:
         ctx.fidelity.approximated(
             _item(ctx, f"{gpus} GPUs per node", index),
@@ -385,57 +392,100 @@ def _gpus(
     if not asked:  # all the node's GPUs by --exclusive, or a hint: no GPU option to record
         out.resources[GPU] = str(gpus)
         return
-    long, text = _gpu_option(ctx, res, gpu_type, index)
+    long, text = _gpu_option(ctx, res, types, index)
     line = ctx.line_of(long, index)
     item = ctx.option(long, text, index)
     whole = f"; --exclusive gives all {gpus} of the node's" if gpus > asked else ""
-    if gpu_type and _MIG_TYPE.match(gpu_type):
-        out.resources[f"nvidia.com/mig-{gpu_type}"] = str(gpus)
+    if len(types) == 1 and _MIG_TYPE.match(types[0]):
+        out.resources[f"nvidia.com/mig-{types[0]}"] = str(gpus)
         ctx.fidelity.approximated(
             item,
-            f"MIG slice nvidia.com/mig-{gpu_type} x {gpus} (needs the GPU operator's mixed MIG strategy)",
+            f"MIG slice nvidia.com/mig-{types[0]} x {gpus} (needs the GPU operator's mixed MIG strategy)",
             line,
         )
         return
     out.resources[GPU] = str(gpus)
-    if not gpu_type:
+    if not types:
         ctx.fidelity.mapped(item, f"{GPU}: {gpus} per pod{whole}", line)
         return
     if (
-        partition is not None
+        len(types) == 1
+        and partition is not None
         and partition.gpu_type
-        and partition.gpu_type.lower() == gpu_type.lower()
+        and partition.gpu_type.lower() == types[0].lower()
         and partition.node_selector
     ):
         ctx.fidelity.mapped(
-            item, f"{GPU}: {gpus} per pod{whole}; type {gpu_type} through the partition's node pool", line
+            item, f"{GPU}: {gpus} per pod{whole}; type {types[0]} through the partition's node pool", line
         )
         return
-    product = ctx.site.gpu_product(gpu_type)
-    if product:
-        out.node_selector[GPU_PRODUCT] = product
-        ctx.fidelity.mapped(item, f"{GPU}: {gpus} per pod{whole}; {GPU_PRODUCT}={product}", line)
+    _gpu_types(ctx, types, gpus, whole, item, line, alloc, out)
+
+
+def _gpu_types(
+    ctx: Context,
+    types: tuple[str, ...],
+    gpus: int,
+    whole: str,
+    item: str,
+    line: int | None,
+    alloc: ComponentAllocation,
+    out: PodResources,
+) -> None:
+    """The GPU types as node labels: one type is a node selector on its product; several asked at once
+    (all on the same node) a node affinity over their products, where one node may hold them all."""
+    named = " and ".join(types)
+    # the device plugin counts GPUs of any type: the pod gets the total, of whichever type its node has
+    untyped = f"{GPU}: {gpus} per pod{whole}, of any type: {GPU} has no type, so {named} are not kept apart"
+    blocked = no_node_holds(alloc.node, types) if len(types) > 1 else None
+    if blocked:
+        out.note("resources", f"{item}: no node of the partition holds {named}; {gpus} GPUs of any type")
+        ctx.fidelity.approximated(item, f"{untyped}; {blocked}", line)
+        ctx.diag(
+            "TRANSLATE-GPU-TYPES",
+            f"{item} asks for {named} GPUs on the same node, but {blocked}: no single node has them all, "
+            f"and Kubernetes cannot place the pod as asked (nor would Slurm start the job there); the pod "
+            f"asks for {gpus} {GPU} of any type",
+            line,
+        )
         return
-    placeholder = "REPLACE-ME-" + dns1123_label(gpu_type, 40, "gpu")
-    out.node_selector[GPU_PRODUCT] = placeholder
+    labels = product_values(ctx.site, types)
+    where = "nodeSelector" if len(types) == 1 else "affinity"
+    for gpu_type, placeholder in labels.placeholders:
+        out.note(
+            where,
+            f"GPU type {gpu_type}: replace {placeholder} with the node label value "
+            f"(kubectl get nodes -L {GPU_PRODUCT})",
+        )
+        ctx.diag(
+            "TRANSLATE-GPU-TYPE",
+            f"GPU type {gpu_type!r} has no {GPU_PRODUCT} value in the site config; "
+            f"a placeholder {placeholder!r} was written",
+        )
+    needs = f"the type needs a {GPU_PRODUCT} value (placeholder written)"
+    if len(types) == 1:
+        out.node_selector[GPU_PRODUCT] = labels.values[0]
+        if labels.placeholders:
+            ctx.fidelity.approximated(item, f"{GPU}: {gpus} per pod; {needs}", line)
+        else:
+            ctx.fidelity.mapped(item, f"{GPU}: {gpus} per pod{whole}; {GPU_PRODUCT}={labels.values[0]}", line)
+        return
+    out.node_requirements.append({"key": GPU_PRODUCT, "operator": "In", "values": list(labels.values)})
     out.note(
-        "nodeSelector",
-        f"GPU type {gpu_type}: replace {placeholder} with the node label value "
-        f"(kubectl get nodes -L {GPU_PRODUCT})",
+        "affinity",
+        f"{item}: nodes whose GPU product is {' or '.join(types)}; the pod gets each type's count only "
+        "on a node that holds them all",
     )
-    ctx.fidelity.approximated(
-        item, f"{GPU}: {gpus} per pod; the type needs a {GPU_PRODUCT} value (placeholder written)", line
-    )
-    ctx.diag(
-        "TRANSLATE-GPU-TYPE",
-        f"GPU type {gpu_type!r} has no {GPU_PRODUCT} value in the site config; "
-        f"a placeholder {placeholder!r} was written",
-    )
+    reason = f"{untyped}; node affinity {GPU_PRODUCT} in {', '.join(labels.values)}"
+    unmapped = [gpu_type for gpu_type, _ in labels.placeholders]
+    if unmapped:
+        verb = "needs a value" if len(unmapped) == 1 else "need values"
+        reason += f"; {' and '.join(unmapped)} {verb} (placeholder written)"
+    ctx.fidelity.approximated(item, reason, line)
 
 
-def _gpu_option(ctx: Context, res: ir.Resources, gpu_type: str | None, index: int) -> tuple[str, str]:
+def _gpu_option(ctx: Context, res: ir.Resources, types: tuple[str, ...], index: int) -> tuple[str, str]:
     """The option that asked for the GPUs: the one in the file when known, else from the fields."""
-    prefix = f"{gpu_type}:" if gpu_type else ""
     gres = next((g for g in res.generic if g.name == "gpu"), None)
     candidates = [
         ("gpus-per-node", res.gpus_per_node),
@@ -443,12 +493,12 @@ def _gpu_option(ctx: Context, res: ir.Resources, gpu_type: str | None, index: in
         ("gpus", res.gpus),
         ("gres", gres.count if gres else res.gpus_per_node),
     ]
-    for long, count in candidates:
-        if ctx.given(long, index):
-            return long, f"gpu:{prefix}{count}" if long == "gres" else f"{prefix}{count}"
-    for long, count in candidates:
+    given = [(long, count) for long, count in candidates if ctx.given(long, index)]
+    for long, count in (*given, *candidates):
         if count is not None:
-            return long, f"gpu:{prefix}{count}" if long == "gres" else f"{prefix}{count}"
+            one = types[0] if len(types) == 1 else None
+            counts = res.gpu_counts(count) if res.gpu_types else ((one, count),)
+            return long, format_gpus(counts, gres=long == "gres")
     return "gres", "gpu"
 
 

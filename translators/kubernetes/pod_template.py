@@ -379,9 +379,10 @@ def build(
 
 def _affinity(ctx: Context, res: pod_resources.PodResources, index: int) -> dict[str, Any]:
     affinity: dict[str, Any] = {}
-    if res.node_affinity_terms:
+    terms = res.node_selector_terms()
+    if terms:
         affinity["nodeAffinity"] = {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": res.node_affinity_terms}
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
         }
     if res.spread_one_per_node:
         affinity["podAntiAffinity"] = {

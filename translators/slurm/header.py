@@ -52,6 +52,9 @@ class Header:
         self.lines.append(Line(long, text, note))
         return spelled(long, text)
 
+    def remove(self, long: str) -> None:
+        self.lines = [line for line in self.lines if line.long != long]
+
     def has(self, long: str) -> bool:
         return any(line.long == long for line in self.lines)
 

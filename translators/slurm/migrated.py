@@ -211,11 +211,12 @@ def _restore(ctx: Context, components: list[Header], old: directives.Header) -> 
                 spelled, "submit.sh passes --dependency with the new job ids", setting.line
             )
             continue
-        if long == "gres" and _gpu_type_lost(components[index], setting.value):
-            components[index].add(long, setting.value, "GPU type restored from the original script")
+        if _gpu_types_lost(components[index], long, setting.value):
+            _restore_gpu_types(components[index], long, setting.value or "")
             ctx.fidelity.approximated(
                 spelled,
-                "the GPU type was a node selector on Kubernetes; restored from the original script",
+                "the pod's GPU request had no type (node labels stood for it on Kubernetes); "
+                "restored from the original script",
                 setting.line,
             )
             continue
@@ -235,18 +236,44 @@ def _restore(ctx: Context, components: list[Header], old: directives.Header) -> 
         )
 
 
-def _gpu_type_lost(header: Header, original: str | None) -> bool:
-    """The original --gres asked for typed GPUs and the manifest kept only their count."""
-    if original is None or header.value("gres") is None:
+# Where each GPU option counts its GPUs: the manifest kept their number per node (one pod per node).
+_GPU_SCOPES = {"gres": "node", "gpus-per-node": "node", "gpus-per-task": "task", "gpus": "job"}
+
+
+def _gpu_types_lost(header: Header, long: str, original: str | None) -> bool:
+    """The original option asked for typed GPUs, and the manifest kept only their count per node."""
+    scope = _GPU_SCOPES.get(long)
+    if original is None or scope is None:
         return False
     try:
-        before = sbatch.parse_gres(original)
-        now = sbatch.parse_gres(header.value("gres") or "")
+        now = [g for g in sbatch.parse_gres(header.value("gres") or "") if g.name == "gpu"]
+        parse = sbatch.parse_gres if long == "gres" else sbatch.parse_gpus
+        before = [g for g in parse(original) if g.name == "gpu"]
     except ValueError:
         return False
-    typed = [g for g in before if g.name == "gpu" and g.type]
-    counts = [g.count for g in now if g.name == "gpu"]
-    return bool(typed) and [g.count for g in typed] == counts and not any(g.type for g in now)
+    if len(now) != 1 or now[0].type or not any(g.type for g in before):
+        return False
+    per_node = sum(g.count for g in before)
+    if scope == "task":
+        per_node *= _number(header, "ntasks-per-node")
+    elif scope == "job":
+        per_node = -(-per_node // _number(header, "nodes"))
+    return per_node == now[0].count
+
+
+def _number(header: Header, long: str) -> int:
+    value = header.value(long) or ""
+    return int(value) if value.isascii() and value.isdigit() and int(value) else 1
+
+
+def _restore_gpu_types(header: Header, long: str, original: str) -> None:
+    """The original GPU option in place of the untyped GPUs of the rewritten --gres."""
+    if long != "gres":
+        others = tuple(g for g in sbatch.parse_gres(header.value("gres") or "") if g.name != "gpu")
+        header.remove("gres")
+        if others:
+            header.add("gres", sbatch.format_gres(others))
+    header.add(long, original, "GPU types restored from the original script")
 
 
 def _implied(header: Header, long: str) -> bool:

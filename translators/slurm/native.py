@@ -162,16 +162,16 @@ def _resources(ctx: Context, h: Header, comp: ir.Component) -> None:
         _add(ctx, h, "mem-per-cpu", sbatch.format_memory(res.mem_per_cpu_mb), line)
     if res.mem_per_gpu_mb:
         _add(ctx, h, "mem-per-gpu", sbatch.format_memory(res.mem_per_gpu_mb), line)
-    typed = f"{res.gpu_type}:" if res.gpu_type else ""
     if res.gpus:
-        _add(ctx, h, "gpus", f"{typed}{res.gpus}", line)
+        _add(ctx, h, "gpus", sbatch.format_gpus(res.gpu_counts(res.gpus)), line)
     if res.gpus_per_task:
-        _add(ctx, h, "gpus-per-task", f"{typed}{res.gpus_per_task}", line)
-    gres = [g for g in res.generic if g.per == "node"]
-    if res.gpus_per_node:
-        gres.insert(0, ir.GenericResource("gpu", res.gpus_per_node, res.gpu_type))
+        _add(ctx, h, "gpus-per-task", sbatch.format_gpus(res.gpu_counts(res.gpus_per_task)), line)
+    gres = [sbatch.format_gpus(res.gpu_counts(res.gpus_per_node), gres=True)] if res.gpus_per_node else []
+    others = tuple(g for g in res.generic if g.per == "node")
+    if others:
+        gres.append(sbatch.format_gres(others))
     if gres:
-        _add(ctx, h, "gres", sbatch.format_gres(tuple(gres)), line)
+        _add(ctx, h, "gres", ",".join(gres), line)
     per_task = [g for g in res.generic if g.per == "task"]
     if per_task:
         text = ",".join(f"gres/{g.name}{':' + g.type if g.type else ''}={g.count}" for g in per_task)

@@ -464,6 +464,13 @@ def parse_gpus(text: str) -> tuple[ir.GenericResource, ...]:
     return tuple(out)
 
 
+def format_gpus(counts: tuple[tuple[str | None, int], ...], gres: bool = False) -> str:
+    """``(("a100", 1), ("v100", 2))`` -> ``a100:1,v100:2`` (``gpu:a100:1,gpu:v100:2`` for --gres);
+    an item without a type is its count alone (see ``ir.Resources.gpu_counts``)."""
+    prefix = "gpu:" if gres else ""
+    return ",".join(f"{prefix}{kind}:{n}" if kind else f"{prefix}{n}" for kind, n in counts)
+
+
 _TRES_ENTRY = re.compile(
     r"(?P<kind>[A-Za-z]+)(?:/(?P<name>[A-Za-z][A-Za-z0-9_.\-]*))?"
     r"(?::(?P<type>[^=:]+))?[=:](?P<count>[0-9]+[KMGT]?)\Z",
@@ -853,9 +860,9 @@ OPTIONS: tuple[Option, ...] = (
     _o("tmp", None, REQ, "memory", "resources.tmp_disk_mb", "resources", "100G",
        _mapped("ephemeral-storage request")),
     _o("gpus", "G", REQ, "gpus", "resources.gpus", "resources", "a100:8",
-       _mapped("nvidia.com/gpu spread over the pods; a type becomes a node selector")),
+       _mapped("nvidia.com/gpu spread over the pods; a type is a node selector, several a node affinity")),
     _o("gpus-per-node", None, REQ, "gpus", "resources.gpus_per_node", "resources", "8",
-       _mapped("nvidia.com/gpu per pod; a type becomes a node selector")),
+       _mapped("nvidia.com/gpu per pod; a type is a node selector, several a node affinity")),
     _o("gpus-per-task", None, REQ, "gpus", "resources.gpus_per_task", "resources", "1",
        _mapped("nvidia.com/gpu = gpus-per-task x tasks per pod")),
     _o("gpus-per-socket", None, REQ, "gpus", "raw", "resources", "2",

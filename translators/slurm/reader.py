@@ -550,6 +550,7 @@ class _Resources:
     gpus_per_node: int | None = None
     gpus_per_task: int | None = None
     gpu_type: str | None = None
+    gpu_types: tuple[ir.GpuCount, ...] = ()
     cpus_per_gpu: int | None = None
     tmp_disk_mb: int | None = None
     exclusive: str | None = None
@@ -571,6 +572,7 @@ class _Resources:
             gpus_per_node=self.gpus_per_node,
             gpus_per_task=self.gpus_per_task,
             gpu_type=self.gpu_type,
+            gpu_types=self.gpu_types,
             cpus_per_gpu=self.cpus_per_gpu,
             generic=generic,
             tmp_disk_mb=self.tmp_disk_mb,
@@ -1052,12 +1054,15 @@ def _gpu_fields(b: _JobBuilder, s: Setting, items: tuple[ir.GenericResource, ...
     res = b._comp(s).resources
     count(res, sum(g.count for g in items))
     types = {g.type for g in items}
+    typed = tuple(ir.GpuCount(g.type, g.count) for g in items if g.type is not None)
     if len(types) == 1:
-        gpu_type = types.pop()
-        if gpu_type is not None:
-            res.gpu_type = gpu_type
+        if typed:
+            res.gpu_type = typed[0].type
+    elif len(typed) == len(items) == len(types):
+        # a100:1,v100:2 asks for each type at once: the types stay apart, the count field holds the sum
+        res.gpu_type, res.gpu_types = None, typed
     else:
-        b.keep_raw(s)  # several GPU types in one request: only the total is typed
+        b.keep_raw(s)  # a type named twice, or typed and untyped GPUs mixed: only the total is typed
 
 
 def _gpus(count: _Count) -> _Handler:
