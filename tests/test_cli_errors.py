@@ -282,16 +282,25 @@ def test_disk_full_keeps_the_old_files(
 # Ctrl-C
 
 
-def _staging_appears(pid: int, where: Path, deadline: float) -> bool:
-    while time.monotonic() < deadline:
-        if any(p.name.startswith(STAGING_PREFIX) for p in where.iterdir()):
-            return True
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        time.sleep(0.001)
-    return False
+# The command as the console script starts it, with its 50th file written only after saying
+# "paused" on stdout and waiting half a second: Ctrl-C lands while the files are being written,
+# however loaded the machine is.
+_PAUSED_TRANSLATE = """
+import sys, time
+from migrate.outputs import OutputTree
+write = OutputTree._write_file
+written = 0
+def paused(path, content, mode):
+    global written
+    written += 1
+    if written == 50:
+        print("paused", flush=True)
+        time.sleep(0.5)
+    write(path, content, mode)
+OutputTree._write_file = staticmethod(paused)
+from migrate.entrypoint import main
+main()
+"""
 
 
 def test_ctrl_c_is_exit_130_and_one_line(tmp_path: Path) -> None:
@@ -299,32 +308,26 @@ def test_ctrl_c_is_exit_130_and_one_line(tmp_path: Path) -> None:
     jobs.mkdir()
     for i in range(150):  # under the size at which scans start worker processes
         (jobs / f"job{i:03d}.sbatch").write_text(SBATCH.replace("demo", f"demo{i}") + "echo pad\n" * 300)
-    migrate = Path(sys.executable).with_name("migrate")
-    argv = (
-        [str(migrate)] if migrate.exists() else [sys.executable, "-c", "from migrate.cli import main; main()"]
+    out = tmp_path / "out"
+    command = ["translate", str(jobs), "--to", "kubernetes", "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PAUSED_TRANSLATE, *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        start_new_session=True,  # Ctrl-C at a terminal signals the whole process group
     )
-    for attempt in range(3):
-        out = tmp_path / f"out{attempt}"
-        proc = subprocess.Popen(
-            [*argv, "translate", str(jobs), "--to", "kubernetes", "--out", str(out)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            start_new_session=True,  # Ctrl-C at a terminal signals the whole process group
-        )
-        caught = _staging_appears(proc.pid, tmp_path, time.monotonic() + 60)
-        if caught:
-            os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-        if not caught or proc.returncode == 0:
-            continue  # finished before the signal could land: try again
-        assert proc.returncode == 130, stderr
-        one_line(stderr, "interrupted")
-        assert not out.exists() or (out / "translation.json").exists()  # nothing, or all of it
-        assert [p for p in tmp_path.iterdir() if p.name.startswith(STAGING_PREFIX)] == []
-        return
-    pytest.fail("the command always finished before Ctrl-C could be sent")
+    assert proc.stdout is not None
+    while (line := proc.stdout.readline()) not in ("paused\n", ""):
+        pass
+    assert line == "paused\n", "the command ended before it wrote its 50th file"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    one_line(stderr, "interrupted")
+    assert not out.exists()  # killed while writing: nothing of it
+    assert [p for p in tmp_path.iterdir() if p.name.startswith(STAGING_PREFIX)] == []
 
 
 def _loading_argv() -> list[str]:

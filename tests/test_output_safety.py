@@ -706,22 +706,28 @@ def test_interrupted_translate_leaves_old_or_complete_new(tmp_path: Path) -> Non
     assert any(code in (130, -signal.SIGTERM) for _, code, _ in outcomes), outcomes
 
 
-# With "slow", each file written and each file moved waits a little, so that the writing
-# and the moving last long enough for the kill to land inside them on a fast machine too.
+# With "pause-write K" or "pause-put K", the K-th file written (or moved into place) first says
+# "paused" on stdout and waits half a second: the test's signal lands there, inside the writing or
+# inside the moving, however loaded the machine is.
 _COMMIT_ONLY = """
 import sys, time
 from migrate import outputs
 from migrate.outputs import OutputTree
 write, put = OutputTree._write_file, outputs._Install.put
-def slow_write(path, content, mode):
-    time.sleep(0.001)
+calls = {"pause-write": 0, "pause-put": 0}
+def pause_at(where):
+    calls[where] += 1
+    if sys.argv[4:5] == [where] and calls[where] == int(sys.argv[5]):
+        print("paused", flush=True)
+        time.sleep(0.5)
+def paused_write(path, content, mode):
+    pause_at("pause-write")
     write(path, content, mode)
-def slow_put(self, source, target, rel):
-    time.sleep(0.001)
+def paused_put(self, source, target, rel):
+    pause_at("pause-put")
     put(self, source, target, rel)
-if sys.argv[4:] == ["slow"]:
-    OutputTree._write_file = staticmethod(slow_write)
-    outputs._Install.put = slow_put
+OutputTree._write_file = staticmethod(paused_write)
+outputs._Install.put = paused_put
 tree = OutputTree()
 for i in range(int(sys.argv[2])):
     tree.add(f"d{i % 40}/f{i}.txt", sys.argv[3] * 2000 + str(i))
@@ -730,7 +736,8 @@ tree.commit(sys.argv[1], force=True)
 
 
 def test_commit_killed_at_random_points(tmp_path: Path) -> None:
-    """OutputTree.commit alone, so that every kill lands inside it: while writing, or while moving."""
+    """OutputTree.commit alone, killed at a random file while it writes, or while it moves the files
+    into place: killed while writing, the old files stay; killed while moving, the move completes."""
     out = tmp_path / "out"
     subprocess.run([sys.executable, "-c", _COMMIT_ONLY, str(out), "600", "o"], check=True)
     old = _snapshot(out)
@@ -741,28 +748,23 @@ def test_commit_killed_at_random_points(tmp_path: Path) -> None:
     rng = random.Random(11)
     states = []
     for i in range(4):
-        argv = [sys.executable, "-c", _COMMIT_ONLY, str(out), "600", "n", "slow"]
-        proc = subprocess.Popen(argv, stderr=subprocess.DEVNULL)  # KeyboardInterrupt's traceback
-        moving = i % 2 == 1  # odd rounds: the moment the first old file is set aside
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and proc.poll() is None:
-            staging = [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)]
-            if staging and (not moving or (staging[0] / "replaced").exists()):
-                break
-            time.sleep(0.0005)
-        if not moving:
-            time.sleep(rng.uniform(0, 0.05))
+        where = "pause-put" if i % 2 else "pause-write"
+        at = str(rng.randint(1, 600))
+        argv = [sys.executable, "-c", _COMMIT_ONLY, str(out), "600", "n", where, at]
+        # stderr: KeyboardInterrupt's traceback
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "paused\n", (where, at)
         proc.send_signal(signal.SIGINT if i < 2 else signal.SIGTERM)
         proc.communicate(timeout=30)
         now = _snapshot(out)
         state = "old" if now == old else "new" if now == new else "MIXED"
         states.append(state)
-        assert state != "MIXED", i
+        assert state != "MIXED", (where, at)
         assert not [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)]
         if state == "new":
             shutil.rmtree(out)
             shutil.copytree(kept, out)
-    # killed while writing: the old files; killed while moving: the move completes first
     assert states == ["old", "new", "old", "new"], states
 
 

@@ -252,6 +252,24 @@ def _states(env: dict[str, str], job_ids: list[str]) -> dict[str, str]:
     return out
 
 
+def _node_idle(env: dict[str, str], node: str) -> bool:
+    done = subprocess.run(
+        ["scontrol", "-o", "show", "node", node], env=env, capture_output=True, text=True, timeout=30
+    )
+    return re.search(r"\bState=IDLE(\s|$)", done.stdout) is not None
+
+
+def _what_slurm_says(env: dict[str, str], job: str) -> str:
+    """The job as the controller shows it and the daemons' last log lines: why a job ended as it did."""
+    shown = subprocess.run(["scontrol", "show", "job", job], env=env, capture_output=True, text=True)
+    logs = Path(env["SLURM_SANDBOX_DIR"]) / "log"
+    tails = [
+        f"---- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-25:])
+        for log in sorted(logs.glob("slurm*.log"))
+    ]
+    return "\n".join([shown.stdout, *tails])
+
+
 def _wait_completed(env: dict[str, str], job_ids: list[str]) -> dict[str, str]:
     deadline = time.monotonic() + JOB_TIMEOUT
     while True:
@@ -429,10 +447,14 @@ def test_a_requeued_job_truncates_its_output_and_counts_the_restart(tmp_path: Pa
             ["scontrol", "requeue", job], env=sandbox, capture_output=True, text=True, timeout=30
         )
         assert done.returncode == 0, done.stderr
-        # a requeued job waits for a begin time; once it is pending again, let it start now
-        deadline = time.monotonic() + JOB_TIMEOUT
+        # A requeued job waits for a begin time, so that slurmd no longer holds the credential it
+        # revoked when it killed the first start: it compares whole seconds, and a start within the
+        # second of the kill is refused ("Job credential revoked") and the job ends FAILED. Once the
+        # job is pending, the node idle and that second over, let it start now.
+        requeued = time.monotonic()
+        deadline = requeued + JOB_TIMEOUT
         while (state := _states(sandbox, [job]).get(job)) != "COMPLETED" and time.monotonic() < deadline:
-            if state == "PENDING":
+            if state == "PENDING" and time.monotonic() > requeued + 2 and _node_idle(sandbox, "node1"):
                 subprocess.run(
                     ["scontrol", "update", f"jobid={job}", "StartTime=now"],
                     env=sandbox,
@@ -440,5 +462,5 @@ def test_a_requeued_job_truncates_its_output_and_counts_the_restart(tmp_path: Pa
                     timeout=30,
                 )
             time.sleep(0.3)
-        assert _states(sandbox, [job]) == {job: "COMPLETED"}
+        assert _states(sandbox, [job]) == {job: "COMPLETED"}, _what_slurm_says(sandbox, job)
         assert out.read_text().splitlines() == ["start 1"]
