@@ -8,7 +8,7 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.vocab import Format
+from migrate.vocab import DependencyType, Format
 
 from ..shell.tracker_switches import env_switch, without_switched_off
 from . import claims, client_ports, kinds
@@ -299,7 +299,9 @@ def _add_dependency(
     view: ObjectView, role: _Role, where: Path, targets: tuple[str, ...], status: str | None, any_of: bool
 ) -> None:
     line = view.line(where)
-    role.dependencies.append(ir.Dependency("dependsOn", targets, status=status, any_of=any_of, line=line))
+    role.dependencies.append(
+        ir.Dependency(DependencyType.DEPENDS_ON, targets, status=status, any_of=any_of, line=line)
+    )
     # ir.Dependency cannot say which component waits: keep that next to it.
     text = f"{role.name} waits for {(' or ' if any_of else ' and ').join(targets)}" + (
         f" ({status})" if status else ""
