@@ -15,7 +15,7 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
-from migrate.vocab import FidelityStatus
+from migrate.vocab import DependencyType, FidelityStatus
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class Edge:
 
     dependent: str  # job ids
     prerequisite: str
-    dep_type: str
+    dep_type: DependencyType
     delay_s: int | None = None
     line: int | None = None
     any_of: bool = False  # joined with the job's other any_of edges by OR ('?'), not AND

@@ -28,7 +28,7 @@ from migrate.site.allocation_hints import fabric_uses
 from migrate.site.config import PLACEHOLDER, SiteConfig
 from migrate.site.pool_model import NodePools
 from migrate.site.pool_partitions import kube_partitions
-from migrate.vocab import WRAPPER_KINDS, Format, PlaceholderRole
+from migrate.vocab import WRAPPER_KINDS, Format, MountKind, PlaceholderRole
 
 # A value still to be expanded by the shell or a template engine: $part, ${ACCOUNT}, `cmd`, {{ x }}.
 _DYNAMIC = re.compile(r"[$`{}<>%*?]")
@@ -101,7 +101,7 @@ def starter_config(
         for c in j.components:
             for ct in c.containers:
                 for m in ct.mounts:
-                    if m.kind == "pvc" and m.source:
+                    if m.kind == MountKind.PVC and m.source:
                         claim_paths.setdefault(m.source, Counter())[m.target] += 1
     claims = sorted(claim_paths)
     claimed: dict[str, str] = {}

@@ -14,7 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from migrate.vocab import SERVING_KINDS, Format, JobKind, PlaceholderRole
+from migrate.vocab import (
+    SERVING_KINDS,
+    ContainerRuntime,
+    DependencyType,
+    EnvOrigin,
+    Format,
+    GresScope,
+    JobKind,
+    MountKind,
+    PlaceholderRole,
+    SecretKind,
+    StorageVia,
+)
 
 IR_VERSION = "1"
 
@@ -49,7 +61,7 @@ class GenericResource:
     name: str
     count: int = 1
     type: str | None = None
-    per: str = "node"  # "node" | "task" | "job"
+    per: GresScope = GresScope.NODE
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +152,7 @@ class Mount:
 
     target: str
     source: str | None = None  # host path, PVC claim name, volume name
-    # bind | hostPath | pvc | configMap | secret | emptyDir | nfs | csi | generated (by an operator) | other
-    kind: str = "bind"
+    kind: MountKind = MountKind.BIND
     read_only: bool = False
     line: int | None = None
 
@@ -150,7 +161,7 @@ class Mount:
 class Container:
     image: str
     name: str | None = None
-    runtime: str | None = None  # pyxis | apptainer | singularity | docker | kubernetes | oci-bundle
+    runtime: ContainerRuntime | None = None
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     workdir: str | None = None
@@ -173,7 +184,7 @@ class Launcher:
 class SecretRef:
     name: str
     key: str | None = None
-    kind: str = "secret"  # secret | configMap | file | command
+    kind: SecretKind = SecretKind.SECRET
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +194,7 @@ class EnvVar:
     name: str
     value: str | None = None
     secret: SecretRef | None = None
-    origin: str = "export"  # export | sbatch-export | env | envFrom | fieldRef
+    origin: EnvOrigin = EnvOrigin.EXPORT
     line: int | None = None
 
 
@@ -191,7 +202,7 @@ class EnvVar:
 class StoragePath:
     path: str
     access: str = UNKNOWN
-    via: str = "body"  # body | output | error | input | chdir | mount | container-mount | argument
+    via: StorageVia = StorageVia.BODY
     line: int | None = None
 
 
@@ -206,8 +217,7 @@ class MonitoringHook:
 class Dependency:
     """One dependency condition. ``targets`` are job ids, variable names or job names."""
 
-    # after | afterany | afterok | afternotok | aftercorr | afterburstbuffer | singleton | dependsOn
-    type: str
+    type: DependencyType
     targets: tuple[str, ...] = ()
     delay_s: int | None = None  # after:id+time
     status: str | None = None  # JobSet dependsOn status (Ready | Complete)

@@ -211,6 +211,92 @@ class DependencyType(StrEnum):
     DEPENDS_ON = "dependsOn"  # JobSet / JobFlow ordering, read from manifests
 
 
+class MountKind(StrEnum):
+    """``ir.Mount.kind``: what a path made visible in a container comes from."""
+
+    BIND = "bind"  # a host path bound by a container runtime
+    HOST_PATH = "hostPath"
+    PVC = "pvc"
+    CONFIG_MAP = "configMap"
+    SECRET = "secret"
+    EMPTY_DIR = "emptyDir"
+    NFS = "nfs"
+    CSI = "csi"
+    GENERATED = "generated"  # a volume an operator adds to the pods it makes
+    OTHER = "other"
+
+
+class ContainerRuntime(StrEnum):
+    """``ir.Container.runtime``: what starts the container, named as its command is."""
+
+    PYXIS = "pyxis"
+    APPTAINER = "apptainer"
+    SINGULARITY = "singularity"
+    DOCKER = "docker"
+    PODMAN = "podman"
+    NVIDIA_DOCKER = "nvidia-docker"
+    PODMAN_HPC = "podman-hpc"
+    SARUS = "sarus"
+    CH_RUN = "ch-run"
+    ENROOT = "enroot"
+    SHIFTER = "shifter"
+    OCI_BUNDLE = "oci-bundle"  # sbatch --container: an OCI bundle the Slurm runtime starts
+    KUBERNETES = "kubernetes"  # a pod's container: the cluster runs it
+
+
+class SecretKind(StrEnum):
+    """``ir.SecretRef.kind``: where a variable's withheld value lives."""
+
+    SECRET = "secret"
+    CONFIG_MAP = "configMap"
+    FILE = "file"
+    COMMAND = "command"  # the output of a command substitution
+    LITERAL = "literal-in-script"  # a credential written in the script, kept out of the IR
+
+
+class EnvOrigin(StrEnum):
+    """``ir.EnvVar.origin``: how a variable was set."""
+
+    EXPORT = "export"
+    ASSIGN = "assign"  # a shell assignment without export
+    SBATCH_EXPORT = "sbatch-export"  # sbatch --export=NAME=value
+    ENV = "env"  # a container's env entry
+    ENV_FROM = "envFrom"
+    FIELD_REF = "fieldRef"  # the downward API: a pod field or a resource
+    SECRET_LITERAL = "secret-literal"  # an entry that only provides a value the script reads
+
+
+class StorageVia(StrEnum):
+    """``ir.StoragePath.via``: where a path was seen."""
+
+    BODY = "body"
+    OUTPUT = "output"
+    ERROR = "error"
+    INPUT = "input"
+    CHDIR = "chdir"
+    MOUNT = "mount"  # a pod volume
+    CONTAINER_MOUNT = "container-mount"
+    ARGUMENT = "argument"  # a program's argument
+
+
+class GresScope(StrEnum):
+    """``ir.GenericResource.per``: what the count of a generic resource is for."""
+
+    NODE = "node"
+    TASK = "task"
+    JOB = "job"
+
+
+class FilesystemOrigin(StrEnum):
+    """How the storage graph knows a file system (a file-system node's ``origin``)."""
+
+    SITE_CONFIG = "site-config"  # declared in migrate.yaml
+    WELL_KNOWN = "well-known"  # a prefix sites use for shared storage (/fsx, /lustre ...)
+    PVC = "pvc"  # a claim no declared file system maps
+    NFS = "nfs"  # an NFS export a pod mounts
+    TOP_LEVEL = "top-level"  # the first component of a path nothing else explains
+
+
 class FidelityStatus(StrEnum):
     """What a translation did with one source item."""
 
@@ -267,13 +353,20 @@ __all__ = [
     "ArgoKind",
     "CoexistenceMode",
     "CoexistenceReason",
+    "ContainerRuntime",
     "DependencyType",
     "Direction",
+    "EnvOrigin",
     "FidelityStatus",
+    "FilesystemOrigin",
     "Format",
+    "GresScope",
     "JobKind",
+    "MountKind",
     "Pattern",
     "PlaceholderRole",
+    "SecretKind",
+    "StorageVia",
     "TaskResult",
     "UnitAction",
 ]

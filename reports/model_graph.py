@@ -118,7 +118,7 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
     unresolved_units: set[str] = set()
 
     def unresolved(node: str) -> bool:
-        return node in graph and bool(graph.nodes[node].get("unresolved"))
+        return node in graph and bool(graph.nodes[node].get(gm.Attr.UNRESOLVED))
 
     for unit in plan["units"]:
         status = _statuses(unit)
@@ -130,14 +130,14 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
         for job in unit["order"]:
             node = gm.job_node(job)
             data = graph.nodes.get(node, {})
-            jobs.append(GraphJob(job, str(data.get("label", job)), status[job], phase_of.get(job)))
-            for _, other, kind in graph.out_edges(node, data="type") if node in graph else ():
+            jobs.append(GraphJob(job, str(data.get(gm.Attr.LABEL, job)), status[job], phase_of.get(job)))
+            for _, other, kind in graph.out_edges(node, data=gm.Attr.TYPE) if node in graph else ():
                 other_kind, other_id = gm.split_node(other)
                 if kind == gm.REPORTS_TO:
                     monitors.add(other)
                     mon_jobs[other].add(job)
                 elif kind in _STORAGE_EDGES:
-                    fs = graph.nodes[other].get("filesystem")
+                    fs = graph.nodes[other].get(gm.Attr.FILESYSTEM)
                     if fs and unresolved(str(fs)):
                         unresolved_refs.add(gm.split_node(str(fs))[1])
                         unresolved_jobs.add(job)
@@ -153,7 +153,7 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
                         continue
                     edges.append(edge)
                     if other_kind == gm.EXTERNAL:
-                        label = str(graph.nodes[other].get("label", other_id))
+                        label = str(graph.nodes[other].get(gm.Attr.LABEL, other_id))
                         externals.setdefault(other_id, GraphJob(other_id, label, EXTERNAL, None))
         unique = sorted(set(edges), key=lambda e: (e.before, e.after, e.kind))
         links += sum(1 for e in unique if e.before in members and e.after in members)
@@ -185,8 +185,8 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
     stores = [
         GraphStore(
             fs,
-            str(graph.nodes[fs].get("label", fs)) if fs in graph else fs,
-            str(graph.nodes[fs].get("kind", "unknown")) if fs in graph else "unknown",
+            str(graph.nodes[fs].get(gm.Attr.LABEL, fs)) if fs in graph else fs,
+            str(graph.nodes[fs].get(gm.Attr.KIND, "unknown")) if fs in graph else "unknown",
             len(fs_jobs.get(fs, ())),
             len(fs_units[fs]),
             fs in both,
@@ -199,7 +199,7 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
             GraphStore(UNRESOLVED, UNRESOLVED_LABEL, refs, len(unresolved_jobs), len(unresolved_units), False)
         )
     monitors_out = [
-        GraphMonitor(m, str(graph.nodes[m].get("label", m)), len(mon_jobs[m]), len(mon_units[m]))
+        GraphMonitor(m, str(graph.nodes[m].get(gm.Attr.LABEL, m)), len(mon_jobs[m]), len(mon_units[m]))
         for m in mon_units
     ]
     return GraphView(

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.translators.shell import redact as redact_module
-from migrate.translators.shell.conceal import LITERAL_SECRET, conceal, conceal_argv
+from migrate.translators.shell.conceal import conceal, conceal_argv
 from migrate.translators.shell.redact import export_names_only
+from migrate.vocab import SecretKind
 
 BASH = shutil.which("bash")
 HF = "hf_" + "A1" * 12
@@ -100,8 +101,8 @@ def test_the_environment_holds_references_only() -> None:
     found = (ir.EnvVar("WANDB_API_KEY", "${WANDB_API_KEY}", line=1),)
     env = concealed.environment(found)
     assert [(e.name, e.value, e.secret) for e in env] == [
-        ("WANDB_API_KEY", None, ir.SecretRef("WANDB_API_KEY", kind=LITERAL_SECRET)),
-        ("MIGRATE_SECRET_API_KEY", None, ir.SecretRef("MIGRATE_SECRET_API_KEY", kind=LITERAL_SECRET)),
+        ("WANDB_API_KEY", None, ir.SecretRef("WANDB_API_KEY", kind=SecretKind.LITERAL)),
+        ("MIGRATE_SECRET_API_KEY", None, ir.SecretRef("MIGRATE_SECRET_API_KEY", kind=SecretKind.LITERAL)),
     ]
 
 

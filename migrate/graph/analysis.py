@@ -103,7 +103,7 @@ def _analyze(graph: nx.MultiDiGraph, detached: frozenset[str], flows: Flows | No
 
 
 def job_ids(graph: nx.MultiDiGraph) -> list[str]:
-    return sorted(gm.split_node(n)[1] for n, kind in graph.nodes(data="type") if kind == gm.JOB)
+    return sorted(gm.split_node(n)[1] for n, kind in graph.nodes(data=gm.Attr.TYPE) if kind == gm.JOB)
 
 
 def dependency_cycles(graph: nx.MultiDiGraph) -> list[list[str]]:
@@ -173,11 +173,11 @@ class _EdgeIndex:
 
     @classmethod
     def of(cls, graph: nx.MultiDiGraph) -> _EdgeIndex:
-        kinds: dict[str, str] = dict(graph.nodes(data="type", default=""))
-        filesystem_of: dict[str, str] = dict(graph.nodes(data="filesystem", default=""))
+        kinds: dict[str, str] = dict(graph.nodes(data=gm.Attr.TYPE, default=""))
+        filesystem_of: dict[str, str] = dict(graph.nodes(data=gm.Attr.FILESYSTEM, default=""))
         unit_types = frozenset(gm.UNIT_EDGE_TYPES)
         links, storage, reports, externals = [], [], [], []
-        for u, v, kind in graph.edges(data="type"):
+        for u, v, kind in graph.edges(data=gm.Attr.TYPE):
             if kinds[u] != gm.JOB:
                 continue
             target = kinds[v]
@@ -256,7 +256,7 @@ def _units(
         filesystems[unit_of[number[node]]].add(fs)
     for node, external in index.externals:
         externals[unit_of[number[node]]].add(external)
-    formats: dict[str, str] = dict(graph.nodes(data="format", default=""))
+    formats: dict[str, str] = dict(graph.nodes(data=gm.Attr.FORMAT, default=""))
     names = [gm.split_node(node)[1] for node in index.jobs]
     units: list[MigrationUnit] = []
     for i, comp in enumerate(components):
@@ -310,12 +310,12 @@ def _filesystem_usage(
     for job, _, fs in index.storage:
         if job in unit_by_job:
             jobs_on[fs].add(job)
-    formats: dict[str, str] = dict(graph.nodes(data="format", default=""))
+    formats: dict[str, str] = dict(graph.nodes(data=gm.Attr.FORMAT, default=""))
     out = [
         FilesystemUse(
             node=fs,
-            label=str(graph.nodes[fs].get("label", fs)),
-            kind=str(graph.nodes[fs].get("kind", "unknown")),
+            label=str(graph.nodes[fs].get(gm.Attr.LABEL, fs)),
+            kind=str(graph.nodes[fs].get(gm.Attr.KIND, "unknown")),
             units=tuple(sorted({unit_by_job[j] for j in users})),
             jobs=len(users),
             formats=tuple(sorted({formats[j] for j in users})),
@@ -339,14 +339,14 @@ def _centrality(
     out = [
         Centrality(
             node=node,
-            type=str(graph.nodes[node]["type"]),
-            label=str(graph.nodes[node].get("label", node)),
+            type=str(graph.nodes[node][gm.Attr.TYPE]),
+            label=str(graph.nodes[node].get(gm.Attr.LABEL, node)),
             jobs=len(jobs),
             units=len({unit_by_job[j] for j in jobs if j in unit_by_job}),
             score=round(len(jobs) / total, 4),
         )
         for node, jobs in users.items()
-        if graph.nodes[node].get("type") in node_types
+        if graph.nodes[node].get(gm.Attr.TYPE) in node_types
     ]
     return sorted(out, key=lambda c: (-c.jobs, -c.units, c.node))
 

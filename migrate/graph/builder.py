@@ -121,18 +121,18 @@ def _add_edge(graph: nx.MultiDiGraph, u: str, v: str, key: str, **attrs: Any) ->
 
 def _add_job(graph: nx.MultiDiGraph, job: ir.Job) -> None:
     attrs: dict[str, Any] = {
-        "type": gm.JOB,
-        "label": job.name or job.id,
+        gm.Attr.TYPE: gm.JOB,
+        gm.Attr.LABEL: job.name or job.id,
         # plain strings: GraphML writes no other string type
-        "kind": str(job.kind),
-        "format": str(job.source.format),
-        "nodes": job.total_nodes(),
-        "gpus": job.total_gpus(),
-        "path": job.source.path,
-        "line": job.source.line,
+        gm.Attr.KIND: str(job.kind),
+        gm.Attr.FORMAT: str(job.source.format),
+        gm.Attr.NODES: job.total_nodes(),
+        gm.Attr.GPUS: job.total_gpus(),
+        gm.Attr.PATH: job.source.path,
+        gm.Attr.LINE: job.source.line,
     }
     if job.array is not None:
-        attrs["array_size"] = job.array.count or len(job.array.indices)
+        attrs[gm.Attr.ARRAY_SIZE] = job.array.count or len(job.array.indices)
     graph.add_node(gm.job_node(job.id), **attrs)
 
 
@@ -151,7 +151,7 @@ def _add_storage(graph: nx.MultiDiGraph, job: ir.Job, locs: list[Location]) -> N
             label=fs.name,
             prefix=fs.prefix,
             kind=fs.kind,
-            origin=fs.origin,
+            origin=str(fs.origin),  # plain: GraphML writes no other string type
             claims=",".join(fs.claims) or None,
         )
         path_node = _add_node(
@@ -264,11 +264,11 @@ def _mark_unresolved(graph: nx.MultiDiGraph) -> None:
     for node, data in graph.nodes(data=True):
         kind, name = gm.split_node(node)
         if kind in (gm.FILESYSTEM, gm.EXTERNAL) and is_placeholder(name):
-            data["unresolved"] = True
+            data[gm.Attr.UNRESOLVED] = True
     for _node, data in graph.nodes(data=True):
-        fs = data.get("filesystem")
-        if data.get("type") == gm.PATH and fs in graph and graph.nodes[fs].get("unresolved"):
-            data["unresolved"] = True
+        fs = data.get(gm.Attr.FILESYSTEM)
+        if data.get(gm.Attr.TYPE) == gm.PATH and fs in graph and graph.nodes[fs].get(gm.Attr.UNRESOLVED):
+            data[gm.Attr.UNRESOLVED] = True
 
 
 def _add_helpers(graph: nx.MultiDiGraph, links: list[HelperLink]) -> None:
@@ -295,7 +295,7 @@ def _add_dependencies(graph: nx.MultiDiGraph, resolved: ResolvedDependencies) ->
             target,
             f"{gm.DEPENDS_ON}:{link.dep_type}",
             type=gm.DEPENDS_ON,
-            dep=link.dep_type,
+            dep=str(link.dep_type),
             via=link.via,
             evidence=gm.evidence(link.path, link.line),
             note=link.note or None,
@@ -312,9 +312,9 @@ def _add_dependencies(graph: nx.MultiDiGraph, resolved: ResolvedDependencies) ->
             note=sub.note or None,
         )
     for job_id, items in resolved.internal:
-        graph.nodes[gm.job_node(job_id)]["internal_dependencies"] = "; ".join(items)
+        graph.nodes[gm.job_node(job_id)][gm.Attr.INTERNAL_DEPENDENCIES] = "; ".join(items)
     for job_id in resolved.self_resubmit:
-        graph.nodes[gm.job_node(job_id)]["self_resubmit"] = True
+        graph.nodes[gm.job_node(job_id)][gm.Attr.SELF_RESUBMIT] = True
 
 
 def _target_node(
@@ -339,9 +339,11 @@ def add_flow_edges(graph: nx.MultiDiGraph, flows: Flows) -> None:
                 gm.PRODUCES_FOR,
                 type=gm.PRODUCES_FOR,
                 path=link.directory,
-                evidence=gm.evidence(graph.nodes[gm.job_node(link.producer)]["path"], link.producer_line),
+                evidence=gm.evidence(
+                    graph.nodes[gm.job_node(link.producer)][gm.Attr.PATH], link.producer_line
+                ),
                 consumer_evidence=gm.evidence(
-                    graph.nodes[gm.job_node(link.consumer)]["path"], link.consumer_line
+                    graph.nodes[gm.job_node(link.consumer)][gm.Attr.PATH], link.consumer_line
                 ),
             )
 

@@ -49,7 +49,7 @@ class DependencyLink:
     """``dependent`` may start only after ``prerequisite`` (a job id) or ``external``."""
 
     dependent: str
-    dep_type: str
+    dep_type: DependencyType
     via: str
     path: str
     line: int | None

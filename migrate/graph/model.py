@@ -60,6 +60,43 @@ STORAGE_NODE_TYPES = (FILESYSTEM, PATH)
 GRAPH_SCHEMA = "migrate-graph/1"
 
 
+class Attr:
+    """The attribute keys of nodes and edges. Values stay plain strings, numbers and booleans:
+    GraphML writes no other type, so a vocabulary member is written as ``str(member)``."""
+
+    TYPE = "type"  # every node and edge: one of NODE_TYPES or EDGE_TYPES
+    LABEL = "label"
+    NOTE = "note"
+    EVIDENCE = "evidence"  # path:line where an edge was read
+    # job nodes
+    KIND = "kind"  # also a file system's kind (lustre, nfs, local ...)
+    FORMAT = "format"
+    NODES = "nodes"
+    GPUS = "gpus"
+    PATH = "path"  # also a produces_for edge's shared directory
+    LINE = "line"
+    ARRAY_SIZE = "array_size"
+    INTERNAL_DEPENDENCIES = "internal_dependencies"
+    SELF_RESUBMIT = "self_resubmit"
+    # file-system and path nodes
+    PREFIX = "prefix"
+    ORIGIN = "origin"  # also a storage edge's StoragePath.via values, joined
+    CLAIMS = "claims"
+    FILESYSTEM = "filesystem"  # a path node's file-system node
+    UNRESOLVED = "unresolved"  # a placeholder (${CLAIM}, $dep), not a real thing
+    # module and queue nodes
+    SOFTWARE = "software"
+    SCHEDULER = "scheduler"
+    MIRROR = "mirror"
+    # edges
+    LOG = "log"
+    DETAIL = "detail"
+    ROLE = "role"
+    DEP = "dep"  # a depends_on edge's dependency type
+    VIA = "via"  # how a depends_on edge was found
+    CONSUMER_EVIDENCE = "consumer_evidence"
+
+
 def node_id(kind: str, name: str) -> str:
     # Interned: every edge keeps its own reference to both ends, and a job has dozens of edges.
     return sys.intern(f"{kind}:{name}")
@@ -106,6 +143,7 @@ __all__ = [
     "USES_IMAGE",
     "USES_MODULE",
     "WRITES",
+    "Attr",
     "evidence",
     "job_node",
     "node_id",

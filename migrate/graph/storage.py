@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from migrate import ir
 from migrate.site.config import SiteConfig
-from migrate.vocab import Format
+from migrate.vocab import FilesystemOrigin, Format, MountKind, StorageVia
 
 # Prefixes that sites use for shared storage; the site config can add more.
 WELL_KNOWN_PREFIXES = (
@@ -44,9 +44,9 @@ LOCAL_TOPS = frozenset(
 TWO_LEVEL_TOPS = frozenset(("mnt", "net", "media", "srv"))
 LOG_DIRS = frozenset(("log", "logs"))
 LOG_SUFFIXES = (".log", ".out", ".err")
-LOG_ORIGINS = frozenset(("output", "error"))
+LOG_ORIGINS = frozenset((StorageVia.OUTPUT, StorageVia.ERROR))
 # Mount kinds whose content lives and dies with the pod, or is configuration.
-EPHEMERAL_MOUNTS = frozenset(("emptyDir", "configMap", "secret", "other"))
+EPHEMERAL_MOUNTS = frozenset((MountKind.EMPTY_DIR, MountKind.CONFIG_MAP, MountKind.SECRET, MountKind.OTHER))
 
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 _UNSTABLE = re.compile(r"[$*?\[\]{}%<>`()|;&\s]")  # a component that changes per run or is a glob
@@ -66,7 +66,7 @@ class FileSystem:
     name: str  # node name, e.g. "/fsx" or "pvc:vision-data"
     prefix: str  # where paths on it start: "/fsx", "$SCRATCH", "pvc:vision-data"
     kind: str = "unknown"
-    origin: str = "well-known"  # site-config | well-known | pvc | nfs | top-level
+    origin: FilesystemOrigin = FilesystemOrigin.WELL_KNOWN
     claims: tuple[str, ...] = ()
 
 
@@ -80,7 +80,7 @@ class Location:
     depth: int  # components of ``directory`` below the file-system prefix
     tail: str | None  # pattern of the changing component below ``directory`` (None: the directory itself)
     access: str
-    origin: str  # StoragePath.via, or "mount" for a container mount
+    origin: StorageVia
     line: int | None
     raw: str  # the text as the reader found it
     log: bool  # job logs and other log files never make a producer/consumer link
@@ -98,7 +98,7 @@ class StorageResolver:
                         name=fs.label,
                         prefix=fs.prefix,
                         kind=fs.kind,
-                        origin="site-config",
+                        origin=FilesystemOrigin.SITE_CONFIG,
                         claims=tuple(sorted(fs.pvc)),
                     )
                     for fs in config.filesystems
@@ -131,7 +131,7 @@ class StorageResolver:
         self,
         raw: str,
         access: str = ir.UNKNOWN,
-        origin: str = "body",
+        origin: StorageVia = StorageVia.BODY,
         line: int | None = None,
         env: dict[str, str] | None = None,
         mounts: tuple[ir.Mount, ...] = (),
@@ -187,9 +187,9 @@ class StorageResolver:
             rest = path[len(target) :].lstrip("/")
             if mount.kind in EPHEMERAL_MOUNTS or not mount.source:
                 return ""
-            if mount.kind == "pvc":
+            if mount.kind == MountKind.PVC:
                 return self._claim_path(mount.source, rest)
-            if mount.kind == "nfs":
+            if mount.kind == MountKind.NFS:
                 # server:/export; the export is the file system, whatever the pod calls it
                 base = f"nfs:{mount.source.rstrip('/')}"
                 self._nfs_exports.add(base)
@@ -207,13 +207,15 @@ class StorageResolver:
             if not exports:
                 return None
             export = max(exports, key=len)
-            return FileSystem(name=export, prefix=export, kind="nfs", origin="nfs")
+            return FileSystem(name=export, prefix=export, kind="nfs", origin=FilesystemOrigin.NFS)
         return self._cached_filesystem(path)
 
     def _lookup_filesystem(self, path: str) -> FileSystem | None:
         if path.startswith("pvc:"):
             claim = path[4:].split("/", 1)[0]
-            return FileSystem(name=f"pvc:{claim}", prefix=f"pvc:{claim}", origin="pvc", claims=(claim,))
+            return FileSystem(
+                name=f"pvc:{claim}", prefix=f"pvc:{claim}", origin=FilesystemOrigin.PVC, claims=(claim,)
+            )
         for fs in self._site:
             if _under(path, fs.prefix):
                 return fs
@@ -230,7 +232,7 @@ class StorageResolver:
             return None  # a bare "/word" is more often an awk pattern or a URL piece than a mount
         keep = 2 if parts[0] in TWO_LEVEL_TOPS and len(parts) > 1 else 1
         prefix = "/" + "/".join(parts[:keep])
-        return FileSystem(name=prefix, prefix=prefix, origin="top-level")
+        return FileSystem(name=prefix, prefix=prefix, origin=FilesystemOrigin.TOP_LEVEL)
 
 
 # ---------------------------------------------------------------------------
@@ -364,7 +366,7 @@ def _is_local(path: str) -> bool:
     return top in LOCAL_TOPS or top == ""
 
 
-def _is_log(path: str, origin: str) -> bool:
+def _is_log(path: str, origin: StorageVia) -> bool:
     if origin in LOG_ORIGINS:
         return True
     parts = path.split("/")
@@ -401,23 +403,25 @@ def _mounts(job: ir.Job) -> tuple[ir.Mount, ...]:
     return tuple(sorted(found.values(), key=lambda m: (-len(m.target), m.target, m.source or "", m.kind)))
 
 
-def _storage_entries(job: ir.Job, mounts: tuple[ir.Mount, ...]) -> Iterator[tuple[str, str, str, int | None]]:
+def _storage_entries(
+    job: ir.Job, mounts: tuple[ir.Mount, ...]
+) -> Iterator[tuple[str, str, StorageVia, int | None]]:
     """(raw path, access, origin, line) for every place the IR names storage."""
     for item in job.storage:
         yield item.path, item.access, item.via, item.line
     io = job.io
     line = job.source.line
     if io.stdout:
-        yield io.stdout, ir.WRITE, "output", line
+        yield io.stdout, ir.WRITE, StorageVia.OUTPUT, line
     if io.stderr:
-        yield io.stderr, ir.WRITE, "error", line
+        yield io.stderr, ir.WRITE, StorageVia.ERROR, line
     if io.stdin:
-        yield io.stdin, ir.READ, "input", line
+        yield io.stdin, ir.READ, StorageVia.INPUT, line
     if io.workdir:
-        yield io.workdir, ir.UNKNOWN, "chdir", line
+        yield io.workdir, ir.UNKNOWN, StorageVia.CHDIR, line
     for mount in mounts:
         access = ir.READ if mount.read_only else ir.UNKNOWN
-        yield mount.target, access, "mount", mount.line
+        yield mount.target, access, StorageVia.MOUNT, mount.line
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from migrate.graph.storage import StorageResolver
 from migrate.plan.facts import ML_LAUNCHERS, JobFacts
 from migrate.render import plural
 from migrate.site.config import SiteConfig
-from migrate.vocab import JobKind, Pattern
+from migrate.vocab import DependencyType, FilesystemOrigin, JobKind, MountKind, Pattern
 
 
 class ChangeKind(StrEnum):
@@ -183,17 +183,17 @@ def _image_changes(job: ir.Job, config: SiteConfig) -> list[Change]:
 def _dependency_changes_k8s(job: ir.Job) -> list[Change]:
     out = _Changes()
     kinds = {d.type for d in job.dependencies}
-    if kinds - {"singleton", "dependsOn"}:
+    if kinds - {DependencyType.SINGLETON, DependencyType.DEPENDS_ON}:
         out.add(
             ChangeKind.WORKFLOW,
             "dependency chain needs JobSet dependsOn or a workflow engine (Argo, Volcano JobFlow)",
         )
-    if "aftercorr" in kinds:
+    if DependencyType.AFTERCORR in kinds:
         out.add(
             ChangeKind.WORKFLOW,
             "aftercorr (index-by-index) has no Kubernetes analogue: merge the two arrays or use a workflow",
         )
-    if "singleton" in kinds:
+    if DependencyType.SINGLETON in kinds:
         out.add(
             ChangeKind.WORKFLOW,
             "singleton has no Kubernetes analogue: serialise through a one-at-a-time queue or a workflow",
@@ -243,7 +243,7 @@ def _storage_changes_k8s(job: ir.Job, config: SiteConfig) -> list[Change]:
     seen: set[str] = set()
     for loc in resolver.locations(job):
         fs = loc.filesystem
-        if fs.name in seen or fs.origin == "pvc":
+        if fs.name in seen or fs.origin == FilesystemOrigin.PVC:
             continue
         seen.add(fs.name)
         if fs.claims:
@@ -263,7 +263,7 @@ def slurm_changes(job: ir.Job, facts: JobFacts, pattern: Pattern, config: SiteCo
             for c in job.components
             for ctr in c.containers
             for m in ctr.mounts
-            if m.kind == "pvc" and m.source
+            if m.kind == MountKind.PVC and m.source
         }
     )
     for claim in claims:
@@ -297,7 +297,7 @@ def slurm_changes(job: ir.Job, facts: JobFacts, pattern: Pattern, config: SiteCo
     if job.schedule is not None:
         out.add(ChangeKind.SCHEDULE, f"schedule {job.schedule.cron} becomes a scrontab entry")
     kinds = {d.type for d in job.dependencies}
-    if "dependsOn" in kinds:
+    if DependencyType.DEPENDS_ON in kinds:
         out.add(
             ChangeKind.WORKFLOW,
             "dependsOn becomes --dependency=afterok between sbatch jobs (or steps of one script)",

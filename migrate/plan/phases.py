@@ -22,7 +22,7 @@ from migrate.plan.demand import UNASSIGNED, JobDemand
 from migrate.plan.facts import ML_LAUNCHERS
 from migrate.render import plural
 from migrate.site.config import SiteConfig
-from migrate.vocab import CRON_KINDS, Direction, Format, Pattern
+from migrate.vocab import CRON_KINDS, Direction, FilesystemOrigin, Format, Pattern
 
 # Monitoring hook kind -> what gives the same signal on the target.
 PARITY_ON_KUBERNETES = {
@@ -100,12 +100,12 @@ def _operators(
             gm.split_node(n)[1]
             for j in moving
             for n in (gm.job_node(j),)
-            for _, _, kind in graph.out_edges(n, data="type")
+            for _, _, kind in graph.out_edges(n, data=gm.Attr.TYPE)
             if kind in (gm.DEPENDS_ON, gm.SUBMITS)
         }
         | {j for j in moving if assessments[j].pattern == Pattern.ORCHESTRATION}
     )
-    internal = sorted(j for j in moving if graph.nodes[gm.job_node(j)].get("internal_dependencies"))
+    internal = sorted(j for j in moving if graph.nodes[gm.job_node(j)].get(gm.Attr.INTERNAL_DEPENDENCIES))
     crons = sorted(j for j in moving if assessments[j].facts.kind in CRON_KINDS)
     containers = sorted(j for j in moving if assessments[j].facts.format == Format.KUBERNETES)
     wanted: list[tuple[str, str, list[str]]]
@@ -157,21 +157,21 @@ def _storage(
     for fs in sorted(set(filesystems)):
         data = graph.nodes[fs]
         label, kind, claims = (
-            str(data["label"]),
-            str(data.get("kind", "unknown")),
-            str(data.get("claims", "")),
+            str(data[gm.Attr.LABEL]),
+            str(data.get(gm.Attr.KIND, "unknown")),
+            str(data.get(gm.Attr.CLAIMS, "")),
         )
         during = (
             " and keep it mounted on both schedulers for the whole coexistence" if fs in shared_ids else ""
         )
         if kind == "local":
             detail = f"{label} is node-local: give pods a local or ephemeral volume; nothing to share"
-        elif direction == Direction.TO_KUBERNETES and data.get("origin") == "pvc":
+        elif direction == Direction.TO_KUBERNETES and data.get(gm.Attr.ORIGIN) == FilesystemOrigin.PVC:
             continue  # already a claim on Kubernetes
         elif direction == Direction.TO_KUBERNETES:
             how = f"PV/PVC {claims}" if claims else "a PV/PVC (no claim for it in migrate.yaml yet)"
             detail = f"make {label} ({kind}) mountable in pods: CSI driver and {how}{during}"
-        elif data.get("origin") == "pvc":
+        elif data.get(gm.Attr.ORIGIN) == FilesystemOrigin.PVC:
             detail = f"claim {label[4:]} has no Slurm path: add it to migrate.yaml filesystems{during}"
         else:
             detail = f"mount {label} ({kind}) on the Slurm nodes{during}"
@@ -182,9 +182,9 @@ def _storage(
 def _monitoring(graph: nx.MultiDiGraph, moving: list[str], direction: Direction) -> list[Step]:
     users: dict[str, list[str]] = {}
     for job in moving:
-        for _, monitor, kind in graph.out_edges(gm.job_node(job), data="type"):
+        for _, monitor, kind in graph.out_edges(gm.job_node(job), data=gm.Attr.TYPE):
             if kind == gm.REPORTS_TO:
-                users.setdefault(str(graph.nodes[monitor]["label"]), []).append(job)
+                users.setdefault(str(graph.nodes[monitor][gm.Attr.LABEL]), []).append(job)
     table = PARITY_ON_KUBERNETES if direction == Direction.TO_KUBERNETES else PARITY_ON_SLURM
     target = "pods" if direction == Direction.TO_KUBERNETES else "Slurm jobs"
     fallback = "the same {} hook from " + target + " (network and credentials)"
@@ -361,10 +361,10 @@ def gates(
     ]
     written = sorted(
         {
-            str(graph.nodes[path]["label"])
+            str(graph.nodes[path][gm.Attr.LABEL])
             for job in jobs
             for _, path, data in graph.out_edges(gm.job_node(job), data=True)
-            if data.get("type") in (gm.WRITES, gm.READWRITE) and not data.get("log")
+            if data.get(gm.Attr.TYPE) in (gm.WRITES, gm.READWRITE) and not data.get(gm.Attr.LOG)
         }
     )
     if written:

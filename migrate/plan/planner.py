@@ -197,7 +197,7 @@ def _helpers_run_with_their_jobs(
         users = sorted(
             {
                 gm.split_node(u)[1]
-                for u, _, kind in graph.in_edges(node, data="type")
+                for u, _, kind in graph.in_edges(node, data=gm.Attr.TYPE)
                 if kind == gm.USES_HELPER
             }
         )

@@ -24,7 +24,7 @@ from migrate.plan.changes import ChangeKind
 from migrate.plan.classify import Assessment
 from migrate.render import plural
 from migrate.site.config import SiteConfig
-from migrate.vocab import MOVES, Action, Direction, UnitAction
+from migrate.vocab import MOVES, Action, Direction, FilesystemOrigin, UnitAction
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +76,10 @@ def decide_units(
 
 def _dependency_groups(graph: nx.MultiDiGraph) -> dict[str, int]:
     """IR job id -> id of the group of jobs tied to it by dependencies or submissions."""
-    jobs = sorted(node for node, kind in graph.nodes(data="type") if kind == gm.JOB)
+    jobs = sorted(node for node, kind in graph.nodes(data=gm.Attr.TYPE) if kind == gm.JOB)
     number = {node: i for i, node in enumerate(jobs)}
     tied = Groups(len(jobs))
-    for u, v, kind in graph.edges(data="type"):
+    for u, v, kind in graph.edges(data=gm.Attr.TYPE):
         if kind in (gm.DEPENDS_ON, gm.SUBMITS) and u in number and v in number:
             tied.tie((number[u], number[v]))
     out: dict[str, int] = {}
@@ -156,7 +156,7 @@ def _bridges(
         crosses = (job in on_target and consumer in on_source) or (job in on_source and consumer in on_target)
         if not crosses:
             continue
-        fs = graph.nodes.get(gm.node_id(gm.PATH, path), {}).get("filesystem")
+        fs = graph.nodes.get(gm.node_id(gm.PATH, path), {}).get(gm.Attr.FILESYSTEM)
         if fs:
             filesystems.add(str(fs))
         found.append(f"{job} -> {consumer} through {path}")
@@ -176,8 +176,8 @@ def _data_links(
     for job in jobs:
         for _, consumer_node, data in graph.out_edges(gm.job_node(job), data=True):
             consumer = gm.split_node(consumer_node)[1]
-            if data.get("type") == gm.PRODUCES_FOR and consumer in jobs:
-                yield job, consumer, str(data.get("path", ""))
+            if data.get(gm.Attr.TYPE) == gm.PRODUCES_FOR and consumer in jobs:
+                yield job, consumer, str(data.get(gm.Attr.PATH, ""))
 
 
 def unit_risk(
@@ -244,27 +244,27 @@ def unit_risk(
 def _unmapped_filesystems(graph: nx.MultiDiGraph, jobs: list[str], direction: Direction) -> list[str]:
     found: set[str] = set()
     for job in jobs:
-        for _, path, kind in graph.out_edges(gm.job_node(job), data="type"):
+        for _, path, kind in graph.out_edges(gm.job_node(job), data=gm.Attr.TYPE):
             if kind not in (gm.READS, gm.WRITES, gm.READWRITE, gm.USES):
                 continue
-            fs = graph.nodes[graph.nodes[path]["filesystem"]]
-            origin, claims = fs.get("origin"), fs.get("claims")
+            fs = graph.nodes[graph.nodes[path][gm.Attr.FILESYSTEM]]
+            origin, claims = fs.get(gm.Attr.ORIGIN), fs.get(gm.Attr.CLAIMS)
             if (
                 direction == Direction.TO_KUBERNETES
-                and origin != "pvc"
+                and origin != FilesystemOrigin.PVC
                 and not claims
-                and fs.get("kind") != "local"
+                and fs.get(gm.Attr.KIND) != "local"
             ):
-                found.add(str(fs["label"]))
-            if direction != Direction.TO_KUBERNETES and origin == "pvc":
-                found.add(str(fs["label"]))
+                found.add(str(fs[gm.Attr.LABEL]))
+            if direction != Direction.TO_KUBERNETES and origin == FilesystemOrigin.PVC:
+                found.add(str(fs[gm.Attr.LABEL]))
     return sorted(found)
 
 
 def _hooks(graph: nx.MultiDiGraph, job: str) -> list[str]:
     return [
-        str(graph.nodes[monitor]["label"])
-        for _, monitor, kind in graph.out_edges(gm.job_node(job), data="type")
+        str(graph.nodes[monitor][gm.Attr.LABEL])
+        for _, monitor, kind in graph.out_edges(gm.job_node(job), data=gm.Attr.TYPE)
         if kind == gm.REPORTS_TO
     ]
 

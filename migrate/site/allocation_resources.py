@@ -23,6 +23,7 @@ from migrate.site.allocation_model import (
     Sourced,
 )
 from migrate.site.config import PartitionConfig
+from migrate.vocab import GresScope
 
 OptionLines = Mapping[tuple[str, int], int]
 OptionTexts = Mapping[tuple[str, int], str]
@@ -224,7 +225,8 @@ def _asked_gpus(
         gres = next((g for g in res.generic if g.name == "gpu"), None)
         if gres is None:
             return None
-        count, long, value = (gres.count * tpn if gres.per == "task" else gres.count), "gres", gres.count
+        count = gres.count * tpn if gres.per == GresScope.TASK else gres.count
+        long, value = "gres", gres.count
     if say.lines:  # the option as the file spells it
         long = next((lg for lg in _GPU_OPTIONS if say.given(lg, index)), long)
     prefix = "gpu:" if long == "gres" else ""  # spelled as the sbatch writer's format_gpus spells it
@@ -444,9 +446,9 @@ def _gres(
     for gres in res.generic:
         if gres.name == "gpu":
             continue
-        count = gres.count * tpn if gres.per == "task" else gres.count
+        count = gres.count * tpn if gres.per == GresScope.TASK else gres.count
         shown = ":".join([gres.name, *([gres.type] if gres.type else []), str(gres.count)])
-        long = "tres-per-task" if gres.per == "task" else "gres"
+        long = "tres-per-task" if gres.per == GresScope.TASK else "gres"
         asked.add(gres.name)
         out.append(Sourced(Device(gres.name, count, gres.type), say.option(long, index, shown)))
     if whole and node is not None:

@@ -116,7 +116,9 @@ def render_chain(
 def _wait(t: Translation, pre: Translation, edge: Edge, pre_task: str, scheduled: bool) -> str:
     """The depends term for one edge, and its fidelity entry on the waiting job."""
     condition = fields.CONDITIONS.get(edge.dep_type, fields.CONDITIONS[DependencyType.AFTEROK])
-    term = depends.condition(edge.dep_type if edge.dep_type in fields.CONDITIONS else "afterok", pre_task)
+    term = depends.condition(
+        edge.dep_type if edge.dep_type in fields.CONDITIONS else DependencyType.AFTEROK, pre_task
+    )
     item = f"{edge.dep_type} on {pre.name}"
     if scheduled:
         t.fidelity.approximated(

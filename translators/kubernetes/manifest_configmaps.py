@@ -16,6 +16,7 @@ from __future__ import annotations
 from migrate import ir
 from migrate.translators.shell.conceal import conceal
 from migrate.translators.shell.redact import literal_credential
+from migrate.vocab import MountKind, SecretKind
 from migrate.yamlload import Document
 
 Found = dict[tuple[str | None, str], dict[str, str]]  # (namespace, name) -> {key: text}
@@ -28,13 +29,13 @@ def used_by(job: ir.Job) -> set[str]:
         for c in job.components
         for k in c.containers
         for m in k.mounts
-        if m.kind == "configMap" and m.source is not None
+        if m.kind == MountKind.CONFIG_MAP and m.source is not None
     }
     referenced = {
         v.secret.name
         for c in job.components
         for v in c.environment
-        if v.secret is not None and v.secret.kind == "configMap"
+        if v.secret is not None and v.secret.kind == SecretKind.CONFIG_MAP
     }
     return mounted | referenced
 

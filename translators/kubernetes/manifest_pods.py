@@ -17,7 +17,14 @@ from fractions import Fraction
 
 from migrate import ir
 from migrate.secrets import REDACTED, looks_like_secret
-from migrate.vocab import Format, PlaceholderRole
+from migrate.vocab import (
+    ContainerRuntime,
+    EnvOrigin,
+    MountKind,
+    PlaceholderRole,
+    SecretKind,
+    StorageVia,
+)
 from migrate.yamlload import LineDict
 
 from ..shell.analyze import analyze
@@ -32,8 +39,7 @@ from .quantities import format_cpu, is_integer, parse_quantity, to_mib
 from .raw_keys import RAW_KEYS
 
 # Volume sources that are shared storage worth a place in the storage graph.
-_STORAGE_KINDS = frozenset({"pvc", "hostPath", "nfs", "csi"})
-GENERATED = "generated"  # ir.Mount.kind of a volume the operator adds (kinds.INJECTED_VOLUMES)
+_STORAGE_KINDS = frozenset({MountKind.PVC, MountKind.HOST_PATH, MountKind.NFS, MountKind.CSI})
 _ENV_REFERENCE = re.compile(r"\$\(\w+\)")
 _SUMMED = ("cpu", "memory")
 
@@ -84,7 +90,7 @@ class PodFacts:
 
 @dataclass(frozen=True)
 class _Volume:
-    kind: str  # ir.Mount.kind
+    kind: MountKind
     source: str | None
     read_only: bool = False
     storage: str | None = None  # the identity of shared storage: pvc:<claim>, a host path, nfs:...
@@ -132,7 +138,7 @@ def read_pod_template(
             view.job,
         )
         return facts
-    operator_volumes = {v.name: _Volume(GENERATED, owner + v.source_suffix, True) for v in injected}
+    operator_volumes = {v.name: _Volume(MountKind.GENERATED, owner + v.source_suffix, True) for v in injected}
     _read_pod_spec(view, spec_path, facts, claim_templates, operator_volumes)
     _read_pod_annotations(view, annotations_path, facts)
     return facts
@@ -247,7 +253,7 @@ def _read_container(
         ir.Container(
             image=image or "",
             name=view.string_at(container, cpath, "name"),
-            runtime=Format.KUBERNETES,  # a pod's container: the cluster runs it
+            runtime=ContainerRuntime.KUBERNETES,
             command=tuple(command),
             args=tuple(args),
             workdir=view.string_at(container, cpath, "workingDir"),
@@ -361,38 +367,40 @@ def _environment(view: ObjectView, cpath: Path) -> list[ir.EnvVar]:
                 view.job,
             )
             value = REDACTED
-        env.append(ir.EnvVar(name, value=value, origin="env", line=line))
+        env.append(ir.EnvVar(name, value=value, origin=EnvOrigin.ENV, line=line))
     for fpath, item in view.items((*cpath, "envFrom")):
         if not isinstance(item, dict):
             view.bad_type(fpath, "a mapping", item)
             continue
         prefix = view.string((*fpath, "prefix")) or ""
-        for source, kind in (("secretRef", "secret"), ("configMapRef", "configMap")):
+        for source, kind in (("secretRef", SecretKind.SECRET), ("configMapRef", SecretKind.CONFIG_MAP)):
             ref_name = view.string((*fpath, source, "name"))
             if ref_name:
                 secret = ir.SecretRef(ref_name, None, kind)
-                env.append(ir.EnvVar(f"{prefix}*", secret=secret, origin="envFrom", line=view.line(fpath)))
+                env.append(
+                    ir.EnvVar(f"{prefix}*", secret=secret, origin=EnvOrigin.ENV_FROM, line=view.line(fpath))
+                )
     return env
 
 
 def _env_reference(view: ObjectView, path: Path, value_from: object, name: str, line: int) -> ir.EnvVar:
     """An entry's ``valueFrom`` (``value_from``, the value at ``path``)."""
-    for source, kind in (("secretKeyRef", "secret"), ("configMapKeyRef", "configMap")):
+    for source, kind in (("secretKeyRef", SecretKind.SECRET), ("configMapKeyRef", SecretKind.CONFIG_MAP)):
         if view.has_at(value_from, path, source):
             ref_path, ref = (*path, source), _child(value_from, source)
             secret = ir.SecretRef(
                 view.string_at(ref, ref_path, "name") or "", view.string_at(ref, ref_path, "key"), kind
             )
-            return ir.EnvVar(name, secret=secret, origin="env", line=line)
+            return ir.EnvVar(name, secret=secret, origin=EnvOrigin.ENV, line=line)
     if view.has_at(value_from, path, "fieldRef"):
         ref_path, ref = (*path, "fieldRef"), _child(value_from, "fieldRef")
         field_path = view.string_at(ref, ref_path, "fieldPath") or ""
-        return ir.EnvVar(name, value=field_path, origin="fieldRef", line=line)
+        return ir.EnvVar(name, value=field_path, origin=EnvOrigin.FIELD_REF, line=line)
     if view.has_at(value_from, path, "resourceFieldRef"):
         ref_path, ref = (*path, "resourceFieldRef"), _child(value_from, "resourceFieldRef")
         resource = view.string_at(ref, ref_path, "resource") or ""
-        return ir.EnvVar(name, value=f"resource:{resource}", origin="fieldRef", line=line)
-    return ir.EnvVar(name, value=None, origin="env", line=line)
+        return ir.EnvVar(name, value=f"resource:{resource}", origin=EnvOrigin.FIELD_REF, line=line)
+    return ir.EnvVar(name, value=None, origin=EnvOrigin.ENV, line=line)
 
 
 def _child(node: object, key: str) -> object:
@@ -404,7 +412,7 @@ def _child(node: object, key: str) -> object:
 
 
 def _volumes(view: ObjectView, path: Path, claim_templates: tuple[str, ...]) -> dict[str, _Volume]:
-    volumes = {name: _Volume("pvc", name, storage=f"pvc:{name}") for name in claim_templates}
+    volumes = {name: _Volume(MountKind.PVC, name, storage=f"pvc:{name}") for name in claim_templates}
     for vpath, item in view.items(path):
         if not isinstance(item, dict):
             view.bad_type(vpath, "a mapping", item)
@@ -426,27 +434,27 @@ def _volume(view: ObjectView, vpath: Path, item: dict[str, object]) -> _Volume:
 
     if "persistentVolumeClaim" in item:
         claim = text("persistentVolumeClaim", "claimName") or ""
-        return _Volume("pvc", claim, flag("persistentVolumeClaim", "readOnly"), f"pvc:{claim}")
+        return _Volume(MountKind.PVC, claim, flag("persistentVolumeClaim", "readOnly"), f"pvc:{claim}")
     if "hostPath" in item:
         host = text("hostPath", "path") or ""
-        return _Volume("hostPath", host, False, host)
+        return _Volume(MountKind.HOST_PATH, host, False, host)
     if "nfs" in item:
         where = f"{text('nfs', 'server') or ''}:{text('nfs', 'path') or ''}"
-        return _Volume("nfs", where, flag("nfs", "readOnly"), f"nfs:{where}")
+        return _Volume(MountKind.NFS, where, flag("nfs", "readOnly"), f"nfs:{where}")
     if "csi" in item:
         driver = text("csi", "driver") or ""
-        return _Volume("csi", driver, flag("csi", "readOnly"), f"csi:{driver}")
+        return _Volume(MountKind.CSI, driver, flag("csi", "readOnly"), f"csi:{driver}")
     if "emptyDir" in item:
         medium = text("emptyDir", "medium")
-        return _Volume("emptyDir", medium)
+        return _Volume(MountKind.EMPTY_DIR, medium)
     if "configMap" in item:
-        return _Volume("configMap", text("configMap", "name"), True)
+        return _Volume(MountKind.CONFIG_MAP, text("configMap", "name"), True)
     if "secret" in item:
-        return _Volume("secret", text("secret", "secretName"), True)
+        return _Volume(MountKind.SECRET, text("secret", "secretName"), True)
     if "ephemeral" in item:
-        return _Volume("pvc", "ephemeral")
+        return _Volume(MountKind.PVC, "ephemeral")
     source_type = next((str(k) for k in item if k != "name"), None)
-    return _Volume("other", source_type)
+    return _Volume(MountKind.OTHER, source_type)
 
 
 def _mounts(view: ObjectView, cpath: Path, volumes: dict[str, _Volume], facts: PodFacts) -> list[ir.Mount]:
@@ -467,16 +475,16 @@ def _mounts(view: ObjectView, cpath: Path, volumes: dict[str, _Volume], facts: P
                 line,
                 view.job,
             )
-            volume = _Volume("other", name)
+            volume = _Volume(MountKind.OTHER, name)
         read_only = bool(view.boolean_at(item, mpath, "readOnly")) or volume.read_only
         mounts.append(ir.Mount(target, volume.source, volume.kind, read_only, line))
-        if volume.kind == "configMap" and volume.source:
+        if volume.kind == MountKind.CONFIG_MAP and volume.source:
             facts.config_maps.append(ConfigMapMount(volume.source, target, line))
         if volume.kind in _STORAGE_KINDS and volume.storage:
             access = ir.READ if read_only else ir.READ_WRITE
-            facts.storage.append(ir.StoragePath(volume.storage, access, "mount", line))
+            facts.storage.append(ir.StoragePath(volume.storage, access, StorageVia.MOUNT, line))
             if target and target != volume.storage:
-                facts.storage.append(ir.StoragePath(target, access, "container-mount", line))
+                facts.storage.append(ir.StoragePath(target, access, StorageVia.CONTAINER_MOUNT, line))
     return mounts
 
 

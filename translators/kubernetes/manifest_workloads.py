@@ -8,7 +8,7 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.vocab import Format
+from migrate.vocab import DependencyType, Format, JobKind
 
 from ..shell.tracker_switches import env_switch, without_switched_off
 from . import claims, client_ports, kinds
@@ -147,7 +147,7 @@ def _missing(view: ObjectView, path: Path) -> None:
 
 
 def _read_roles(view: ObjectView, spec: kinds.Roles, obj: K8sObject) -> Iterator[_Role]:
-    claim_templates = _claim_templates(view) if obj.kind == "StatefulSet" else ()
+    claim_templates = _claim_templates(view) if obj.kind == JobKind.STATEFUL_SET else ()
     for name, path in _role_paths(view, spec):
         role = _Role(name, path, view.line(path) if path else obj.line)
         if spec.replicas is not None:
@@ -299,7 +299,9 @@ def _add_dependency(
     view: ObjectView, role: _Role, where: Path, targets: tuple[str, ...], status: str | None, any_of: bool
 ) -> None:
     line = view.line(where)
-    role.dependencies.append(ir.Dependency("dependsOn", targets, status=status, any_of=any_of, line=line))
+    role.dependencies.append(
+        ir.Dependency(DependencyType.DEPENDS_ON, targets, status=status, any_of=any_of, line=line)
+    )
     # ir.Dependency cannot say which component waits: keep that next to it.
     text = f"{role.name} waits for {(' or ' if any_of else ' and ').join(targets)}" + (
         f" ({status})" if status else ""
@@ -533,7 +535,7 @@ def _failure(view: ObjectView, workload: kinds.WorkloadKind, roles: list[_Role])
     # With several roles, say which role a rule belongs to.
     rules = [f"{role.name}: {rule}" if len(roles) > 1 else rule for role in roles for rule in role.rules]
     rules.extend(_event_policies(view, workload.policies[0]) if workload.policies else ())
-    rules.extend(_jobset_rules(view) if workload.kind == "JobSet" else ())
+    rules.extend(_jobset_rules(view) if workload.kind == JobKind.JOBSET else ())
     return ir.FailurePolicy(
         max_retries=_first(view.integer(p) for p in workload.retries),
         retries_per_index=_first(role.retries_per_index for role in roles),

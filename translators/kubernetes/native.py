@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrate import ir
+from migrate.vocab import SecretKind
 
 from ..shell.launchers import SHELLS
 from ..shell.variables import slurm_variables
@@ -559,7 +560,7 @@ def computed_credentials(job: ir.Job) -> set[str]:
     return {
         e.name
         for e in (*job.environment, *(x for c in job.components for x in c.environment))
-        if e.secret is not None and e.secret.kind == "command"
+        if e.secret is not None and e.secret.kind == SecretKind.COMMAND
     }
 
 

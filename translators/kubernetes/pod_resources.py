@@ -24,6 +24,7 @@ from migrate.site.allocation import allocate, missing_fabric_devices
 from migrate.site.allocation_model import ComponentAllocation, FabricUse, Source, Sourced
 from migrate.site.config import PartitionConfig
 from migrate.translators.slurm.options import format_gpus, format_memory
+from migrate.vocab import GresScope
 
 from .gpu_labels import GPU_PRODUCT, no_node_holds, product_values
 from .translation_context import Context
@@ -76,7 +77,9 @@ def component_gpus(res: ir.Resources) -> tuple[int, tuple[str, ...]]:
     for gres in res.generic:
         if gres.name == "gpu":
             if not count:
-                per_node = gres.count * res.computed_tasks_per_node() if gres.per == "task" else gres.count
+                per_node = (
+                    gres.count * res.computed_tasks_per_node() if gres.per == GresScope.TASK else gres.count
+                )
                 count = per_node
             types = types or ((gres.type,) if gres.type else ())
     return count, types
@@ -507,11 +510,11 @@ def _generic(ctx: Context, res: ir.Resources, index: int, out: PodResources) -> 
         if gres.name == "gpu":
             continue
         text = ":".join([gres.name, *([gres.type] if gres.type else []), str(gres.count)])
-        long = "tres-per-task" if gres.per == "task" else "gres"
+        long = "tres-per-task" if gres.per == GresScope.TASK else "gres"
         item = ctx.option(long, text, index)
         line = ctx.line_of(long, index)
         resource = ctx.site.extended_resource(gres.name)
-        if gres.name == "cpu" and gres.per == "task":
+        if gres.name == "cpu" and gres.per == GresScope.TASK:
             ctx.fidelity.mapped(item, "folded into the cpu request", line)
             continue
         if resource is None:
@@ -523,7 +526,7 @@ def _generic(ctx: Context, res: ir.Resources, index: int, out: PodResources) -> 
                 f"GRES {gres.name!r} has no Kubernetes extended resource in the site config (gres:)",
             )
             continue
-        count = gres.count * (res.computed_tasks_per_node() if gres.per == "task" else 1)
+        count = gres.count * (res.computed_tasks_per_node() if gres.per == GresScope.TASK else 1)
         out.resources[resource] = str(count)
         ctx.fidelity.mapped(item, f"extended resource {resource}: {count} per pod", line)
 

@@ -16,8 +16,8 @@ from typing import Any
 from migrate import ir
 from migrate.names import dns1123_label
 from migrate.render import plural
-from migrate.translators.shell.conceal import LITERAL_SECRET, SECRET_ORIGIN
 from migrate.translators.shell.redact import redact
+from migrate.vocab import EnvOrigin, SecretKind
 
 from . import execution, images, pod_resources, shims, slurmenv, submit_dir
 from .job_policy import JobPolicy
@@ -160,7 +160,7 @@ def _all_env(job: ir.Job) -> list[ir.EnvVar]:
 
 
 def _literal(env: ir.EnvVar) -> bool:
-    return env.secret is not None and env.secret.kind == LITERAL_SECRET
+    return env.secret is not None and env.secret.kind == SecretKind.LITERAL
 
 
 def _secret_name(ref: ir.SecretRef) -> str:
@@ -172,8 +172,15 @@ def credentials_secret(ctx: Context) -> str:
     return dns1123_label(f"{ctx.name}-credentials", 253, "credentials")
 
 
-_POD_ORIGINS = frozenset({"sbatch-export", "env", "envFrom", "fieldRef", SECRET_ORIGIN})
-LITERAL_IN_SCRIPT = LITERAL_SECRET
+_POD_ORIGINS = frozenset(
+    {
+        EnvOrigin.SBATCH_EXPORT,
+        EnvOrigin.ENV,
+        EnvOrigin.ENV_FROM,
+        EnvOrigin.FIELD_REF,
+        EnvOrigin.SECRET_LITERAL,
+    }
+)
 
 
 _KUBELET_DOLLAR = re.compile(r"\$(?=[$(])")
@@ -202,12 +209,12 @@ def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[
     for env in (*ctx.job.environment, *comp.environment):
         item = f"env {env.name}"
         ref = env.secret
-        if ref is not None and ref.kind == "command":
+        if ref is not None and ref.kind == SecretKind.COMMAND:
             if record and ctx.native is None:
                 ctx.fidelity.mapped(
                     item, "computed by the script at run time; the command must work in the pod", env.line
                 )
-        elif ref is not None and ref.kind == LITERAL_SECRET:
+        elif ref is not None and ref.kind == SecretKind.LITERAL:
             name = credentials_secret(ctx)
             if ref.name not in provided:
                 provided.add(ref.name)
@@ -218,7 +225,7 @@ def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[
         elif ref is not None:
             key = ref.key or env.name
             name = _secret_name(ref)
-            kind = "configMapKeyRef" if ref.kind == "configMap" else "secretKeyRef"
+            kind = "configMapKeyRef" if ref.kind == SecretKind.CONFIG_MAP else "secretKeyRef"
             out.append({"name": env.name, "valueFrom": {kind: {"name": name, "key": key}}})
             if record:
                 ctx.fidelity.mapped(item, f"{kind} {name}/{key} (never a literal)", env.line)

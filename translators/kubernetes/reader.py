@@ -20,7 +20,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.translators.katib import reader as katib_reader
-from migrate.vocab import JobKind
+from migrate.vocab import DependencyType, JobKind
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
 from . import embedded, kinds, pod_templates, torchx
@@ -303,7 +303,10 @@ def _attach_flows(jobs: list[ir.Job], context: FileContext) -> list[ir.Job]:
     for job in jobs:
         extra = [
             ir.Dependency(
-                "dependsOn", tuple(by_name.get(t, t) for t in flow.targets), any_of=False, line=flow.line
+                DependencyType.DEPENDS_ON,
+                tuple(by_name.get(t, t) for t in flow.targets),
+                any_of=False,
+                line=flow.line,
             )
             for flow in context.flows
             if flow.name == job.name and flow.targets

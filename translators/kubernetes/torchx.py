@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.vocab import Format, JobKind
+from migrate.vocab import ContainerRuntime, EnvOrigin, Format, JobKind
 
 from .raw_keys import RAW_KEYS
 
@@ -188,7 +188,7 @@ def _job(launch: Launch, path: str) -> ir.Job | None:
     selector = (ir.KeyValue("node.kubernetes.io/instance-type", named.instance_type),) if named else ()
     generic = tuple(ir.GenericResource(n, c) for n, c in named.devices) if named else ()
     env = tuple(
-        ir.EnvVar(key, value, origin="env", line=launch.line)
+        ir.EnvVar(key, value, origin=EnvOrigin.ENV, line=launch.line)
         for key, _, value in (
             pair.partition("=") for pair in options.get("env", "").split(",") if "=" in pair
         )
@@ -207,7 +207,7 @@ def _job(launch: Launch, path: str) -> ir.Job | None:
             ir.Container(
                 image=image,
                 name=name,
-                runtime=Format.KUBERNETES,
+                runtime=ContainerRuntime.KUBERNETES,
                 command=(*command, *program, *rest),
                 line=launch.line,
             ),

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.vocab import EnvOrigin, StorageVia
 
 from . import environment, idflow, monitoring, paths, remembered, signals, submissions
 from .chain import Chain, Layer, decompose
@@ -326,7 +327,7 @@ class _Analysis:
             name, value = environment.split_assignment(word.value)
             self._track(name, value, word.line, top)
             if top and "=(" not in word.raw:  # arrays cannot be exported
-                setup.add_env(name, value, "assign", word.line)
+                setup.add_env(name, value, EnvOrigin.ASSIGN, word.line)
         self._apply(setup)
 
     def _track(self, name: str, value: str, line: int, top: bool) -> None:
@@ -344,7 +345,7 @@ class _Analysis:
             self.path_vars.pop(name, None)
             return
         self.path_vars[name] = path
-        self._storage(path, paths.UNKNOWN, "body", line)
+        self._storage(path, paths.UNKNOWN, StorageVia.BODY, line)
 
     def _layer(self, cmd: Command, layer: Layer) -> None:
         if layer.kind == "launcher":
@@ -369,13 +370,13 @@ class _Analysis:
         self.containers.append(replace(container, command=tuple(redact(c) for c in container.command)))
         for path in paths.candidates(container.image, self.path_vars):
             if "://" not in container.image:
-                self._storage(path, paths.READ, "argument", container.line or layer.word.line)
+                self._storage(path, paths.READ, StorageVia.ARGUMENT, container.line or layer.word.line)
         inside: list[str] = []
         for mount in container.mounts:
             if mount.source:
                 access = paths.READ if mount.read_only else paths.READ_WRITE
                 for path in paths.candidates(mount.source, self.path_vars):
-                    self._storage(path, access, "container-mount", mount.line or layer.word.line)
+                    self._storage(path, access, StorageVia.CONTAINER_MOUNT, mount.line or layer.word.line)
             if mount.source != mount.target:
                 inside.append(mount.target)
         for word in layer.own:
@@ -390,7 +391,7 @@ class _Analysis:
                 continue  # mounts and the image are read with the container; the workdir is inside it
             access = paths.option_access(kv.key) or paths.UNKNOWN
             for path in paths.candidates(kv.value, self.path_vars):
-                self._storage(path, access, "argument", layer.word.line)
+                self._storage(path, access, StorageVia.ARGUMENT, layer.word.line)
         for word in layer.own:
             self.skip_paths[id(word)] = ("",)
 
@@ -432,10 +433,10 @@ class _Analysis:
         if name in _INTERPRETERS or _PYTHON.match(name):
             script = next((w for w in program[1:] if not w.value.startswith("-")), None)
             if script is not None and id(script) not in consumed and not any(v == "-c" for v in values[1:]):
-                self._word_paths(script, paths.READ, "argument")
+                self._word_paths(script, paths.READ, StorageVia.ARGUMENT)
                 consumed.add(id(script))
         if program[0].value.startswith(("/", "~", "$")):
-            self._word_paths(program[0], paths.READ, "argument")
+            self._word_paths(program[0], paths.READ, StorageVia.ARGUMENT)
         consumed.add(id(program[0]))
 
     def _submit(self, cmd: Command, program: tuple[Word, ...]) -> None:
@@ -460,7 +461,7 @@ class _Analysis:
         found = {
             var.name: var.value
             for var in self.env
-            if var.origin == "export" and var.name.startswith("SBATCH_") and var.value is not None
+            if var.origin == EnvOrigin.EXPORT and var.name.startswith("SBATCH_") and var.value is not None
         }
         for word in cmd.assignments:  # SBATCH_PARTITION=gpu sbatch job.sh: for this call only
             name, value = environment.split_assignment(word.value)
@@ -539,7 +540,7 @@ class _Analysis:
             return
         consumed.update(id(w) for w in program)
         for word, access in accesses:
-            self._word_paths(word, access, "body")
+            self._word_paths(word, access, StorageVia.BODY)
             if access == paths.WRITE:
                 self._textfile(word.value, word.line)
 
@@ -557,7 +558,10 @@ class _Analysis:
                 option = "" if eq else name
                 if eq:
                     self._word_paths(
-                        Word(word.raw, rest, word.line), paths.option_access(name), "argument", id(word)
+                        Word(word.raw, rest, word.line),
+                        paths.option_access(name),
+                        StorageVia.ARGUMENT,
+                        id(word),
                     )
                 continue
             access = paths.option_access(option) if option else None
@@ -565,10 +569,12 @@ class _Analysis:
             if eq and re.match(r"[A-Za-z_][A-Za-z0-9_.]*\Z", key):
                 access = paths.option_access(key)
                 value = rest
-            self._word_paths(Word(word.raw, value, word.line), access, "argument", id(word))
+            self._word_paths(Word(word.raw, value, word.line), access, StorageVia.ARGUMENT, id(word))
             option = ""
 
-    def _word_paths(self, word: Word, access: str | None, via: str, word_id: int | None = None) -> list[str]:
+    def _word_paths(
+        self, word: Word, access: str | None, via: StorageVia, word_id: int | None = None
+    ) -> list[str]:
         inside = self.skip_paths.get(word_id if word_id is not None else id(word), ())
         found: list[str] = []
         for path in paths.candidates(word.value, self.path_vars):
@@ -583,7 +589,7 @@ class _Analysis:
             access = paths.redirect_access(r.op)
             if r.target is None or access is None:
                 continue
-            self._word_paths(r.target, access, "body")
+            self._word_paths(r.target, access, StorageVia.BODY)
             if access == paths.WRITE:
                 self._textfile(r.target.value, r.target.line)
 
@@ -597,7 +603,7 @@ class _Analysis:
         if hook is not None:
             self.monitoring.append(hook)
 
-    def _storage(self, path: str, access: str, via: str, line: int) -> None:
+    def _storage(self, path: str, access: str, via: StorageVia, line: int) -> None:
         self.storage.append(ir.StoragePath(path=path, access=access, via=via, line=line))
 
     # -- bookkeeping --------------------------------------------------------------------
@@ -607,7 +613,7 @@ class _Analysis:
         self.software.extend(setup.software)
         self.raw.extend(setup.raw)
         for var in setup.env:
-            if var.origin == "export":
+            if var.origin == EnvOrigin.EXPORT:
                 hook = monitoring.env_hook(var.name, var.value, var.line or 0)
                 if hook is not None:
                     self.monitoring.append(hook)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.secrets import REDACTED
+from migrate.vocab import EnvOrigin, SecretKind
 
 from .analyze import MAX_SCRIPT_DEPTH, analyze
 from .facts import BodyFacts
@@ -37,9 +38,7 @@ from .redact import (
     secret_option_value,
 )
 
-LITERAL_SECRET = "literal-in-script"
 PREFIX = "MIGRATE_SECRET_"
-SECRET_ORIGIN = "secret-literal"  # an env entry that only provides a value the script reads
 _WHOLE_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _DELETED = "<removed>"  # a quoted here-document: no reference can stand there
 _WANDB_KEY = re.compile(r"[A-Za-z0-9]{20,}\Z")
@@ -72,15 +71,15 @@ class Concealed:
         for var in found:
             m = _WHOLE_REFERENCE.fullmatch(var.value or "")
             if m and (m.group(1), var.line) in lines:
-                ref = ir.SecretRef(name=m.group(1), kind=LITERAL_SECRET)
+                ref = ir.SecretRef(name=m.group(1), kind=SecretKind.LITERAL)
                 out.append(ir.EnvVar(var.name, secret=ref, origin=var.origin, line=var.line))
                 covered.add(m.group(1))
             else:
                 out.append(var)
         for h in self.hidden:
             if h.variable not in covered:
-                ref = ir.SecretRef(name=h.variable, kind=LITERAL_SECRET)
-                out.append(ir.EnvVar(h.variable, secret=ref, origin=SECRET_ORIGIN, line=h.line))
+                ref = ir.SecretRef(name=h.variable, kind=SecretKind.LITERAL)
+                out.append(ir.EnvVar(h.variable, secret=ref, origin=EnvOrigin.SECRET_LITERAL, line=h.line))
                 covered.add(h.variable)
         return tuple(out)
 
@@ -407,9 +406,7 @@ def analyzed(
 
 
 __all__ = [
-    "LITERAL_SECRET",
     "PREFIX",
-    "SECRET_ORIGIN",
     "Concealed",
     "Hidden",
     "analyzed",

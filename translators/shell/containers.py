@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from migrate import ir
+from migrate.vocab import ContainerRuntime, MountKind
 
 from .launchers import basename, names
 
@@ -24,7 +25,7 @@ Resolve = Callable[[str], str]
 
 @dataclass(frozen=True)
 class Started:
-    runtime: str
+    runtime: ContainerRuntime
     # None where the image is the job's own, not named here (``shifter prog`` under ``#SBATCH --image``)
     container: ir.Container | None
     program: int  # index of the first word the container runs (len(words) when none)
@@ -41,7 +42,10 @@ _DOCKER_FLAGS = names(
     "no-healthcheck oom-kill-disable sig-proxy"
 )
 _SHIFTER_VALUES = frozenset({"image", "volume", "V", "workdir", "entrypoint", "env", "e", "module", "m"})
-_DOCKER_RUNTIMES = frozenset({"docker", "podman", "nvidia-docker"})
+_DOCKER_RUNTIMES = frozenset(
+    {ContainerRuntime.DOCKER, ContainerRuntime.PODMAN, ContainerRuntime.NVIDIA_DOCKER}
+)
+_APPTAINER_RUNTIMES = frozenset({ContainerRuntime.APPTAINER, ContainerRuntime.SINGULARITY})
 # podman-hpc's site modules are switches of its own (NERSC/podman-hpc etc/modules.d, cli_arg)
 _PODMAN_HPC_FLAGS = _DOCKER_FLAGS | names(
     "gpu mpi cuda-mpi nccl openmpi-pmi2 openmpi-pmix pmi2 pmix cfs cvmfs home jupyter scratch"
@@ -58,19 +62,21 @@ _CH_RUN_VALUES = names(
 def container_at(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
     """If words[i] starts a container runtime, read it."""
     name = basename(words[i])
-    if name in ("apptainer", "singularity"):
-        return _apptainer(name, words, i + 1, line, resolve)
+    if name in _APPTAINER_RUNTIMES:
+        return _apptainer(ContainerRuntime(name), words, i + 1, line, resolve)
     if name in _DOCKER_RUNTIMES:
-        return _docker(name, words, i + 1, line, resolve)
-    if name == "podman-hpc":
+        return _docker(ContainerRuntime(name), words, i + 1, line, resolve)
+    if name == ContainerRuntime.PODMAN_HPC:
         return _podman_hpc(words, i + 1, line, resolve)
-    if name == "sarus":
-        return _docker(name, words, i + 1, line, resolve, lambda key: key not in _SARUS_FLAGS)
-    if name == "ch-run":
+    if name == ContainerRuntime.SARUS:
+        return _docker(
+            ContainerRuntime.SARUS, words, i + 1, line, resolve, lambda key: key not in _SARUS_FLAGS
+        )
+    if name == ContainerRuntime.CH_RUN:
         return _ch_run(words, i + 1, line, resolve)
-    if name == "enroot":
+    if name == ContainerRuntime.ENROOT:
         return _enroot(words, i + 1, line, resolve)
-    if name == "shifter":
+    if name == ContainerRuntime.SHIFTER:
         return _shifter(words, i + 1, line, resolve)
     return None
 
@@ -90,7 +96,7 @@ def pyxis(
     return ir.Container(
         image=resolve(image),
         name=found.get("container-name") or None,
-        runtime="pyxis",
+        runtime=ContainerRuntime.PYXIS,
         command=tuple(program),
         workdir=resolve(found.get("container-workdir") or "") or None,
         mounts=tuple(mounts),
@@ -110,7 +116,9 @@ def split_mounts(spec: str, sep: str, line: int | None) -> list[ir.Mount]:
         target = parts[1] if len(parts) > 1 and parts[1] else source
         flags = set(re.split(r"[,+:]", ":".join(parts[2:])))
         read_only = "ro" in flags or "readonly" in flags
-        out.append(ir.Mount(target=target, source=source, kind="bind", read_only=read_only, line=line))
+        out.append(
+            ir.Mount(target=target, source=source, kind=MountKind.BIND, read_only=read_only, line=line)
+        )
     return out
 
 
@@ -127,7 +135,11 @@ def _key_value_mount(spec: str, line: int | None) -> ir.Mount | None:
     read_only = "readonly" in fields or "ro" in fields or fields.get("readonly") == "true"
     kind = fields.get("type", "bind")
     return ir.Mount(
-        target=target, source=source, kind=kind if kind == "bind" else "other", read_only=read_only, line=line
+        target=target,
+        source=source,
+        kind=MountKind.BIND if kind == MountKind.BIND else MountKind.OTHER,
+        read_only=read_only,
+        line=line,
     )
 
 
@@ -169,7 +181,7 @@ def _options(
 
 
 def _apptainer(
-    runtime: str, words: Sequence[str], i: int, line: int | None, resolve: Resolve
+    runtime: ContainerRuntime, words: Sequence[str], i: int, line: int | None, resolve: Resolve
 ) -> Started | None:
     n = len(words)
     while i < n and words[i].startswith("-"):  # global flags: --debug, --quiet, -s
@@ -209,7 +221,7 @@ def _apptainer(
 
 
 def _docker(
-    runtime: str,
+    runtime: ContainerRuntime,
     words: Sequence[str],
     i: int,
     line: int | None,
@@ -235,7 +247,7 @@ def _docker(
                 mounts.append(mount)
         elif key in ("w", "workdir"):
             workdir = value
-        elif key == "name" or (key == "n" and runtime == "sarus"):
+        elif key == "name" or (key == "n" and runtime == ContainerRuntime.SARUS):
             name = value
     return _started(runtime, words[j], words, j + 1, mounts, workdir, line, resolve, name)
 
@@ -245,7 +257,15 @@ def _podman_hpc(words: Sequence[str], i: int, line: int | None, resolve: Resolve
     opts, j = _options(words, i, lambda name: name in ("squash-dir", "additional-stores"))
     del opts  # where squashed images are kept: nothing of the job's
     verbs = ("run", "shared-run")
-    return _docker("podman-hpc", words, j, line, resolve, lambda name: name not in _PODMAN_HPC_FLAGS, verbs)
+    return _docker(
+        ContainerRuntime.PODMAN_HPC,
+        words,
+        j,
+        line,
+        resolve,
+        lambda name: name not in _PODMAN_HPC_FLAGS,
+        verbs,
+    )
 
 
 def _ch_run(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
@@ -264,7 +284,7 @@ def _ch_run(words: Sequence[str], i: int, line: int | None, resolve: Resolve) ->
             mounts.extend(split_mounts(resolve(value), "\0", line))
         elif key in ("cd", "c"):
             workdir = value
-    return _started("ch-run", words[j], words, program, mounts, workdir, line, resolve)
+    return _started(ContainerRuntime.CH_RUN, words[j], words, program, mounts, workdir, line, resolve)
 
 
 def _enroot(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
@@ -278,7 +298,7 @@ def _enroot(words: Sequence[str], i: int, line: int | None, resolve: Resolve) ->
     for key, value in opts:
         if key in ("mount", "m"):
             mounts.extend(split_mounts(resolve(value), "\0", line))
-    return _started("enroot", words[j], words, j + 1, mounts, None, line, resolve)
+    return _started(ContainerRuntime.ENROOT, words[j], words, j + 1, mounts, None, line, resolve)
 
 
 def _shifter(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
@@ -287,7 +307,7 @@ def _shifter(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -
     if j >= len(words):
         return None
     if not image:  # the job's image, from its SPANK option
-        return Started("shifter", None, j)
+        return Started(ContainerRuntime.SHIFTER, None, j)
     mounts: list[ir.Mount] = []
     workdir = None
     for key, value in opts:
@@ -295,11 +315,11 @@ def _shifter(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -
             mounts.extend(split_mounts(resolve(value), ";", line))
         elif key == "workdir":
             workdir = value
-    return _started("shifter", image, words, j, mounts, workdir, line, resolve)
+    return _started(ContainerRuntime.SHIFTER, image, words, j, mounts, workdir, line, resolve)
 
 
 def _started(
-    runtime: str,
+    runtime: ContainerRuntime,
     image: str,
     words: Sequence[str],
     program: int,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.secrets import looks_like_secret
+from migrate.vocab import EnvOrigin, SecretKind
 
 from .launchers import basename
 from .lexer import is_assignment
@@ -20,7 +21,6 @@ from .model import Word
 from .raw_keys import CONDA_TOOLS, CONDA_VERBS, RAW_KEYS
 from .redact import is_literal, looks_like_credential, redact
 
-LITERAL_SECRET = "literal-in-script"
 _COMMAND_SUB = re.compile(r"\$\((?!\()(.*)\)\Z|`(.*)`\Z", re.DOTALL)
 
 
@@ -34,14 +34,14 @@ class Setup:
     raw: list[ir.RawItem] = field(default_factory=list)
     secret_literals: list[tuple[str, int]] = field(default_factory=list)  # (name, line)
 
-    def add_env(self, name: str, value: str | None, origin: str, line: int) -> None:
+    def add_env(self, name: str, value: str | None, origin: EnvOrigin, line: int) -> None:
         var, literal = env_var(name, value, origin, line)
         self.env.append(var)
         if literal:
             self.secret_literals.append((name, line))
 
 
-def env_var(name: str, value: str | None, origin: str, line: int) -> tuple[ir.EnvVar, bool]:
+def env_var(name: str, value: str | None, origin: EnvOrigin, line: int) -> tuple[ir.EnvVar, bool]:
     """An EnvVar that never carries a credential; True when a literal one was withheld."""
     if value is None or value == "":
         return ir.EnvVar(name=name, value=value, origin=origin, line=line), False
@@ -50,10 +50,10 @@ def env_var(name: str, value: str | None, origin: str, line: int) -> tuple[ir.En
     if secret_name and command:
         inner = (command.group(1) or command.group(2) or "").strip()
         key = None if looks_like_credential(inner) else redact(inner)
-        ref = ir.SecretRef(name=name, key=key, kind="command")
+        ref = ir.SecretRef(name=name, key=key, kind=SecretKind.COMMAND)
         return ir.EnvVar(name=name, secret=ref, origin=origin, line=line), False
     if (secret_name and is_literal(value)) or looks_like_credential(value):
-        ref = ir.SecretRef(name=name, kind=LITERAL_SECRET)
+        ref = ir.SecretRef(name=name, kind=SecretKind.LITERAL)
         return ir.EnvVar(name=name, secret=ref, origin=origin, line=line), True
     return ir.EnvVar(name=name, value=value, origin=origin, line=line), False
 
@@ -79,9 +79,9 @@ def exported(words: Sequence[Word], known: dict[str, str], setup: Setup) -> None
         if is_assignment(word.raw) or "=" in value:
             var, val = split_assignment(value)
             if var.isidentifier():
-                setup.add_env(var, val, "export", word.line)
+                setup.add_env(var, val, EnvOrigin.EXPORT, word.line)
         elif value.isidentifier():
-            setup.add_env(value, known.get(value), "export", word.line)
+            setup.add_env(value, known.get(value), EnvOrigin.EXPORT, word.line)
 
 
 def module_command(words: Sequence[Word], setup: Setup) -> None:

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from migrate import ir
 from migrate.translators.slurm import options as sbatch_options
+from migrate.vocab import DependencyType
 
 REQUIRED = sbatch_options.REQUIRED
 OPTIONAL = sbatch_options.OPTIONAL
@@ -170,14 +171,24 @@ def _loose_dependency(text: str) -> tuple[ir.Dependency, ...]:
     for term in text.split("?" if any_of else ","):
         if not term:
             continue
-        if term.lower() == "singleton":
-            out.append(ir.Dependency(type="singleton", any_of=any_of))
+        if term.lower() == DependencyType.SINGLETON:
+            out.append(ir.Dependency(type=DependencyType.SINGLETON, any_of=any_of))
             continue
         kind, colon, rest = term.partition(":")
         if not colon:
-            out.append(ir.Dependency(type="afterany", targets=(term,), any_of=any_of))
+            out.append(ir.Dependency(type=DependencyType.AFTERANY, targets=(term,), any_of=any_of))
             continue
         out.append(
-            ir.Dependency(type=kind.lower(), targets=tuple(t for t in rest.split(":") if t), any_of=any_of)
+            ir.Dependency(
+                type=_loose_type(kind), targets=tuple(t for t in rest.split(":") if t), any_of=any_of
+            )
         )
     return tuple(out)
+
+
+def _loose_type(kind: str) -> DependencyType:
+    """A type sbatch knows, else afterany: a type set at run time (``$kind:$jid``) still orders the jobs."""
+    try:
+        return DependencyType(kind.lower())
+    except ValueError:
+        return DependencyType.AFTERANY

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.secrets import REDACTED
-from migrate.translators.shell.conceal import LITERAL_SECRET
-from migrate.vocab import FidelityStatus, JobKind
+from migrate.vocab import EnvOrigin, FidelityStatus, JobKind, SecretKind
 
 from . import kubevars, shape
 from .configmaps import ConfigMaps
@@ -35,7 +34,7 @@ _LWS_KEY = re.compile(r"metadata\.(?:annotations|labels)\['leaderworkerset\.sigs
 # A LeaderWorkerSet group's index in its batch script and tasks: the array task id, or the copy
 # submit.sh submitted (translators/slurm/kube_groups.py).
 LWS_GROUP_VAR = "MIGRATE_LWS_GROUP"
-CONTAINER_ORIGINS = frozenset({"env", "envFrom", "fieldRef"})
+CONTAINER_ORIGINS = frozenset({EnvOrigin.ENV, EnvOrigin.ENV_FROM, EnvOrigin.FIELD_REF})
 
 # Shell functions the generated lines call; written once at the top of the script.
 READ_HELPER = r"""# migrate_read DIR NAME KEY [optional]: a provisioned Secret/ConfigMap value (file per key)
@@ -85,7 +84,7 @@ def container_env(comp: ir.Component) -> list[ir.EnvVar]:
 
 def _literal(var: ir.EnvVar) -> bool:
     """A credential the reader took out of a script or an argv: the script now reads this variable."""
-    return var.secret is not None and var.secret.kind == LITERAL_SECRET
+    return var.secret is not None and var.secret.kind == SecretKind.LITERAL
 
 
 def export_lines(
@@ -106,7 +105,7 @@ def export_lines(
     for var in env:
         line = var.line
         item = f"env {var.name}"
-        if var.origin == "envFrom":
+        if var.origin == EnvOrigin.ENV_FROM:
             _env_from(ctx, var, config_maps, out)
             continue
         if not _NAME.match(var.name):
@@ -118,7 +117,7 @@ def export_lines(
                 _redacted(ctx, ir.replace(var, name=var.secret.name), out)
         elif var.secret is not None:
             _reference(ctx, var, config_maps, out)
-        elif var.origin == "fieldRef":
+        elif var.origin == EnvOrigin.FIELD_REF:
             _field(ctx, var, out, pods_per_job)
         elif var.value == REDACTED:
             _redacted(ctx, var, out)
@@ -169,7 +168,7 @@ def _reference(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, st
     assert ref is not None
     item = f"env {var.name}"
     key = ref.key or ""
-    if ref.kind == "configMap" and ref.name in config_maps and key in config_maps[ref.name]:
+    if ref.kind == SecretKind.CONFIG_MAP and ref.name in config_maps and key in config_maps[ref.name]:
         value = config_maps[ref.name][key]
         out.lines.append(f"export {var.name}={shell_word(c_string(value))}")
         out.exported.append(var.name)
@@ -177,8 +176,8 @@ def _reference(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, st
             item, f"ConfigMap {ref.name} key {key} is in the manifest file: its value is inlined", var.line
         )
         return
-    base = SECRETS_DIR if ref.kind == "secret" else CONFIG_DIR
-    what = "Secret" if ref.kind == "secret" else "ConfigMap"
+    base = SECRETS_DIR if ref.kind == SecretKind.SECRET else CONFIG_DIR
+    what = "Secret" if ref.kind == SecretKind.SECRET else "ConfigMap"
     optional = _optional(ctx, var)
     call = f"migrate_read {base} {shell_word(ref.name)} {shell_word(key)}" + (" optional" if optional else "")
     out.helpers.add(READ_HELPER)
@@ -188,15 +187,15 @@ def _reference(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, st
         out.lines.append(f"{var.name}=$({call}) || exit 1")
         out.lines.append(f"export {var.name}")
     out.exported.append(var.name)
-    where = "MIGRATE_SECRETS_DIR" if ref.kind == "secret" else "MIGRATE_CONFIG_DIR"
+    where = "MIGRATE_SECRETS_DIR" if ref.kind == SecretKind.SECRET else "MIGRATE_CONFIG_DIR"
     ctx.fidelity.approximated(
         item,
         f"read at run time from ${where}/{ref.name}/{key}"
         + (" when present (optional)" if optional else "")
-        + ("; the value is never written into the script" if ref.kind == "secret" else ""),
+        + ("; the value is never written into the script" if ref.kind == SecretKind.SECRET else ""),
         var.line,
     )
-    code = "TO-SLURM-SECRET" if ref.kind == "secret" else "TO-SLURM-CONFIGMAP"
+    code = "TO-SLURM-SECRET" if ref.kind == SecretKind.SECRET else "TO-SLURM-CONFIGMAP"
     ctx.diag(
         code,
         f"env {var.name} comes from {what} {ref.name} key {key}: provision the file "
@@ -206,8 +205,8 @@ def _reference(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, st
     )
 
 
-def _default(kind: str) -> str:
-    return "~/.migrate/secrets" if kind == "secret" else "~/.migrate/configmaps"
+def _default(kind: SecretKind) -> str:
+    return "~/.migrate/secrets" if kind == SecretKind.SECRET else "~/.migrate/configmaps"
 
 
 def _redacted(ctx: Context, var: ir.EnvVar, out: EnvLines) -> None:
@@ -254,7 +253,7 @@ def _env_from(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, str
         return
     prefix = var.name[:-1] if var.name.endswith("*") else var.name
     item = f"envFrom {ref.kind} {ref.name}" + (f" (prefix {prefix})" if prefix else "")
-    if ref.kind == "configMap" and ref.name in config_maps:
+    if ref.kind == SecretKind.CONFIG_MAP and ref.name in config_maps:
         for key, value in config_maps[ref.name].items():
             name = prefix + key
             if _NAME.match(name):
@@ -264,8 +263,8 @@ def _env_from(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, str
             item, f"ConfigMap {ref.name} is in the manifest file: its keys are exported", var.line
         )
         return
-    base = SECRETS_DIR if ref.kind == "secret" else CONFIG_DIR
-    where = "MIGRATE_SECRETS_DIR" if ref.kind == "secret" else "MIGRATE_CONFIG_DIR"
+    base = SECRETS_DIR if ref.kind == SecretKind.SECRET else CONFIG_DIR
+    where = "MIGRATE_SECRETS_DIR" if ref.kind == SecretKind.SECRET else "MIGRATE_CONFIG_DIR"
     out.helpers.add(DIR_HELPER)
     out.lines.append(f"migrate_env_dir {base}/{shell_word(ref.name)} {shell_word(prefix)} || exit 1")
     out.prefixes.append(prefix)
@@ -274,7 +273,7 @@ def _env_from(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, str
         f"every file of ${where}/{ref.name} is exported at run time as {prefix or ''}<file name>",
         var.line,
     )
-    code = "TO-SLURM-SECRET" if ref.kind == "secret" else "TO-SLURM-CONFIGMAP"
+    code = "TO-SLURM-SECRET" if ref.kind == SecretKind.SECRET else "TO-SLURM-CONFIGMAP"
     ctx.diag(
         code,
         f"envFrom {ref.kind} {ref.name}: provision one file per key under ${where}/{ref.name} "

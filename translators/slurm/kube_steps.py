@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 
 from migrate import ir
 from migrate.render import plural
-from migrate.vocab import Format
+from migrate.vocab import ContainerRuntime
 
 from . import environment, kubevars, launch, shape
 from .context import NAMES_VARIABLES, NO_RUNTIME, Context
@@ -40,7 +40,7 @@ def tasks_per_node(part: Part) -> int:
 
 def record_containers(ctx: Context, part: Part) -> None:
     for role in part.roles:
-        pod_containers = [c for c in role.containers if c.runtime == Format.KUBERNETES]
+        pod_containers = [c for c in role.containers if c.runtime == ContainerRuntime.KUBERNETES]
         for i, container in enumerate(pod_containers):
             item = f"container {container.name or i} ({container.image})"
             if i:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from migrate import ir
 from migrate.diagnostics import Collector
-from migrate.vocab import Format
+from migrate.vocab import ContainerRuntime, EnvOrigin
 
 from . import directives, environment
 from . import options as sbatch
@@ -29,7 +29,7 @@ _NOT_RESTORED = frozenset({"dependency"})  # old job ids: submit.sh chains the n
 
 
 def _main_container(comp: ir.Component) -> ir.Container | None:
-    return next((c for c in comp.containers if c.runtime == Format.KUBERNETES), None)
+    return next((c for c in comp.containers if c.runtime == ContainerRuntime.KUBERNETES), None)
 
 
 def is_migrated(job: ir.Job) -> bool:
@@ -47,7 +47,9 @@ def _hints(comp: ir.Component) -> dict[str, str]:
     return {
         var.name: var.value
         for var in comp.environment
-        if var.origin == "env" and var.value is not None and var.name.startswith(("SLURM_", "MIGRATE_"))
+        if var.origin == EnvOrigin.ENV
+        and var.value is not None
+        and var.name.startswith(("SLURM_", "MIGRATE_"))
     }
 
 

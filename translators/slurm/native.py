@@ -10,6 +10,7 @@ new job ids (a job id from the old cluster means nothing on the new one).
 from __future__ import annotations
 
 from migrate import ir
+from migrate.vocab import ContainerRuntime, DependencyType, EnvOrigin, GresScope
 
 from . import options as sbatch
 from .context import Context
@@ -118,7 +119,7 @@ def _job_options(ctx: Context, h: Header) -> None:
 
 def _export(ctx: Context, h: Header) -> None:
     job = ctx.job
-    listed = [e for e in job.environment if e.origin == "sbatch-export"]
+    listed = [e for e in job.environment if e.origin == EnvOrigin.SBATCH_EXPORT]
     items = [job.export] if job.export in ("ALL", "NONE", "NIL") else []
     for var in listed:
         items.append(var.name if var.value is None else f"{var.name}={var.value}")
@@ -129,10 +130,10 @@ def _dependencies(ctx: Context, h: Header) -> None:
     deps = ctx.job.dependencies
     if not deps:
         return
-    singleton = tuple(d for d in deps if d.type == "singleton")
-    others = tuple(d for d in deps if d.type != "singleton")
+    singleton = tuple(d for d in deps if d.type == DependencyType.SINGLETON)
+    others = tuple(d for d in deps if d.type != DependencyType.SINGLETON)
     if singleton:
-        _add(ctx, h, "dependency", "singleton", singleton[0].line)
+        _add(ctx, h, "dependency", DependencyType.SINGLETON, singleton[0].line)
     if others:
         text = sbatch.format_dependencies(others)
         ctx.fidelity.approximated(
@@ -167,12 +168,12 @@ def _resources(ctx: Context, h: Header, comp: ir.Component) -> None:
     if res.gpus_per_task:
         _add(ctx, h, "gpus-per-task", sbatch.format_gpus(res.gpu_counts(res.gpus_per_task)), line)
     gres = [sbatch.format_gpus(res.gpu_counts(res.gpus_per_node), gres=True)] if res.gpus_per_node else []
-    others = tuple(g for g in res.generic if g.per == "node")
+    others = tuple(g for g in res.generic if g.per == GresScope.NODE)
     if others:
         gres.append(sbatch.format_gres(others))
     if gres:
         _add(ctx, h, "gres", ",".join(gres), line)
-    per_task = [g for g in res.generic if g.per == "task"]
+    per_task = [g for g in res.generic if g.per == GresScope.TASK]
     if per_task:
         text = ",".join(f"gres/{g.name}{':' + g.type if g.type else ''}={g.count}" for g in per_task)
         _add(ctx, h, "tres-per-task", text, line)
@@ -185,7 +186,11 @@ def _resources(ctx: Context, h: Header, comp: ir.Component) -> None:
     if res.exclusive:
         _add(ctx, h, "exclusive", None if res.exclusive == "node" else res.exclusive, line)
     for container in comp.containers:
-        if container.runtime == "pyxis" and container.line is not None and _pyxis_directive(container):
+        if (
+            container.runtime == ContainerRuntime.PYXIS
+            and container.line is not None
+            and _pyxis_directive(container)
+        ):
             _add(ctx, h, "container-image", container.image, container.line)
 
 

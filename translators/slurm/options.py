@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from migrate import ir
 from migrate.site.config import SpankOption
 from migrate.site.slurmtime import format_slurm_time, parse_slurm_time
-from migrate.vocab import FidelityStatus
+from migrate.vocab import DependencyType, FidelityStatus, GresScope
 
 # Argument kinds, as getopt_long knows them.
 NONE = "none"
@@ -293,7 +293,8 @@ def parse_array(text: str) -> ir.ArraySpec:
 # Dependencies
 # ---------------------------------------------------------------------------
 
-DEPENDENCY_TYPES = frozenset({"after", "afterany", "afterburstbuffer", "aftercorr", "afternotok", "afterok"})
+# The types sbatch takes with targets (singleton takes none; dependsOn is the manifests' own).
+DEPENDENCY_TYPES = frozenset(DependencyType) - {DependencyType.SINGLETON, DependencyType.DEPENDS_ON}
 _DEP_TARGET = re.compile(r"(?:[0-9]+(?:_[0-9]+)?|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})\Z")
 
 
@@ -313,12 +314,12 @@ def parse_dependency(text: str) -> tuple[ir.Dependency, ...]:
 
 
 def _dependency_term(term: str, whole: str, any_of: bool) -> list[ir.Dependency]:
-    if term.lower() == "singleton":
-        return [ir.Dependency(type="singleton", any_of=any_of)]
+    if term.lower() == DependencyType.SINGLETON:
+        return [ir.Dependency(type=DependencyType.SINGLETON, any_of=any_of)]
     kind, colon, rest = term.partition(":")
     if not colon:
         if _DEP_TARGET.match(term):  # a bare job id means afterany
-            return [ir.Dependency(type="afterany", targets=(term,), any_of=any_of)]
+            return [ir.Dependency(type=DependencyType.AFTERANY, targets=(term,), any_of=any_of)]
         raise ValueError(f"invalid dependency {whole!r}: {term!r} is not type:jobid")
     kind = kind.lower()
     if kind not in DEPENDENCY_TYPES:
@@ -332,7 +333,7 @@ def _dependency_term(term: str, whole: str, any_of: bool) -> list[ir.Dependency]
             raise ValueError(f"invalid dependency {whole!r}: {delay!r} is not a number of minutes")
         by_delay.setdefault(int(delay) * 60 if plus else None, []).append(job)
     return [
-        ir.Dependency(type=kind, targets=tuple(jobs), delay_s=delay_s, any_of=any_of)
+        ir.Dependency(type=DependencyType(kind), targets=tuple(jobs), delay_s=delay_s, any_of=any_of)
         for delay_s, jobs in by_delay.items()
     ]
 
@@ -421,11 +422,11 @@ def parse_gres(text: str) -> tuple[ir.GenericResource, ...]:
         raise ValueError(f"--gres={text} makes sbatch print the GRES list and exit")
     out: list[ir.GenericResource] = []
     for entry in text.split(","):
-        out.append(_gres_entry(entry, text, per="node"))
+        out.append(_gres_entry(entry, text, per=GresScope.NODE))
     return tuple(out)
 
 
-def _gres_entry(entry: str, whole: str, per: str) -> ir.GenericResource:
+def _gres_entry(entry: str, whole: str, per: GresScope) -> ir.GenericResource:
     body = entry[5:] if entry.lower().startswith("gres/") else entry
     parts = body.split(":")
     name = parts[0]
@@ -487,7 +488,7 @@ def parse_tres(text: str) -> tuple[ir.GenericResource, ...]:
             raise ValueError(f"invalid TRES {text!r}: {entry!r} is not kind[/name][:type]=count")
         name = m.group("name") or m.group("kind").lower()
         count = _gres_count(m.group("count")) or 0
-        out.append(ir.GenericResource(name=name, count=count, type=m.group("type"), per="task"))
+        out.append(ir.GenericResource(name=name, count=count, type=m.group("type"), per=GresScope.TASK))
     return tuple(out)
 
 
@@ -502,7 +503,7 @@ def parse_licenses(text: str) -> tuple[ir.GenericResource, ...]:
         if not m:
             raise ValueError(f"invalid license list {text!r}: {entry!r} is not name[@server][:count]")
         count = int(m.group("count")) if m.group("count") else 1
-        out.append(ir.GenericResource(name=m.group("name"), count=count, per="job"))
+        out.append(ir.GenericResource(name=m.group("name"), count=count, per=GresScope.JOB))
     return tuple(out)
 
 

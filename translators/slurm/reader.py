@@ -19,11 +19,11 @@ from typing import TypeVar
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
 from migrate.site.config import SpankOption
-from migrate.vocab import Format, JobKind
+from migrate.vocab import ContainerRuntime, EnvOrigin, Format, JobKind, MountKind, SecretKind, StorageVia
 
 from ..shell import slurm_cli
 from ..shell.analyze import analyze
-from ..shell.conceal import LITERAL_SECRET, analyzed
+from ..shell.conceal import analyzed
 from ..shell.containers import split_mounts
 from ..shell.facts import BodyFacts
 from ..shell.launchers import SHELLS
@@ -794,7 +794,9 @@ class _JobBuilder:
 
     def exported_credentials(self) -> list[str]:
         """The variables an --export list set to a literal credential: as written, only their names."""
-        return [e.name for e in self.environment if e.secret is not None and e.origin == "sbatch-export"]
+        return [
+            e.name for e in self.environment if e.secret is not None and e.origin == EnvOrigin.SBATCH_EXPORT
+        ]
 
     def _directives(self) -> tuple[ir.Directive, ...]:
         names = self.exported_credentials()
@@ -859,7 +861,7 @@ class _JobBuilder:
                 ir.Container(
                     image=pyxis.image,
                     name=pyxis.name,
-                    runtime="pyxis",
+                    runtime=ContainerRuntime.PYXIS,
                     workdir=pyxis.workdir,
                     mounts=_mounts(pyxis.mounts or "", pyxis.mounts_line),
                     line=pyxis.line,
@@ -1011,7 +1013,9 @@ def _mounts(spec: str, line: int | None) -> tuple[ir.Mount, ...]:
         source = parts[0]
         target = parts[1] if len(parts) > 1 and parts[1] else source
         flags = parts[2].split("+") if len(parts) > 2 else []
-        mounts.append(ir.Mount(target=target, source=source, kind="bind", read_only="ro" in flags, line=line))
+        mounts.append(
+            ir.Mount(target=target, source=source, kind=MountKind.BIND, read_only="ro" in flags, line=line)
+        )
     return tuple(mounts)
 
 
@@ -1139,12 +1143,14 @@ def _export(b: _JobBuilder, s: Setting, value: object) -> None:
     export = spec.policy if spec.policy != "LIST" else names
     if b.job_wide(s, "job.export", export):
         b.job.export = export
-    b.environment = [e for e in b.environment if e.origin != "sbatch-export"]
+    b.environment = [e for e in b.environment if e.origin != EnvOrigin.SBATCH_EXPORT]
     for name, literal in spec.variables:
         if literal and literal_credential(name, literal):
             # the value is never kept: the translated job provides it from a secret
-            ref = ir.SecretRef(name=name, kind=LITERAL_SECRET)
-            b.environment.append(ir.EnvVar(name=name, secret=ref, origin="sbatch-export", line=s.line))
+            ref = ir.SecretRef(name=name, kind=SecretKind.LITERAL)
+            b.environment.append(
+                ir.EnvVar(name=name, secret=ref, origin=EnvOrigin.SBATCH_EXPORT, line=s.line)
+            )
             b.diags.add(
                 "SHELL-SECRET-LITERAL",
                 f"--export sets {name} to a literal credential; its value was not kept "
@@ -1153,7 +1159,7 @@ def _export(b: _JobBuilder, s: Setting, value: object) -> None:
                 job=b.job_id,
             )
             continue
-        b.environment.append(ir.EnvVar(name=name, value=literal, origin="sbatch-export", line=s.line))
+        b.environment.append(ir.EnvVar(name=name, value=literal, origin=EnvOrigin.SBATCH_EXPORT, line=s.line))
 
 
 def _literal_export(setting: Setting) -> bool:
@@ -1202,10 +1208,10 @@ def _set_stdin(j: _JobWide, path: str) -> None:
     j.stdin = path
 
 
-def _io(key: str, via: str, access: str, assign: Callable[[_JobWide, str], None]) -> _Handler:
+def _io(key: str, via: StorageVia, access: str, assign: Callable[[_JobWide, str], None]) -> _Handler:
     def handle(b: _JobBuilder, s: Setting, value: object) -> None:
         text = _text(value)
-        path = _DEV_NULL if text.lower() == "none" and via != "chdir" else text
+        path = _DEV_NULL if text.lower() == "none" and via != StorageVia.CHDIR else text
         if b.job_wide(s, key, path):
             assign(b.job, path)
         if path != _DEV_NULL:
@@ -1234,9 +1240,9 @@ def _mail_types(b: _JobBuilder, s: Setting, value: object) -> None:
 def _oci_bundle(b: _JobBuilder, s: Setting, value: object) -> None:
     comp = b._comp(s)
     bundle = _text(value)
-    comp.containers = [c for c in comp.containers if c.runtime != "oci-bundle"]
-    comp.containers.append(ir.Container(image=bundle, runtime="oci-bundle", line=s.line))
-    b.storage.append(ir.StoragePath(path=bundle, access=ir.READ, via="container-mount", line=s.line))
+    comp.containers = [c for c in comp.containers if c.runtime != ContainerRuntime.OCI_BUNDLE]
+    comp.containers.append(ir.Container(image=bundle, runtime=ContainerRuntime.OCI_BUNDLE, line=s.line))
+    b.storage.append(ir.StoragePath(path=bundle, access=ir.READ, via=StorageVia.CONTAINER_MOUNT, line=s.line))
 
 
 def _pyxis(update: Callable[[_Pyxis, str], None], image: bool = False) -> _Handler:
@@ -1269,18 +1275,18 @@ def _pyxis_mounts(b: _JobBuilder, s: Setting, value: object) -> None:
     pyxis.mounts_line = s.line
     for mount in _mounts(pyxis.mounts, s.line):
         where = mount.source or mount.target
-        b.storage.append(ir.StoragePath(where, ir.UNKNOWN, "container-mount", s.line))
+        b.storage.append(ir.StoragePath(where, ir.UNKNOWN, StorageVia.CONTAINER_MOUNT, s.line))
 
 
 def _shifter_of_job(container: ir.Container) -> bool:
-    return container.runtime == "shifter" and container.command == ()
+    return container.runtime == ContainerRuntime.SHIFTER and container.command == ()
 
 
 def _shifter_image(b: _JobBuilder, s: Setting, value: object) -> None:
     """Shifter's --image: the container every step that runs `shifter` starts in."""
     comp = b._comp(s)
     comp.containers = [c for c in comp.containers if not _shifter_of_job(c)]
-    comp.containers.append(ir.Container(image=_text(value), runtime="shifter", line=s.line))
+    comp.containers.append(ir.Container(image=_text(value), runtime=ContainerRuntime.SHIFTER, line=s.line))
 
 
 def _shifter_volume(b: _JobBuilder, s: Setting, value: object) -> None:
@@ -1288,7 +1294,7 @@ def _shifter_volume(b: _JobBuilder, s: Setting, value: object) -> None:
     mounts = split_mounts(_text(value), ";", s.line)
     b._comp(s).shifter_mounts.extend(mounts)
     b.storage.extend(
-        ir.StoragePath(m.source or m.target, ir.UNKNOWN, "container-mount", s.line) for m in mounts
+        ir.StoragePath(m.source or m.target, ir.UNKNOWN, StorageVia.CONTAINER_MOUNT, s.line) for m in mounts
     )
 
 
@@ -1308,10 +1314,10 @@ _HANDLERS: dict[str, _Handler] = {
     "placement.topology": _topology,
     "failure.requeue": _requeue,
     "failure.no_requeue": _no_requeue,
-    "io.workdir": _io("io.workdir", "chdir", ir.READ_WRITE, _set_workdir),
-    "io.stdout": _io("io.stdout", "output", ir.WRITE, _set_stdout),
-    "io.stderr": _io("io.stderr", "error", ir.WRITE, _set_stderr),
-    "io.stdin": _io("io.stdin", "input", ir.READ, _set_stdin),
+    "io.workdir": _io("io.workdir", StorageVia.CHDIR, ir.READ_WRITE, _set_workdir),
+    "io.stdout": _io("io.stdout", StorageVia.OUTPUT, ir.WRITE, _set_stdout),
+    "io.stderr": _io("io.stderr", StorageVia.ERROR, ir.WRITE, _set_stderr),
+    "io.stdin": _io("io.stdin", StorageVia.INPUT, ir.READ, _set_stdin),
     "mail.types": _mail_types,
     "container.oci_bundle": _oci_bundle,
     "container.pyxis_image": _pyxis(_pyxis_image, image=True),

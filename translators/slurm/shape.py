@@ -23,7 +23,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from migrate import ir
-from migrate.vocab import JobKind
+from migrate.vocab import DependencyType, EnvOrigin, JobKind
 
 PLAIN = "plain"
 TORCH = "torch"
@@ -234,7 +234,7 @@ def split_roles(leader: ir.Component, worker: ir.Component) -> str:
         return "the leader and the workers run different images, mounts or working folders"
     read_at_run_time = {}
     for var in leader.environment:
-        if var.secret is not None or var.origin == "envFrom":
+        if var.secret is not None or var.origin == EnvOrigin.ENV_FROM:
             read_at_run_time[var.name] = (var.value, var.secret, var.origin)
     for var in worker.environment:
         known = read_at_run_time.get(var.name)
@@ -276,7 +276,7 @@ def _internal_waits(job: ir.Job) -> list[tuple[str, str, str, int | None]]:
     names = {c.name for c in job.components}
     out: list[tuple[str, str, str, int | None]] = []
     for dep in job.dependencies:
-        if dep.type != "dependsOn" or dep.line is None:
+        if dep.type != DependencyType.DEPENDS_ON or dep.line is None:
             continue
         owner = [c.name for c in roles if (c.line or 0) <= dep.line]
         if not owner:
@@ -288,16 +288,16 @@ def _internal_waits(job: ir.Job) -> list[tuple[str, str, str, int | None]]:
     return out
 
 
-def dependency_type(dep: ir.Dependency) -> str:
+def dependency_type(dep: ir.Dependency) -> DependencyType:
     """JobSet ``Complete`` waits for success; ``Ready`` (and Volcano task order) only for the start."""
     if dep.status == "Complete":
-        return "afterok"
-    return "after"
+        return DependencyType.AFTEROK
+    return DependencyType.AFTER
 
 
 def is_internal(job: ir.Job, dep: ir.Dependency) -> bool:
     names = {c.name for c in job.components}
-    return dep.type == "dependsOn" and all(
+    return dep.type == DependencyType.DEPENDS_ON and all(
         (t.split(":", 1)[1] if t.startswith(("replicatedJob:", "task:")) else t) in names for t in dep.targets
     )
 

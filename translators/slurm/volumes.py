@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.render import plural
+from migrate.vocab import MountKind
 
 from .context import NO_RUNTIME, SECRETS_DIR, Context
 from .quoting import c_string, shell_word
@@ -47,16 +48,16 @@ def plan(ctx: Context, container: ir.Container, config_maps: dict[str, dict[str,
     for mount in container.mounts:
         item = f"volumeMount {mount.target} ({mount.kind}{' ' + mount.source if mount.source else ''})"
         kind = mount.kind
-        if kind == "pvc" and mount.source != "ephemeral":
+        if kind == MountKind.PVC and mount.source != "ephemeral":
             _claim(ctx, mount, item, out)
-        elif kind == "hostPath" and mount.source:
+        elif kind == MountKind.HOST_PATH and mount.source:
             out.binds.append(Bind(shell_word(mount.source), mount.target, mount.read_only))
             _same_path(ctx, mount, mount.source, item, "the same path on the Slurm node")
-        elif kind == "emptyDir" or (kind == "pvc" and mount.source == "ephemeral"):
+        elif kind == MountKind.EMPTY_DIR or (kind == MountKind.PVC and mount.source == "ephemeral"):
             _scratch(ctx, mount, item, out)
-        elif kind == "configMap" and mount.source:
+        elif kind == MountKind.CONFIG_MAP and mount.source:
             _config_map(ctx, mount, item, config_maps, out)
-        elif kind == "secret" and mount.source:
+        elif kind == MountKind.SECRET and mount.source:
             _secret(ctx, mount, item, out)
         else:
             ctx.fidelity.dropped(
