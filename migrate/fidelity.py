@@ -128,6 +128,15 @@ class Translation:
     style: str = ""  # Kubernetes: native (the pods run the step) or emulate (the script with Slurm shims)
     style_reason: str = ""
     style_line: int | None = None  # the statement that decided it
+    # The objects a writer dumped into ``files[rel]``, with the text they became: a later pass over the
+    # files (the Argo chain reads every job's objects) takes them instead of parsing that text again.
+    objects: dict[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict, repr=False)
+
+    def documents(self, rel: str) -> list[dict[str, Any]] | None:
+        """The objects of ``files[rel]`` as written, or None when the text changed since (or was not
+        dumped from objects): then the caller parses it."""
+        kept = self.objects.get(rel)
+        return kept[1] if kept is not None and kept[0] is self.files.get(rel) else None
 
     @property
     def dropped(self) -> list[Entry]:

@@ -14,7 +14,7 @@ import yaml
 from conftest import CORPUS, GOLDEN, REPO, site_for
 from golden import check_json
 
-from migrate import ir
+from migrate import ir, serialize
 from migrate.diagnostics import CODES, Collector
 from migrate.names import DNS1123_LABEL_MAX
 from migrate.outputs import safe_relpath
@@ -55,15 +55,31 @@ def simple(name: str, path: str = "job.sbatch", **kw: object) -> ir.Job:
     )  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="module")
+def every_corpus_job() -> list[ir.Job]:
+    """The whole corpus, Kubernetes manifests too (their IR goes back to Kubernetes), read once: a
+    translation leaves the jobs it reads as they were."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)  # paths as the repository names them
+        return scanner.scan(["corpus"]).jobs
+
+
+def test_a_translation_leaves_the_jobs_it_reads_as_they_were(every_corpus_job: list[ir.Job]) -> None:
+    """The report translates the same jobs to both targets, and the tests above share one scan."""
+    before = [serialize.to_dict(job) for job in every_corpus_job]
+    translate_jobs(every_corpus_job, flavor="jobset", config=SITE, style="emulate")
+    translate_jobs(every_corpus_job, to="slurm", config=SITE)
+    assert [serialize.to_dict(job) for job in every_corpus_job] == before
+
+
 @pytest.mark.parametrize(
     ("flavor", "style"), [*((f, "auto") for f in FLAVORS), ("auto", "emulate")], ids=lambda v: str(v)
 )
 def test_every_manifest_of_the_corpus_passes_strict_validation(
-    flavor: str, style: str, tmp_path: Path, in_repo: Path
+    flavor: str, style: str, every_corpus_job: list[ir.Job], tmp_path: Path, in_repo: Path
 ) -> None:
     """``auto`` writes native pods where the script allows; ``emulate`` the script with its shims."""
-    jobs = scanner.scan(["corpus"]).jobs  # Kubernetes manifests too: their IR goes back to Kubernetes
-    result = translate_jobs(jobs, flavor=flavor, config=SITE, style=style)
+    result = translate_jobs(every_corpus_job, flavor=flavor, config=SITE, style=style)
     result.tree.commit(str(tmp_path / "out"))
     report = validate.validate_tree(tmp_path / "out")
     problems = [p.render() for f in report.files for p in f.problems]

@@ -188,7 +188,8 @@ def _documents(t: Translation) -> tuple[dict[str, Any] | None, list[dict[str, An
     for rel in sorted(t.files):
         if not rel.endswith((".yaml", ".yml")):
             continue
-        for doc in yaml.load_all(t.files[rel], Loader=_LOADER):
+        written = t.documents(rel)
+        for doc in written if written is not None else yaml.load_all(t.files[rel], Loader=_LOADER):
             if not isinstance(doc, dict):
                 continue
             name = doc.get("metadata", {}).get("name") if isinstance(doc.get("metadata"), dict) else None

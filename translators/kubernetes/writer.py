@@ -138,7 +138,8 @@ def translate_job(
         f"flavor {choice.name}: {choice.reason}",
         f"style {decision.style}: {decision.reason}",
     ]
-    files = {_FILE_NAMES[choice.flavor]: dump_all(manifests, header)}
+    rel = _FILE_NAMES[choice.flavor]
+    files = {rel: dump_all(manifests, header)}
     return Translation(
         job_id=job.id,
         source=job.source.path,
@@ -149,6 +150,7 @@ def translate_job(
         fallback=choice.cannot,
         name=ctx.name,
         files=files,
+        objects={rel: (files[rel], [m.body for m in manifests])},
         shared=shared.render(ctx.needs, site),
         fidelity=ctx.fidelity,
         diagnostics=list(diags.items),
