@@ -743,9 +743,9 @@ def test_srun_shim_runs_one_process_per_local_task(tmp_path: Path) -> None:
     script = (
         "#!/bin/bash\nsrun bash -c 'echo rank=$SLURM_PROCID local=$SLURM_LOCALID of=$SLURM_NTASKS "
         "node=$SLURM_NODEID' | sort\n"
-        "srun -N1 -n1 bash -c 'echo only-node-$SLURM_NODEID'\n"
-        "srun -n 3 bash -c 'echo n3=$SLURM_PROCID node=$SLURM_NODEID' | sort\n"
-        "module load gcc 2>/dev/null; echo after-module\n"
+        "srun -N1 -n1 bash -c 'echo only-node-$SLURM_NODEID of $SLURM_NNODES'\n"
+        "srun -n 3 bash -c 'echo n3=$SLURM_PROCID node=$SLURM_NODEID of $SLURM_NNODES' | sort\n"
+        "module load gcc 2>/dev/null; echo after-module $SLURM_NNODES\n"
     )
     result = pods.run(manifest, tmp_path, script=script)
     assert result.status == "Complete", result.describe()
@@ -754,11 +754,13 @@ def test_srun_shim_runs_one_process_per_local_task(tmp_path: Path) -> None:
         "rank=1 local=1 of=4 node=0",
         "rank=2 local=0 of=4 node=1",
         "rank=3 local=1 of=4 node=1",
-        "only-node-0",
-        "n3=0 node=0",
-        "n3=1 node=0",
-        "n3=2 node=1",
-        "after-module",
+        # a step sees its own node count in SLURM_NNODES (srun -n 1 in a two-node job: 1), the batch
+        # script the job's (the corpus case slurm/jobscript on the sandbox)
+        "only-node-0 of 1",
+        "n3=0 node=0 of 2",
+        "n3=1 node=0 of 2",
+        "n3=2 node=1 of 2",
+        "after-module 2",
     ]
     assert result.pods[1].stdout == ""
 

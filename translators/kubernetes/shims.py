@@ -402,14 +402,14 @@ __m_step() {
       for (( t = 0; t < count; t++ )); do
         SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_NODEID=$(( p + __m_node_base )) \
           SLURM_STEP_NUM_TASKS=$total \
-          SLURM_NTASKS=$total SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used SLURM_STEP_NODELIST=$step_nodes \
-          MIGRATE_IN_STEP=1 "$@" &
+          SLURM_NTASKS=$total SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used SLURM_NNODES=$used \
+          SLURM_STEP_NODELIST=$step_nodes MIGRATE_IN_STEP=1 "$@" &
         pids+=($!)
         __m_pids+=($!)
       done
     else
       SLURM_NODEID=$(( p + __m_node_base )) SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total \
-        SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used \
+        SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used SLURM_NNODES=$used \
         SLURM_STEP_NODELIST=$step_nodes \
         perl "$MIGRATE_DIR/bin/migrate-stepd" run "${__m_hosts[$id]}" "$first" "$count" "$@" &
       pids+=($!)
