@@ -60,6 +60,9 @@ def test_arithmetic_over_known_numbers_only() -> None:
         ("srun a --seed $RANDOM\n", "$RANDOM comes from the submitter's environment"),
         ("export STAMP=$(date +%s)\nsrun a\n", "the program would not see $STAMP"),
         ("python one.py\n", "runs on node 0 of 2 nodes only"),
+        # bash itself may not cope (it crashes on corpus/adversarial/nested_substitutions.sh, so the
+        # job fails on Slurm): the pod runs the script, not what the reader made of it
+        ("echo " + "$(" * 12 + ")" * 12 + "\nsrun a\n", "nested more than 6 deep"),
     ],
 )
 def test_what_needs_the_script_to_run_as_it_is(body: str, reason: str) -> None:

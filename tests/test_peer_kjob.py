@@ -101,6 +101,24 @@ def test_output_file_is_truncated_unless_open_mode_append(tmp_path: Path) -> Non
     assert sorted(appended[3:]) == ["run second", "warning of second"]
 
 
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash runs the entrypoint")
+@pytest.mark.parametrize("option", ["--output=/fsx/missing/job.out", "--error=/fsx/missing/job.err"])
+def test_an_output_file_that_cannot_be_opened_fails_the_job(option: str, tmp_path: Path) -> None:
+    """sbatch opens the output files before the script starts; one in a folder that does not exist fails
+    the job, the script never runs (tests/test_slurm_sandbox.py shows it on the sandbox). kjob's
+    ``tee FILE`` goes on without the file."""
+    require_pods()
+    text = f"#!/bin/bash\n#SBATCH {option}\necho ran > /fsx/ran.txt\n"
+    (job,) = reader.read(text, "job.sbatch", Collector("job.sbatch"))
+    (manifest,) = translate_job(job, SITE, "job", name="job", style="emulate").files.values()
+    fsx = tmp_path / "fsx"
+    fsx.mkdir()
+    result = pods.run(manifest, tmp_path / "pods", claims={"fsx-pvc": fsx})
+    assert result.status == "Failed", result.describe()
+    assert "could not open the" in result.pods[0].stderr and "/fsx/missing/job." in result.pods[0].stderr
+    assert not (fsx / "ran.txt").exists()
+
+
 REQUEUED = """#!/bin/bash
 #SBATCH --job-name=requeued
 #SBATCH --nodes=2

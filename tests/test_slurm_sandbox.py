@@ -425,6 +425,18 @@ def test_translated_jobs_for_nersc_runtimes_pass_test_only(
     assert [f"{c.path}: {c.message}" for c in checks if not c.accepted] == []
 
 
+def test_an_output_file_that_cannot_be_opened_fails_the_job(sandbox: dict[str, str], tmp_path: Path) -> None:
+    """What the pods do when the file cannot be opened (tests/test_peer_kjob.py): the job fails before
+    its script runs."""
+    ran = tmp_path / "ran.txt"
+    (tmp_path / "lost.sbatch").write_text(
+        f"#!/bin/bash\n#SBATCH --output={tmp_path}/missing/job.out\necho ran > {ran}\n", encoding="utf-8"
+    )
+    job = _sbatch(sandbox, tmp_path, "lost.sbatch")
+    assert _wait_completed(sandbox, [job]) == {job: "FAILED"}
+    assert not ran.exists()
+
+
 def test_a_requeued_job_truncates_its_output_and_counts_the_restart(tmp_path: Path) -> None:
     """What the pods do on a restart (tests/test_peer_kjob.py): without --open-mode=append the file holds
     the last start's output only, and SLURM_RESTART_COUNT counts the requeues (unset before the first)."""

@@ -182,6 +182,10 @@ def read_shape(job: ir.Job, constants: Mapping[str, str | Variable] | None = Non
         line, message = read.problems[0]
         shape.block(start + line, f"the script does not parse: {message}")
         return shape
+    if read.too_deep:  # what the innermost substitutions run is not known, nor whether bash copes
+        line, message = read.too_deep[0]
+        shape.block(start + line, f"{message}: only the script itself does what it says")
+        return shape
     lines = script.body.splitlines()
     parts = list(read.parts)
     for n, (rel, commands) in enumerate(parts):

@@ -159,22 +159,33 @@ __m_expand() {
 # or JobFileAppend=1 in slurm.conf, keeps them); a restarted pod is the job requeued.
 __m_truncate=1
 if [ "${MIGRATE_OPEN_MODE:-truncate}" = append ]; then __m_truncate=0; fi
+# sbatch opens the files before the script starts: a file it cannot open fails the job.
+__m_open() {
+  if [ "$__m_truncate" = 1 ]; then : 2>/dev/null > "$1"; else : 2>/dev/null >> "$1"; fi && return 0
+  echo "migrate: error: could not open the $2 file $1: the job fails, as under sbatch" >&2
+  exit 1
+}
 __m_tees=()
 if [ -n "${MIGRATE_STDOUT:-}" ]; then
   __m_out=$(__m_expand "$MIGRATE_STDOUT")
-  if [ "$__m_truncate" = 1 ]; then : > "$__m_out"; fi
+  __m_open "$__m_out" output
   exec > >(tee -a "$__m_out")
   __m_tees+=($!)
   if [ -z "${MIGRATE_STDERR:-}" ]; then exec 2> >(tee -a "$__m_out" >&2); __m_tees+=($!); fi
 fi
 if [ -n "${MIGRATE_STDERR:-}" ]; then
   __m_err=$(__m_expand "$MIGRATE_STDERR")
-  if [ "$__m_truncate" = 1 ] && [ "$__m_err" != "${__m_out:-}" ]; then : > "$__m_err"; fi
+  if [ "$__m_err" != "${__m_out:-}" ]; then __m_open "$__m_err" error; fi
   exec 2> >(tee -a "$__m_err" >&2)
   __m_tees+=($!)
 fi
 if [ -n "${MIGRATE_STDIN:-}" ]; then
-  exec < "$(__m_expand "$MIGRATE_STDIN")"
+  __m_in=$(__m_expand "$MIGRATE_STDIN")
+  if [ ! -r "$__m_in" ]; then
+    echo "migrate: error: could not open the input file $__m_in: the job fails, as under sbatch" >&2
+    exit 1
+  fi
+  exec < "$__m_in"
 fi
 
 if [ "$__m_multi" = 1 ]; then
