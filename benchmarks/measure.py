@@ -146,9 +146,10 @@ def measure_plan(args: argparse.Namespace) -> Result:
 
 def _translate(args: argparse.Namespace, target: str, source_format: str) -> Result:
     from migrate import translate
+    from migrate.translators import registry
 
-    if target not in translate.WRITERS:
-        return {"skipped": f"no writer for {target} yet (migrate.translate.WRITERS)"}
+    if target not in registry.WRITERS:
+        return {"skipped": f"no writer for {target} yet (migrate.translators.registry.WRITERS)"}
     jobs, scan_seconds, config = _scanned_jobs(args)
     wanted = [j for j in jobs if j.source.format == source_format]
     with tempfile.TemporaryDirectory(prefix="migrate-bench-") as tmp:

@@ -21,10 +21,8 @@ Example::
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
@@ -34,12 +32,9 @@ from migrate.graph.submitted import as_submitted, each_submission
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
 from migrate.site.config import SiteConfig
+from migrate.translators import registry
+from migrate.translators.interfaces import Writer
 from migrate.vocab import INTERACTIVE_KINDS, WRAPPER_KINDS, DependencyType, FidelityStatus, Format
-
-WRITERS: dict[str, str] = {
-    Format.KUBERNETES: "migrate.translators.kubernetes.writer",
-    Format.SLURM: "migrate.translators.slurm.writer",
-}
 
 
 @dataclass
@@ -75,54 +70,11 @@ class TranslationSet:
         return [d for t in self.translations for d in t.diagnostics]
 
 
-class Writer(Protocol):
-    NAME_MAX: int
-    RESERVED: frozenset[str]
-
-    def translate_job(
-        self,
-        job: ir.Job,
-        config: SiteConfig | None,
-        choice: str,
-        /,
-        *,
-        name: str | None = None,
-        **options: str,
-    ) -> Translation:
-        """``choice`` is the writer's one choice: the Kubernetes flavor, or the Slurm container runtime;
-        ``options`` the writer's own (Kubernetes: ``style``)."""
-        ...
-
-    def render_shared(self, translations: list[Translation], config: SiteConfig | None) -> dict[str, str]: ...
-
-    def render_index(self, paths: list[str]) -> dict[str, str]: ...
-
-    def render_chain(
-        self,
-        translations: list[Translation],
-        edges: list[Edge],
-        folders: dict[str, str],
-        workflow: str | None,
-    ) -> dict[str, str]:
-        """The files that run the dependency chains (``submit.sh``, a JobFlow ...); may rewrite job files."""
-        ...
-
-    def chain_file(self, workflow: str | None) -> str:
-        """The file that runs the chains on ``workflow`` (``submit.sh``, ``workflow.yaml`` ...)."""
-        ...
-
-    def chain_flavor(self, workflow: str | None) -> str | None:
-        """The flavor a job in a chain must have on ``workflow``, when it needs one."""
-        ...
-
-    def translate_wrapper(self, job: ir.Job, name: str) -> Translation: ...
-
-
 def writer_for(target: str) -> Writer:
-    if target not in WRITERS:
-        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(sorted(WRITERS))}")
-    module: Writer = importlib.import_module(WRITERS[target])  # type: ignore[assignment]
-    return module
+    """The writer registered for ``target`` (``migrate.translators.registry``), imported now."""
+    if target not in registry.WRITERS:
+        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(sorted(registry.WRITERS))}")
+    return registry.WRITERS[target]()
 
 
 def translate_jobs(

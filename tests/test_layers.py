@@ -42,6 +42,10 @@ LAYERS = (
     "entrypoint",
 )
 MAX_TOP_MODULES = 20
+TERMINAL_LIBRARIES = frozenset(("typer", "rich", "click"))
+# Imported by every scan, the one the cache answers too: they name the readers and writers and
+# import them only inside their loader functions, or for types.
+REGISTRY = ("migrate.translators.registry", "migrate.translators.interfaces")
 
 
 def modules() -> dict[str, Path]:
@@ -74,7 +78,10 @@ def layer_of(module: str) -> str:
 
 def imports_of(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    is_package = path.name == "__init__.py"
+    return imports_in(module, tree, path.name == "__init__.py", known)
+
+
+def imports_in(module: str, tree: ast.Module, is_package: bool, known: dict[str, Path]) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -129,6 +136,37 @@ def test_no_import_circles(import_graph: nx.DiGraph) -> None:
 def test_the_top_of_the_package_stays_small() -> None:
     top = sorted(p.name for p in PACKAGE_DIRS["migrate"].glob("*.py"))
     assert len(top) <= MAX_TOP_MODULES, top
+
+
+def test_only_the_command_line_uses_the_terminal() -> None:
+    """typer and rich belong to cli.py and entrypoint.py; the library below returns data."""
+    wrong = []
+    for module, path in modules().items():
+        if layer_of(module) in ("cli", "entrypoint"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            wrong += [f"{module} imports {n}" for n in names if n.split(".")[0] in TERMINAL_LIBRARIES]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_registry_imports_no_reader_or_writer_when_it_loads() -> None:
+    """Only its loader functions import the readers and writers; its other imports of translators/
+    are for types (under ``TYPE_CHECKING``) or each other."""
+    known = modules()
+    for module in REGISTRY:
+        path = known[module]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree.body = [
+            node
+            for node in tree.body
+            if not isinstance(node, ast.FunctionDef)
+            and not (isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+        ]
+        loaded = {m for m in imports_in(module, tree, path.name == "__init__.py", known) if m not in REGISTRY}
+        assert all(layer_of(m) != "translators" for m in loaded), f"{module} imports {sorted(loaded)} at load"
 
 
 def test_the_rule_sees_a_wrong_import(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from migrate import ir
 from migrate.diagnostics import Collector, Diagnostic
 from migrate.serialize import job_from_dict, job_to_dict
 from migrate.site.config import SpankOption
+from migrate.translators.interfaces import ReadContext
 from migrate.translators.shell.facts import BodyFacts
 from migrate.translators.slurm import directives, reader
 
@@ -71,7 +72,8 @@ def script(*directive_lines: str, body: str = "srun hostname\n") -> str:
     ],
 )
 def test_sniff(text: str, kind: str | None) -> None:
-    assert reader.sniff(text) == kind
+    assert reader.script_kind(text) == kind
+    assert reader.sniff(text) is (kind is not None)
 
 
 def test_plain_script_gives_no_job() -> None:
@@ -792,7 +794,7 @@ def test_the_sites_own_spank_options_are_read_as_raw_items_naming_their_plugin()
     )
     text = SHEBANG + "#SBATCH --ssd-size 800G --ssd-keep\n#SBATCH --trace --burst-tier=gold\nhostname\n"
     diags = Collector("t")
-    (job,) = reader.read(text, "t", diags, site)
+    (job,) = reader.read(text, "t", diags, ReadContext(spank=site))
     assert [(r.key, r.value) for r in job.raw] == [
         ("--ssd-size", "800G"),
         ("--ssd-keep", ""),
@@ -815,7 +817,8 @@ def test_the_sites_own_spank_options_are_read_as_raw_items_naming_their_plugin()
 def test_a_site_option_abbreviates_and_wins_over_a_known_plugins_of_its_name() -> None:
     site = (SpankOption("image", "site-images"),)
     diags = Collector("t")
-    (job,) = reader.read(SHEBANG + "#SBATCH --image=x:1\n#SBATCH --ssd=1\nhostname\n", "t", diags, site)
+    text = SHEBANG + "#SBATCH --image=x:1\n#SBATCH --ssd=1\nhostname\n"
+    (job,) = reader.read(text, "t", diags, ReadContext(spank=site))
     assert job.components[0].containers == ()  # not Shifter's here
     assert [r.key for r in job.raw] == ["--image", "--ssd"]
     assert "site-images" in diags.items[0].message

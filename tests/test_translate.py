@@ -21,6 +21,7 @@ from migrate.outputs import safe_relpath
 from migrate.scan import scanner
 from migrate.site.config import load_site_config
 from migrate.translate import translate_jobs
+from migrate.translators.interfaces import ReadContext
 from migrate.translators.kubernetes import validate
 from migrate.translators.kubernetes.cron import schedule_from_begin
 from migrate.translators.kubernetes.flavors import FLAVORS
@@ -281,7 +282,7 @@ def _shim_free(text: str, source: str) -> object:
 def golden_of(rel: str) -> dict[str, object]:
     source = (REPO / rel).read_text(encoding="utf-8")
     site = site_for(rel)  # the sample site's, or the allocation cases' own with their cluster files
-    jobs = reader.read(source, rel, Collector(rel), site.spank_options)
+    jobs = reader.read(source, rel, Collector(rel), ReadContext(spank=site.spank_options))
     out: list[dict[str, object]] = []
     for job in jobs:
         if job.kind == "wrapper":

@@ -14,6 +14,8 @@ from migrate.scan import files, templates
 from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
 from migrate.translators.argo import reader as argo_reader
+from migrate.translators.argo import scopes
+from migrate.translators.interfaces import ReadContext
 from migrate.vocab import Format
 
 UNRESOLVED = "ARGO-TEMPLATEREF-UNRESOLVED"
@@ -37,7 +39,7 @@ def resolve(results: list[FileResult], values: Values = ()) -> list[FileResult]:
     if not pending:
         return results
     texts: dict[str, bytes] = {}
-    library: argo_reader.Library = {}
+    library: scopes.Library = {}
     for result in results:
         if result.format != Format.KUBERNETES:
             continue
@@ -49,12 +51,12 @@ def resolve(results: list[FileResult], values: Values = ()) -> list[FileResult]:
         if _is_argo(result, data, values):
             texts[result.path] = data
             text = templates.fill(files.decode(data, Collector(result.path)), Format.KUBERNETES, values)
-            library |= argo_reader.library_of(argo_reader.scopes(text))
+            library |= scopes.library_of(scopes.scopes(text))
     out = list(results)
     for index in pending:
         path = results[index].path
         if path in texts:
-            again = files.read_data(texts[path], path, True, library, values)
+            again = files.read_data(texts[path], path, True, ReadContext(library=library), values)
             if again is not None:
                 out[index] = again
     return out

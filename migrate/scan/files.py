@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from migrate import ir
 from migrate.diagnostics import Collector
@@ -27,11 +27,9 @@ from migrate.scan.results import (
     cap_repeats,
 )
 from migrate.scan.templates import Values
+from migrate.translators import registry
+from migrate.translators.interfaces import NO_CONTEXT, ReadContext
 from migrate.vocab import Format
-
-if TYPE_CHECKING:
-    from migrate.site.config import SpankOption
-    from migrate.translators.argo import reader as argo_reader
 
 SNIFF_BYTES = 64 << 10
 BINARY_SNIFF_BYTES = 8 << 10  # a NUL this close to the start: binary, as git and grep decide
@@ -84,42 +82,34 @@ def decode(data: bytes, diags: Collector) -> str:
 
 def load_readers() -> None:
     """Import the readers now (before worker processes are forked, so that they inherit them)."""
-    import migrate.translators.argo.reader
-    import migrate.translators.kubernetes.reader
-    import migrate.translators.slurm.reader  # noqa: F401
+    for entry in registry.READERS:
+        entry.load()
+
+
+def main_reader(text: str) -> registry.ReaderEntry | None:
+    """The first reader that takes the text as its format's, or None: it decides the file's format."""
+    for entry in registry.READERS:
+        if not entry.alongside and entry.load().sniff(text):
+            return entry
+    return None
 
 
 def sniff(text: str) -> Format | None:
     """The format of a job file by its content, or None."""
-    from migrate.translators.kubernetes import reader as k8s_reader
-    from migrate.translators.slurm import reader as slurm_reader
-
-    if slurm_reader.sniff(text):
-        return Format.SLURM
-    if k8s_reader.sniff(text):
-        return Format.KUBERNETES
-    return None
+    entry = main_reader(text)
+    return None if entry is None else entry.format
 
 
 def read_text(
-    text: str,
-    path: str,
-    fmt: str,
-    diags: Collector,
-    library: argo_reader.Library | None = None,
-    spank: tuple[SpankOption, ...] = (),
+    text: str, path: str, main: registry.ReaderEntry, diags: Collector, context: ReadContext = NO_CONTEXT
 ) -> list[ir.Job]:
-    """``library``: the WorkflowTemplates of the other scanned files, for Argo's templateRef;
-    ``spank``: the #SBATCH options of the site's own SPANK plugins."""
-    from migrate.translators.argo import reader as argo_reader
-    from migrate.translators.kubernetes import reader as k8s_reader
-    from migrate.translators.slurm import reader as slurm_reader
-
-    if fmt == Format.SLURM:
-        return slurm_reader.read(text, path, diags, spank)
-    jobs = k8s_reader.read(text, path, diags)
-    if argo_reader.sniff(text):  # Argo objects beside the others: the Kubernetes reader leaves them
-        jobs += argo_reader.read(text, path, diags, library)
+    """The jobs of a file ``main`` took: its own, then those of the readers that read beside it and
+    take the file too."""
+    jobs = main.load().read(text, path, diags, context)
+    for entry in registry.readers_of(main.format):
+        reader = entry.load()
+        if entry.alongside and reader.sniff(text):
+            jobs += reader.read(text, path, diags, context)
     return jobs
 
 
@@ -169,14 +159,14 @@ def read_data(
     data: bytes,
     path: str,
     job_like: bool,
-    library: argo_reader.Library | None = None,
+    context: ReadContext = NO_CONTEXT,
     values: Values = (),
-    spank: tuple[SpankOption, ...] = (),
 ) -> FileResult | None:
     """Read a file's content as the job file at ``path``; None when it is not worth reporting.
 
-    The result depends on ``path`` only as an opaque id, which is what lets the
-    cache compute it once under a placeholder path.
+    ``context``: what the readers may need beyond the text (the WorkflowTemplates of the other
+    scanned files, the site's SPANK options). The result depends on ``path`` only as an opaque id,
+    which is what lets the cache compute it once under a placeholder path.
     """
     diags = Collector(path)
     if b"\0" in data:
@@ -190,22 +180,22 @@ def read_data(
         diags.add("FILE-EMPTY", "empty file")
         return FileResult(path, Format.UNKNOWN, [], diags.items)
     text = decode(data, diags)
-    fmt = sniff(text)
-    if fmt is not None:
-        text = templates.fill(text, fmt, values)
-    if fmt == Format.SLURM and data.startswith(_BOM):
+    main = main_reader(text)
+    if main is not None:
+        text = templates.fill(text, main.format, values)
+    if main is not None and main.format == Format.SLURM and data.startswith(_BOM):
         text = "\ufeff" + text  # sbatch refuses a script that starts with one: its reader says so
-    if fmt is None:
+    if main is None:
         if not job_like:
             return None
         diags.add("FILE-NOT-A-JOB", "no #SBATCH directives, sbatch calls or Kubernetes objects found")
         return FileResult(path, Format.UNKNOWN, [], diags.items)
     try:
-        jobs = read_text(text, path, fmt, diags, library, spank)
+        jobs = read_text(text, path, main, diags, context)
     except Exception as exc:  # a reader bug must not lose the file or the run
         diags.add("INTERNAL-ERROR", f"reader failed: {type(exc).__name__}: {exc}")
         jobs = []
-    return FileResult(path, fmt, jobs, cap_repeats(diags.items))
+    return FileResult(path, main.format, jobs, cap_repeats(diags.items))
 
 
 def without_stray_nuls(data: bytes, diags: Collector) -> bytes | None:
@@ -246,7 +236,8 @@ def scan_file(candidate: Candidate, options: ScanOptions = DEFAULT_OPTIONS) -> F
     if charts.is_chart(path):
         text = decode(loaded, Collector(path))
         return charts.read_chart(candidate.path, path, text, options.helm_values)
-    return read_data(loaded, path, job_like_name(path), values=options.values, spank=options.spank_options)
+    context = ReadContext(spank=options.spank_options)
+    return read_data(loaded, path, job_like_name(path), context, options.values)
 
 
 def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS) -> FileResult | None:

@@ -37,6 +37,7 @@ from migrate.scan.results import FileFacts, FileResult, ScanOptions, job_sizes
 from migrate.scan.rows import FileRows
 from migrate.scan.templates import Values
 from migrate.site.config import SpankOption
+from migrate.translators.interfaces import ReadContext
 
 PARALLEL_MIN_FILES = 200
 POOL_AFTER_MISSES = 64
@@ -157,15 +158,12 @@ def prepare(
 
 
 def compute(miss: Miss) -> Outcome | None:
+    context = ReadContext(spank=miss.spank_options)
     if miss.key is None:
         return _fresh(
-            read_data(miss.data, miss.path, miss.job_like, values=miss.values, spank=miss.spank_options),
-            miss.data,
-            miss.values,
+            read_data(miss.data, miss.path, miss.job_like, context, miss.values), miss.data, miss.values
         )
-    result = read_data(
-        miss.data, cache.PATH_TOKEN, miss.job_like, values=miss.values, spank=miss.spank_options
-    )
+    result = read_data(miss.data, cache.PATH_TOKEN, miss.job_like, context, miss.values)
     if result is None:
         return Outcome(
             miss.path, b"", None, "", miss.key, new=True

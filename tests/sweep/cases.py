@@ -69,7 +69,7 @@ def find(corpus: Path) -> list[Case]:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        if reader.sniff(text) is None or not text.startswith("#!"):
+        if not reader.sniff(text) or not text.startswith("#!"):
             continue
         rel = str(path.relative_to(corpus.parent))
         jobs = reader.read(text, rel, Collector(rel))

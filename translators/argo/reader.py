@@ -23,14 +23,16 @@ from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.translators.interfaces import NO_CONTEXT, ReadContext
 from migrate.translators.kubernetes import kinds as k8s_kinds
 from migrate.translators.kubernetes.manifest_context import FileContext, K8sObject
 from migrate.translators.kubernetes.manifest_workloads import build_job
 from migrate.vocab import ArgoKind, DependencyType
-from migrate.yamlload import Document, LineDict, LineList, load_documents
+from migrate.yamlload import Document, LineDict, LineList
 
 from . import depends, fields, items
 from .raw_keys import RAW_KEYS
+from .scopes import Library, Scope, library_of, scope_of, scopes
 from .substitution import map_strings
 
 _SNIFF_HEAD = 64 * 1024
@@ -52,52 +54,15 @@ def sniff(text: str) -> bool:
     return "argoproj.io/" in head and bool(_API.search(head) and _KIND.search(head))
 
 
-@dataclass
-class Scope:
-    """One Argo object: its templates and the spec around them."""
-
-    data: LineDict  # the whole object
-    kind: ArgoKind
-    name: str
-    namespace: str | None
-    spec: LineDict
-    templates: dict[str, LineDict]
-    document: int
-    line: int
-    end_line: int
-
-
-# WorkflowTemplates by (cluster scope, name): what ``templateRef`` and ``workflowTemplateRef`` name.
-Library = dict[tuple[bool, str], Scope]
-
-
-def scopes(text: str) -> list[Scope]:
-    """Every Argo object of a file; YAML problems are the Kubernetes reader's to report."""
-    out = []
-    for doc in load_documents(text, Collector("-")):
-        scope = _scope(doc)
-        if scope is not None:
-            out.append(scope)
-    return out
-
-
-def library_of(found: list[Scope]) -> Library:
-    return {
-        (s.kind == ArgoKind.CLUSTER_WORKFLOW_TEMPLATE, s.name): s
-        for s in found
-        if s.kind in fields.LIBRARY_KINDS
-    }
-
-
-def read(text: str, path: str, diags: Collector, library: Library | None = None) -> list[ir.Job]:
+def read(text: str, path: str, diags: Collector, context: ReadContext = NO_CONTEXT) -> list[ir.Job]:
     """The jobs of every Argo object in the file; problems go to ``diags``. Never raises.
 
-    ``library``: the WorkflowTemplates of other files. A templateRef found in neither
+    ``context.library``: the WorkflowTemplates of other files. A templateRef found in neither
     is ARGO-TEMPLATEREF-UNRESOLVED; the scan reads such a file again once it has
     read every file (``migrate.scan.argo_refs``).
     """
     found = scopes(text)
-    known = library_of(found) | (library or {})
+    known = library_of(found) | (context.library or {})
     jobs: list[ir.Job] = []
     ids: set[str] = set()
     for scope in found:
@@ -111,7 +76,7 @@ def read(text: str, path: str, diags: Collector, library: Library | None = None)
 
 def read_object(data: LineDict, document: int, path: str, diags: Collector) -> list[ir.Job]:
     """The jobs of one Argo object already parsed (a Katib trial template), at its own lines."""
-    scope = _scope(Document(document, data.line, data.line, data.end_line, data))
+    scope = scope_of(Document(document, data.line, data.line, data.end_line, data))
     if scope is None:
         return []
     return _Walk(scope, library_of([scope]), path, diags, set(), {id(scope)}).run()
@@ -143,29 +108,6 @@ def _calls(template: LineDict) -> Iterator[LineDict]:
         for group in steps:
             if isinstance(group, list):
                 yield from (s for s in group if isinstance(s, LineDict))
-
-
-def _scope(doc: Document) -> Scope | None:
-    data = doc.data
-    if not isinstance(data, LineDict) or not str(data.get("apiVersion", "")).startswith(fields.GROUP + "/"):
-        return None
-    try:
-        kind = ArgoKind(str(data.get("kind")))
-    except ValueError:
-        return None
-    meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
-    name = meta.get("name") or str(meta.get("generateName") or "workflow").rstrip("-.")
-    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
-    spec: Any = data
-    for key in fields.SPEC_PATH[kind]:
-        spec = spec.get(key) if isinstance(spec, dict) else None
-    spec = spec if isinstance(spec, LineDict) else LineDict(data.line, data.end_line)
-    templates: dict[str, LineDict] = {}
-    listed = spec.get("templates")
-    for template in listed if isinstance(listed, list) else ():
-        if isinstance(template, LineDict) and isinstance(template.get("name"), str):
-            templates.setdefault(template["name"], template)
-    return Scope(data, kind, str(name), namespace, spec, templates, doc.index, data.line, data.end_line)
 
 
 @dataclass

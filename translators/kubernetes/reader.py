@@ -19,6 +19,7 @@ from typing import TypeVar
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
+from migrate.translators.interfaces import NO_CONTEXT, ReadContext
 from migrate.translators.katib import reader as katib_reader
 from migrate.vocab import DependencyType, JobKind
 from migrate.yamlload import Document, LineDict, LineList, load_documents
@@ -72,8 +73,9 @@ def _sniff_yaml(text: str) -> bool:
     return isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc
 
 
-def read(text: str, path: str, diags: Collector) -> list[ir.Job]:
-    """Every workload of a manifest file as an ir.Job; problems go to ``diags``."""
+def read(text: str, path: str, diags: Collector, scan: ReadContext = NO_CONTEXT) -> list[ir.Job]:
+    """Every workload of a manifest file as an ir.Job; problems go to ``diags``. A manifest needs
+    nothing beyond its text: ``scan`` is what the scan hands every reader."""
     text = text.lstrip("\ufeff")
     launched: list[ir.Job] = []
     if embedded.shell_script(text):  # the manifests of its kubectl here-documents, at their lines

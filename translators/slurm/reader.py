@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from migrate import ir
 from migrate.diagnostics import CODES, WARNING, Collector
-from migrate.site.config import SpankOption
+from migrate.translators.interfaces import NO_CONTEXT, ReadContext
 from migrate.vocab import ContainerRuntime, EnvOrigin, Format, JobKind, MountKind, SecretKind, StorageVia
 
 from ..shell import slurm_cli
@@ -49,8 +49,13 @@ _ENV_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # ---------------------------------------------------------------------------
 
 
-def sniff(text: str) -> JobKind | None:
-    """``sbatch``, ``wrapper``, ``scrontab`` or None for a text that is none of them.
+def sniff(text: str) -> bool:
+    """Whether the text is a batch script, a wrapper, an interactive helper or a scrontab file."""
+    return script_kind(text) is not None
+
+
+def script_kind(text: str) -> JobKind | None:
+    """``sbatch``, ``wrapper``, ``salloc``, ``scrontab`` or None for a text that is none of them.
 
     A script with ``#SBATCH`` lines is a batch script. A script without any
     is one only when it launches job steps (``srun``) or reads an array index;
@@ -134,13 +139,13 @@ def _looks_like_crontab(text: str) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def read(text: str, path: str, diags: Collector, site_options: tuple[SpankOption, ...] = ()) -> list[ir.Job]:
-    """Jobs of one file, diagnostics in line order; never raises. ``site_options``: the #SBATCH
+def read(text: str, path: str, diags: Collector, context: ReadContext = NO_CONTEXT) -> list[ir.Job]:
+    """Jobs of one file, diagnostics in line order; never raises. ``context.spank``: the #SBATCH
     options of the site's own SPANK plugins (migrate.yaml ``spank_options``)."""
     local = Collector(diags.path)
     jobs: list[ir.Job] = []
     try:
-        jobs = _read(text, path, local, options.table(site_options))
+        jobs = _read(text, path, local, options.table(context.spank))
     except Exception as exc:  # a bug here must not stop a scan of thousands of files
         code = "INTERNAL-ERROR" if "INTERNAL-ERROR" in CODES else "SLURM-BAD-VALUE"
         local.add(code, f"the Slurm reader failed: {type(exc).__name__}: {exc}", job=path)
@@ -149,7 +154,7 @@ def read(text: str, path: str, diags: Collector, site_options: tuple[SpankOption
 
 
 def _read(text: str, path: str, diags: Collector, table: options.Table) -> list[ir.Job]:
-    kind = sniff(text)
+    kind = script_kind(text)
     lines = directives.split_lines(text)
     if kind == JobKind.SCRONTAB:
         return _read_scrontab(lines, path, diags, table)
@@ -1331,6 +1336,7 @@ _HANDLERS: dict[str, _Handler] = {
 __all__ = [
     "Header",
     "read",
+    "script_kind",
     "sniff",
     "submitted_as",
 ]

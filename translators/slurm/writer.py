@@ -54,12 +54,18 @@ class SlurmPlan:
 
 
 def translate_job(
-    job: ir.Job, config: SiteConfig | None = None, runtime: str = "auto", *, name: str | None = None
+    job: ir.Job,
+    config: SiteConfig | None = None,
+    runtime: str = "auto",
+    *,
+    name: str | None = None,
+    style: str = "auto",
 ) -> Translation:
     """One IR job as batch script(s), with its fidelity log and diagnostics. Never prints.
 
     ``runtime``: how the scripts run container images (``pyxis``, ``apptainer``, ``shifter``,
-    ``podman-hpc``, ``none``; ``auto`` is pyxis).
+    ``podman-hpc``, ``none``; ``auto`` is pyxis). ``style`` is the Kubernetes writer's choice
+    (a Slurm script runs its steps one way): taken, as every writer takes it, and left unused.
     """
     ctx = Context(job, config, runtime_for(runtime), name or _default_name(job), Collector(job.source.path))
     if stays_serving(job):
@@ -303,6 +309,7 @@ __all__ = [
     "NAME_MAX",
     "RESERVED",
     "SlurmPlan",
+    "chain_file",
     "chain_flavor",
     "render_chain",
     "render_index",
