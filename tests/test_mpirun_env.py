@@ -35,3 +35,30 @@ def test_a_bare_mpirun_passes_the_scripts_exports_to_the_ranks(tmp_path: Path) -
     assert {"MY_SETTING", "SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_NTASKS"} <= forwarded
     assert not forwarded & {"SLURM_PROCID", "SLURM_NODEID", "SLURMD_NODENAME", "MIGRATE_DIR"}
     assert argv[-3:] == ["-np", "4", "./hello"]  # the script's own arguments, after the forwarding
+
+
+def test_an_srun_step_in_the_launcher_gives_its_ranks_the_steps_counts(tmp_path: Path) -> None:
+    """Under sbatch, `srun -n 1 bands.x` in a two-node job is a step of one task on one node: its task
+    sees SLURM_NNODES=1 and SLURM_NTASKS=1, the job's counts stay SLURM_JOB_NUM_NODES (the sweep's
+    slurm/jobscript case on the sandbox). In an MPIJob's Launcher the step is an mpirun over ssh."""
+    (job,) = reader.read(SCRIPT, "t.sbatch", Collector("t.sbatch"))
+    (manifest,) = translate_job(job, SITE, "mpijob", style="emulate").files.values()
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    counts = "SLURM_NNODES SLURM_NTASKS SLURM_NPROCS SLURM_STEP_NUM_TASKS SLURM_STEP_NUM_NODES"
+    (fake / "mpirun").write_text(
+        f'#!/bin/bash\nfor v in {counts}; do printf "%s=%s " "$v" "${{!v}}"; done\necho\n'
+        'for ((i = 1; i < $#; i++)); do [ "${!i}" = -x ] && j=$((i + 1)) && echo "x ${!j}"; done\nexit 0\n'
+    )
+    (fake / "mpirun").chmod(0o755)
+    script = "#!/bin/bash\nsrun -n 1 ./bands\nsrun ./pw\n"
+    done = run_pod(manifest, tmp_path / "pod", {"PATH": f"{fake}:/usr/bin:/bin"}, script=script)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    firsts = [line for line in lines if line.startswith("SLURM_NNODES=")]
+    assert firsts == [
+        "SLURM_NNODES=1 SLURM_NTASKS=1 SLURM_NPROCS=1 SLURM_STEP_NUM_TASKS=1 SLURM_STEP_NUM_NODES=1 ",
+        "SLURM_NNODES=2 SLURM_NTASKS=4 SLURM_NPROCS=4 SLURM_STEP_NUM_TASKS=4 SLURM_STEP_NUM_NODES=2 ",
+    ]
+    for name in counts.split():  # each passed on to the ranks once
+        assert lines.count(f"x {name}") == 2, name

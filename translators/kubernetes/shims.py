@@ -339,11 +339,18 @@ __m_step() {
     for v in $(compgen -e); do
       case $v in
         PWD|OLDPWD|SHLVL|_|HOSTNAME|SLURMD_NODENAME|SLURM_NODEID|SLURM_PROCID|SLURM_LOCALID|OMPI_*|PMIX_*) ;;
+        SLURM_NNODES|SLURM_NTASKS|SLURM_NPROCS|SLURM_STEP_NUM_TASKS|SLURM_STEP_NUM_NODES) ;;  # below
         *) fwd+=(-x "$v") ;;
       esac
     done
     local np=${ntasks:-${SLURM_NTASKS:-$(( ${#__m_hosts[@]} * ${MIGRATE_TASKS_PER_NODE:-1} ))}}
-    command mpirun -np "$np" "${fwd[@]}" /bin/bash -c \
+    # The step's own counts, as srun gives its tasks: its tasks fill the nodes in order.
+    local per=${tpn:-${MIGRATE_TASKS_PER_NODE:-1}} used=${nodes%%-*}
+    [ -n "$used" ] || used=$(( (np + per - 1) / per ))
+    [ "$used" -le "${#__m_hosts[@]}" ] || used=${#__m_hosts[@]}
+    SLURM_NNODES=$used SLURM_NTASKS=$np SLURM_NPROCS=$np SLURM_STEP_NUM_TASKS=$np SLURM_STEP_NUM_NODES=$used \
+      command mpirun -np "$np" "${fwd[@]}" -x SLURM_NNODES -x SLURM_NTASKS -x SLURM_NPROCS \
+      -x SLURM_STEP_NUM_TASKS -x SLURM_STEP_NUM_NODES /bin/bash -c \
       'export SLURM_PROCID=$OMPI_COMM_WORLD_RANK SLURM_LOCALID=$OMPI_COMM_WORLD_LOCAL_RANK
        export SLURM_NODEID=$(( OMPI_COMM_WORLD_RANK / ${MIGRATE_TASKS_PER_NODE:-1} ))
        export SLURMD_NODENAME=$(hostname)
