@@ -92,12 +92,20 @@ def _too_large(job: Job) -> str | None:
     return None
 
 
+# Who the job runs as on both sides: %u in an output path names them.
+USER = "root"
+
+
 def folders_named(text: str) -> list[str]:
     """The folders the script's absolute paths name (a path ending in a file name: its folder),
-    cut at the first expansion; outside the system's own folders."""
+    with %u as the user, cut at the first other expansion; outside the system's own folders."""
     found: set[str] = set()
-    for match in _ABSOLUTE.finditer(text):
-        path = match.group(1).split("$")[0].split("%")[0].rstrip("/")
+    named = [m.group(1) for m in _ABSOLUTE.finditer(text)]
+    for path in [p.replace("%u", USER) for p in named]:
+        cut = path.split("$")[0].split("%")[0]
+        if cut != path:  # the expansion's own component is not known: up to the folder before it
+            cut = cut.rsplit("/", 1)[0] + "/"
+        path = cut.rstrip("/")
         parts = path.strip("/").split("/")
         if not parts or not parts[0] or parts[0] in SYSTEM_TOPS:
             continue

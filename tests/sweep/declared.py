@@ -26,6 +26,36 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "inferred from the script): on the sandbox it asked none and got none",
     ),
     (
+        "*",
+        "program: Slurm 'module', pods *",
+        "the module shim does nothing: the image holds the software the modules gave (recorded as "
+        "approximated); the programs after it line up one earlier in the pods",
+    ),
+    (
+        "*",
+        "MASTER_ADDR: Slurm None, pods *",
+        "the PyTorchJob operator sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK in every pod it starts "
+        "(the pod runner does as the operator does); sbatch sets none of them",
+    ),
+    (
+        "*",
+        "WORLD_SIZE: Slurm None, pods *",
+        "the PyTorchJob operator sets WORLD_SIZE in every pod it starts; sbatch does not",
+    ),
+    (
+        "*",
+        "program: Slurm 'slurm_script', pods 'job.sh' *",
+        "$0 names the script's copy: slurmd's spool file slurm_script on Slurm, the ConfigMap's job.sh in "
+        "the pod (a stand-in sourced by the script records $0 as its program)",
+    ),
+    (
+        "*mpi_hello*",
+        "SLURM_NODEID: Slurm '0', pods None *",
+        "ranks of a bare mpirun in an MPIJob's Launcher start over ssh: the entrypoint passes on the "
+        "script's exports but not the launcher's own SLURM_NODEID; under sbatch each rank inherits its "
+        "node's from the srun that starts Open MPI's daemons",
+    ),
+    (
         "*native_ray*",
         "*",
         "a RayJob's cluster is KubeRay's and its entrypoint goes through Ray's job API: with `ray` a "

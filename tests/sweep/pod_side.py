@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cases import SUBMIT_ROOT, Case
+from cases import SUBMIT_ROOT, USER, Case
 from podrunner import testing as pods
 from standins import BIN, RECORDS
 
@@ -45,7 +45,8 @@ def site(tops: list[str]) -> SiteConfig:
                 {"prefix": SUBMIT_ROOT, "kind": "nfs", "pvc": SUBMIT_CLAIM},
             ],
             "defaults": {"image": "stand-in", "namespace": "sweep"},
-            "kubernetes": {"submit_dirs": {"corpus": SUBMIT_ROOT}},
+            # the submitter the Slurm side's sbatch passes on (root, HOME=/root), as the site says it
+            "kubernetes": {"submit_dirs": {"corpus": SUBMIT_ROOT}, "user": USER, "home": "/root"},
         }
     )
 
