@@ -39,6 +39,8 @@ from .flavors import (
     VOLCANO,
     Choice,
     auto,
+    launches_mpi,
+    launches_torch,
     mpi_launcher,
     self_resubmit_begin,
     serves_across_nodes,
@@ -78,6 +80,10 @@ def _takes_any(job: ir.Job) -> str | None:
     return None
 
 
+def _no_note(launcher: ir.Launcher) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Output:
     """What a flavor writes: the file in the job's folder, the object in it and the function that builds
@@ -101,6 +107,9 @@ class Flavor:
     pick: Pick | None = None  # it picks another flavor from what auto picks (auto, kueue, slurm-bridge)
     matrix_body: str = ""  # the script body the conversion matrix tries it with; "": not in the matrix
     native_only: NativeOnly | None = None
+    # what the object does with a launcher line of an emulated script (mapped), when not the shims' srun
+    launcher_note: Callable[[ir.Launcher], str | None] = _no_note
+    resubmit_note: str = ""  # what becomes of a script's sbatch of itself, when the object repeats it
 
 
 _REGISTRY: dict[str, Flavor] = {}
@@ -269,11 +278,34 @@ def _launched(
 _PYTORCHJOB = Output("pytorchjob.yaml", "kubeflow.org/v1", "PyTorchJob", training.build_pytorch)
 _NO_TORCH = "no torchrun/torch.distributed.run/accelerate/deepspeed launcher in the script"
 _TORCH = _launched(torch_launcher, _NO_TORCH, "a PyTorchJob")
-register(Flavor(PYTORCHJOB, _PYTORCHJOB, _TORCH, matrix_body="srun torchrun --nproc_per_node=8 train.py"))
+_TORCH_NOTE = (
+    "PyTorchJob: srun starts it once in every pod (launchers start once per node) with the operator's "
+    "MASTER_ADDR/PET_* rendezvous"
+)
+register(
+    Flavor(
+        PYTORCHJOB,
+        _PYTORCHJOB,
+        _TORCH,
+        matrix_body="srun torchrun --nproc_per_node=8 train.py",
+        launcher_note=lambda launcher: _TORCH_NOTE if launches_torch(launcher) else None,
+    )
+)
 
 _MPIJOB = Output("mpijob.yaml", "kubeflow.org/v2beta1", "MPIJob", training.build_mpi)
 _MPI = _launched(mpi_launcher, "no mpirun/mpiexec or srun --mpi launcher in the script", "an MPIJob")
-register(Flavor(MPIJOB, _MPIJOB, _MPI, matrix_body="srun --mpi=pmix ./simulate"))
+
+
+def _mpi_note(launcher: ir.Launcher) -> str | None:
+    if launches_mpi(launcher) or launcher.name == "srun":
+        return (
+            "MPIJob: runs in the Launcher pod and reaches the Workers through the operator's hostfile "
+            "(srun becomes mpirun there)"
+        )
+    return None
+
+
+register(Flavor(MPIJOB, _MPIJOB, _MPI, matrix_body="srun --mpi=pmix ./simulate", launcher_note=_mpi_note))
 
 
 def _cronjob_cannot(job: ir.Job) -> str | None:
@@ -284,7 +316,8 @@ def _cronjob_cannot(job: ir.Job) -> str | None:
 
 # Not in the matrix: it takes scrontab entries and self-resubmitting scripts, handled as a Job's options.
 _CRONJOB = Output("cronjob.yaml", "batch/v1", "CronJob", cron.build)
-register(Flavor(CRONJOB, _CRONJOB, _cronjob_cannot, schedules=True, bridged=True))
+_NEXT_RUN = "the CronJob schedule starts the next run; the sbatch shim does nothing"
+register(Flavor(CRONJOB, _CRONJOB, _cronjob_cannot, schedules=True, bridged=True, resubmit_note=_NEXT_RUN))
 
 
 def _slurm_bridge(job: ir.Job, picked: str, why: str) -> Choice:

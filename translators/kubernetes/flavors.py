@@ -115,6 +115,23 @@ def nproc_per_node(launcher: ir.Launcher | None, gpus: int) -> str:
     return str(gpus) if gpus else "auto"
 
 
+def launches_torch(launcher: ir.Launcher) -> bool:
+    """Whether one launcher line starts a torch launcher (by its first words, without the script's
+    variables: ``torch_launcher`` reads those)."""
+    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:3]]
+    return (
+        launcher.name in TORCH_LAUNCHERS
+        or bool(words and words[0] in TORCH_LAUNCHERS)
+        or (len(words) == 3 and words[1] == "-m" and words[2] in TORCH_LAUNCHERS)
+    )
+
+
+def launches_mpi(launcher: ir.Launcher) -> bool:
+    """Whether one launcher line starts mpirun (or mpiexec, orterun)."""
+    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:1]]
+    return launcher.name in MPI_LAUNCHERS or bool(words and words[0] in MPI_LAUNCHERS)
+
+
 def mpi_launcher(job: ir.Job) -> ir.Launcher | None:
     for comp in job.components:
         values = _literals(job, comp)
@@ -181,6 +198,8 @@ def serves_across_nodes(job: ir.Job) -> bool:
 __all__ = [
     "Choice",
     "auto",
+    "launches_mpi",
+    "launches_torch",
     "mpi_launcher",
     "nproc_per_node",
     "self_resubmit_begin",

@@ -250,10 +250,6 @@ def _licenses(ctx: Context) -> None:
     ctx.diag("TRANSLATE-LICENSE", f"licenses {', '.join(resources)} are not enforced on Kubernetes ({why})")
 
 
-_TORCH = flavors.TORCH_LAUNCHERS
-_MPI = flavors.MPI_LAUNCHERS
-
-
 def _launchers(ctx: Context, choice: flavors.Choice) -> None:
     """One entry per launcher in the body: none is left to fail at run time unnoticed."""
     seen: set[tuple[str, int | None, tuple[str, ...]]] = set()
@@ -276,39 +272,12 @@ def _launchers(ctx: Context, choice: flavors.Choice) -> None:
                 )
 
 
-def _is_torch(launcher: ir.Launcher) -> bool:
-    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:3]]
-    return (
-        launcher.name in _TORCH
-        or bool(words and words[0] in _TORCH)
-        or (len(words) == 3 and words[1] == "-m" and words[2] in _TORCH)
-    )
-
-
-def _is_mpi(launcher: ir.Launcher) -> bool:
-    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:1]]
-    return launcher.name in _MPI or bool(words and words[0] in _MPI)
-
-
 def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher, item: str) -> Entry:
     multi = ctx.job.total_nodes() > 1
     line = launcher.line
-    if choice.flavor == flavors.PYTORCHJOB and _is_torch(launcher):
-        return Entry(
-            item,
-            FidelityStatus.MAPPED,
-            "PyTorchJob: srun starts it once in every pod (launchers start once per node) with the "
-            "operator's MASTER_ADDR/PET_* rendezvous",
-            line,
-        )
-    if choice.flavor == flavors.MPIJOB and (_is_mpi(launcher) or launcher.name == "srun"):
-        return Entry(
-            item,
-            FidelityStatus.MAPPED,
-            "MPIJob: runs in the Launcher pod and reaches the Workers through the "
-            "operator's hostfile (srun becomes mpirun there)",
-            line,
-        )
+    own = flavor_registry.get(choice.flavor).launcher_note(launcher)
+    if own is not None:
+        return Entry(item, FidelityStatus.MAPPED, own, line)
     if launcher.name == "srun":
         if any(kv.key.lstrip("-") == "mpi" for kv in launcher.options):
             return Entry(
@@ -318,7 +287,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
                 "without PMI; use --flavor mpijob for MPI",
                 line,
             )
-        if _is_torch(launcher) or _is_mpi(launcher):
+        if flavors.launches_torch(launcher) or flavors.launches_mpi(launcher):
             return Entry(
                 item, FidelityStatus.MAPPED, "srun starts the launcher once on every node of the step", line
             )
@@ -336,7 +305,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
             "the srun shim runs the program once per task (SLURM_PROCID/SLURM_LOCALID set)",
             line,
         )
-    if _is_mpi(launcher):
+    if flavors.launches_mpi(launcher):
         if multi:
             return Entry(
                 item,
@@ -346,7 +315,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
                 line,
             )
         return Entry(item, FidelityStatus.MAPPED, "runs inside the single pod", line)
-    if _is_torch(launcher) and multi:
+    if flavors.launches_torch(launcher) and multi:
         return Entry(
             item,
             FidelityStatus.APPROXIMATED,
@@ -359,12 +328,11 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
 
 
 def _submissions(ctx: Context, choice: flavors.Choice) -> None:
+    resubmit = flavor_registry.get(choice.flavor).resubmit_note
     for sub in ctx.job.submits:
         item = f"sbatch {sub.script or '--wrap'}"
-        if choice.flavor == flavors.CRONJOB and flavors.self_resubmit_begin(ctx.job) is not None:
-            ctx.fidelity.mapped(
-                item, "the CronJob schedule starts the next run; the sbatch shim does nothing", sub.line
-            )
+        if resubmit and flavors.self_resubmit_begin(ctx.job) is not None:
+            ctx.fidelity.mapped(item, resubmit, sub.line)
             continue
         ctx.fidelity.dropped(
             item,
