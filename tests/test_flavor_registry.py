@@ -51,6 +51,7 @@ def test_the_toy_flavor_is_chosen_written_and_valid(toy: Flavor, tmp_path: Path)
     (t,) = result.translations
     assert (t.flavor, t.flavor_reason, t.fallback) == ("toy", "--flavor toy", None)
     assert list(t.files) == ["toy-job.yaml"]
+    assert t.style == "emulate"  # the native reading lays steps out only in the kinds it knows
     assert f"{t.name}/toy-job.yaml" in result.tree.files
     docs = list(yaml.safe_load_all(t.files["toy-job.yaml"]))
     assert [(d["apiVersion"], d["kind"]) for d in docs][-1] == ("batch/v1", "Job")

@@ -1,12 +1,18 @@
 """The Kubernetes output flavors, one declaration each.
 
-A ``Flavor`` holds everything the rest of the program needs to know about one
+A ``Flavor`` holds what the rest of the program needs to know about one
 ``--flavor``: the object it writes and the file it goes to, the function that
 builds it, why it cannot take a job, whether slurm-bridge can schedule it,
-the script the conversion matrix tries it with, and, for the kinds only a
-native reading of the script makes, how that reading is recorded. ``choose``,
-the writer (``writer.translate_job``) and the matrix (``migrate.matrix``) read
-this registry; nothing else lists the flavors.
+the script the conversion matrix tries it with, what it does with the
+script's launchers, and, for the kinds only a native reading of the script
+makes, how that reading is recorded. ``choose`` (and through it the CLI's and
+``translate_jobs``' check of the name), the writer (``writer.translate_job``)
+and the conversion matrix (``migrate.matrix``) read this registry.
+
+Some behaviour stays with the module that owns it and is keyed by the name:
+the job policy's Kueue and Volcano queues (``job_policy.py``) and how the
+native reading lays a step out in each kind (``native.py``); a new flavor
+gets the plain Job's handling there, and the emulated style.
 
 A flavor that picks another (``auto``, ``kueue``, ``slurm-bridge``) has a
 ``pick`` instead of a builder: it gets what ``auto`` would write, and why.
