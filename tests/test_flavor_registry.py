@@ -13,11 +13,12 @@ from typer.testing import CliRunner
 from migrate import cli, ir, matrix
 from migrate.diagnostics import Collector
 from migrate.translate import translate_jobs
-from migrate.translators.kubernetes import batchjob, flavor_registry, validate
+from migrate.translators.kubernetes import batchjob, flavor_registry, kinds, validate
+from migrate.translators.kubernetes import reader as k8s_reader
 from migrate.translators.kubernetes.flavor_registry import Flavor, Output
 from migrate.translators.slurm import reader as slurm_reader
 from migrate.translators.slurm.options import BY_LONG
-from migrate.vocab import Format
+from migrate.vocab import Format, JobKind
 
 
 def _one_node(job: ir.Job) -> str | None:
@@ -62,6 +63,8 @@ def test_the_toy_flavor_is_chosen_written_and_valid(toy: Flavor, tmp_path: Path)
     assert report.ok, [p.render() for p in report.problems]
     assert [Path(f.path).name for f in report.files if f.skipped] == ["kustomization.yaml"]
     assert report.kinds.get("batch/v1 Job") == 1
+    (back,) = k8s_reader.read(t.files["toy-job.yaml"], "toy-job.yaml", Collector())
+    assert (back.kind, back.total_nodes()) == (JobKind.JOB, 1)
 
 
 def test_what_the_toy_flavor_cannot_take_falls_back_with_its_reason(toy: Flavor) -> None:
@@ -122,5 +125,7 @@ def test_a_flavor_that_would_not_read_back_or_would_clash_is_refused(flavor: Fla
 def test_every_built_in_flavor_is_declared_once_and_named_in_the_cli_help() -> None:
     written = [f.output for f in flavor_registry.flavors() if f.output is not None]
     assert len({o.file_name for o in written}) == len(written)
+    read_back = [kinds.workload_kind(kinds.split_api_version(o.api_version)[0], o.kind) for o in written]
+    assert None not in read_back
     help_text = cli.FlavorOption.__metadata__[0].help
     assert all(name in help_text for name in flavor_registry.FLAVORS)
