@@ -14,20 +14,11 @@ from dataclasses import dataclass
 
 from migrate.diagnostics import Collector
 from migrate.translate import translate_jobs
+from migrate.translators.kubernetes import flavor_registry
 from migrate.translators.slurm import reader as slurm_reader
 from migrate.translators.slurm.options import OPTIONS, PLUGIN_OPTIONS, Option
 from migrate.vocab import FidelityStatus, Format
 
-# The body each flavor expects, so that no flavor falls back to another one.
-FLAVOR_BODIES = {
-    "job": "srun python train.py",
-    "jobset": "srun python train.py",
-    "volcano": "srun python train.py",
-    "kueue": "srun python train.py",
-    "pytorchjob": "srun torchrun --nproc_per_node=8 train.py",
-    "mpijob": "srun --mpi=pmix ./simulate",
-    "slurm-bridge": "srun python train.py",
-}
 SYMBOL: dict[str, str] = {
     FidelityStatus.MAPPED: "✓",
     FidelityStatus.APPROXIMATED: "~",
@@ -37,10 +28,16 @@ GAP = "—"
 _WORST = (FidelityStatus.DROPPED, FidelityStatus.APPROXIMATED, FidelityStatus.MAPPED)
 
 
+def flavor_bodies() -> dict[str, str]:
+    """The matrix's columns: each flavor and the body it expects, so that none falls back to another
+    (``Flavor.matrix_body`` in the flavor registry; the flavors without one are left out)."""
+    return {f.name: f.matrix_body for f in flavor_registry.flavors() if f.matrix_body}
+
+
 @dataclass(frozen=True)
 class Row:
     option: Option
-    statuses: tuple[str, ...]  # one per flavor in FLAVOR_BODIES order; GAP when unrecorded
+    statuses: tuple[str, ...]  # one per flavor in flavor_bodies() order; GAP when unrecorded
 
 
 def _directive(option: Option) -> str:
@@ -52,7 +49,7 @@ def _directive(option: Option) -> str:
 
 def status_of(option: Option, flavor: str) -> str:
     """The status the translation records for ``option`` in ``flavor`` (the worst, if several)."""
-    text = f"#!/bin/bash\n#SBATCH {_directive(option)}\n{FLAVOR_BODIES[flavor]}\n"
+    text = f"#!/bin/bash\n#SBATCH {_directive(option)}\n{flavor_bodies()[flavor]}\n"
     jobs = slurm_reader.read(text, f"{option.long}.sbatch", Collector())
     result = translate_jobs(jobs, to=Format.KUBERNETES, flavor=flavor)
     # Recorded under its own spelling, or (raw items) with its source line, the directive's line 2.
@@ -70,7 +67,8 @@ def status_of(option: Option, flavor: str) -> str:
 
 
 def rows(options: Iterable[Option] = (*OPTIONS, *PLUGIN_OPTIONS)) -> list[Row]:
-    return [Row(o, tuple(status_of(o, f) for f in FLAVOR_BODIES)) for o in options]
+    flavors = flavor_bodies()
+    return [Row(o, tuple(status_of(o, f) for f in flavors)) for o in options]
 
 
 def _cell(text: str) -> str:
@@ -78,7 +76,7 @@ def _cell(text: str) -> str:
 
 
 def render_markdown(table: list[Row]) -> str:
-    flavors = list(FLAVOR_BODIES)
+    flavors = list(flavor_bodies())
     lines = [
         "# sbatch options on Kubernetes: the conversion matrix",
         "",
@@ -125,4 +123,4 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["FLAVOR_BODIES", "Row", "render_markdown", "rows", "status_of"]
+__all__ = ["Row", "flavor_bodies", "render_markdown", "rows", "status_of"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migrate.diagnostics import Collector
-from migrate.translators.kubernetes import flavors, native
+from migrate.translators.kubernetes import flavor_registry, native
 from migrate.translators.kubernetes.native_shape import read_shape
 from migrate.translators.kubernetes.native_words import Ref, Unknown, Variable, arithmetic, expand
 from migrate.translators.slurm import reader
@@ -15,7 +15,7 @@ HEADER = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
 
 def _decide(body: str, header: str = HEADER, flavor: str = "auto") -> native.Decision:
     (job,) = reader.read(header + body, "t.sbatch", Collector("t.sbatch"))
-    decision, _ = native.decide(job, flavors.choose(job, flavor), native.AUTO, "t")
+    decision, _ = native.decide(job, flavor_registry.choose(job, flavor), native.AUTO, "t")
     return decision
 
 
@@ -78,7 +78,7 @@ def test_what_native_takes() -> None:
         "--rdzv_endpoint=$(hostname):29500 train.py --world $N\nwait\n"
     )
     (job,) = reader.read(HEADER + body, "t.sbatch", Collector("t.sbatch"))
-    decision, plan = native.decide(job, flavors.choose(job, "auto"), native.AUTO, "t")
+    decision, plan = native.decide(job, flavor_registry.choose(job, "auto"), native.AUTO, "t")
     assert decision.style == native.NATIVE and plan is not None
     assert plan.argv() == [
         "torchrun", "--nnodes=2", "--nproc_per_node=8", "--rdzv_endpoint=$(MASTER_ADDR):29500", "train.py",
@@ -101,11 +101,11 @@ def test_the_step_service_stays_for_the_bridge_and_volcano() -> None:
 def test_a_pod_index_read_inside_a_step_comes_from_the_pod() -> None:
     body = "srun bash -c 'torchrun --node_rank=$SLURM_PROCID --nnodes=2 x.py'\n"
     (job,) = reader.read(HEADER + body, "t.sbatch", Collector("t.sbatch"))
-    _, jobset = native.decide(job, flavors.choose(job, "jobset"), native.AUTO, "t")
+    _, jobset = native.decide(job, flavor_registry.choose(job, "jobset"), native.AUTO, "t")
     assert jobset is not None
     label = "metadata.labels['jobset.sigs.k8s.io/job-index']"
     assert {"name": "SLURM_PROCID", "valueFrom": {"fieldRef": {"fieldPath": label}}} in jobset.env()
-    _, torch = native.decide(job, flavors.choose(job, "pytorchjob"), native.AUTO, "t")
+    _, torch = native.decide(job, flavor_registry.choose(job, "pytorchjob"), native.AUTO, "t")
     # the operator sets RANK after the template's env: the pod's rank is passed on the command line
     assert torch is not None and torch.target == "pytorchjob"
     assert torch.argv()[:3] == ["env", "SLURM_PROCID=$(RANK)", "bash"]
@@ -142,8 +142,8 @@ def test_a_node_range_is_elastic_for_torchrun_in_a_pytorchjob_only() -> None:
     header = "#!/bin/bash\n#SBATCH -N 2-4\n#SBATCH --ntasks-per-node=1\n"
     step = "srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 t.py\n"
     (job,) = reader.read(header + step, "t.sbatch", Collector("t.sbatch"))
-    _, plan = native.decide(job, flavors.choose(job, "pytorchjob"), native.AUTO, "t")
+    _, plan = native.decide(job, flavor_registry.choose(job, "pytorchjob"), native.AUTO, "t")
     assert plan is not None and plan.elastic == (2, 4)
-    _, fixed = native.decide(job, flavors.choose(job, "jobset"), native.AUTO, "t")
+    _, fixed = native.decide(job, flavor_registry.choose(job, "jobset"), native.AUTO, "t")
     assert fixed is not None and fixed.elastic is None
     assert "elastic job" in _decide("mkdir -p /x\n" + step, header, "pytorchjob").reason

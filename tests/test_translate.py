@@ -24,7 +24,7 @@ from migrate.translate import translate_jobs
 from migrate.translators.interfaces import ReadContext
 from migrate.translators.kubernetes import validate
 from migrate.translators.kubernetes.cron import schedule_from_begin
-from migrate.translators.kubernetes.flavors import FLAVORS
+from migrate.translators.kubernetes.flavor_registry import FLAVORS
 from migrate.translators.slurm import reader
 
 SITE = load_site_config(CORPUS / "sample-site" / "migrate.yaml")

@@ -94,7 +94,7 @@ def job_spec(
         count = slurmenv.array_count(array) if array is not None else 1
         names = [f"{ctx.name}-{i}.{ctx.name}" for i in range(count * nodes)]
         execution.fqdn_hostname(ctx, template["spec"], names)
-        execution.record_batch_host(ctx, nodes, ctx.flavor)
+        execution.record_batch_host(ctx, nodes)
     if policy.active_deadline is not None:
         if array is not None:
             # --time bounds each array task, not the whole array

@@ -31,21 +31,16 @@ SHM_DEFAULT = "16Gi"  # without a memory limit or a site setting
 SHM_VOLUME = "dshm"
 
 
-def record_batch_host(ctx: Context, pods: int, flavor: str) -> None:
-    """One fidelity entry: where the batch script runs."""
+def record_batch_host(ctx: Context, pods: int, where: str | None = None) -> None:
+    """One fidelity entry: where the batch script runs (``where``: the workload's own account)."""
     if pods <= 1:
         return
-    if flavor == "mpijob":
-        ctx.fidelity.mapped(
-            "batch script", "runs once, in the Launcher pod; mpirun starts the ranks on the Workers"
-        )
-        return
-    ctx.fidelity.mapped(
-        "batch script",
+    node_0 = (
         f"runs once, in the pod of node 0, as on the first node of a Slurm allocation; the other "
         f"{plural(pods - 1, 'pod')} {'starts' if pods == 2 else 'start'} its srun steps "
-        "(step service of the shims; the image needs perl)",
+        "(step service of the shims; the image needs perl)"
     )
+    ctx.fidelity.mapped("batch script", where or node_0)
 
 
 def fqdn_hostname(ctx: Context, spec: dict[str, Any], hosts: list[str]) -> None:

@@ -4,7 +4,8 @@
 with ``--begin`` become CronJobs, heterogeneous jobs JobSets, arrays and
 single-node jobs (Indexed) Jobs, multi-node torch launchers PyTorchJobs, MPI
 launchers MPIJobs, other multi-node jobs JobSets. A requested flavor that
-cannot express the job falls back to what ``auto`` would pick, with a reason.
+cannot express the job falls back to what ``auto`` would pick, with a reason
+(``flavor_registry.choose``, which holds each flavor's declaration).
 """
 
 from __future__ import annotations
@@ -28,12 +29,6 @@ CRONJOB = "cronjob"
 SLURM_BRIDGE = "slurm-bridge"
 RAYJOB = "rayjob"  # native only: the script starts a Ray cluster (native_ray)
 LWS = "lws"  # native only: the script serves a model across nodes (native_lws)
-FLAVORS = (AUTO, JOB, JOBSET, VOLCANO, KUEUE, PYTORCHJOB, MPIJOB, CRONJOB, SLURM_BRIDGE, RAYJOB, LWS)
-# What only a native reading of the script can decide; emulated, such a job is auto's pick.
-NATIVE_ONLY = {RAYJOB: "the script reads as a Ray cluster", LWS: "the script reads as a multi-node server"}
-# What slurm-bridge's scheduler may read as a pod's owner (its default RBAC): other kinds' pods
-# cannot be scheduled, so a job that auto would make a PyTorchJob, MPIJob or Volcano Job is a JobSet.
-BRIDGE_KINDS = (JOB, JOBSET, CRONJOB)
 
 TORCH_LAUNCHERS = frozenset(
     {"torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate", "deepspeed"}
@@ -120,6 +115,23 @@ def nproc_per_node(launcher: ir.Launcher | None, gpus: int) -> str:
     return str(gpus) if gpus else "auto"
 
 
+def launches_torch(launcher: ir.Launcher) -> bool:
+    """Whether one launcher line starts a torch launcher (by its first words, without the script's
+    variables: ``torch_launcher`` reads those)."""
+    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:3]]
+    return (
+        launcher.name in TORCH_LAUNCHERS
+        or bool(words and words[0] in TORCH_LAUNCHERS)
+        or (len(words) == 3 and words[1] == "-m" and words[2] in TORCH_LAUNCHERS)
+    )
+
+
+def launches_mpi(launcher: ir.Launcher) -> bool:
+    """Whether one launcher line starts mpirun (or mpiexec, orterun)."""
+    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:1]]
+    return launcher.name in MPI_LAUNCHERS or bool(words and words[0] in MPI_LAUNCHERS)
+
+
 def mpi_launcher(job: ir.Job) -> ir.Launcher | None:
     for comp in job.components:
         values = _literals(job, comp)
@@ -171,35 +183,6 @@ def auto(job: ir.Job) -> tuple[str, str]:
     return JOBSET, f"{nodes} nodes: a JobSet with one pod per node and stable host names"
 
 
-def _cannot(job: ir.Job, flavor: str) -> str | None:
-    """Why ``flavor`` cannot express ``job``; None when it can."""
-    het = len(job.components) > 1
-    cron = job.schedule is not None
-    if cron and flavor not in (CRONJOB, KUEUE):
-        return "a scrontab entry needs a schedule, which only a CronJob has"
-    if flavor == CRONJOB and not cron and self_resubmit_begin(job) is None:
-        return "the job has no schedule (not a scrontab entry or a self-resubmitting script)"
-    if flavor == JOB and het:
-        return "a Job has one pod template; this heterogeneous job has several components"
-    if flavor == JOBSET and job.array is not None:
-        return "a job array needs an Indexed Job (a JobSet would run only its first task)"
-    if flavor == PYTORCHJOB:
-        if torch_launcher(job) is None:
-            return "no torchrun/torch.distributed.run/accelerate/deepspeed launcher in the script"
-        if het or job.array is not None:
-            return "a PyTorchJob has no heterogeneous components or arrays"
-    if flavor == RAYJOB and not starts_ray(job):
-        return "no ray start --head in the script"
-    if flavor == LWS and not serves_across_nodes(job):
-        return "no model server started across several nodes in the script"
-    if flavor == MPIJOB:
-        if mpi_launcher(job) is None:
-            return "no mpirun/mpiexec or srun --mpi launcher in the script"
-        if het or job.array is not None:
-            return "an MPIJob has no heterogeneous components or arrays"
-    return None
-
-
 def starts_ray(job: ir.Job) -> bool:
     """Whether the script starts a Ray head (a text search: native_ray reads it)."""
     body = job.script.body if job.script is not None else ""
@@ -212,47 +195,11 @@ def serves_across_nodes(job: ir.Job) -> bool:
     return job.total_nodes() > 1 and server_in(body) is not None
 
 
-def choose(job: ir.Job, requested: str) -> Choice:
-    if requested not in FLAVORS:
-        raise ValueError(f"unknown flavor {requested!r}; expected one of {', '.join(FLAVORS)}")
-    picked, why = auto(job)
-    if requested == AUTO:
-        return Choice(picked, False, why, requested)
-    if requested == KUEUE:
-        base = picked if picked != VOLCANO else JOB
-        return Choice(base, True, f"Kueue admits the {base}: {why}", requested)
-    if requested == SLURM_BRIDGE:
-        if picked in BRIDGE_KINDS:
-            return Choice(
-                picked, False, f"slurm-bridge schedules the {picked}: {why}", requested, bridge=True
-            )
-        reason = (
-            f"slurm-bridge schedules a JobSet ({why}, but the bridge reads only Jobs, JobSets, "
-            "LeaderWorkerSets and PodGroups as a pod's owner)"
-        )
-        return Choice(JOBSET, False, reason, requested, bridge=True)
-    problem = _cannot(job, requested)
-    if problem is None and requested in NATIVE_ONLY:  # the native reading decides; emulated, auto's pick
-        return Choice(
-            picked, False, f"--flavor {requested}: {why} unless {NATIVE_ONLY[requested]}", requested
-        )
-    if problem is None:
-        return Choice(requested, False, f"--flavor {requested}", requested)
-    return Choice(
-        picked,
-        False,
-        f"--flavor {requested} cannot express this job ({problem}); {why}",
-        requested,
-        fell_back=True,
-        cannot=problem,
-    )
-
-
 __all__ = [
-    "FLAVORS",
     "Choice",
     "auto",
-    "choose",
+    "launches_mpi",
+    "launches_torch",
     "mpi_launcher",
     "nproc_per_node",
     "self_resubmit_begin",

@@ -19,14 +19,9 @@ from migrate.translators.slurm import options as sbatch_options
 from migrate.vocab import DependencyType, FidelityStatus
 
 from . import submit_dir, workdir
+from .flavors import CRONJOB, JOBSET, KUEUE, LWS, VOLCANO
 from .storage import Volume
 from .translation_context import Context, QueueNeed
-
-KUEUE = "kueue"
-VOLCANO = "volcano"
-JOBSET = "jobset"
-CRONJOB = "cronjob"
-LWS = "lws"
 
 CHECKPOINT_NOTE = (
     "after a disruption the pod starts the script again from the top: make the job resume from its "

@@ -100,7 +100,7 @@ def build(
             for text in texts:
                 notes.append(((*base, *path), text))
     if ctx.native is None:
-        execution.record_batch_host(ctx, len(all_hosts), "jobset")
+        execution.record_batch_host(ctx, len(all_hosts))
     else:
         _native_prepare(ctx, replicated, policy, notes)
     spec: dict[str, Any] = {

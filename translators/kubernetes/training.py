@@ -72,7 +72,7 @@ def build_pytorch(
     worker = copy.deepcopy(parts.template)
     elastic = ctx.native.elastic if ctx.native is not None else None
     if ctx.native is None:
-        execution.record_batch_host(ctx, nodes, "pytorchjob")
+        execution.record_batch_host(ctx, nodes)
     elif elastic is None:
         _native_master(ctx, parts.template)
     replicas: dict[str, Any] = {
@@ -137,7 +137,9 @@ def build_mpi(
     topo = slurmenv.Topology(nodes=1, hosts=hosts, uid_label=REPLICA_LABEL, srun_mode="mpirun")
     parts = pod_template.build(ctx, comp, 0, topo, policy, volumes)
     if ctx.native is None:
-        execution.record_batch_host(ctx, nodes, "mpijob")
+        execution.record_batch_host(
+            ctx, nodes, "runs once, in the Launcher pod; mpirun starts the ranks on the Workers"
+        )
     worker = copy.deepcopy(parts.template)
     worker_container = worker["spec"]["containers"][0]
     worker_container["command"] = list(SSHD)

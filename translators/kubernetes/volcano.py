@@ -71,7 +71,7 @@ def build(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> tuple[list[
             "VC_TASK_INDEX; the %limit throttle and per-task failure are not kept",
             ctx.line_of("array"),
         )
-    execution.record_batch_host(ctx, len(all_hosts), "volcano")
+    execution.record_batch_host(ctx, len(all_hosts))
     min_available = total if job.array is None else total // array_count
     spec: dict[str, Any] = {"schedulerName": "volcano", "minAvailable": min_available}
     if policy.queue:

@@ -31,14 +31,11 @@ from migrate.site.config import SiteConfig
 from migrate.vocab import FidelityStatus, Format
 
 from . import (
-    batchjob,
     chains,
     coverage,
-    cron,
+    flavor_registry,
     flavors,
     job_policy,
-    jobset,
-    leaderworkerset,
     lws,
     native,
     pod_template,
@@ -50,8 +47,6 @@ from . import (
     storage,
     submit_dir,
     submitter,
-    training,
-    volcano,
 )
 from .site import Site
 from .translation_context import NAME_MAX, Context, Needs, QueueNeed, Workload
@@ -59,16 +54,6 @@ from .yamlemit import Manifest, dump_all
 
 TARGET = Format.KUBERNETES
 RESERVED = frozenset({"kueue", "storage"})
-_FILE_NAMES = {
-    flavors.JOB: "job.yaml",
-    flavors.JOBSET: "jobset.yaml",
-    flavors.VOLCANO: "volcano-job.yaml",
-    flavors.PYTORCHJOB: "pytorchjob.yaml",
-    flavors.MPIJOB: "mpijob.yaml",
-    flavors.CRONJOB: "cronjob.yaml",
-    flavors.RAYJOB: "rayjob.yaml",
-    flavors.LWS: "leaderworkerset.yaml",
-}
 DEFAULT_QUEUE = "default"
 
 
@@ -82,7 +67,7 @@ def translate_job(
 ) -> Translation:
     """One IR job as Kubernetes manifests, with its fidelity log and diagnostics. Never prints."""
     site = Site(config)
-    choice = flavors.choose(job, flavor)
+    choice = flavor_registry.choose(job, flavor)
     diags = Collector(job.source.path)
     ctx = Context.create(job, site, name, choice.name, diags)
     if job.array is not None and not job.array.count and not job.array.indices:
@@ -97,7 +82,7 @@ def translate_job(
     allocated = _as_allocated(job, ctx.allocation)
     if allocated is not job:  # the nodes and the time limit Slurm gives where the script leaves them to it
         ctx.job = allocated
-        choice = flavors.choose(allocated, flavor)
+        choice = flavor_registry.choose(allocated, flavor)
         ctx.flavor = choice.name
     job_policy.decide_namespace(ctx)  # the submitter's stand-in may be the namespace's user
     decision = _style(ctx, choice, style)
@@ -118,12 +103,9 @@ def translate_job(
     if ctx.native is None:
         _launchers(ctx, choice)
         _submissions(ctx, choice)
-    elif ctx.native.target == flavors.RAYJOB:
-        rayjob.record(ctx, ctx.native)
-    elif ctx.native.target == flavors.LWS:
-        lws.record(ctx, ctx.native)
     else:
-        native.record(ctx, ctx.native)
+        only = flavor_registry.native_only(ctx.native.target)
+        (only.record if only is not None else native.record)(ctx, ctx.native)
     _monitoring(ctx)
     submitter.record(ctx)
     submit_dir.record(ctx)
@@ -138,7 +120,7 @@ def translate_job(
         f"flavor {choice.name}: {choice.reason}",
         f"style {decision.style}: {decision.reason}",
     ]
-    rel = _FILE_NAMES[choice.flavor]
+    rel = flavor_registry.output(choice.flavor).file_name
     files = {rel: dump_all(manifests, header)}
     return Translation(
         job_id=job.id,
@@ -189,35 +171,19 @@ def _style(ctx: Context, choice: flavors.Choice, style: str) -> native.Decision:
     return decision
 
 
-# The kinds only a native reading makes: (name limit and why, the reason auto gives, what the script
-# does not read as when --flavor asks for the kind and the script is emulated)
-_NATIVE_ONLY = {
-    flavors.RAYJOB: (
-        rayjob.NAME_MAX,  # KubeRay names the RayCluster after it, with a suffix
-        "the script starts a Ray cluster and runs a driver on it: a RayJob",
-        "a Ray cluster and its driver",
-    ),
-    flavors.LWS: (
-        lws.NAME_MAX,  # the workers' StatefulSet is <name>-0
-        "the script serves a model across its nodes: a LeaderWorkerSet group, its leader behind a Service",
-        "a model server across nodes",
-    ),
-}
-
-
 def _native_only_choice(ctx: Context, choice: flavors.Choice, decision: native.Decision) -> flavors.Choice:
     """A kind only the native reading makes (RayJob, LeaderWorkerSet) when native; --flavor asking
     for one falls back when the script is emulated."""
     target = ctx.native.target if ctx.native is not None else None
-    if target in _NATIVE_ONLY:
-        name_max, reason, _ = _NATIVE_ONLY[target]
+    made = flavor_registry.native_only(target)
+    if target is not None and made is not None:
         ctx.flavor = flavors.KUEUE if choice.kueue else target
-        if len(ctx.name) > name_max:
-            ctx.name = dns1123_label(ctx.name, name_max)
-        return replace(choice, flavor=target, reason=reason)
-    if choice.requested in _NATIVE_ONLY:
-        what = _NATIVE_ONLY[choice.requested][2]
-        cannot = choice.cannot or f"the script does not read as {what}: {decision.reason}"
+        if len(ctx.name) > made.name_max:
+            ctx.name = dns1123_label(ctx.name, made.name_max)
+        return replace(choice, flavor=target, reason=made.reason)
+    asked = flavor_registry.native_only(choice.requested)
+    if asked is not None:
+        cannot = choice.cannot or f"the script does not read as {asked.what}: {decision.reason}"
         picked = flavors.auto(ctx.job)[1]
         return replace(
             choice,
@@ -231,22 +197,7 @@ def _native_only_choice(ctx: Context, choice: flavors.Choice, decision: native.D
 def _build(
     ctx: Context, choice: flavors.Choice, policy: job_policy.JobPolicy, volumes: list[storage.Volume]
 ) -> tuple[list[Manifest], Workload]:
-    kind = choice.flavor
-    if kind == flavors.JOBSET:
-        return jobset.build(ctx, policy, volumes, kueue=choice.kueue)
-    if kind == flavors.VOLCANO:
-        return volcano.build(ctx, policy, volumes)
-    if kind == flavors.PYTORCHJOB:
-        return training.build_pytorch(ctx, policy, volumes, kueue=choice.kueue)
-    if kind == flavors.MPIJOB:
-        return training.build_mpi(ctx, policy, volumes, kueue=choice.kueue)
-    if kind == flavors.CRONJOB:
-        return cron.build(ctx, policy, volumes, kueue=choice.kueue)
-    if kind == flavors.RAYJOB:
-        return rayjob.build(ctx, policy, volumes, kueue=choice.kueue)
-    if kind == flavors.LWS:
-        return leaderworkerset.build(ctx, policy, volumes, kueue=choice.kueue)
-    return batchjob.build(ctx, policy, volumes, kueue=choice.kueue)
+    return flavor_registry.output(choice.flavor).build(ctx, policy, volumes, kueue=choice.kueue)
 
 
 def _as_allocated(job: ir.Job, allocation: JobAllocation) -> ir.Job:
@@ -285,7 +236,7 @@ def _licenses(ctx: Context) -> None:
     line = ctx.line_of("licenses")
     resources = {lic.name: ctx.site.license_resource(lic.name) for lic in licenses}
     missing = [name for name, resource in resources.items() if resource is None]
-    if ctx.flavor == job_policy.KUEUE and not missing:
+    if ctx.flavor == flavors.KUEUE and not missing:
         ctx.needs.licenses.update(r for r in resources.values() if r)
         ctx.fidelity.approximated(
             item,
@@ -299,10 +250,6 @@ def _licenses(ctx: Context) -> None:
     )
     ctx.fidelity.dropped(item, f"no licenses on Kubernetes; {why}", line)
     ctx.diag("TRANSLATE-LICENSE", f"licenses {', '.join(resources)} are not enforced on Kubernetes ({why})")
-
-
-_TORCH = flavors.TORCH_LAUNCHERS
-_MPI = flavors.MPI_LAUNCHERS
 
 
 def _launchers(ctx: Context, choice: flavors.Choice) -> None:
@@ -327,39 +274,12 @@ def _launchers(ctx: Context, choice: flavors.Choice) -> None:
                 )
 
 
-def _is_torch(launcher: ir.Launcher) -> bool:
-    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:3]]
-    return (
-        launcher.name in _TORCH
-        or bool(words and words[0] in _TORCH)
-        or (len(words) == 3 and words[1] == "-m" and words[2] in _TORCH)
-    )
-
-
-def _is_mpi(launcher: ir.Launcher) -> bool:
-    words = [w.rsplit("/", 1)[-1] for w in launcher.program[:1]]
-    return launcher.name in _MPI or bool(words and words[0] in _MPI)
-
-
 def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher, item: str) -> Entry:
     multi = ctx.job.total_nodes() > 1
     line = launcher.line
-    if choice.flavor == flavors.PYTORCHJOB and _is_torch(launcher):
-        return Entry(
-            item,
-            FidelityStatus.MAPPED,
-            "PyTorchJob: srun starts it once in every pod (launchers start once per node) with the "
-            "operator's MASTER_ADDR/PET_* rendezvous",
-            line,
-        )
-    if choice.flavor == flavors.MPIJOB and (_is_mpi(launcher) or launcher.name == "srun"):
-        return Entry(
-            item,
-            FidelityStatus.MAPPED,
-            "MPIJob: runs in the Launcher pod and reaches the Workers through the "
-            "operator's hostfile (srun becomes mpirun there)",
-            line,
-        )
+    own = flavor_registry.get(choice.flavor).launcher_note(launcher)
+    if own is not None:
+        return Entry(item, FidelityStatus.MAPPED, own, line)
     if launcher.name == "srun":
         if any(kv.key.lstrip("-") == "mpi" for kv in launcher.options):
             return Entry(
@@ -369,7 +289,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
                 "without PMI; use --flavor mpijob for MPI",
                 line,
             )
-        if _is_torch(launcher) or _is_mpi(launcher):
+        if flavors.launches_torch(launcher) or flavors.launches_mpi(launcher):
             return Entry(
                 item, FidelityStatus.MAPPED, "srun starts the launcher once on every node of the step", line
             )
@@ -387,7 +307,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
             "the srun shim runs the program once per task (SLURM_PROCID/SLURM_LOCALID set)",
             line,
         )
-    if _is_mpi(launcher):
+    if flavors.launches_mpi(launcher):
         if multi:
             return Entry(
                 item,
@@ -397,7 +317,7 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
                 line,
             )
         return Entry(item, FidelityStatus.MAPPED, "runs inside the single pod", line)
-    if _is_torch(launcher) and multi:
+    if flavors.launches_torch(launcher) and multi:
         return Entry(
             item,
             FidelityStatus.APPROXIMATED,
@@ -410,12 +330,11 @@ def _launcher_entry(ctx: Context, choice: flavors.Choice, launcher: ir.Launcher,
 
 
 def _submissions(ctx: Context, choice: flavors.Choice) -> None:
+    resubmit = flavor_registry.get(choice.flavor).resubmit_note
     for sub in ctx.job.submits:
         item = f"sbatch {sub.script or '--wrap'}"
-        if choice.flavor == flavors.CRONJOB and flavors.self_resubmit_begin(ctx.job) is not None:
-            ctx.fidelity.mapped(
-                item, "the CronJob schedule starts the next run; the sbatch shim does nothing", sub.line
-            )
+        if resubmit and flavors.self_resubmit_begin(ctx.job) is not None:
+            ctx.fidelity.mapped(item, resubmit, sub.line)
             continue
         ctx.fidelity.dropped(
             item,
