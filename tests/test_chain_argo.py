@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from chain_entries import dependency_statuses
+from chain_entries import dependency_statuses, make_log_folders
 from podrunner.argo import TaskRun, run_workflow
 from podrunner.selector import SelectorError, judge
 from podrunner.selector import parse as parse_condition
@@ -174,6 +174,7 @@ def test_the_cohort_workflow_runs_in_dependency_order(translated: Path, tmp_path
     require_pods()
     lustre = tmp_path / "lustre"
     lustre.mkdir()
+    make_log_folders("/lustre", lustre, CHAINS)
     # the singleton group's jobs run long enough to overlap, were there no mutex
     scripts = {
         n: _script(n, 1 if n == "call-variants" else 0, pause=0.5 if "refresh" in n else 0.1) for n in COHORT
@@ -197,6 +198,7 @@ def test_a_call_that_succeeds_leaves_the_failure_marker_unrun(translated: Path, 
     require_pods()
     lustre = tmp_path / "lustre"
     lustre.mkdir()
+    make_log_folders("/lustre", lustre, CHAINS)
     wanted = ["sample-sheet", "call-variants", "cohort-failed", "archive-cohort"]
     scripts = {n: _script(n, 0, pause=0) for n in COHORT}
     runs = _run(
@@ -219,6 +221,7 @@ def test_one_failed_array_element_fails_the_array_and_what_waits_for_it_never_ru
     require_pods()
     lustre = tmp_path / "lustre"
     lustre.mkdir()
+    make_log_folders("/lustre", lustre, CHAINS)
     scripts = {n: _script(n, 1, fail_index=7, pause=0) for n in COHORT}
     # all 32 elements run: the Job's own status has to say that one failed element fails the array
     runs = _run(
@@ -248,6 +251,7 @@ def test_the_sample_sites_data_pipeline_workflow_runs_in_order(
     require_pods()
     fsx = tmp_path / "fsx"
     fsx.mkdir()
+    make_log_folders("/fsx", fsx, CHAINS.parents[2] / "sample-site")
     scripts = {
         n: _script(n, 1 if n == failing else 0, pause=0).replace("/lustre", "/fsx") for n in DATA_PIPELINE
     }

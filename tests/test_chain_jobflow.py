@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from chain_entries import dependency_statuses
+from chain_entries import dependency_statuses, make_log_folders
 from podrunner.jobflow import FlowRun, run_jobflow
 from podrunner.testing import IMAGE_PATH, require_pods
 
@@ -95,6 +95,7 @@ def test_the_cohort_flow_runs_in_dependency_order(translated: Path, tmp_path: Pa
     require_pods()
     lustre = tmp_path / "lustre"
     lustre.mkdir()
+    make_log_folders("/lustre", lustre, CHAINS)
     names = [
         "align-reads",
         "merge-bams",
@@ -131,6 +132,7 @@ def test_the_sample_sites_data_pipeline_flow_runs_in_order(tmp_path: Path, faili
     )
     fsx = tmp_path / "fsx"
     fsx.mkdir()
+    make_log_folders("/fsx", fsx, CHAINS.parents[2] / "sample-site")
     chain = ["dl-web-v3", "dedup-web-v3", "shardlist", "tok-web-v3", "tok-verify", "llm13b-pretrain"]
     chain += ["llm13b-eval", "llm13b-export"]
     scripts = {n: _script(n, 1 if n == failing else 0).replace("/lustre", "/fsx") for n in chain}

@@ -25,10 +25,12 @@ fail instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -274,7 +276,27 @@ def _wait(env: dict[str, str], job: str, seconds: float = 240) -> set[str]:
         if states and states <= FINISHED:
             break
         time.sleep(0.3)
+    if states and states <= FINISHED:
+        _end_leftovers(env, job)
     return states
+
+
+def _end_leftovers(env: dict[str, str], job: str) -> None:
+    """Kill what the job left running. A site's Slurm tracks a job's processes in a cgroup and kills
+    them all when it ends; the sandbox's proctrack/linuxproc follows parents only, and `ray start
+    --block` daemons outlive it, holding the next test's ports (127.0.0.1:6379)."""
+    conf = f"SLURM_CONF={env['SLURM_CONF']}".encode()
+    ids = {f"SLURM_JOB_ID={job}".encode(), f"SLURM_ARRAY_JOB_ID={job}".encode()}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            environ = set((proc / "environ").read_bytes().split(b"\0"))
+        except OSError:
+            continue
+        if conf in environ and ids & environ:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(proc.name), signal.SIGKILL)
 
 
 def _job_nodes(env: dict[str, str], job: str) -> list[str]:

@@ -10,8 +10,10 @@ MAC address with ARP off, so no neighbour discovery is needed.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import signal
 import subprocess
 
 _COUNTER = itertools.count()
@@ -95,6 +97,12 @@ class Network:
 
     def close(self) -> None:
         for ns in [*self.pods, self.switch]:
+            # A pod's processes end with it, as a container's cgroup is killed: a program that left
+            # the pod's process group (ray start --block's daemons) would live on in the namespace.
+            left = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=30)
+            for pid in left.stdout.split():
+                with contextlib.suppress(ProcessLookupError, ValueError):
+                    os.kill(int(pid), signal.SIGKILL)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30, check=False)
         self.pods = []
 

@@ -56,6 +56,29 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "node's from the srun that starts Open MPI's daemons",
     ),
     (
+        "*",
+        "argv: Slurm '*--rdzv_endpoint=<n0>:*', pods '*--rdzv_endpoint=localhost:*' (in torchrun)",
+        "a one-pod job's rendezvous host is the pod itself, written localhost: a pod's own name resolves "
+        "only through a headless Service, which a one-pod Job does not get",
+    ),
+    (
+        "*",
+        "argv: Slurm '--nnodes=*--rdzv_endpoint=*', pods '--nproc_per_node=*' (in torchrun)",
+        "a native PyTorchJob's torchrun takes the node count and the rendezvous from the operator's PET_* "
+        "variables, not from its argv (tests/test_run_differential.py runs it with real torchrun)",
+    ),
+    (
+        "*",
+        "node: Slurm 'node=0', pods 'node=-1' *",
+        "an MPIJob's Launcher is a pod of its own, not node 0 of the Workers: what the batch script runs "
+        "outside mpirun runs there",
+    ),
+    (
+        "*jupyter_lab*",
+        "argv: Slurm 'lab * --port=*', pods 'lab * --port=*'",
+        "the script draws its port at random (shuf -i 8800-8999)",
+    ),
+    (
         "*native_ray*",
         "*",
         "a RayJob's cluster is KubeRay's and its entrypoint goes through Ray's job API: with `ray` a "
