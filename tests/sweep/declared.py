@@ -75,7 +75,7 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "*jupyter_lab*",
-        "argv: Slurm 'lab * --port=*', pods 'lab * --port=*'",
+        "argv: Slurm 'lab * --port=*', pods 'lab * --port=*' (in jupyter)",
         "the script draws its port at random (shuf -i 8800-8999)",
     ),
     (
