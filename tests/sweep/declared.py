@@ -74,6 +74,12 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "outside mpirun runs there",
     ),
     (
+        "*",
+        "NODE_RANK: Slurm None, pods *",
+        "a native JobSet's pods carry NODE_RANK, the pod's node index from its job-index label, which "
+        "the arguments use as $(NODE_RANK) where the script has $SLURM_NODEID; sbatch sets no NODE_RANK",
+    ),
+    (
         "*jupyter_lab*",
         "argv: Slurm 'lab * --port=*', pods 'lab * --port=*' (in jupyter)",
         "the script draws its port at random (shuf -i 8800-8999)",
