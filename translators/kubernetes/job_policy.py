@@ -401,7 +401,8 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
             ctx.fidelity.approximated(
                 item,
                 f"the pod log, and tee into {full} on the mounted {vol.mount_path} "
-                "(%j is the Kubernetes job uid)",
+                "(%j is the Kubernetes job uid); a folder that does not exist there fails the job, as "
+                "under sbatch",
                 line,
             )
         else:
