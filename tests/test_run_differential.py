@@ -220,20 +220,36 @@ def _submit_all(slurm: dict[str, Any]) -> None:
     shared: Path = slurm["shared"]
     for program in PROGRAMS:
         shutil.copy(program, shared / program.name)
+    last_on_port: dict[str, str] = {}
     for path in sorted(CASES.glob("*.sbatch")):
-        if "ray start" in path.read_text():
+        text = path.read_text()
+        if "ray start" in text:
             continue  # a Ray cluster runs alone on the sandbox's one host (one /tmp/ray): its test submits it
         submit = slurm["folder"] / path.stem
         submit.mkdir()
+        # Every sandbox node is the one host: two jobs listening on the same fixed port (a torchrun
+        # rendezvous on :29500) would meet each other's store, which separate nodes never do. Such
+        # jobs take turns.
+        ports = _fixed_ports(text)
+        after = sorted({last_on_port[p] for p in ports if p in last_on_port})
+        wait = [f"--dependency=afterany:{':'.join(after)}"] if after else []
         done = subprocess.run(
-            ["sbatch", "--parsable", str(path)],
+            ["sbatch", "--parsable", *wait, str(path)],
             cwd=submit,
             env=slurm["env"],
             capture_output=True,
             text=True,
             timeout=60,
         )
-        slurm["jobs"][path.stem] = (done.returncode, done.stdout.strip().split(";")[0], done.stderr)
+        job = done.stdout.strip().split(";")[0]
+        slurm["jobs"][path.stem] = (done.returncode, job, done.stderr)
+        if done.returncode == 0:
+            last_on_port.update(dict.fromkeys(ports, job))
+
+
+def _fixed_ports(script: str) -> set[str]:
+    """The fixed TCP ports a script listens on or meets at (`host:29500`, `MASTER_PORT=29400`)."""
+    return set(re.findall(r"(?:port=|:)(\d{4,5})\b", script, flags=re.IGNORECASE))
 
 
 def slurm_run(slurm: dict[str, Any], case: str) -> dict[str, Any]:
