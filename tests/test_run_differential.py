@@ -291,6 +291,10 @@ def _wait(env: dict[str, str], job: str, seconds: float = 240) -> set[str]:
         states = set(re.findall(r"JobState=(\S+)", done.stdout))
         if states and states <= FINISHED:
             break
+        if "COMPLETING" in states and states <= FINISHED | {"COMPLETING"}:
+            # every script has ended: what it left running would hold a step's output open (slurmstepd
+            # waits 60 s for it), where a site's cgroup tracking kills it at once
+            _end_leftovers(env, job)
         time.sleep(0.3)
     if states and states <= FINISHED:
         _end_leftovers(env, job)
