@@ -16,6 +16,7 @@ export LC_ALL=C
 export PATH="${PATH:+$PATH:}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 PROG=${0##*/}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # ---------------------------------------------------------------- settings --
 D=${SLURM_SANDBOX_DIR:-/tmp/migrate-slurm-sandbox}
@@ -34,6 +35,10 @@ TIMEOUT=${SLURM_SANDBOX_TIMEOUT:-30}
 # names its node as on a real cluster (the names must then resolve: add them to /etc/hosts)
 NODE_UTS=${SLURM_SANDBOX_NODE_UTS:-0}
 DEF_MEM_PER_CPU=${SLURM_SANDBOX_DEF_MEM_PER_CPU:-}
+FIRST_JOB_ID=${SLURM_SANDBOX_FIRST_JOB_ID:-1} # a large first id keeps job ids apart from small counts
+# SPANK plugins the sandbox loads, as a site would: "pyxis" (a stand-in that takes pyxis's options and
+# enters no container, scripts/pyxis-standin.c; built with cc)
+PLUGINS=${SLURM_SANDBOX_PLUGINS:-}
 
 PACKAGES=(slurmctld slurmd slurm-client munge)
 REQUIRED_CMDS=(slurmctld slurmd sbatch munged)
@@ -106,6 +111,7 @@ validate_settings() {
     if [[ -n $LICENSES && ! $LICENSES =~ ^[A-Za-z0-9_.-]+(:[0-9]+)?(,[A-Za-z0-9_.-]+(:[0-9]+)?)*$ ]]; then
         die "bad SLURM_SANDBOX_LICENSES '$LICENSES' (expected e.g. matlab:4,ansys:2)"
     fi
+    check_uint SLURM_SANDBOX_FIRST_JOB_ID FIRST_JOB_ID 1 67000000
     if [[ -n $DEF_MEM_PER_CPU ]]; then
         check_uint SLURM_SANDBOX_DEF_MEM_PER_CPU DEF_MEM_PER_CPU 1 "$MEM_MB"
     fi
@@ -408,6 +414,8 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=$def_mem
 MinJobAge=3600
+FirstJobId=$FIRST_JOB_ID
+$( [[ -n $PLUGINS ]] && printf 'PlugStackConfig=%s\n' "$D/etc/plugstack.conf")
 ReturnToService=2
 SlurmctldTimeout=60
 SlurmdTimeout=300
@@ -529,6 +537,30 @@ write_config() { # conf_text gres_text
         mv -f "$MUNGE_KEY.tmp" "$MUNGE_KEY"
     fi
     chmod 0400 "$MUNGE_KEY"
+    build_plugins
+}
+
+# The SPANK plugins PLUGINS names, built for this Slurm and listed in plugstack.conf.
+build_plugins() {
+    local name version major minor micro
+    rm -f "$D/etc/plugstack.conf"
+    [[ -n $PLUGINS ]] || return 0
+    mkdir -p "$D/lib"
+    # SLURM_VERSION_NUMBER: 22.05.8 is 0x160508
+    version=$(SLURM_CONF=$CONF sbatch --version | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1)
+    [[ -n $version ]] || die "cannot tell the Slurm version from 'sbatch --version'"
+    IFS=. read -r major minor micro <<<"$version"
+    for name in $PLUGINS; do
+        case $name in
+        pyxis)
+            command -v cc >/dev/null || die "SLURM_SANDBOX_PLUGINS=pyxis needs a C compiler (cc)"
+            cc -shared -fPIC -O2 -Wall -DSANDBOX_SLURM_VERSION=$(((10#$major << 16) + (10#$minor << 8) + 10#$micro)) \
+                -o "$D/lib/spank_pyxis.so" "$HERE/pyxis-standin.c" || die "cannot build the pyxis stand-in"
+            printf 'required %s\n' "$D/lib/spank_pyxis.so" >>"$D/etc/plugstack.conf"
+            ;;
+        *) die "unknown plugin '$name' in SLURM_SANDBOX_PLUGINS (known: pyxis)" ;;
+        esac
+    done
 }
 
 # --------------------------------------------------------------- starting --

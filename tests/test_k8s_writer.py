@@ -22,6 +22,7 @@ from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from k8s_run import documents, find, literal_env, pod_specs, run_pod
+from podrunner import RunResult
 from podrunner import testing as pods
 from podrunner.testing import require_pods
 
@@ -737,9 +738,6 @@ def test_pytorchjob_keeps_the_operators_master_addr(tmp_path: Path) -> None:
 
 def test_srun_shim_runs_one_process_per_local_task(tmp_path: Path) -> None:
     require_pods()
-    text = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=2\nsrun ./a\n"
-    t = translate(text, "job")
-    (manifest,) = t.files.values()
     script = (
         "#!/bin/bash\nsrun bash -c 'echo rank=$SLURM_PROCID local=$SLURM_LOCALID of=$SLURM_NTASKS "
         "node=$SLURM_NODEID' | sort\n"
@@ -747,8 +745,7 @@ def test_srun_shim_runs_one_process_per_local_task(tmp_path: Path) -> None:
         "srun -n 3 bash -c 'echo n3=$SLURM_PROCID node=$SLURM_NODEID of $SLURM_NNODES' | sort\n"
         "module load gcc 2>/dev/null; echo after-module $SLURM_NNODES\n"
     )
-    result = pods.run(manifest, tmp_path, script=script)
-    assert result.status == "Complete", result.describe()
+    result = _two_nodes_of_two_tasks_running(script, tmp_path)
     assert result.pods[0].stdout.splitlines() == [
         "rank=0 local=0 of=4 node=0",
         "rank=1 local=1 of=4 node=0",
@@ -1275,3 +1272,62 @@ def test_srun_options_with_a_separate_value_are_not_the_program(tmp_path: Path) 
     done = run_pod(manifest, tmp_path, {}, script=script)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["one", "two"]
+
+
+@pytest.mark.parametrize(
+    ("flavor", "said"),
+    [("job", "uid"), ("jobset", "uid"), ("pytorchjob", "job's name"), ("mpijob", "job's name")],
+)
+def test_the_job_id_a_script_reads_is_named_for_what_the_pods_carry(flavor: str, said: str) -> None:
+    """A Job's and a JobSet's pods carry their job's uid; a PyTorchJob's and an MPIJob's only its
+    name, which a rerun under the same name sees again: a path built from it is then reused."""
+    launch = "mpirun -np 2 ./solver" if flavor == "mpijob" else "srun torchrun --nproc_per_node=2 train.py"
+    t = translate(
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+        f"mkdir -p /fsx/ckpt/$SLURM_JOB_ID\n{launch}\n",
+        flavor=flavor,
+        style="emulate",
+    )
+    assert t.flavor == flavor
+    entry = next(e for e in t.fidelity.entries if e.item == "$SLURM_JOB_ID")
+    assert said in entry.reason, entry.reason
+    assert ("rerun" in entry.reason) == (said == "job's name")
+
+
+def test_a_native_job_says_the_job_id_it_writes_is_the_jobs_name() -> None:
+    """Native pods do not pose as Slurm: $SLURM_JOB_ID is written as the job's name, which a rerun
+    sees again; the record says so instead of passing it over."""
+    t = translate(
+        "#!/bin/bash\n#SBATCH -J sft\n#SBATCH --gpus-per-node=8\n"
+        "torchrun --standalone --nproc_per_node=8 sft.py --output_dir /fsx/ckpt/sft-$SLURM_JOB_ID\n",
+        style="native",
+    )
+    assert t.style == "native", t.style_reason
+    assert "/fsx/ckpt/sft-sft" in next(iter(t.files.values()))
+    entry = next(e for e in t.fidelity.entries if e.item == "$SLURM_JOB_ID")
+    assert entry.status == FidelityStatus.APPROXIMATED and "rerun" in entry.reason, entry
+
+
+def test_srun_hands_its_stdin_to_every_task_in_every_pod(tmp_path: Path) -> None:
+    """`srun bash -s <<EOF` (a node check, a setup script) runs the here-document in every task, as
+    srun's default --input=all does; --input=N gives it to task N only."""
+    require_pods()
+    script = (
+        "#!/bin/bash\n"
+        "srun bash -s <<'CHECK'\necho \"all $SLURM_PROCID on $SLURM_NODEID\"\nCHECK\n"
+        "srun --input=3 bash -s <<'CHECK'\necho \"one $SLURM_PROCID\"\nCHECK\n"
+        "echo none | srun -i none cat\n"
+    )
+    result = _two_nodes_of_two_tasks_running(script, tmp_path)
+    said = sorted(line for p in result.pods for line in p.stdout.splitlines())
+    assert said == ["all 0 on 0", "all 1 on 0", "all 2 on 1", "all 3 on 1", "one 3"], result.describe()
+
+
+def _two_nodes_of_two_tasks_running(script: str, tmp_path: Path) -> RunResult:
+    """A Job of two pods with two tasks each, running ``script`` as its batch script."""
+    (manifest,) = translate(
+        "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=2\nsrun ./a\n", "job"
+    ).files.values()
+    result = pods.run(manifest, tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    return result

@@ -212,3 +212,28 @@ def test_a_request_framed_without_a_token_gets_the_refusal_framed(
         assert head.startswith(b"E") and rest[int(head[1:]) :] == b"X1\n"
         assert b"carries no token" in rest
     assert not marker.exists() and server.poll() is None
+
+
+def test_srun_stdin_reaches_every_task_there_or_the_one_it_names(
+    stepd: tuple[Path, dict[str, str], subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    """srun gives its stdin to all tasks by default (--input=all), to task N with --input=N: a
+    here-document fed to `srun bash -s` runs on every node, as under Slurm."""
+    program, env, _ = stepd
+    given = tmp_path / "stdin"
+    given.write_text('echo "task $SLURM_PROCID read this"\n')
+    with given.open() as stdin:
+        done = subprocess.run(
+            ["perl", str(program), "run", "127.0.0.1", "2", "2", "bash", "-s"],
+            env=env, cwd=tmp_path, stdin=stdin, capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == ["task 2 read this", "task 3 read this"]
+    with given.open() as stdin:
+        done = subprocess.run(
+            ["perl", str(program), "run", "127.0.0.1", "2", "2", "bash", "-s"],
+            env={**env, "MIGRATE_STDIN_TASK": "3"}, cwd=tmp_path, stdin=stdin, capture_output=True,
+            text=True, timeout=30,
+        )  # fmt: skip
+    assert done.stdout.splitlines() == ["task 3 read this"], done.stderr
+    assert _run(program, env, "0", "1", "cat", cwd=tmp_path).stdout == ""  # no stdin: nothing to read

@@ -53,6 +53,8 @@ class Case:
     job: Job
     skipped: str | None = None  # why the sweep does not run it
     folders: list[str] = field(default_factory=list)  # absolute folders its paths name
+    sourced: list[str] = field(default_factory=list)  # files on site storage it sources (a venv's activate)
+    programs: list[str] = field(default_factory=list)  # programs on site storage it starts by path
     submitted_from: str = ""  # its folder below corpus/: both sides submit it from there
 
     @property
@@ -78,6 +80,8 @@ def find(corpus: Path) -> list[Case]:
         case = Case(str(path.relative_to(corpus)).replace("/", "__"), path, text, jobs[0])
         case.skipped = _too_large(jobs[0])
         case.folders = folders_named(text)
+        case.sourced = files_sourced(text)
+        case.programs = programs_at(text, case.sourced)
         case.submitted_from = str(path.parent.relative_to(corpus)).removeprefix(".")
         out.append(case)
     return out
@@ -109,10 +113,41 @@ def folders_named(text: str) -> list[str]:
         parts = path.strip("/").split("/")
         if not parts or not parts[0] or parts[0] in SYSTEM_TOPS:
             continue
-        if "." in parts[-1] and len(parts) > 1:
-            parts = parts[:-1]
+        if len(parts) > 1 and ("." in parts[-1] or parts[-2] in PROGRAM_FOLDERS):
+            parts = parts[:-1]  # a file's name, or a program's in a bin folder (a venv's activate)
         found.add("/" + "/".join(parts))
     return sorted(found)
+
+
+# `source /fsx/venvs/ft/bin/activate` or `. /home/etl/env.sh`: a literal absolute path only
+_SOURCED = re.compile(r"(?:^|[\s;&|(])(?:source|\.)\s+(/[\w./+-]+)(?=$|[\s;&|)])")
+
+
+def files_sourced(text: str) -> list[str]:
+    """The files on site storage the script sources: both sides hold each (empty), as the site's
+    storage holds the virtual environment or the settings file, so that the script goes on past it."""
+    found = {p for code in code_lines(text) for p in _SOURCED.findall(code)}
+    return sorted(p for p in found if p.strip("/").split("/")[0] not in SYSTEM_TOPS)
+
+
+def code_lines(text: str) -> list[str]:
+    """The script's lines without their comments (a line's own, or after ` #`)."""
+    codes = (line.split(" #", 1)[0] for line in text.splitlines())
+    return [code for code in codes if not code.lstrip().startswith("#")]
+
+
+PROGRAM_FOLDERS = frozenset(("bin", "sbin"))
+
+
+def programs_at(text: str, sourced: list[str]) -> list[str]:
+    """Programs on site storage the script names by path (`/fsx/tools/bin/s5cmd`): each is a
+    recording stand-in there on both sides, as the ones found on PATH are."""
+    found = set()
+    for path in (p for code in code_lines(text) for p in _ABSOLUTE.findall(code)):
+        parts = path.strip("/").split("/")
+        if len(parts) > 2 and parts[-2] in PROGRAM_FOLDERS and parts[0] not in SYSTEM_TOPS:
+            found.add(path)
+    return sorted(found - set(sourced))
 
 
 def storage_tops(cases: list[Case]) -> list[str]:

@@ -75,8 +75,9 @@ def normalise(
                         rf"(?<![\w-]){re.escape(name)}(?:\.[\w.-]+)?(?![\w-])", f"<n{names[name]}>", value
                     )
             for job in sorted(job_ids, key=len, reverse=True):
-                if _ID_LIKE.fullmatch(job):  # as a whole token only: c10d is no job 10
-                    value = re.sub(rf"(?<![\w.-]){re.escape(job)}(?![\w.])", "<job>", value)
+                if _ID_LIKE.fullmatch(job):  # as a token of its own (`ckpt-70103`, `tmp_70103_1`), not a
+                    # word's digits: the sandbox's ids start at 70001, far from the counts jobs use
+                    value = re.sub(rf"(?<![A-Za-z0-9.]){re.escape(job)}(?![A-Za-z0-9.])", "<job>", value)
                 elif as_argument:  # a name (a pod's job name): only as a whole argument or option value
                     value = re.sub(rf"^(--?[\w-]+=)?{re.escape(job)}$", r"\1<job>", value)
             return _IP.sub("<ip>", value)

@@ -85,6 +85,39 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "the script draws its port at random (shuf -i 8800-8999)",
     ),
     (
+        "*",
+        "program: Slurm 'ray', pods *",
+        "a native RayJob's head and workers are KubeRay's: the script's `ray start` lines have no place in "
+        "the pods, whose first program is the entrypoint (recorded as mapped to the RayJob's cluster)",
+    ),
+    (
+        "*sglang*",
+        "argv: Slurm '* --node-rank 0 *', pods '* --node-rank 1 *' (in python3)",
+        "the script passes $SLURM_NODEID unescaped, so the batch shell on node 0 gives every node rank 0 "
+        "(its comment says so); the native LeaderWorkerSet gives each pod its own index, as SGLang needs",
+    ),
+    *(
+        (
+            case,
+            "argv: Slurm '*<job>*', pods '*' (in *)",
+            "where the pods carry no uid of their job (a native translation, a PyTorchJob, an MPIJob), "
+            "the job id is the job's name, which a rerun sees again (recorded as approximated, with why)",
+        )
+        for case in ("*accelerate_multinode*", "*finetune_sft_8gpu*")
+    ),
+    (
+        "*mem_zero_a100*",
+        "only on Slurm: nvidia-smi [[]*",
+        "a native translation leaves out commands that only print to the job's output (`nvidia-smi -L`): "
+        "the pod runs the program itself (recorded as approximated: not run)",
+    ),
+    (
+        "*name_traversal*",
+        "end state: Slurm Failed, pods Complete",
+        "sbatch fails a job whose --output folder does not exist (here ../../etc/.. of the submit folder); "
+        "a native translation writes no output file, only the pod log (recorded as approximated)",
+    ),
+    (
         "*native_ray*",
         "*",
         "a RayJob's cluster is KubeRay's and its entrypoint goes through Ray's job API: with `ray` a "

@@ -71,6 +71,16 @@ def run(case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeo
     for path in case.folders:
         top, _, rest = path.strip("/").partition("/")
         (folder / "fs" / top / rest).mkdir(parents=True, exist_ok=True)
+    for path in case.sourced:
+        top, _, rest = path.strip("/").partition("/")
+        if top in tops:
+            (folder / "fs" / top / rest).parent.mkdir(parents=True, exist_ok=True)
+            (folder / "fs" / top / rest).touch()
+    for path in case.programs:
+        top, _, rest = path.strip("/").partition("/")
+        if top in tops:  # the stand-in where the script names it, as on the Slurm side
+            (folder / "fs" / top / rest).parent.mkdir(parents=True, exist_ok=True)
+            (folder / "fs" / top / rest).symlink_to(f"{BIN}/.recorder")
     claims[SUBMIT_CLAIM] = folder / "fs" / "submit"
     (claims[SUBMIT_CLAIM] / case.submitted_from / "logs").mkdir(parents=True)
     try:

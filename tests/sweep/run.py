@@ -126,6 +126,8 @@ def _judge(case: case_finder.Case, work: Path, pods: dict[str, object], case_sty
         "pods end": pods["status"],
         "programs": [sum(a.values()), sum(b.values())],
     }
+    if end_slurm != "Complete" and slurm["log"]:
+        facts["slurm log"] = slurm["log"]  # the report's reader sees why
     if not slurm_recs and not pod_recs and end_slurm != "Complete" and pods["status"] != "Complete":
         return {"result": "empty", **facts, "why": "failed on both sides before a program started"}
     difference = compare.first_difference(a, b)

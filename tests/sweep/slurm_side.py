@@ -41,14 +41,22 @@ MPI_ENV = (
 
 DRIVER = r"""#!/bin/bash
 set -u
-export SLURM_SANDBOX_DIR=/var/sbx SLURM_SANDBOX_NODE_UTS=1
+# job ids from 70001: an id is told apart from the counts a job's variables hold (compare.py)
+export SLURM_SANDBOX_DIR=/var/sbx SLURM_SANDBOX_NODE_UTS=1 SLURM_SANDBOX_FIRST_JOB_ID=70001
+# pyxis's options, as GPU sites take them (a stand-in: the steps run on the host, no container)
+export SLURM_SANDBOX_PLUGINS=pyxis
 printf '127.0.0.1\t%s\n' $(seq -f 'node%g' 1 "$SLURM_SANDBOX_NODES") >> /etc/hosts
 if ! bash /sweep/slurm-sandbox.sh start > /sweep/sandbox.log 2>&1; then
   cat /sweep/sandbox.log /var/sbx/log/slurmd*.log >&2
   exit 3
 fi
 export SLURM_CONF=/var/sbx/etc/slurm.conf
+# the submitter's start-up files as a fresh account has them: this host's own (a pyenv first on PATH)
+# would come before the stand-ins in a login shell (--get-user-env, #!/bin/bash -l), and no pod has them
+cp /etc/skel/.profile /etc/skel/.bashrc /root/ 2>/dev/null || true
 while read -r d; do mkdir -p "$d"; done < /sweep/folders.txt
+while read -r f; do mkdir -p "${f%/*}" && touch "$f"; done < /sweep/sourced.txt
+while read -r f; do mkdir -p "${f%/*}" && ln -sf STANDINS/.recorder "$f"; done < /sweep/programs.txt
 mkdir -p /sweep/jobs
 while IFS=$'\t' read -r c dir; do
   mkdir -p "$dir/logs"
@@ -70,6 +78,10 @@ scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null
 while IFS=$'\t' read -r c dir; do
   id=$(cut -d';' -f1 "/sweep/jobs/$c.id" 2>/dev/null)
   [ -n "$id" ] && scontrol -o show job "$id" > "/sweep/jobs/$c.state" 2>&1
+  # the end of what the job printed: why a run failed
+  for out in $(grep -o 'StdOut=[^ ]*' "/sweep/jobs/$c.state" 2>/dev/null | cut -d= -f2- | sort -u); do
+    [ -f "$out" ] && tail -c 1500 "$out" >> "/sweep/jobs/$c.log"
+  done
 done < /sweep/cases.txt
 bash /sweep/slurm-sandbox.sh purge >/dev/null 2>&1
 exit 0
@@ -84,15 +96,25 @@ def run(
     (sweep / "records").mkdir()
     shutil.copytree(bin_dir, sweep / "bin", symlinks=True)
     shutil.copy(SANDBOX, sweep / "slurm-sandbox.sh")
+    shutil.copy(SANDBOX.parent / "pyxis-standin.c", sweep / "pyxis-standin.c")
     for case in cases:
         (sweep / "scripts" / case.name).write_text(case.text)
     (sweep / "cases.txt").write_text("".join(f"{c.name}\t{c.submit_dir}\n" for c in cases))
     (sweep / "folders.txt").write_text(
         "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.folders}))
     )
+    (sweep / "sourced.txt").write_text(
+        "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.sourced}))
+    )
+    (sweep / "programs.txt").write_text(
+        "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.programs}))
+    )
     driver = sweep / "driver.sh"
     driver.write_text(
-        DRIVER.replace("SWEEP_PATH", PATH).replace("WAIT", str(wait)).replace("MPI_ENV", MPI_ENV)
+        DRIVER.replace("SWEEP_PATH", PATH)
+        .replace("STANDINS", BIN)
+        .replace("WAIT", str(wait))
+        .replace("MPI_ENV", MPI_ENV)
     )
     root, layers = work / "root", work / "layers"
     root.mkdir()
@@ -174,4 +196,6 @@ def outcome(work: Path, case: Case) -> dict[str, object]:
     states = sorted(set(re.findall(r"JobState=(\S+)", shown)))
     codes = sorted(set(re.findall(r"\bExitCode=(\S+)", shown)))
     ids = sorted(set(re.findall(r"JobId=(\d+)", shown)) | {jobid})
-    return {"submitted": True, "jobid": jobid, "ids": ids, "states": states, "exit": codes}
+    printed = jobs / f"{case.name}.log"
+    log = printed.read_text(errors="replace") if printed.exists() else ""
+    return {"submitted": True, "jobid": jobid, "ids": ids, "states": states, "exit": codes, "log": log}

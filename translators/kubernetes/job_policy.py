@@ -401,8 +401,8 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
             ctx.fidelity.approximated(
                 item,
                 f"the pod log, and tee into {full} on the mounted {vol.mount_path} "
-                "(%j is the Kubernetes job uid); a folder that does not exist there fails the job, as "
-                "under sbatch",
+                "(%j is the job id the pods see as $SLURM_JOB_ID); a folder that does not exist there fails "
+                "the job, as under sbatch",
                 line,
             )
         else:

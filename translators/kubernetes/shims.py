@@ -302,10 +302,13 @@ __m_ids_of() {
 }
 
 __m_step() {
-  local ntasks="" nodes="" tpn="" nodelist="" groups=""
+  local ntasks="" nodes="" tpn="" nodelist="" groups="" input=all
   while [ $# -gt 0 ]; do
     case "$1" in
       --) shift; break ;;
+      -i|--input) input=$2; shift 2 ;;
+      --input=*) input=${1#*=}; shift ;;
+      -i*) input=${1#-i}; shift ;;
       -n|--ntasks) ntasks=$2; shift 2 ;;
       --ntasks=*) ntasks=${1#*=}; shift ;;
       -n*) ntasks=${1#-n}; shift ;;
@@ -421,15 +424,19 @@ __m_step() {
         SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_NODEID=$(( p + __m_node_base )) \
           SLURM_STEP_NUM_TASKS=$total \
           SLURM_NTASKS=$total SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used SLURM_NNODES=$used \
-          SLURM_STEP_NODELIST=$step_nodes MIGRATE_IN_STEP=1 "$@" &
+          SLURM_STEP_NODELIST=$step_nodes MIGRATE_IN_STEP=1 \
+          "$@" < "$(__m_input_of "$input" $(( first + t )))" &
         pids+=($!)
         __m_pids+=($!)
       done
     else
+      local only=""
+      case $input in [0-9]*) only=$input ;; esac
       SLURM_NODEID=$(( p + __m_node_base )) SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total \
         SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used SLURM_NNODES=$used \
-        SLURM_STEP_NODELIST=$step_nodes \
-        perl "$MIGRATE_DIR/bin/migrate-stepd" run "${__m_hosts[$id]}" "$first" "$count" "$@" &
+        SLURM_STEP_NODELIST=$step_nodes MIGRATE_STDIN_TASK=$only \
+        perl "$MIGRATE_DIR/bin/migrate-stepd" run "${__m_hosts[$id]}" "$first" "$count" "$@" \
+        < "$(__m_input_of "$input" "${only:-all}")" &
       pids+=($!)
       __m_pids+=($!)
     fi
@@ -439,6 +446,30 @@ __m_step() {
   done
   return "$rc"
 }
+
+# What a task reads as stdin (srun --input): srun's own for all tasks (the default) or for task N
+# only, nothing for none, else the file the option names (Slurm's %-patterns are not expanded).
+__m_input_of() {
+  case $1 in
+    all) printf '%s\n' "$__m_in" ;;
+    none) printf '/dev/null\n' ;;
+    [0-9]*)
+      if [ "$1" = "$2" ] || [ "$2" = all ]; then printf '%s\n' "$__m_in"; else printf '/dev/null\n'; fi ;;
+    *%*) printf '/dev/null\n' ;;
+    *) printf '%s\n' "$1" ;;
+  esac
+}
+
+# srun hands its stdin to the tasks (a here-document, a file, a pipe): read once, here, so that
+# every task, in this pod and in the others, reads it from the start (at most 64 MiB).
+__m_in=/dev/null
+if [ ! -t 0 ] && ! [ /dev/stdin -ef /dev/null ]; then
+  if __m_in=$(mktemp "${TMPDIR:-/tmp}/migrate-srun-in.XXXXXX"); then
+    head -c 67108864 > "$__m_in"
+  else
+    __m_in=/dev/null
+  fi
+fi
 
 __m_forward() { [ ${#__m_pids[@]} -gt 0 ] && kill -s "$1" "${__m_pids[@]}" 2>/dev/null; }
 for __m_sig in TERM INT USR1 USR2 HUP; do trap "__m_forward $__m_sig" "$__m_sig"; done
@@ -471,6 +502,7 @@ for __m_p in "${__m_steps[@]}"; do
   done
   [ "$__m_rc" = 0 ] && __m_rc=$__m_s
 done
+[ "$__m_in" = /dev/null ] || rm -f "$__m_in"
 exit "$__m_rc"
 """
 
@@ -482,8 +514,10 @@ STEPD = r"""#!/usr/bin/perl
 #   migrate-stepd serve                        wait for steps (the other pods)
 #   migrate-stepd run HOST FIRST COUNT ARGV... run COUNT tasks on HOST (srun)
 #   migrate-stepd release HOST RC              the job ended: HOST exits with RC
-# Requests carry the environment, the working folder and the argv of the step;
-# the tasks' output comes back framed (O<len>/E<len>) and ends with X<rc>.
+# Requests carry the environment, the working folder and the argv of the step,
+# after srun's stdin when it has one (I<len>), which each task reads from the
+# start (srun --input=all; MIGRATE_STDIN_TASK=N: task N only); the tasks' output
+# comes back framed (O<len>/E<len>) and ends with X<rc>.
 # Each request (step or release) first carries the job's token, A<len> and
 # MIGRATE_STEP_TOKEN, which the pods of one job share (their Secret): a request
 # without it, or with another, runs nothing. A service without a token of its
@@ -497,6 +531,7 @@ use Cwd ();
 
 $SIG{PIPE} = 'IGNORE';
 my $PORT = $ENV{MIGRATE_STEP_PORT} || 6820;
+my $STDIN_MAX = 64 << 20;  # bytes of srun's stdin a step takes along
 my $WAIT = $ENV{MIGRATE_STEP_WAIT} || 600;
 # What a step takes from the pod it runs in, not from the batch shell.
 my @POD_VARS = qw(HOSTNAME SLURMD_NODENAME MIGRATE_NODE_INDEX SLURM_TOPOLOGY_ADDR MIGRATE_GROUP_NODEID
@@ -603,7 +638,7 @@ sub status_of {
 }
 
 sub run_step {
-  my ($c, $payload) = @_;
+  my ($c, $payload, $stdin) = @_;
   my @f = split /\0/, $payload, -1;
   my (undef, $cwd, $first, $count, $nenv) = splice(@f, 0, 5);
   my %env = map { /\A([^=]*)=(.*)\z/s ? ($1, $2) : () } splice(@f, 0, $nenv);
@@ -612,6 +647,17 @@ sub run_step {
     if (defined $ENV{$k}) { $env{$k} = $ENV{$k}; } else { delete $env{$k}; }
   }
   $env{MIGRATE_IN_STEP} = 1;
+  my $only = delete $env{MIGRATE_STDIN_TASK};
+  $only = undef if defined $only && $only eq '';
+  # srun's stdin, in a file each task opens from the start
+  my $input = '/dev/null';
+  if (defined $stdin && length $stdin) {
+    require File::Temp;
+    my ($fh, $path) = File::Temp::tempfile('migrate-stdin-XXXXXX', TMPDIR => 1, UNLINK => 1);
+    put($fh, $stdin);
+    close $fh;
+    $input = $path;
+  }
   pipe(my $or, my $ow) or die "pipe: $!";
   pipe(my $er, my $ew) or die "pipe: $!";
   my %alive;
@@ -621,7 +667,8 @@ sub run_step {
     if ($pid == 0) {
       close $or; close $er; close $c;
       POSIX::dup2(fileno($ow), 1); POSIX::dup2(fileno($ew), 2);
-      open(STDIN, '<', '/dev/null');
+      my $mine = !defined $only || $only == $first + $t;
+      open(STDIN, '<', $mine ? $input : '/dev/null') or open(STDIN, '<', '/dev/null');
       %ENV = %env;
       $ENV{SLURM_PROCID} = $first + $t;
       $ENV{SLURM_LOCALID} = $t;
@@ -722,6 +769,12 @@ sub serve {
       next;
     }
     if ($head =~ /\AQ(-?\d+)\z/) { close $c; exit($1 & 255); }
+    my $stdin;
+    if ($head =~ /\AI(\d+)\z/) {
+      $stdin = $1 <= $STDIN_MAX ? bytes_of($c, $1) : undef;
+      $head = defined $stdin ? line_of($c) : undef;
+      if (!defined $head) { close $c; next; }
+    }
     if ($head =~ /\AR(\d+)\z/) {
       my $payload = bytes_of($c, $1);
       if (!defined $payload) { close $c; next; }
@@ -729,7 +782,7 @@ sub serve {
       if (defined $pid && $pid == 0) {
         $SIG{CHLD} = 'DEFAULT';
         close $srv;
-        run_step($c, $payload);
+        run_step($c, $payload, $stdin);
         POSIX::_exit(0);
       }
       $steps{$pid} = 1 if $pid;
@@ -751,7 +804,16 @@ sub run_remote {
   my @names = grep { $_ ne 'MIGRATE_STEP_TOKEN' && index($ENV{$_}, "\0") < 0 } sort keys %ENV;
   my @env = map { "$_=$ENV{$_}" } @names;
   my $payload = join("\0", 'run', Cwd::getcwd() // '/', $first, $count, scalar(@env), @env, @argv);
-  put($s, credential() . 'R' . length($payload) . "\n" . $payload) or exit 1;
+  # srun's stdin goes along when it is a file (the shim holds a pipe's or a here-document's in one)
+  my $stdin = '';
+  if (-f STDIN && -s STDIN) {
+    binmode STDIN;
+    local $/;
+    $stdin = <STDIN> // '';
+    $stdin = substr($stdin, 0, $STDIN_MAX);
+  }
+  my $frame = length($stdin) ? 'I' . length($stdin) . "\n" . $stdin : '';
+  put($s, credential() . $frame . 'R' . length($payload) . "\n" . $payload) or exit 1;
   for my $sig (qw(TERM INT USR1 USR2 HUP)) { $SIG{$sig} = sub { put($s, "K$sig\n"); }; }
   my ($buf, $rc) = ('', undef);
   READ: while (1) {

@@ -265,14 +265,25 @@ def _het_env(ctx: Context, topo: Topology) -> list[dict[str, Any]]:
     return env
 
 
-def record_script_variables(ctx: Context, env_names: set[str]) -> None:
-    """One fidelity entry per SLURM_* variable the script reads."""
+JOB_ID_VARS = frozenset(("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_ARRAY_JOB_ID"))
+JOB_ID_IS_NAME = (
+    "the job's name (its pods carry no uid of their job): unique while the job runs, but a rerun under "
+    "the same name sees the same id, so a path built from it is reused, where Slurm numbers every run anew"
+)
+
+
+def record_script_variables(ctx: Context, env_names: set[str], job_id_from: str | None = None) -> None:
+    """One fidelity entry per SLURM_* variable the script reads. ``job_id_from``: the pod field the
+    job id is read from (a uid label, else the job's name)."""
     script = ctx.job.script
     if script is None:
         return
+    id_is_name = job_id_from is not None and "uid" not in job_id_from
     for var in script.slurm_vars:
         item = f"${var}"
-        if var in APPROXIMATE:
+        if var in JOB_ID_VARS and id_is_name:
+            ctx.fidelity.approximated(item, f"set by the entrypoint: {JOB_ID_IS_NAME}")
+        elif var in APPROXIMATE:
             ctx.fidelity.approximated(item, f"set by the entrypoint: {APPROXIMATE[var]}")
         elif var in COMPUTED:
             ctx.fidelity.mapped(item, "set by the entrypoint from the pod's index and peers")
