@@ -100,11 +100,18 @@ def _too_large(job: Job) -> str | None:
 USER = "root"
 
 
+# what a path may run on into (`iter_$STEP`, `run_*`): its last part is then no name of its own
+_RUNS_ON = frozenset("${`*?[")
+
+
 def folders_named(text: str) -> list[str]:
     """The folders the script's absolute paths name (a path ending in a file name: its folder),
     with %u as the user, cut at the first other expansion; outside the system's own folders."""
     found: set[str] = set()
-    named = [m.group(1) for m in _ABSOLUTE.finditer(text)]
+    named = [
+        m.group(1) + ("$" if text[m.end() : m.end() + 1] in _RUNS_ON else "")
+        for m in _ABSOLUTE.finditer(text)
+    ]
     for path in [p.replace("%u", USER) for p in named]:
         cut = path.split("$")[0].split("%")[0]
         if cut != path:  # the expansion's own component is not known: up to the folder before it

@@ -118,6 +118,18 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "a native translation writes no output file, only the pod log (recorded as approximated)",
     ),
     (
+        "*charliecloud*",
+        "program: Slurm 'ch-run', pods *",
+        "the pod is the container: the MPIJob's ranks run the program ch-run would start, in the job's "
+        "image (the ch-run image file is recorded as not mapped); the stand-in ch-run starts nothing",
+    ),
+    (
+        "*pushgateway_etl*",
+        "SLURM_JOB_NUM_NODES: Slurm *, pods '1' (in *)",
+        "--spread-job spreads the tasks over as many nodes as are free when the job starts (here the "
+        "sandbox's free nodes); the pods are as many as the script asks nodes, one (recorded as dropped)",
+    ),
+    (
         "*native_ray*",
         "*",
         "a RayJob's cluster is KubeRay's and its entrypoint goes through Ray's job API: with `ray` a "

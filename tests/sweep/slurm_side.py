@@ -58,11 +58,12 @@ while read -r d; do mkdir -p "$d"; done < /sweep/folders.txt
 while read -r f; do mkdir -p "${f%/*}" && touch "$f"; done < /sweep/sourced.txt
 while read -r f; do mkdir -p "${f%/*}" && ln -sf STANDINS/.recorder "$f"; done < /sweep/programs.txt
 mkdir -p /sweep/jobs
+# --begin=now: a job that waits for tomorrow (--begin=now+1day) runs now, as its CronJob would
 while IFS=$'\t' read -r c dir; do
   mkdir -p "$dir/logs"
   (cd "$dir" && env -i HOME=/root USER=root LOGNAME=root PATH="SWEEP_PATH" \
-     SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable "/sweep/scripts/$c" > "/sweep/jobs/$c.id" \
-     2> "/sweep/jobs/$c.err")
+     SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable --begin=now "/sweep/scripts/$c" \
+     > "/sweep/jobs/$c.id" 2> "/sweep/jobs/$c.err")
 done < /sweep/cases.txt
 # with stand-ins a job ends in seconds: one that hangs (a step waiting for what it cannot get) ends
 # at a minute instead of holding its nodes from the others

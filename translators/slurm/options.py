@@ -941,7 +941,8 @@ OPTIONS: tuple[Option, ...] = (
     _o("contiguous", None, NO, "flag", "placement.topology", "placement", None,
        _dropped("nodes have no order on Kubernetes")),
     _o("spread-job", None, NO, "flag", "raw", "placement", None,
-       _approximated("topology spread constraints across nodes")),
+       _dropped("the pod count is set when the job is written (the nodes it asks, else one pod); Slurm "
+                "spreads the tasks over as many nodes as are free when it starts")),
     _o("use-min-nodes", None, NO, "flag", "raw", "placement", None,
        _dropped("the pod count is fixed at submit time")),
     _o("distribution", "m", REQ, "distribution", "raw", "placement", "block:cyclic",
