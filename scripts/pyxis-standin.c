@@ -10,7 +10,8 @@
  * starts in.
  *
  * No Slurm headers are needed: the few declarations below are SPANK's stable ABI
- * (slurm/spank.h), and the plugin calls no Slurm function.
+ * (slurm/spank.h); the one Slurm function it calls, spank_option_register, the
+ * program that loads it (srun, sbatch, salloc, slurmstepd) provides.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,9 @@ static int take_workdir(int val, const char *optarg, int remote)
     return 0;
 }
 
-struct spank_option spank_options[] = {
+/* Registered from slurm_spank_init, as pyxis does, so that sbatch and salloc take them too (a
+ * spank_options table reaches srun only). */
+static struct spank_option options[] = {
     {"container-image", "[USER@][REGISTRY#]IMAGE[:TAG]|PATH", "[pyxis] the image (stand-in: not entered)", 1, 0, ignored},
     {"container-mounts", "SRC:DST[:FLAGS][,SRC:DST...]", "[pyxis] bind mounts (stand-in: ignored)", 1, 0, ignored},
     {"container-workdir", "PATH", "[pyxis] the folder the task starts in", 1, 0, take_workdir},
@@ -72,11 +75,17 @@ struct spank_option spank_options[] = {
     {NULL, NULL, NULL, 0, 0, NULL},
 };
 
+extern int spank_option_register(void *sp, struct spank_option *opt);
+
 int slurm_spank_init(void *sp, int ac, char **av)
 {
-    (void)sp;
+    struct spank_option *opt;
     (void)ac;
     (void)av;
+    for (opt = options; opt->name != NULL; opt++) {
+        if (spank_option_register(sp, opt) != 0)
+            return -1;
+    }
     return 0;
 }
 

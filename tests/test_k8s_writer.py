@@ -1331,3 +1331,38 @@ def _two_nodes_of_two_tasks_running(script: str, tmp_path: Path) -> RunResult:
     result = pods.run(manifest, tmp_path, script=script)
     assert result.status == "Complete", result.describe()
     return result
+
+
+def test_the_pod_has_tmpdir_as_slurmd_gives_it(tmp_path: Path) -> None:
+    """slurmd sets TMPDIR=/tmp when the submitter's environment has none: `STAGE=$TMPDIR/x` under
+    `set -u` runs on Slurm, and so it must in the pod."""
+    t = translate("#!/bin/bash\n#SBATCH -J stage\nset -u\necho stage=$TMPDIR/particles\n", "job")
+    (text,) = t.files.values()
+    result = run_pod(text, tmp_path, {}, script="#!/bin/bash\nset -u\necho stage=$TMPDIR/particles\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "stage=/tmp/particles"
+
+
+def test_slurm_commands_the_pods_cannot_answer_are_recorded_at_their_lines() -> None:
+    """No controller answers in a pod: `sacct`, `scontrol show node` (in a here-document that every
+    node's shell reads too) are recorded dropped; the host list the scontrol shim gives is not."""
+    t = translate(
+        "#!/bin/bash\n#SBATCH -N 2\n#SBATCH -J hc\n"
+        "nodes=$(scontrol show hostnames $SLURM_JOB_NODELIST)\n"
+        "sacct -j $SLURM_JOB_ID -o State\n"
+        "srun bash -s <<'EOF'\n"
+        "gpus=$(scontrol show node $(hostname -s) | grep -c gpu)\n"
+        "[ $gpus -gt 0 ] || sudo /usr/bin/scontrol update nodename=$(hostname -s) state=drain\n"
+        "EOF\n",
+        "job",
+        style="emulate",
+    )
+    found = {(e.item, e.line) for e in t.fidelity.entries if e.item.startswith("command ")}
+    assert found == {
+        ("command sacct -j $SLURM_JOB_ID", 5),
+        ("command scontrol show node", 7),
+        ("command scontrol update nodename=$(hostname -s)", 8),
+    }, found
+    assert all(
+        e.status == FidelityStatus.DROPPED for e in t.fidelity.entries if e.item.startswith("command ")
+    )

@@ -176,3 +176,27 @@ def licenses(cases: list[Case]) -> list[str]:
             for lic in comp.resources.licenses:
                 counts[lic.name] = max(counts.get(lic.name, 0), lic.count * 4)
     return [f"{name}:{count}" for name, count in sorted(counts.items())]
+
+
+def node_gpu_types(cases: list[Case]) -> list[str]:
+    """The GPU types the cases ask, one word per kind of node: `a100`, or `a100,v100` for a request
+    of both on one node. The sandbox's nodes take the words in turn; untyped requests fit any."""
+    words: set[str] = set()
+    for case in cases:
+        for comp in case.job.components:
+            res = comp.resources
+            if res.gpu_types:
+                words.add(",".join(sorted({g.type for g in res.gpu_types})))
+            elif res.gpu_type:
+                words.add(res.gpu_type)
+    return sorted(w for w in words if re.fullmatch(r"[\w.,-]+", w))
+
+
+def features(cases: list[Case]) -> list[str]:
+    """The node features the cases' --constraint expressions name: every sandbox node has them all."""
+    found: set[str] = set()
+    for case in cases:
+        for comp in case.job.components:
+            # `[rack1|rack2]`, `gpu&nvme`, `a100*2`: the names, not the counts
+            found.update(re.findall(r"[A-Za-z_][\w.-]*", comp.resources.constraint or ""))
+    return sorted(found)

@@ -105,11 +105,14 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         )
         for case in ("*accelerate_multinode*", "*finetune_sft_8gpu*")
     ),
-    (
-        "*mem_zero_a100*",
-        "only on Slurm: nvidia-smi [[]*",
-        "a native translation leaves out commands that only print to the job's output (`nvidia-smi -L`): "
-        "the pod runs the program itself (recorded as approximated: not run)",
+    *(
+        (
+            "*",
+            difference,
+            "a native translation leaves out commands that only print to the job's output "
+            "(`nvidia-smi -L`): the pod runs the program itself (recorded as approximated: not run)",
+        )
+        for difference in ("only on Slurm: nvidia-smi [[]*", "program: Slurm 'nvidia-smi', pods *")
     ),
     (
         "*name_traversal*",
@@ -117,11 +120,26 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "sbatch fails a job whose --output folder does not exist (here ../../etc/.. of the submit folder); "
         "a native translation writes no output file, only the pod log (recorded as approximated)",
     ),
+    *(
+        (
+            "*",
+            f"program: Slurm '{runtime}', pods *",
+            "the pod is the container: the pods run the program the container runtime would start, in the "
+            "job's image (recorded with the runtime's image); the stand-in runtime starts nothing",
+        )
+        for runtime in ("ch-run", "podman-hpc", "shifter", "apptainer", "singularity", "enroot")
+    ),
     (
-        "*charliecloud*",
-        "program: Slurm 'ch-run', pods *",
-        "the pod is the container: the MPIJob's ranks run the program ch-run would start, in the job's "
-        "image (the ch-run image file is recorded as not mapped); the stand-in ch-run starts nothing",
+        "*",
+        "only on Slurm: ml [[]*",
+        "ml is module's short form: native pods load no modules, the image holds the software (recorded as "
+        "approximated)",
+    ),
+    (
+        "*node_healthcheck*",
+        "program: Slurm 'sudo', pods *",
+        "the check asks `scontrol show node` for the node's GPU count: the pods' scontrol answers host lists "
+        "only (recorded), so the pods compare with 0 and pass where the sandbox's typed GPUs fail the check",
     ),
     (
         "*pushgateway_etl*",

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from cases import Case
+from cases import Case, features, node_gpu_types
 from standins import BIN
 
 SANDBOX = Path(__file__).resolve().parents[2] / "scripts" / "slurm-sandbox.sh"
@@ -151,6 +151,9 @@ def run(
         "SLURM_SANDBOX_GPUS": "8",
         "SLURM_SANDBOX_PARTITIONS": " ".join(partitions),
         "SLURM_SANDBOX_LICENSES": ",".join(licenses),
+        # as the cases' site has them: nodes of the GPU types they ask, the features they constrain to
+        "SLURM_SANDBOX_NODE_GPU_TYPES": " ".join(node_gpu_types(cases)),
+        "SLURM_SANDBOX_FEATURES": " ".join(features(cases)),
         "SLURM_SANDBOX_CTLD_PORT": str(_free_port()),
     }
     env["SLURM_SANDBOX_SLURMD_PORT"] = str(int(env["SLURM_SANDBOX_CTLD_PORT"]) + 1)

@@ -117,6 +117,8 @@ export SLURM_TASK_PID=$$
 # Slurm sets it only once the job was requeued: unset on the first start, as scripts test it
 if [ "${MIGRATE_RESTARTS:-0}" != 0 ]; then export SLURM_RESTART_COUNT=$MIGRATE_RESTARTS; fi
 export SLURM_SUBMIT_DIR=${SLURM_SUBMIT_DIR:-$PWD}
+# slurmd gives the job TMPDIR=/tmp when the submitter's environment has none; a container has none
+export TMPDIR=${TMPDIR:-/tmp}
 export SLURM_SUBMIT_HOST=${SLURM_SUBMIT_HOST:-$SLURMD_NODENAME}
 printf -v SLURM_JOB_START_TIME '%(%s)T' -1
 export SLURM_JOB_START_TIME

@@ -42,6 +42,7 @@ from . import (
     rayjob,
     shared,
     slurm_bridge,
+    slurm_commands,
     slurmenv,
     step_service,
     storage,
@@ -111,6 +112,7 @@ def translate_job(
     submit_dir.record(ctx)
     pod_template.report_credentials(ctx)
     if ctx.native is None:
+        slurm_commands.record(ctx)
         entries = _env_entries(manifests)
         uid = [
             e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
