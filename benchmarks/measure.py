@@ -104,7 +104,7 @@ def measure_scan_bucket(args: argparse.Namespace) -> Result:
         return {"skipped": f"no file in the bucket {args.bucket}"}
     size = sum(os.path.getsize(f) for f in files)
     options = _scan_options(args)
-    with open(os.devnull, "w", encoding="utf-8") as sink:
+    with open(os.devnull, "wb") as sink:
         jsonstream.write_scan(scanner.iter_rendered(files[:1], options), sink)  # the lazy imports
         reader.cache_clear()
         start, cpu_start = time.perf_counter(), time.process_time()

@@ -771,6 +771,8 @@ def test_srun_shim_runs_the_het_group_in_its_pods(tmp_path: Path) -> None:
         "#!/bin/bash\nsrun --het-group=0 bash -c 'echo learner $(hostname -s)' : "
         "--het-group=1 bash -c 'echo actor $(hostname -s)'\n"
         "srun bash -c 'echo group0-default $(hostname -s)'\n"
+        # without --het-group, the parts of `srun a : b` go to the components in turn, as under Slurm
+        "srun bash -c 'echo part0 $(hostname -s)' : bash -c 'echo part1 $(hostname -s)' | sort\n"
     )
     result = pods.run(manifest, tmp_path, script=script)
     assert result.status == "Complete", result.describe()
@@ -778,7 +780,7 @@ def test_srun_shim_runs_the_het_group_in_its_pods(tmp_path: Path) -> None:
     learner, actor = (p.plan.hostname for p in result.pods)
     assert "het1" in actor
     assert sorted(out[:2]) == [f"actor {actor}", f"learner {learner}"]
-    assert out[2:] == [f"group0-default {learner}"]
+    assert out[2:] == [f"group0-default {learner}", f"part0 {learner}", f"part1 {actor}"]
 
 
 # ---------------------------------------------------------------------------

@@ -362,7 +362,8 @@ __m_step() {
        exec "$@"' migrate-rank "$@"
     return $?
   fi
-  # The nodes this step may use: its het groups' (group 0 by default), or all.
+  # The nodes this step may use: its het groups' (by default the component of its place in
+  # `srun a : b`, the first for a plain srun), or all.
   local pool=() g var found
   if [ -n "${MIGRATE_HET_GROUP:-}" ]; then
     for g in ${groups//,/ }; do
@@ -371,7 +372,8 @@ __m_step() {
       pool+=($found)
     done
     if [ -z "$groups" ]; then
-      found=$(__m_ids_of "${SLURM_JOB_NODELIST_HET_GROUP_0:-}") || return 1
+      var=SLURM_JOB_NODELIST_HET_GROUP_$__m_part
+      found=$(__m_ids_of "${!var:-}") || return 1
       pool=($found)
     fi
   else
@@ -481,7 +483,7 @@ for __m_sig in TERM INT USR1 USR2 HUP; do trap "__m_forward $__m_sig" "$__m_sig"
 __m_rc=0
 __m_seg=()
 __m_steps=()
-__m_dry=0 __m_task_base=0 __m_node_base=0
+__m_dry=0 __m_task_base=0 __m_node_base=0 __m_part=0
 for __m_a in "$@" ":"; do
   if [ "$__m_a" = ":" ]; then
     __m_dry=1
@@ -492,6 +494,7 @@ for __m_a in "$@" ":"; do
     __m_pids+=($!)
     __m_task_base=$(( __m_task_base + __m_plan_tasks ))
     __m_node_base=$(( __m_node_base + __m_plan_nodes ))
+    __m_part=$(( __m_part + 1 ))
     __m_seg=()
   else
     __m_seg+=("$__m_a")
