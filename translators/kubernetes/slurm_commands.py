@@ -12,6 +12,7 @@ will not do.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
 from ..shell.model import Command
@@ -26,9 +27,18 @@ _ASKED = SLURM_COMMANDS | {"sreport", "sacctmgr", "sdiag", "strigger", "sbcast",
 _HOST_LISTS = ("show hostnames", "show hostname")
 
 
+# What the text must hold for a command worth reading it for: most scripts have none, and reading
+# a script costs more than this search (`scontrol show hostnames` is answered).
+_MENTIONED = re.compile(
+    r"\b(?:"
+    + "|".join(sorted(_ASKED - _ANSWERED - {"scontrol"}))
+    + r")\b|\bscontrol\b(?!\s+show\s+hostnames?\b)"
+)
+
+
 def record(ctx: Context) -> None:
     script = ctx.job.script
-    if script is None or not script.body.strip():
+    if script is None or not _MENTIONED.search(script.body):
         return
     for command, line in _commands(script.body, body_start(script)):
         words = _program(command)
