@@ -20,6 +20,8 @@ command -v ip >/dev/null || missing+=(iproute2)
 command -v mpirun >/dev/null || missing+=(openmpi-bin)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+# the sweep's sandbox builds its pyxis stand-in (scripts/pyxis-standin.c) with cc
+command -v cc >/dev/null || missing+=(gcc libc6-dev)
 # srun --mpi=pmix (the MPIJob translated to Slurm) loads libpmix.so, which only the -dev package links
 { [ -f /etc/debian_version ] && ! dpkg -s libpmix-dev >/dev/null 2>&1; } && missing+=(libpmix-dev)
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
