@@ -822,3 +822,25 @@ def test_a_site_option_abbreviates_and_wins_over_a_known_plugins_of_its_name() -
     assert job.components[0].containers == ()  # not Shifter's here
     assert [r.key for r in job.raw] == ["--image", "--ssd"]
     assert "site-images" in diags.items[0].message
+
+
+@pytest.mark.parametrize(
+    ("options", "tasks", "per_node", "gpus"),
+    [
+        # checked on the sandbox: SLURM_NTASKS=16 (8 a node, no SLURM_NTASKS_PER_NODE); -n 6 gets 3 GPUs
+        ("-N 2 --gpus-per-node=4 --ntasks-per-gpu=2", 16, 8, 8),
+        ("-n 6 --ntasks-per-gpu=2", 6, 6, 3),
+        ("--gpus=4 --ntasks-per-gpu=3", 12, 12, 4),
+    ],
+)
+def test_ntasks_per_gpu_gives_the_task_count_sbatch_derives(
+    options: str, tasks: int, per_node: int, gpus: int
+) -> None:
+    job, _ = one(script(options))
+    res = job.components[0].resources
+    assert (res.computed_tasks(), res.computed_tasks_per_node(), res.computed_gpus()) == (
+        tasks,
+        per_node,
+        gpus,
+    )
+    assert res.tasks_per_node is None  # sbatch sets SLURM_NTASKS, not SLURM_NTASKS_PER_NODE

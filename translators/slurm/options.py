@@ -840,8 +840,9 @@ OPTIONS: tuple[Option, ...] = (
        _dropped("no per-core task placement")),
     _o("ntasks-per-socket", None, REQ, "count", "raw", "resources", "4",
        _dropped("no per-socket placement (topology manager is node policy)")),
-    _o("ntasks-per-gpu", None, REQ, "count", "raw", "resources", "1",
-       _approximated("processes per GPU folded into the per-pod process count")),
+    _o("ntasks-per-gpu", None, REQ, "count", "resources.tasks_per_gpu", "resources", "1",
+       _mapped("the task count: this many per GPU the job asks (per pod: per GPU of its node), as "
+               "sbatch derives it; with --ntasks, the GPUs from the tasks")),
     _o("ntasks-per-tres", None, REQ, "count", "raw", "resources", "1",
        _approximated("like --ntasks-per-gpu, for any TRES (undocumented alias)")),
     _o("cpus-per-task", "c", REQ, "count", "resources.cpus_per_task", "resources", "8",

@@ -561,19 +561,21 @@ class _Resources:
     exclusive: str | None = None
     constraint: str | None = None
     licenses: tuple[ir.GenericResource, ...] = ()
+    tasks_per_gpu: int | None = None  # --ntasks-per-gpu: folded into the task or GPU count
 
     def build(self, generic: tuple[ir.GenericResource, ...]) -> ir.Resources:
+        tasks, per_node, gpus = self._with_tasks_per_gpu()
         return ir.Resources(
             nodes_min=self.nodes_min,
             nodes_max=self.nodes_max,
-            tasks=self.tasks,
-            tasks_per_node=self.tasks_per_node,
+            tasks=tasks,
+            tasks_per_node=per_node,
             cpus_per_task=self.cpus_per_task,
             cpus_per_node=self.cpus_per_node,
             mem_per_node_mb=self.mem_per_node_mb,
             mem_per_cpu_mb=self.mem_per_cpu_mb,
             mem_per_gpu_mb=self.mem_per_gpu_mb,
-            gpus=self.gpus,
+            gpus=gpus,
             gpus_per_node=self.gpus_per_node,
             gpus_per_task=self.gpus_per_task,
             gpu_type=self.gpu_type,
@@ -585,6 +587,24 @@ class _Resources:
             constraint=self.constraint,
             licenses=self.licenses,
         )
+
+    def _with_tasks_per_gpu(self) -> tuple[int | None, int | None, int | None]:
+        """(tasks, tasks per node, GPUs) as sbatch derives them from --ntasks-per-gpu: with the GPUs
+        given and no task count, that many tasks per GPU of the job; with --ntasks and no GPUs, a GPU
+        per that many tasks (checked on the sandbox: -N 2 --gpus-per-node=4 --ntasks-per-gpu=2 gives
+        SLURM_NTASKS=16 and 8 tasks a node; -n 6 --ntasks-per-gpu=2 gives 3 GPUs)."""
+        tasks, per_node, gpus, each = self.tasks, self.tasks_per_node, self.gpus, self.tasks_per_gpu
+        if not each:
+            return tasks, per_node, gpus
+        if tasks is None and per_node is None:
+            # a task count, not one per node: sbatch sets SLURM_NTASKS, not SLURM_NTASKS_PER_NODE
+            if self.gpus_per_node:
+                tasks = each * self.gpus_per_node * (self.nodes_min or 1)
+            elif gpus:
+                tasks = each * gpus
+        elif tasks is not None and not (gpus or self.gpus_per_node or self.gpus_per_task):
+            gpus = -(-tasks // each)
+        return tasks, per_node, gpus
 
 
 @dataclass
@@ -1112,6 +1132,11 @@ def _exclusive(b: _JobBuilder, s: Setting, value: object) -> None:
         b._comp(s).resources.exclusive = _text(value)
 
 
+def _tasks_per_gpu(b: _JobBuilder, s: Setting, value: object) -> None:
+    """--ntasks-per-gpu has no IR field: the component's task or GPU count takes it when built."""
+    b._comp(s).resources.tasks_per_gpu = _int(value)
+
+
 def _licenses(b: _JobBuilder, s: Setting, value: object) -> None:
     b._comp(s).resources.licenses = _generic(value)
     if s.value and "|" in s.value:
@@ -1311,6 +1336,7 @@ _HANDLERS: dict[str, _Handler] = {
     "resources.gres": _gres,
     "resources.tres_per_task": _tres_per_task,
     "resources.exclusive": _exclusive,
+    "resources.tasks_per_gpu": _tasks_per_gpu,
     "resources.licenses": _licenses,
     "job.time_limit_s": _time_limit,
     "job.time_min_s": _time_min,
