@@ -1368,3 +1368,15 @@ def test_slurm_commands_the_pods_cannot_answer_are_recorded_at_their_lines() -> 
     assert all(
         e.status == FidelityStatus.DROPPED for e in t.fidelity.entries if e.item.startswith("command ")
     )
+
+
+def test_a_native_rayjob_says_the_job_id_it_writes_is_the_jobs_name() -> None:
+    """A RayJob's entrypoint given `$SLURM_JOB_ID` gets the job's name, and the record says so, as
+    for every native kind."""
+    text = (CORPUS / "cases" / "run" / "native_ray.sbatch").read_text()
+    text = text.replace('ray_probe.py "$out"', 'ray_probe.py "$out/$SLURM_JOB_ID"')
+    assert "$SLURM_JOB_ID" in text
+    t = translate(text)
+    assert (t.flavor, t.style) == ("rayjob", "native"), t.style_reason
+    entry = next(e for e in t.fidelity.entries if e.item == "$SLURM_JOB_ID")
+    assert "rerun" in entry.reason and "native-ray" in entry.reason, entry

@@ -621,11 +621,15 @@ def record(ctx: Any, plan: Plan) -> None:
         ctx.fidelity.approximated(f"statement: {short(st.text)}", f"not run: {why}", st.line)
     if shape.workdir:
         ctx.fidelity.mapped(f"cd {shape.workdir}", "workingDir", None)
+
+
+def record_job_id(ctx: Any) -> None:
+    """Native pods do not pose as Slurm: the job id a script reads is written as the job's name."""
     script = ctx.job.script
     for id_var in sorted(_JOB_ID & set(script.slurm_vars if script is not None else ())):
         ctx.fidelity.approximated(
             f"${id_var}",
-            f"written as the job's name, {plan.name}: unique while the job runs, but a rerun under the same "
+            f"written as the job's name, {ctx.name}: unique while the job runs, but a rerun under the same "
             "name gets the same value, so a path built from it is reused, where Slurm numbers every run anew",
         )
 

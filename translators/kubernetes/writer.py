@@ -107,6 +107,7 @@ def translate_job(
     else:
         only = flavor_registry.native_only(ctx.native.target)
         (only.record if only is not None else native.record)(ctx, ctx.native)
+        native.record_job_id(ctx)
     _monitoring(ctx)
     submitter.record(ctx)
     submit_dir.record(ctx)
