@@ -373,7 +373,6 @@ node_names() {
     for ((i = 1; i <= NODES; i++)); do echo "node$i"; done
 }
 
-
 render_slurm_conf() {
     local host=$1 i first=1 p def_mem
     if [[ -n $DEF_MEM_PER_CPU ]]; then
@@ -461,6 +460,7 @@ node_gres() { # node number
         echo "${out[*]}"
     )
 }
+
 # The GPU types of node N, comma-separated (empty: untyped).
 node_gpu_types() {
     local words
@@ -471,6 +471,8 @@ node_gpu_types() {
         echo "${GPU_TYPES// /,}"
     fi
 }
+
+# gres.conf File= for GPUs FIRST..LAST: one device or a range.
 gpu_files() {
     if (($1 == $2)); then echo "$D/dev/fakegpu$1"; else echo "$D/dev/fakegpu[$1-$2]"; fi
 }

@@ -69,18 +69,18 @@ def run(case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeo
         claims[f"fs-{top}"] = folder / "fs" / top
         claims[f"fs-{top}"].mkdir(parents=True)
     for path in case.folders:
-        top, _, rest = path.strip("/").partition("/")
-        (folder / "fs" / top / rest).mkdir(parents=True, exist_ok=True)
-    for path in case.sourced:
-        top, _, rest = path.strip("/").partition("/")
-        if top in tops:
-            (folder / "fs" / top / rest).parent.mkdir(parents=True, exist_ok=True)
-            (folder / "fs" / top / rest).touch()
-    for path in case.programs:
-        top, _, rest = path.strip("/").partition("/")
-        if top in tops:  # the stand-in where the script names it, as on the Slurm side
-            (folder / "fs" / top / rest).parent.mkdir(parents=True, exist_ok=True)
-            (folder / "fs" / top / rest).symlink_to(f"{BIN}/.recorder")
+        (folder / "fs" / path.strip("/")).mkdir(parents=True, exist_ok=True)
+    # on the claims, as the Slurm side's root holds them: the files it sources (empty) and the
+    # programs it names by path (the recording stand-in)
+    for path in [*case.sourced, *case.programs]:
+        if path.strip("/").split("/")[0] not in tops:
+            continue
+        at = folder / "fs" / path.strip("/")
+        at.parent.mkdir(parents=True, exist_ok=True)
+        if path in case.programs:
+            at.symlink_to(f"{BIN}/.recorder")
+        else:
+            at.touch()
     claims[SUBMIT_CLAIM] = folder / "fs" / "submit"
     (claims[SUBMIT_CLAIM] / case.submitted_from / "logs").mkdir(parents=True)
     try:

@@ -39,6 +39,7 @@ from ..shell.variables import slurm_variables
 from . import flavors
 from .native_shape import Shape, Statement, read_shape, references
 from .native_words import Unknown, literal
+from .slurmenv import JOB_ID_VARS, NAME_AS_JOB_ID
 
 NATIVE = "native"
 EMULATE = "emulate"
@@ -57,7 +58,6 @@ _REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _NODES = frozenset({"SLURM_NNODES", "SLURM_JOB_NUM_NODES"})
 _TASKS = frozenset({"SLURM_NTASKS", "SLURM_NPROCS"})
 _JOB_NAME = frozenset({"SLURM_JOB_NAME"})
-_JOB_ID = frozenset({"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_ARRAY_JOB_ID"})
 _NODE_INDEX = frozenset({"SLURM_NODEID"})
 TASK_IDENTITY = frozenset(
     {
@@ -110,7 +110,7 @@ class Plan:
             return str(self.nodes * self.tasks_per_node)
         if name == "SLURM_NTASKS_PER_NODE":
             return str(self.tasks_per_node)
-        if name in _JOB_NAME or name in _JOB_ID:
+        if name in _JOB_NAME or name in JOB_ID_VARS:
             return self.name
         if name in ("SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE") and self.gpus_per_node:
             return str(self.gpus_per_node)
@@ -409,7 +409,7 @@ def constants(job: ir.Job, name: str) -> dict[str, str]:
         out |= {n: str(nodes * tpn) for n in _TASKS}
     if res.tasks_per_node:
         out["SLURM_NTASKS_PER_NODE"] = str(tpn)
-    out |= {n: name for n in _JOB_NAME | _JOB_ID}
+    out |= {n: name for n in _JOB_NAME | JOB_ID_VARS}
     # the batch shell runs on node 0 as task 0: what it expands into the step's words is node 0's
     out |= {"SLURM_NODEID": "0", "SLURM_PROCID": "0", "SLURM_LOCALID": "0"}
     gpus = res.computed_gpus_per_node()
@@ -626,11 +626,10 @@ def record(ctx: Any, plan: Plan) -> None:
 def record_job_id(ctx: Any) -> None:
     """Native pods do not pose as Slurm: the job id a script reads is written as the job's name."""
     script = ctx.job.script
-    for id_var in sorted(_JOB_ID & set(script.slurm_vars if script is not None else ())):
+    for id_var in sorted(JOB_ID_VARS & set(script.slurm_vars if script is not None else ())):
         ctx.fidelity.approximated(
             f"${id_var}",
-            f"written as the job's name, {ctx.name}: unique while the job runs, but a rerun under the same "
-            "name gets the same value, so a path built from it is reused, where Slurm numbers every run anew",
+            f"written as the job's name, {ctx.name}: {NAME_AS_JOB_ID}",
         )
 
 

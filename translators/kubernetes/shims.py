@@ -440,7 +440,7 @@ __m_step() {
         SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used SLURM_NNODES=$used \
         SLURM_STEP_NODELIST=$step_nodes MIGRATE_STDIN_TASK=$only \
         perl "$MIGRATE_DIR/bin/migrate-stepd" run "${__m_hosts[$id]}" "$first" "$count" "$@" \
-        < "$(__m_input_of "$input" "${only:-all}")" &
+        < "$(__m_input_of "$input" "$only")" &
       pids+=($!)
       __m_pids+=($!)
     fi
@@ -451,14 +451,14 @@ __m_step() {
   return "$rc"
 }
 
-# What a task reads as stdin (srun --input): srun's own for all tasks (the default) or for task N
-# only, nothing for none, else the file the option names (Slurm's %-patterns are not expanded).
+# What task $2 reads as stdin (srun --input $1): srun's own for all tasks (the default) or for task N
+# only, nothing for none, else the file the option names (Slurm's %-patterns are not expanded). A
+# step sent to another pod takes srun's stdin along for task N; that pod gives it to N only.
 __m_input_of() {
   case $1 in
     all) printf '%s\n' "$__m_in" ;;
     none) printf '/dev/null\n' ;;
-    [0-9]*)
-      if [ "$1" = "$2" ] || [ "$2" = all ]; then printf '%s\n' "$__m_in"; else printf '/dev/null\n'; fi ;;
+    [0-9]*) if [ "$1" = "$2" ]; then printf '%s\n' "$__m_in"; else printf '/dev/null\n'; fi ;;
     *%*) printf '/dev/null\n' ;;
     *) printf '%s\n' "$1" ;;
   esac

@@ -36,6 +36,7 @@ class Topology:
     host_suffix: str = ""
     het_group: int | None = None
     uid_label: str | None = "batch.kubernetes.io/controller-uid"  # pod label with the job's uid
+    uid_is_name: bool = False  # the label holds the job's name: the operator gives its pods no uid
     srun_mode: str = "local"  # local | mpirun
     restarts_annotation: str | None = None
 
@@ -225,6 +226,7 @@ def environment(
         env.append(_field("MIGRATE_JOB_UID", f"metadata.labels['{topo.uid_label}']"))
     else:
         env.append(_field("MIGRATE_JOB_UID", "metadata.name"))
+    ctx.job_id_is_name = topo.uid_is_name
     if topo.restarts_annotation:
         env.append(_field("MIGRATE_RESTARTS", f"metadata.annotations['{topo.restarts_annotation}']"))
     if job.time_limit_s:
@@ -266,23 +268,26 @@ def _het_env(ctx: Context, topo: Topology) -> list[dict[str, Any]]:
 
 
 JOB_ID_VARS = frozenset(("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_ARRAY_JOB_ID"))
-JOB_ID_IS_NAME = (
-    "the job's name (its pods carry no uid of their job): unique while the job runs, but a rerun under "
-    "the same name sees the same id, so a path built from it is reused, where Slurm numbers every run anew"
+# Where the pods' job id is the job's name (no uid label, or a native translation)
+NAME_AS_JOB_ID = (
+    "unique while the job runs, but a rerun under the same name gets the same value, so a path built "
+    "from it is reused, where Slurm numbers every run anew"
 )
 
 
-def record_script_variables(ctx: Context, env_names: set[str], job_id_from: str | None = None) -> None:
-    """One fidelity entry per SLURM_* variable the script reads. ``job_id_from``: the pod field the
-    job id is read from (a uid label, else the job's name)."""
+def record_script_variables(ctx: Context, env_names: set[str]) -> None:
+    """One fidelity entry per SLURM_* variable the script reads."""
     script = ctx.job.script
     if script is None:
         return
-    id_is_name = job_id_from is not None and "uid" not in job_id_from
     for var in script.slurm_vars:
         item = f"${var}"
-        if var in JOB_ID_VARS and id_is_name:
-            ctx.fidelity.approximated(item, f"set by the entrypoint: {JOB_ID_IS_NAME}")
+        if var in JOB_ID_VARS and ctx.job_id_is_name:
+            ctx.fidelity.approximated(
+                item,
+                f"set by the entrypoint: the job's name (its pods carry no uid of their job): "
+                f"{NAME_AS_JOB_ID}",
+            )
         elif var in APPROXIMATE:
             ctx.fidelity.approximated(item, f"set by the entrypoint: {APPROXIMATE[var]}")
         elif var in COMPUTED:

@@ -65,7 +65,9 @@ def build_pytorch(
     comp = ctx.job.components[0]
     nodes = comp.resources.computed_nodes() * comp.replicas
     hosts = [f"{ctx.name}-master-0"] + [f"{ctx.name}-worker-{i}" for i in range(nodes - 1)]
-    topo = slurmenv.Topology(index_from="RANK", nodes=nodes, hosts=tuple(hosts), uid_label=REPLICA_LABEL)
+    topo = slurmenv.Topology(
+        index_from="RANK", nodes=nodes, hosts=tuple(hosts), uid_label=REPLICA_LABEL, uid_is_name=True
+    )
     parts = pod_template.build(ctx, comp, 0, topo, policy, volumes, container_name="pytorch")
     launcher = flavors.torch_launcher(ctx.job)
     nproc = nproc_per_node(launcher, parts.gpus)
@@ -134,7 +136,9 @@ def build_mpi(
     res = comp.resources
     nodes = res.computed_nodes() * comp.replicas
     hosts = tuple(f"{ctx.name}-worker-{i}.{ctx.name}" for i in range(nodes))
-    topo = slurmenv.Topology(nodes=1, hosts=hosts, uid_label=REPLICA_LABEL, srun_mode="mpirun")
+    topo = slurmenv.Topology(
+        nodes=1, hosts=hosts, uid_label=REPLICA_LABEL, uid_is_name=True, srun_mode="mpirun"
+    )
     parts = pod_template.build(ctx, comp, 0, topo, policy, volumes)
     if ctx.native is None:
         execution.record_batch_host(

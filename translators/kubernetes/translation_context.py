@@ -104,6 +104,7 @@ class Context:
     allocation: JobAllocation | None = None  # what Slurm gives the job (migrate.site.allocation)
     native: Any = None  # native.Plan when the pods run the step's program themselves
     step_secret: str | None = None  # the Secret of the token its pods share for steps (step_service)
+    job_id_is_name: bool = False  # the pods' SLURM_JOB_ID is the job's name, not a uid (slurmenv)
 
     @classmethod
     def create(

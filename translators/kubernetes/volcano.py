@@ -49,6 +49,7 @@ def build(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> tuple[list[
             host_suffix="" if het else f".{ctx.name}",
             het_group=index if het else None,
             uid_label=JOB_NAME_LABEL,
+            uid_is_name=True,
         )
         offset += nodes
         parts = pod_template.build(ctx, comp, index, topo, policy, volumes)

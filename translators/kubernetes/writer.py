@@ -114,13 +114,7 @@ def translate_job(
     pod_template.report_credentials(ctx)
     if ctx.native is None:
         slurm_commands.record(ctx)
-        entries = _env_entries(manifests)
-        uid = [
-            e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
-            for e in entries
-            if e["name"] == "MIGRATE_JOB_UID"
-        ]
-        slurmenv.record_script_variables(ctx, {e["name"] for e in entries}, next(iter(uid), None))
+        slurmenv.record_script_variables(ctx, _env_names(manifests))
     coverage.sweep(ctx)
     # in file order, as a reviewer reads the script; entries without a line keep their order at the end
     ctx.fidelity.entries.sort(key=lambda e: (e.line is None, e.line or 0))
@@ -366,15 +360,14 @@ def _monitoring(ctx: Context) -> None:
         )
 
 
-def _env_entries(manifests: list[Manifest]) -> list[dict[str, Any]]:
-    """Every container's env entries, in manifest order."""
-    entries: list[dict[str, Any]] = []
+def _env_names(manifests: list[Manifest]) -> set[str]:
+    names: set[str] = set()
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             env = node.get("env")
             if isinstance(env, list):
-                entries.extend(e for e in env if isinstance(e, dict) and "name" in e)
+                names.update(e["name"] for e in env if isinstance(e, dict) and "name" in e)
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -383,7 +376,7 @@ def _env_entries(manifests: list[Manifest]) -> list[dict[str, Any]]:
 
     for m in manifests:
         walk(m.body)
-    return entries
+    return names
 
 
 def translate_wrapper(job: ir.Job, name: str) -> Translation:
