@@ -40,6 +40,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# Modules whose every test runs generated output (pods, the step service, workflows, fuzzers, a browser).
+_EXECUTION_MODULES = {
+    "test_chain_argo",
+    "test_chain_jobflow",
+    "test_fuzz_smoke",
+    "test_mpirun_env",
+    "test_podrunner",
+    "test_report_browser",
+    "test_stepd",
+}
+# What a test calls, in its own body, when it runs pods or the entrypoint under bash.
+_RUNNERS = {"require_pods", "run_pod", "run_entrypoint"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the execution tests (the Slurm sandbox, the pod runner, generated shell run under bash),
+    so that ``-m "not execution"`` is the fast selection the README names."""
+    for item in items:
+        module = item.module.__name__ if isinstance(item, pytest.Function) and item.module else ""
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        calls = set(code.co_names) if code is not None else set()
+        if item.get_closest_marker("slurm") or module in _EXECUTION_MODULES or calls & _RUNNERS:
+            item.add_marker(pytest.mark.execution)
+
+
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
