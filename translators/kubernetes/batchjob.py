@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from migrate.translators.job_variables import POD
+
 from . import execution, pod_template, slurmenv, submit_dir
 from .job_policy import JobPolicy
 from .storage import Volume
@@ -70,10 +72,12 @@ def job_spec(
             if array.max_concurrent:
                 how += f", parallelism {array.max_concurrent} from %{array.max_concurrent}"
             if remap:
-                how += "; the entrypoint maps JOB_COMPLETION_INDEX to the Slurm index (MIGRATE_ARRAY_RANGES)"
+                how += (
+                    f"; the entrypoint maps JOB_COMPLETION_INDEX to the Slurm index ({POD.ARRAY_RANGES.name})"
+                )
                 comments[("completions",)] = [
                     f"--array={array.spec}: index i runs Slurm task "
-                    "MIGRATE_ARRAY_RANGES[i] (see the entrypoint)"
+                    f"{POD.ARRAY_RANGES.name}[i] (see the entrypoint)"
                 ]
             ctx.fidelity.mapped(item, how, line)
             if nodes > 1:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from migrate.translators.job_variables import POD
+
 from . import batchjob, flavors, pod_template
 from .job_policy import JobPolicy
 from .storage import Volume
@@ -85,7 +87,7 @@ def build(
                 f"from the resubmission with --begin={begin}" + ("" if exact else ": a placeholder"),
             )
         )
-        policy.io_env.append({"name": "MIGRATE_RESUBMIT_BY_SCHEDULE", "value": "1"})
+        policy.io_env.append({"name": POD.RESUBMIT_BY_SCHEDULE.name, "value": "1"})
     job_spec, comments = batchjob.job_spec(ctx, policy, volumes, suspend=kueue)
     template_meta: dict[str, Any] = {"labels": {**ctx.labels, **policy.labels}}
     spec: dict[str, Any] = {

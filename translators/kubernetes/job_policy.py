@@ -15,6 +15,7 @@ from typing import Any
 
 from migrate.names import dns1123_label
 from migrate.site.allocation_model import Source
+from migrate.translators.job_variables import POD
 from migrate.translators.slurm import options as sbatch_options
 from migrate.vocab import DependencyType, FidelityStatus
 
@@ -382,7 +383,7 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
     teed = False
     # sbatch opens a relative file in the folder the job starts in: --chdir, else the submit folder
     base = io.workdir or submit_dir.folder(ctx)
-    for long, path, env in (("output", io.stdout, "MIGRATE_STDOUT"), ("error", io.stderr, "MIGRATE_STDERR")):
+    for long, path, env in (("output", io.stdout, POD.STDOUT.name), ("error", io.stderr, POD.STDERR.name)):
         if not path:
             continue
         item = ctx.option(long, path)
@@ -413,7 +414,7 @@ def _io(ctx: Context, policy: JobPolicy, volumes: list[Volume]) -> None:
         full = io.stdin if io.stdin.startswith("/") or not base else posixpath.join(base, io.stdin)
         item = ctx.option("input", io.stdin)
         if full.startswith("/") and _mounted(full, volumes) is not None:
-            policy.io_env.append({"name": "MIGRATE_STDIN", "value": full})
+            policy.io_env.append({"name": POD.STDIN.name, "value": full})
             ctx.fidelity.mapped(item, f"stdin redirected from {full} by the entrypoint", ctx.line_of("input"))
         else:
             ctx.fidelity.dropped(item, "the file is not on mounted shared storage", ctx.line_of("input"))
@@ -443,13 +444,13 @@ def _open_mode(ctx: Context, policy: JobPolicy, teed: bool) -> None:
         if not teed:
             ctx.fidelity.dropped(item, "pod logs have no open mode", line)
             return
-        policy.io_env.append({"name": "MIGRATE_OPEN_MODE", "value": mode})
+        policy.io_env.append({"name": POD.OPEN_MODE.name, "value": mode})
         what = "appends to" if mode == "append" else "truncates"
         ctx.fidelity.mapped(item, f"the entrypoint {what} the output files when the job starts", line)
         return
     where = ctx.site.config.job_file_append if ctx.site.config else None
     if teed and where:
-        policy.io_env.append({"name": "MIGRATE_OPEN_MODE", "value": "append"})
+        policy.io_env.append({"name": POD.OPEN_MODE.name, "value": "append"})
         ctx.fidelity.mapped(
             "JobFileAppend=1",
             f"the entrypoint appends to the output files, as the site's slurm.conf asks ({where})",

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from migrate.translators.job_variables import POD
+
 from . import execution, pod_template, slurmenv, submit_dir
 from .batchjob import failure_policy
 from .job_policy import JobPolicy
@@ -25,7 +27,7 @@ JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
 # The JobSet's restarts so far, on each pod's labels and annotations: a restart is the job requeued.
 RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
 EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
-INDEX_ENV = "MIGRATE_JOBSET_INDEX"
+INDEX_ENV = POD.JOBSET_INDEX.name
 PREPARE = "prepare"  # the replicated job of a native translation's once-only statements
 
 

@@ -21,15 +21,20 @@ environment variables set in the manifest (``MIGRATE_*`` and static
 - ``bin/shifter``, ``bin/podman-hpc``, ``bin/sarus`` and ``bin/ch-run`` skip
   the runtime's options and image and run the program: the pod already is the
   container, in the job's image.
+
+The texts read ``MIGRATE_*`` variables through placeholders (``@{MIGRATE_NODES}``,
+``@perl{MIGRATE_STEP_PORT}``) that ``translators/job_variables.py`` fills with their defaults.
 """
 
 from __future__ import annotations
+
+from migrate.translators import job_variables
 
 ENTRYPOINT = r"""#!/bin/bash
 # Written by migrate: sets up the Slurm environment of this pod, then runs the
 # unchanged job script. Job-specific values come from the MIGRATE_* and
 # SLURM_* variables of the container.
-MIGRATE_DIR=${MIGRATE_DIR:-/opt/migrate}
+MIGRATE_DIR=@{MIGRATE_DIR}
 export MIGRATE_DIR
 export PATH="$MIGRATE_DIR/bin:$PATH"
 # A login shell (#!/bin/bash -l) reads the image's profile, which may set PATH anew (Debian's
@@ -40,7 +45,7 @@ for __m_shim in "$MIGRATE_DIR"/bin/*; do
   eval "$__m_name() { \"\$MIGRATE_DIR/bin/$__m_name\" \"\$@\"; }"
   export -f "$__m_name"
 done
-if [ "${MIGRATE_SRUN_MODE:-local}" = mpirun ]; then
+if [ "@{MIGRATE_SRUN_MODE}" = mpirun ]; then
   # An MPIJob's ranks start over ssh and see none of the script's environment; under sbatch, mpirun
   # starts them through srun and they inherit it. Pass on what the script exported (not what names
   # the launcher's own node or task).
@@ -60,18 +65,18 @@ fi
 
 # Position of this pod: index within its group of pods, then array task and node.
 __m_idx=0
-if [ -n "${MIGRATE_INDEX_FROM:-}" ]; then
+if [ -n "@{MIGRATE_INDEX_FROM}" ]; then
   __m_idx=${!MIGRATE_INDEX_FROM:-0}
 fi
-__m_nodes=${MIGRATE_NODES:-1}
+__m_nodes=@{MIGRATE_NODES}
 __m_pos=$(( __m_idx / __m_nodes ))
 export MIGRATE_GROUP_NODEID=$(( __m_idx % __m_nodes ))
-export SLURM_NODEID=$(( MIGRATE_GROUP_NODEID + ${MIGRATE_NODE_OFFSET:-0} ))
+export SLURM_NODEID=$(( MIGRATE_GROUP_NODEID + @{MIGRATE_NODE_OFFSET} ))
 export MIGRATE_NODE_INDEX=$SLURM_NODEID  # in a step, SLURM_NODEID counts the step's nodes
 
 # Array task id: JOB_COMPLETION_INDEX counts 0..N-1; ranges "start:step:count"
 # map it onto the Slurm indices (stepped and sparse arrays included).
-if [ -n "${MIGRATE_ARRAY_RANGES:-}" ]; then
+if [ -n "@{MIGRATE_ARRAY_RANGES}" ]; then
   __m_rest=$__m_pos
   for __m_r in $MIGRATE_ARRAY_RANGES; do
     __m_s=${__m_r%%:*}; __m_r=${__m_r#*:}; __m_st=${__m_r%%:*}; __m_n=${__m_r#*:}
@@ -82,21 +87,21 @@ if [ -n "${MIGRATE_ARRAY_RANGES:-}" ]; then
     __m_rest=$(( __m_rest - __m_n ))
   done
   export SLURM_ARRAY_TASK_ID
-  export SLURM_ARRAY_JOB_ID="${MIGRATE_JOB_UID:-0}"
-  export SLURM_JOB_ID="${MIGRATE_JOB_UID:-0}-${SLURM_ARRAY_TASK_ID}"
+  export SLURM_ARRAY_JOB_ID="@{MIGRATE_JOB_UID}"
+  export SLURM_JOB_ID="@{MIGRATE_JOB_UID}-${SLURM_ARRAY_TASK_ID}"
 else
-  export SLURM_JOB_ID="${MIGRATE_JOB_UID:-0}"
+  export SLURM_JOB_ID="@{MIGRATE_JOB_UID}"
 fi
 export SLURM_JOBID=$SLURM_JOB_ID
 
 # Host list: stable pod DNS names, from a list or a "prefix<N>suffix" pattern.
-if [ -n "${MIGRATE_HOSTS:-}" ]; then
+if [ -n "@{MIGRATE_HOSTS}" ]; then
   __m_hosts=$MIGRATE_HOSTS
-elif [ -n "${MIGRATE_HOST_PREFIX:-}" ]; then
+elif [ -n "@{MIGRATE_HOST_PREFIX}" ]; then
   __m_hosts=""
   __m_base=$(( __m_pos * __m_nodes ))
   for (( __m_k = 0; __m_k < __m_nodes; __m_k++ )); do
-    __m_hosts+="${__m_hosts:+ }${MIGRATE_HOST_PREFIX}$(( __m_base + __m_k ))${MIGRATE_HOST_SUFFIX:-}"
+    __m_hosts+="${__m_hosts:+ }${MIGRATE_HOST_PREFIX}$(( __m_base + __m_k ))@{MIGRATE_HOST_SUFFIX}"
   done
 else
   __m_hosts=$(hostname)
@@ -111,18 +116,18 @@ done
 export SLURMD_NODENAME=${SLURMD_NODENAME:-$(hostname)}
 export SLURM_TOPOLOGY_ADDR=$SLURMD_NODENAME
 
-export SLURM_PROCID=$(( MIGRATE_GROUP_NODEID * ${MIGRATE_TASKS_PER_NODE:-1} ))
+export SLURM_PROCID=$(( MIGRATE_GROUP_NODEID * @{MIGRATE_TASKS_PER_NODE} ))
 export SLURM_LOCALID=0
 export SLURM_TASK_PID=$$
 # Slurm sets it only once the job was requeued: unset on the first start, as scripts test it
-if [ "${MIGRATE_RESTARTS:-0}" != 0 ]; then export SLURM_RESTART_COUNT=$MIGRATE_RESTARTS; fi
+if [ "@{MIGRATE_RESTARTS}" != 0 ]; then export SLURM_RESTART_COUNT=$MIGRATE_RESTARTS; fi
 export SLURM_SUBMIT_DIR=${SLURM_SUBMIT_DIR:-$PWD}
 # slurmd gives the job TMPDIR=/tmp when the submitter's environment has none; a container has none
 export TMPDIR=${TMPDIR:-/tmp}
 export SLURM_SUBMIT_HOST=${SLURM_SUBMIT_HOST:-$SLURMD_NODENAME}
 printf -v SLURM_JOB_START_TIME '%(%s)T' -1
 export SLURM_JOB_START_TIME
-if [ -n "${MIGRATE_TIME_LIMIT:-}" ]; then
+if [ -n "@{MIGRATE_TIME_LIMIT}" ]; then
   export SLURM_JOB_END_TIME=$(( SLURM_JOB_START_TIME + MIGRATE_TIME_LIMIT ))
 fi
 
@@ -131,9 +136,9 @@ fi
 __m_count=0
 for __m_h in $__m_hosts; do __m_count=$(( __m_count + 1 )); done
 __m_multi=0
-if [ "$__m_count" -gt 1 ] && [ "${MIGRATE_SRUN_MODE:-local}" = local ]; then
+if [ "$__m_count" -gt 1 ] && [ "@{MIGRATE_SRUN_MODE}" = local ]; then
   __m_multi=1
-  export MIGRATE_STEP_PORT=${MIGRATE_STEP_PORT:-6820}
+  export MIGRATE_STEP_PORT=@{MIGRATE_STEP_PORT}
   export MIGRATE_BATCH_HOST=${__m_hosts%% *}
   if [ "$SLURM_NODEID" != 0 ]; then
     exec perl "$MIGRATE_DIR/bin/migrate-stepd" serve
@@ -160,7 +165,7 @@ __m_expand() {
 # sbatch truncates the files each time the job starts, a requeued job's start too (--open-mode=append,
 # or JobFileAppend=1 in slurm.conf, keeps them); a restarted pod is the job requeued.
 __m_truncate=1
-if [ "${MIGRATE_OPEN_MODE:-truncate}" = append ]; then __m_truncate=0; fi
+if [ "@{MIGRATE_OPEN_MODE}" = append ]; then __m_truncate=0; fi
 # sbatch opens the files before the script starts: a file it cannot open fails the job.
 __m_open() {
   if [ "$__m_truncate" = 1 ]; then : 2>/dev/null > "$1"; else : 2>/dev/null >> "$1"; fi && return 0
@@ -168,20 +173,20 @@ __m_open() {
   exit 1
 }
 __m_tees=()
-if [ -n "${MIGRATE_STDOUT:-}" ]; then
+if [ -n "@{MIGRATE_STDOUT}" ]; then
   __m_out=$(__m_expand "$MIGRATE_STDOUT")
   __m_open "$__m_out" output
   exec > >(tee -a "$__m_out")
   __m_tees+=($!)
-  if [ -z "${MIGRATE_STDERR:-}" ]; then exec 2> >(tee -a "$__m_out" >&2); __m_tees+=($!); fi
+  if [ -z "@{MIGRATE_STDERR}" ]; then exec 2> >(tee -a "$__m_out" >&2); __m_tees+=($!); fi
 fi
-if [ -n "${MIGRATE_STDERR:-}" ]; then
+if [ -n "@{MIGRATE_STDERR}" ]; then
   __m_err=$(__m_expand "$MIGRATE_STDERR")
   if [ "$__m_err" != "${__m_out:-}" ]; then __m_open "$__m_err" error; fi
   exec 2> >(tee -a "$__m_err" >&2)
   __m_tees+=($!)
 fi
-if [ -n "${MIGRATE_STDIN:-}" ]; then
+if [ -n "@{MIGRATE_STDIN}" ]; then
   __m_in=$(__m_expand "$MIGRATE_STDIN")
   if [ ! -r "$__m_in" ]; then
     echo "migrate: error: could not open the input file $__m_in: the job fails, as under sbatch" >&2
@@ -193,14 +198,14 @@ fi
 if [ "$__m_multi" = 1 ]; then
   # The allocation is complete once every pod's name resolves (DNS records may
   # lag the pods); the service here tells the other pods this pod still runs.
-  __m_deadline=$(( SECONDS + ${MIGRATE_STEP_WAIT:-600} ))
+  __m_deadline=$(( SECONDS + @{MIGRATE_STEP_WAIT} ))
   for __m_h in $__m_hosts; do
     command -v getent >/dev/null 2>&1 || break
     until getent hosts "$__m_h" >/dev/null 2>&1 || [ "$SECONDS" -ge "$__m_deadline" ]; do sleep 1; done
   done
   MIGRATE_BATCH_HOST="" perl "$MIGRATE_DIR/bin/migrate-stepd" serve </dev/null >/dev/null 2>&1 &
   __m_server=$!
-elif [ -z "${MIGRATE_SIGNAL:-}" ] && [ "${#__m_tees[@]}" = 0 ]; then
+elif [ -z "@{MIGRATE_SIGNAL}" ] && [ "${#__m_tees[@]}" = 0 ]; then
   exec "$MIGRATE_DIR/job.sh" "$@"
 fi
 
@@ -209,8 +214,9 @@ fi
 "$MIGRATE_DIR/job.sh" "$@" <&0 &
 __m_child=$!
 __m_send() {
-  local f s pid sig=${MIGRATE_SIGNAL:-TERM}
-  if [ -z "${MIGRATE_SIGNAL:-}" ] || [ "${MIGRATE_SIGNAL_BATCH_ONLY:-0}" = 1 ]; then
+  local f s pid sig=@{MIGRATE_SIGNAL}
+  sig=${sig:-TERM}  # no --signal: what Kubernetes sent
+  if [ -z "@{MIGRATE_SIGNAL}" ] || [ "@{MIGRATE_SIGNAL_BATCH_ONLY}" = 1 ]; then
     kill -s "$sig" "$__m_child" 2>/dev/null
     return 0
   fi
@@ -225,11 +231,11 @@ __m_send() {
 }
 trap __m_send TERM
 __m_timer=""
-if [ -n "${MIGRATE_SIGNAL:-}" ] && [ -n "${MIGRATE_TIME_LIMIT:-}" ] \
-    && [ "${MIGRATE_TIME_LIMIT}" -gt "${MIGRATE_SIGNAL_LEAD:-60}" ]; then
+if [ -n "@{MIGRATE_SIGNAL}" ] && [ -n "@{MIGRATE_TIME_LIMIT}" ] \
+    && [ "${MIGRATE_TIME_LIMIT}" -gt "@{MIGRATE_SIGNAL_LEAD}" ]; then
   # --signal: Kubernetes only sends SIGTERM at deletion; send the requested
   # signal at that point and, like Slurm, LEAD seconds before the time limit.
-  ( sleep $(( MIGRATE_TIME_LIMIT - ${MIGRATE_SIGNAL_LEAD:-60} )) && kill -s TERM $$ ) &
+  ( sleep $(( MIGRATE_TIME_LIMIT - @{MIGRATE_SIGNAL_LEAD} )) && kill -s TERM $$ ) &
   __m_timer=$!
 fi
 while :; do
@@ -271,7 +277,7 @@ SRUN = r"""#!/bin/bash
 # for launchers that start their own workers), in the other pods of the job
 # through their step service (migrate-stepd), with this shell's environment.
 # Pyxis --container-* options are ignored: the pod already is the container.
-__m_me=${MIGRATE_NODE_INDEX:-${SLURM_NODEID:-0}}
+__m_me=@{MIGRATE_NODE_INDEX}
 __m_hosts=(${SLURM_JOB_NODELIST//,/ })
 [ ${#__m_hosts[@]} -gt 0 ] || __m_hosts=("$(hostname)")
 __m_pids=()
@@ -335,7 +341,7 @@ __m_step() {
   done
   __m_plan_nodes=0 __m_plan_tasks=0
   [ $# -gt 0 ] || return 0
-  if [ "${MIGRATE_SRUN_MODE:-local}" = mpirun ] && ! __m_is_launcher "$@"; then
+  if [ "@{MIGRATE_SRUN_MODE}" = mpirun ] && ! __m_is_launcher "$@"; then
     [ "$__m_dry" = 1 ] && return 0
     # Ranks started over ssh see none of this shell's environment: Open MPI passes on what -x
     # names, and each rank takes its Slurm identity from Open MPI's (ranks fill a Worker's slots
@@ -348,16 +354,16 @@ __m_step() {
         *) fwd+=(-x "$v") ;;
       esac
     done
-    local np=${ntasks:-${SLURM_NTASKS:-$(( ${#__m_hosts[@]} * ${MIGRATE_TASKS_PER_NODE:-1} ))}}
+    local np=${ntasks:-${SLURM_NTASKS:-$(( ${#__m_hosts[@]} * @{MIGRATE_TASKS_PER_NODE} ))}}
     # The step's own counts, as srun gives its tasks: its tasks fill the nodes in order.
-    local per=${tpn:-${MIGRATE_TASKS_PER_NODE:-1}} used=${nodes%%-*}
+    local per=${tpn:-@{MIGRATE_TASKS_PER_NODE}} used=${nodes%%-*}
     [ -n "$used" ] || used=$(( (np + per - 1) / per ))
     [ "$used" -le "${#__m_hosts[@]}" ] || used=${#__m_hosts[@]}
     SLURM_NNODES=$used SLURM_NTASKS=$np SLURM_NPROCS=$np SLURM_STEP_NUM_TASKS=$np SLURM_STEP_NUM_NODES=$used \
       command mpirun -np "$np" "${fwd[@]}" -x SLURM_NNODES -x SLURM_NTASKS -x SLURM_NPROCS \
       -x SLURM_STEP_NUM_TASKS -x SLURM_STEP_NUM_NODES /bin/bash -c \
       'export SLURM_PROCID=$OMPI_COMM_WORLD_RANK SLURM_LOCALID=$OMPI_COMM_WORLD_LOCAL_RANK
-       export SLURM_NODEID=$(( OMPI_COMM_WORLD_RANK / ${MIGRATE_TASKS_PER_NODE:-1} ))
+       export SLURM_NODEID=$(( OMPI_COMM_WORLD_RANK / @{MIGRATE_TASKS_PER_NODE} ))
        export SLURMD_NODENAME=$(hostname)
        exec "$@"' migrate-rank "$@"
     return $?
@@ -365,7 +371,7 @@ __m_step() {
   # The nodes this step may use: its het groups' (by default the component of its place in
   # `srun a : b`, the first for a plain srun), or all.
   local pool=() g var found
-  if [ -n "${MIGRATE_HET_GROUP:-}" ]; then
+  if [ -n "@{MIGRATE_HET_GROUP}" ]; then
     for g in ${groups//,/ }; do
       var=SLURM_JOB_NODELIST_HET_GROUP_$g
       found=$(__m_ids_of "${!var:-}") || return 1
@@ -380,7 +386,7 @@ __m_step() {
     pool=("${!__m_hosts[@]}")
   fi
   local targets=()
-  if [ "${MIGRATE_IN_STEP:-0}" = 1 ]; then
+  if [ "@{MIGRATE_IN_STEP}" = 1 ]; then
     targets=("$__m_me")  # srun inside a step: this node only
   elif [ -n "$nodelist" ]; then
     found=$(__m_ids_of "$nodelist") || return 1
@@ -405,7 +411,7 @@ __m_step() {
   elif [ -n "$nodes" ] || [ -n "$nodelist" ]; then
     total=$used
   else
-    total=$(( used * ${MIGRATE_TASKS_PER_NODE:-1} ))
+    total=$(( used * @{MIGRATE_TASKS_PER_NODE} ))
   fi
   if [ "$__m_dry" = 1 ]; then
     __m_plan_nodes=$used __m_plan_tasks=$total
@@ -535,9 +541,9 @@ use POSIX ();
 use Cwd ();
 
 $SIG{PIPE} = 'IGNORE';
-my $PORT = $ENV{MIGRATE_STEP_PORT} || 6820;
+my $PORT = @perl{MIGRATE_STEP_PORT};
 my $STDIN_MAX = 64 << 20;  # bytes of srun's stdin a step takes along
-my $WAIT = $ENV{MIGRATE_STEP_WAIT} || 600;
+my $WAIT = @perl{MIGRATE_STEP_WAIT};
 # What a step takes from the pod it runs in, not from the batch shell.
 my @POD_VARS = qw(HOSTNAME SLURMD_NODENAME MIGRATE_NODE_INDEX SLURM_TOPOLOGY_ADDR MIGRATE_GROUP_NODEID
   JOB_COMPLETION_INDEX RANK PET_NODE_RANK VC_TASK_INDEX VK_TASK_INDEX MIGRATE_JOBSET_INDEX
@@ -583,7 +589,7 @@ sub nap { select(undef, undef, undef, $_[0]); }
 
 # The token frame every request starts with.
 sub credential {
-  my $token = $ENV{MIGRATE_STEP_TOKEN} // '';
+  my $token = @perl{MIGRATE_STEP_TOKEN};
   return 'A' . length($token) . "\n" . $token;
 }
 
@@ -691,8 +697,8 @@ sub run_step {
   }
   close $ow; close $ew;
   $SIG{TERM} = sub {  # the pod is being deleted
-    return if ($ENV{MIGRATE_SIGNAL_BATCH_ONLY} || '') eq '1';
-    kill($ENV{MIGRATE_SIGNAL} || 'TERM', keys %alive);
+    return if (@perl{MIGRATE_SIGNAL_BATCH_ONLY}) eq '1';
+    kill(@perl{MIGRATE_SIGNAL} || 'TERM', keys %alive);
   };
   my $sel = IO::Select->new($or, $er, $c);
   my ($rc, $ended) = (0, 0);
@@ -736,8 +742,8 @@ sub serve {
   # steps (the --signal, else SIGTERM), and have the grace period until the release or SIGKILL.
   my %steps;
   $SIG{TERM} = sub { kill 'TERM', keys %steps; };
-  my $batch = $ENV{MIGRATE_BATCH_HOST} || '';
-  my $token = $ENV{MIGRATE_STEP_TOKEN} // '';
+  my $batch = @perl{MIGRATE_BATCH_HOST};
+  my $token = @perl{MIGRATE_STEP_TOKEN};
   if ($token eq '') {
     print STDERR "migrate: MIGRATE_STEP_TOKEN is empty: this pod refuses every job step and release "
       . "(the job's Secret must hold a token)\n";
@@ -803,7 +809,7 @@ sub run_remote {
     print STDERR "migrate: srun: $host does not serve job steps (waited ${WAIT}s)\n";
     exit 1;
   };
-  if (($ENV{MIGRATE_STEP_TOKEN} // '') eq '') {
+  if ((@perl{MIGRATE_STEP_TOKEN}) eq '') {
     print STDERR "migrate: srun: MIGRATE_STEP_TOKEN is empty: $host will refuse the step\n";
   }
   my @names = grep { $_ ne 'MIGRATE_STEP_TOKEN' && index($ENV{$_}, "\0") < 0 } sort keys %ENV;
@@ -849,7 +855,7 @@ sub run_remote {
 
 sub release {
   my ($host, $rc) = @_;
-  my $wait = $ENV{MIGRATE_RELEASE_WAIT} || 30;
+  my $wait = @perl{MIGRATE_RELEASE_WAIT};
   my $s = reach($host, $wait) or exit 1;
   put($s, credential() . "Q$rc\n") or exit 1;
   # A released service closes without a word; a refusal says why.
@@ -891,7 +897,7 @@ esac
 
 SBATCH = r"""#!/bin/bash
 # sbatch shim written by migrate: submitting from inside a pod is not translated.
-if [ "${MIGRATE_RESUBMIT_BY_SCHEDULE:-0}" = 1 ]; then
+if [ "@{MIGRATE_RESUBMIT_BY_SCHEDULE}" = 1 ]; then
   echo "migrate: 'sbatch $*' skipped: the CronJob schedule starts the next run" >&2
   exit 0
 fi
@@ -988,6 +994,10 @@ def _valued_options(srun_text: str) -> str:
 
 
 SRUN = _valued_options(SRUN)
+# Every MIGRATE_* read with its default, from the one table of them.
+ENTRYPOINT, SRUN, STEPD, SCONTROL, SBATCH, MODULE, CONTAINER_RUN = (
+    job_variables.fill(text) for text in (ENTRYPOINT, SRUN, STEPD, SCONTROL, SBATCH, MODULE, CONTAINER_RUN)
+)
 
 FILES: dict[str, str] = {
     "entrypoint.sh": ENTRYPOINT,

@@ -15,12 +15,13 @@ from typing import Any
 
 from migrate import ir
 from migrate.names import job_file_name
+from migrate.translators.job_variables import POD
 from migrate.vocab import JobKind
 
 from . import step_service, submit_dir, submitter
 from .translation_context import Context
 
-MOUNT_DIR = "/opt/migrate"
+MOUNT_DIR = POD.DIR.default or ""  # where the ConfigMap of the scripts is mounted
 
 
 @dataclass(frozen=True)
@@ -203,45 +204,45 @@ def environment(
         env += _het_env(ctx, topo)
     env += submitter.env(ctx)
     # Inputs of the entrypoint and the shims.
-    env.append(_lit("MIGRATE_DIR", MOUNT_DIR))
+    env.append(_lit(POD.DIR.name, MOUNT_DIR))
     env.extend(topo.index_env)
     if topo.index_from:
-        env.append(_lit("MIGRATE_INDEX_FROM", topo.index_from))
-    env.append(_lit("MIGRATE_NODES", topo.nodes))
-    env.append(_lit("MIGRATE_TASKS_PER_NODE", res.computed_tasks_per_node()))  # the srun shim's default
+        env.append(_lit(POD.INDEX_FROM.name, topo.index_from))
+    env.append(_lit(POD.NODES.name, topo.nodes))
+    env.append(_lit(POD.TASKS_PER_NODE.name, res.computed_tasks_per_node()))  # the srun shim's default
     if topo.node_offset:
-        env.append(_lit("MIGRATE_NODE_OFFSET", topo.node_offset))
+        env.append(_lit(POD.NODE_OFFSET.name, topo.node_offset))
     if topo.het_group is not None:
-        env.append(_lit("MIGRATE_HET_GROUP", topo.het_group))
+        env.append(_lit(POD.HET_GROUP.name, topo.het_group))
     if topo.hosts:
-        env.append(_lit("MIGRATE_HOSTS", " ".join(topo.hosts)))
+        env.append(_lit(POD.HOSTS.name, " ".join(topo.hosts)))
     elif topo.host_prefix:
-        env.append(_lit("MIGRATE_HOST_PREFIX", topo.host_prefix))
-        env.append(_lit("MIGRATE_HOST_SUFFIX", topo.host_suffix))
+        env.append(_lit(POD.HOST_PREFIX.name, topo.host_prefix))
+        env.append(_lit(POD.HOST_SUFFIX.name, topo.host_suffix))
     if job.array is not None:
         env.append(
-            _lit("MIGRATE_ARRAY_RANGES", " ".join(f"{s}:{st}:{n}" for s, st, n in array_ranges(job.array)))
+            _lit(POD.ARRAY_RANGES.name, " ".join(f"{s}:{st}:{n}" for s, st, n in array_ranges(job.array)))
         )
     if topo.uid_label:
-        env.append(_field("MIGRATE_JOB_UID", f"metadata.labels['{topo.uid_label}']"))
+        env.append(_field(POD.JOB_UID.name, f"metadata.labels['{topo.uid_label}']"))
     else:
-        env.append(_field("MIGRATE_JOB_UID", "metadata.name"))
+        env.append(_field(POD.JOB_UID.name, "metadata.name"))
     ctx.job_id_is_name = topo.uid_is_name
     if topo.restarts_annotation:
-        env.append(_field("MIGRATE_RESTARTS", f"metadata.annotations['{topo.restarts_annotation}']"))
+        env.append(_field(POD.RESTARTS.name, f"metadata.annotations['{topo.restarts_annotation}']"))
     if job.time_limit_s:
-        env.append(_lit("MIGRATE_TIME_LIMIT", job.time_limit_s))
+        env.append(_lit(POD.TIME_LIMIT.name, job.time_limit_s))
     if topo.srun_mode != "local":
-        env.append(_lit("MIGRATE_SRUN_MODE", topo.srun_mode))
+        env.append(_lit(POD.SRUN_MODE.name, topo.srun_mode))
     elif job.total_nodes() > 1:  # node 0's srun sends steps to the other pods' step service
         env.append(step_service.token_env(ctx))
     env.extend(io_env)
     sig = job.failure.signal
     if sig is not None:
         env += [
-            _lit("MIGRATE_SIGNAL", sig.name),
-            _lit("MIGRATE_SIGNAL_LEAD", sig.seconds_before),
-            _lit("MIGRATE_SIGNAL_BATCH_ONLY", 1 if sig.batch_only else 0),
+            _lit(POD.SIGNAL.name, sig.name),
+            _lit(POD.SIGNAL_LEAD.name, sig.seconds_before),
+            _lit(POD.SIGNAL_BATCH_ONLY.name, 1 if sig.batch_only else 0),
         ]
     return env
 

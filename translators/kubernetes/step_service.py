@@ -22,12 +22,13 @@ from __future__ import annotations
 from typing import Any
 
 from migrate.names import dns1123_label
+from migrate.translators.job_variables import POD
 
 from .translation_context import LABEL_JOB, Context, TokenNeed
 from .yamlemit import Manifest
 
-STEP_PORT = 6820  # MIGRATE_STEP_PORT's default in the entrypoint
-TOKEN_ENV = "MIGRATE_STEP_TOKEN"
+STEP_PORT = int(POD.STEP_PORT.default or 0)  # the port the entrypoint gives the service when unset
+TOKEN_ENV = POD.STEP_TOKEN.name
 TOKEN_KEY = "token"
 NETWORKING_API = "networking.k8s.io/v1"
 _PORT_MAX = 65535

@@ -13,12 +13,14 @@ from __future__ import annotations
 import shlex
 
 from migrate.fidelity import Edge, Translation
+from migrate.translators import job_variables
 
 from .translation_context import Needs
 
 FILE = "submit.sh"
 
-_PRELUDE = r"""#!/bin/bash
+_PRELUDE = job_variables.fill(
+    r"""#!/bin/bash
 # Written by migrate: applies the translated jobs in dependency order.
 # Needs kubectl with access to the cluster. Run from anywhere: ./submit.sh
 set -uo pipefail
@@ -70,11 +72,12 @@ wait_for() {
         echo "submit.sh: $1/$2 ended $s; the jobs that wait for it ($want) are not applied" >&2
         return 1 ;;
     esac
-    sleep "${MIGRATE_POLL_SECONDS:-10}"
+    sleep "@{MIGRATE_POLL_SECONDS}"
   done
 }
 
 """
+)
 _WANT = {
     "afterok": "complete",
     "afterany": "finished",

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.secrets import REDACTED
+from migrate.translators.job_variables import SLURM
 from migrate.vocab import EnvOrigin, SecretKind
 
 from .analyze import MAX_SCRIPT_DEPTH, analyze
@@ -38,7 +39,7 @@ from .redact import (
     secret_option_value,
 )
 
-PREFIX = "MIGRATE_SECRET_"
+PREFIX = SLURM.SECRET_PREFIX.name
 _WHOLE_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _DELETED = "<removed>"  # a quoted here-document: no reference can stand there
 _WANDB_KEY = re.compile(r"[A-Za-z0-9]{20,}\Z")

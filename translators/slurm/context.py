@@ -8,6 +8,7 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import FidelityLog
 from migrate.site.config import SiteConfig
+from migrate.translators.job_variables import SLURM, bash_value
 
 # Container runtimes the writer can target (``--container-runtime``).
 PYXIS = "pyxis"
@@ -22,8 +23,8 @@ RUNTIMES = (PYXIS, APPTAINER, SHIFTER, PODMAN_HPC, NO_RUNTIME)
 DEFAULT_RUNTIME = PYXIS  # enroot/pyxis is the usual way GPU clusters run images under Slurm
 
 # Where scripts look for provisioned secrets and ConfigMap files at run time.
-SECRETS_DIR = '"${MIGRATE_SECRETS_DIR:-$HOME/.migrate/secrets}"'
-CONFIG_DIR = '"${MIGRATE_CONFIG_DIR:-$HOME/.migrate/configmaps}"'
+SECRETS_DIR = f'"{bash_value(SLURM.SECRETS_DIR)}"'
+CONFIG_DIR = f'"{bash_value(SLURM.CONFIG_DIR)}"'
 
 
 def runtime_for(runtime: str | None) -> str:

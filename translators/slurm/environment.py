@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.secrets import REDACTED
+from migrate.translators.job_variables import SLURM
 from migrate.vocab import EnvOrigin, FidelityStatus, JobKind, SecretKind
 
 from . import kubevars, shape
@@ -33,7 +34,7 @@ _JOBSET_KEY = re.compile(r"metadata\.(?:annotations|labels)\['jobset\.sigs\.k8s\
 _LWS_KEY = re.compile(r"metadata\.(?:annotations|labels)\['leaderworkerset\.sigs\.k8s\.io/([a-z-]+)'\]")
 # A LeaderWorkerSet group's index in its batch script and tasks: the array task id, or the copy
 # submit.sh submitted (translators/slurm/kube_groups.py).
-LWS_GROUP_VAR = "MIGRATE_LWS_GROUP"
+LWS_GROUP_VAR = SLURM.LWS_GROUP.name
 CONTAINER_ORIGINS = frozenset({EnvOrigin.ENV, EnvOrigin.ENV_FROM, EnvOrigin.FIELD_REF})
 
 # Shell functions the generated lines call; written once at the top of the script.
@@ -187,7 +188,7 @@ def _reference(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, st
         out.lines.append(f"{var.name}=$({call}) || exit 1")
         out.lines.append(f"export {var.name}")
     out.exported.append(var.name)
-    where = "MIGRATE_SECRETS_DIR" if ref.kind == SecretKind.SECRET else "MIGRATE_CONFIG_DIR"
+    where = SLURM.SECRETS_DIR.name if ref.kind == SecretKind.SECRET else SLURM.CONFIG_DIR.name
     ctx.fidelity.approximated(
         item,
         f"read at run time from ${where}/{ref.name}/{key}"
@@ -217,13 +218,13 @@ def _redacted(ctx: Context, var: ir.EnvVar, out: EnvLines) -> None:
     ctx.fidelity.approximated(
         f"env {var.name}",
         "the manifest holds a literal credential, which is not copied: read at run time from "
-        f"$MIGRATE_SECRETS_DIR/env/{var.name}",
+        f"${SLURM.SECRETS_DIR.name}/env/{var.name}",
         var.line,
     )
     ctx.diag(
         "TO-SLURM-SECRET",
         f"env {var.name} held a literal credential in the manifest: provision it as the file "
-        f"$MIGRATE_SECRETS_DIR/env/{var.name} before submitting",
+        f"${SLURM.SECRETS_DIR.name}/env/{var.name} before submitting",
         var.line,
     )
 
@@ -236,13 +237,13 @@ def _from_config_map_credential(ctx: Context, name: str, config_map: str, out: E
     ctx.fidelity.approximated(
         f"ConfigMap {config_map} credential {name}",
         "the ConfigMap holds a literal credential, which is not copied: read at run time from "
-        f"$MIGRATE_SECRETS_DIR/env/{name}",
+        f"${SLURM.SECRETS_DIR.name}/env/{name}",
         None,
     )
     ctx.diag(
         "TO-SLURM-SECRET",
         f"ConfigMap {config_map} held a literal credential ({name}): provision it as the file "
-        f"$MIGRATE_SECRETS_DIR/env/{name} before submitting",
+        f"${SLURM.SECRETS_DIR.name}/env/{name} before submitting",
         None,
     )
 
@@ -264,7 +265,7 @@ def _env_from(ctx: Context, var: ir.EnvVar, config_maps: dict[str, dict[str, str
         )
         return
     base = SECRETS_DIR if ref.kind == SecretKind.SECRET else CONFIG_DIR
-    where = "MIGRATE_SECRETS_DIR" if ref.kind == SecretKind.SECRET else "MIGRATE_CONFIG_DIR"
+    where = SLURM.SECRETS_DIR.name if ref.kind == SecretKind.SECRET else SLURM.CONFIG_DIR.name
     out.helpers.add(DIR_HELPER)
     out.lines.append(f"migrate_env_dir {base}/{shell_word(ref.name)} {shell_word(prefix)} || exit 1")
     out.prefixes.append(prefix)

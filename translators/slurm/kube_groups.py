@@ -36,6 +36,7 @@ from collections.abc import Iterable
 
 from migrate import ir
 from migrate.render import plural
+from migrate.translators.job_variables import SLURM, bash_value
 from migrate.vocab import JobKind
 
 from . import environment, kube_steps, launch, shape, volumes
@@ -254,7 +255,7 @@ def _prelude(job: ir.Job, het: int | None) -> list[str]:
     nodes = "$SLURM_JOB_NODELIST"
     if het is not None:  # the leader's component is the first: its first node
         nodes = "${SLURM_JOB_NODELIST_HET_GROUP_0:-$SLURM_JOB_NODELIST}"
-    group = '"${MIGRATE_LWS_GROUP:-0}"' if het is not None else '"${SLURM_ARRAY_TASK_ID:-0}"'
+    group = f'"{bash_value(SLURM.LWS_GROUP)}"' if het is not None else '"${SLURM_ARRAY_TASK_ID:-0}"'
     return [
         f"# LeaderWorkerSet group of {plural(shape.lws_size(job), 'pod')}: the leader's program on the "
         "first task, the workers' on the others, with the controller's env",

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.translators.job_variables import POD
 from migrate.vocab import ContainerRuntime, EnvOrigin
 
 from . import directives, environment
@@ -58,7 +59,7 @@ def _groups(job: ir.Job) -> list[tuple[ir.Component, dict[str, str]]]:
     seen: dict[str, tuple[ir.Component, dict[str, str]]] = {}
     for comp in job.components:
         hints = _hints(comp)
-        seen.setdefault(hints.get("MIGRATE_HET_GROUP", "0"), (comp, hints))
+        seen.setdefault(hints.get(POD.HET_GROUP.name, "0"), (comp, hints))
     return [seen[k] for k in sorted(seen, key=lambda g: int(g) if (g.isascii() and g.isdigit()) else 0)]
 
 
@@ -121,18 +122,18 @@ def _job_options(ctx: Context, h: Header, hints: dict[str, str]) -> None:
         ("SLURM_JOB_ACCOUNT", "account"),
         ("SLURM_JOB_QOS", "qos"),
         ("SLURM_SUBMIT_DIR", "chdir"),
-        ("MIGRATE_STDOUT", "output"),
-        ("MIGRATE_STDERR", "error"),
-        ("MIGRATE_STDIN", "input"),
-        ("MIGRATE_OPEN_MODE", "open-mode"),
+        (POD.STDOUT.name, "output"),
+        (POD.STDERR.name, "error"),
+        (POD.STDIN.name, "input"),
+        (POD.OPEN_MODE.name, "open-mode"),
     ):
         if hints.get(env):
             _add(ctx, h, long, hints[env], f"env {env}")
-    limit = hints.get("MIGRATE_TIME_LIMIT")
+    limit = hints.get(POD.TIME_LIMIT.name)
     seconds = int(limit) if limit and (limit.isascii() and limit.isdigit()) else job.time_limit_s
     if seconds:
         _add(ctx, h, "time", sbatch.format_time(seconds), "activeDeadlineSeconds")
-    ranges = hints.get("MIGRATE_ARRAY_RANGES")
+    ranges = hints.get(POD.ARRAY_RANGES.name)
     if job.array is not None:
         spec = (array_spec(ranges) if ranges else None) or job.array.spec.split("%", 1)[0]
         limit_n = job.array.max_concurrent
@@ -144,10 +145,10 @@ def _job_options(ctx: Context, h: Header, hints: dict[str, str]) -> None:
             spec + (f"%{limit_n}" if limit_n and limit_n < count else ""),
             "Indexed completions",
         )
-    if hints.get("MIGRATE_SIGNAL"):
-        lead = hints.get("MIGRATE_SIGNAL_LEAD", str(sbatch.SIGNAL_DEFAULT_SECONDS))
-        flag = "B:" if hints.get("MIGRATE_SIGNAL_BATCH_ONLY") == "1" else ""
-        _add(ctx, h, "signal", f"{flag}{hints['MIGRATE_SIGNAL']}@{lead}", "env MIGRATE_SIGNAL")
+    if hints.get(POD.SIGNAL.name):
+        lead = hints.get(POD.SIGNAL_LEAD.name, str(sbatch.SIGNAL_DEFAULT_SECONDS))
+        flag = "B:" if hints.get(POD.SIGNAL_BATCH_ONLY.name) == "1" else ""
+        _add(ctx, h, "signal", f"{flag}{hints[POD.SIGNAL.name]}@{lead}", f"env {POD.SIGNAL.name}")
     kueue = any(kv.key == "kueue.x-k8s.io/queue-name" for kv in job.labels)
     if job.hold and not kueue:
         _add(ctx, h, "hold", None, "suspend: true")

@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 
 from migrate import ir
 from migrate.render import plural
+from migrate.translators.job_variables import SLURM, bash_value
 from migrate.vocab import MountKind
 
-from .context import NO_RUNTIME, SECRETS_DIR, Context
+from .context import CONFIG_DIR, NO_RUNTIME, SECRETS_DIR, Context
 from .quoting import c_string, shell_word
 
-FILES_DIR = "MIGRATE_FILES"  # inlined ConfigMap files: must be visible to every node of the job
-SCRATCH_DIR = "MIGRATE_SCRATCH"  # emptyDir volumes: node-local
-FILES_SETUP = f'{FILES_DIR}="${{MIGRATE_FILES_DIR:-$SLURM_SUBMIT_DIR/.migrate-files}}/$SLURM_JOB_ID"'
+FILES_DIR = SLURM.FILES.name  # inlined ConfigMap files: must be visible to every node of the job
+SCRATCH_DIR = SLURM.SCRATCH.name  # emptyDir volumes: node-local
+FILES_SETUP = f'{FILES_DIR}="{bash_value(SLURM.FILES_DIR)}/$SLURM_JOB_ID"'
 SCRATCH_SETUP = f'{SCRATCH_DIR}="${{TMPDIR:-/tmp}}/migrate-$SLURM_JOB_ID"'
 
 
@@ -132,19 +133,18 @@ def _config_map(
     data = config_maps.get(name)
     folder = f'"${FILES_DIR}/{name}"'
     if data is None:
-        base = '"${MIGRATE_CONFIG_DIR:-$HOME/.migrate/configmaps}"'
-        host = f"{base}/{shell_word(name)}"
+        host = f"{CONFIG_DIR}/{shell_word(name)}"
         out.binds.append(Bind(host, mount.target, True))
         out.rewrites[mount.target] = host
         ctx.fidelity.approximated(
             item,
-            f"ConfigMap {name} is not in the manifest file: read from $MIGRATE_CONFIG_DIR/{name}",
+            f"ConfigMap {name} is not in the manifest file: read from ${SLURM.CONFIG_DIR.name}/{name}",
             mount.line,
         )
         ctx.diag(
             "TO-SLURM-CONFIGMAP",
             f"ConfigMap {name} (mounted at {mount.target}) is not in the scanned file: provision its keys as "
-            f"files under $MIGRATE_CONFIG_DIR/{name} before submitting",
+            f"files under ${SLURM.CONFIG_DIR.name}/{name} before submitting",
             mount.line,
         )
         return
@@ -178,12 +178,12 @@ def _secret(ctx: Context, mount: ir.Mount, item: str, out: Mounts) -> None:
     out.binds.append(Bind(host, mount.target, True))
     out.rewrites[mount.target] = host
     ctx.fidelity.approximated(
-        item, f"Secret {name}: the files provisioned under $MIGRATE_SECRETS_DIR/{name}", mount.line
+        item, f"Secret {name}: the files provisioned under ${SLURM.SECRETS_DIR.name}/{name}", mount.line
     )
     ctx.diag(
         "TO-SLURM-SECRET",
         f"Secret volume {name} (mounted at {mount.target}): provision one file per key under "
-        f"$MIGRATE_SECRETS_DIR/{name} (readable only by the job's user) before submitting",
+        f"${SLURM.SECRETS_DIR.name}/{name} (readable only by the job's user) before submitting",
         mount.line,
     )
 
