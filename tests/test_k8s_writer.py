@@ -83,6 +83,12 @@ def translate(text: str, flavor: str = "auto", config: Any = SITE, style: str = 
     return translate_job(read(text), config, flavor, style=style)
 
 
+def manifest_of(text: str) -> str:
+    """The one file a translation of one job writes."""
+    (manifest,) = translate(text).files.values()
+    return manifest
+
+
 def workload(t: Translation) -> dict[str, Any]:
     (text,) = t.files.values()
     docs = documents(text)
@@ -765,8 +771,7 @@ def test_srun_shim_runs_one_process_per_local_task(tmp_path: Path) -> None:
 def test_srun_shim_runs_the_het_group_in_its_pods(tmp_path: Path) -> None:
     require_pods()
     text = "#!/bin/bash\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\nsrun --het-group=0 a : --het-group=1 b\n"
-    t = translate(text)
-    (manifest,) = t.files.values()
+    manifest = manifest_of(text)
     script = (
         "#!/bin/bash\nsrun --het-group=0 bash -c 'echo learner $(hostname -s)' : "
         "--het-group=1 bash -c 'echo actor $(hostname -s)'\n"
@@ -781,6 +786,37 @@ def test_srun_shim_runs_the_het_group_in_its_pods(tmp_path: Path) -> None:
     assert "het1" in actor
     assert sorted(out[:2]) == [f"actor {actor}", f"learner {learner}"]
     assert out[2:] == [f"group0-default {learner}", f"part0 {learner}", f"part1 {actor}"]
+
+
+def test_a_hetjobs_batch_script_and_steps_see_their_components_nodes_as_slurm_gives_them(
+    tmp_path: Path,
+) -> None:
+    """On the sandbox (Slurm 22.05), a hetjob's batch script sees component 0's nodes as the job's
+    (SLURM_JOB_NODELIST, SLURM_NNODES) and no unsuffixed SLURM_CPUS_PER_TASK; a step of component 1
+    sees that component's nodes, its --ntasks-per-node and its nodes' GPUs; the pre-20.02 names
+    (SLURM_*_PACK_GROUP_*) are set beside the new ones."""
+    require_pods()
+    text = (
+        "#!/bin/bash\n#SBATCH -N1 -n1 -c 4\n#SBATCH packjob\n"
+        "#SBATCH -N2 --ntasks-per-node=1 --gpus-per-node=2 -c 8\nsrun --pack-group=1 b\n"
+    )
+    manifest = manifest_of(text)
+    show = (
+        'echo "$0 nodes=$SLURM_JOB_NODELIST n=$SLURM_NNODES cpt=${SLURM_CPUS_PER_TASK-unset} '
+        "tpn=${SLURM_NTASKS_PER_NODE-unset} gpus=${SLURM_GPUS_ON_NODE-none} "
+        'pack=$SLURM_JOB_NODELIST_PACK_GROUP_1"'
+    )
+    script = f"#!/bin/bash\nbash -c '{show}' batch\nsrun --pack-group=1 bash -c '{show}' step1 | sort\n"
+    result = pods.run(manifest, tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    first, *others = (f"{p.plan.hostname}.job" for p in result.pods)  # the job's subdomain: job
+    group1 = ",".join(others)
+    out = result.pods[0].stdout.splitlines()
+    assert out == [
+        f"batch nodes={first} n=1 cpt=unset tpn=unset gpus=none pack={group1}",
+        f"step1 nodes={group1} n=2 cpt=unset tpn=1 gpus=2 pack={group1}",
+        f"step1 nodes={group1} n=2 cpt=unset tpn=1 gpus=2 pack={group1}",
+    ]
 
 
 # ---------------------------------------------------------------------------

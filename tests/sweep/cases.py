@@ -166,6 +166,13 @@ def partitions(cases: list[Case]) -> list[str]:
     names = {"cpu"}
     for case in cases:
         names.update(case.job.placement.partitions)
+        # a hetjob's later components keep theirs as raw items
+        names.update(
+            name
+            for raw in case.job.raw
+            if raw.key in ("--partition", "-p") and raw.component
+            for name in (raw.value or "").split(",")
+        )
     return sorted(n for n in names if re.fullmatch(r"[\w.-]+", n))
 
 

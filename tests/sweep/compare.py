@@ -24,6 +24,16 @@ COMPARED = (
     "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK",
 )  # fmt: skip
 _IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+_SANDBOX_NODE = re.compile(r"node(\d+)")
+
+
+def sandbox_address(node: str) -> str | None:
+    """The address the sweep's sandbox gives node K in /etc/hosts (slurm_side.py), so that
+    ``hostname --ip-address`` names a node there as a pod's address names its pod."""
+    found = _SANDBOX_NODE.fullmatch(node)
+    return f"127.0.1.{found.group(1)}" if found else None
+
+
 # A job id that cannot be mistaken for a word: Slurm's number, a Kubernetes uid.
 _ID_LIKE = re.compile(r"\d+|[0-9a-f]{8}-[0-9a-f-]{27}")
 
@@ -53,6 +63,15 @@ def records(folders: Iterable[Path]) -> list[dict[str, object]]:
     return [parse(p) for f in folders if f.is_dir() for p in sorted(f.rglob("rec.*"))]
 
 
+def _job_nodes(env: dict[str, str]) -> list[str]:
+    """The job's nodes in order: a hetjob's every component in turn (its steps and its batch script
+    see their component's nodes as the job's), else the job's node list."""
+    groups = [f"SLURM_JOB_NODELIST_HET_GROUP_{g}" for g in range(int(env.get("SLURM_HET_SIZE") or 0))]
+    if groups and all(g in env for g in groups):
+        return [name for g in groups for name in expand_hostlist(env[g])]
+    return expand_hostlist(env.get("SLURM_JOB_NODELIST", ""))
+
+
 def normalise(
     recs: list[dict[str, object]], hosts: dict[str, int] | None = None, compared: tuple[str, ...] = COMPARED
 ) -> Counter[str]:
@@ -62,8 +81,10 @@ def normalise(
         env = dict(rec["env"])  # type: ignore[call-overload]
         names = dict(hosts or {})
         if not hosts:  # Slurm: the job's own node list gives each name its index
-            for i, name in enumerate(expand_hostlist(env.get("SLURM_JOB_NODELIST", ""))):
+            for i, name in enumerate(_job_nodes(env)):
                 names.setdefault(name, i)
+                if address := sandbox_address(name):
+                    names.setdefault(address, i)
         job_ids = {env[k] for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_HET_JOB_ID") if env.get(k)}
 
         def plain(

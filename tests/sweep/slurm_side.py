@@ -45,7 +45,8 @@ set -u
 export SLURM_SANDBOX_DIR=/var/sbx SLURM_SANDBOX_NODE_UTS=1 SLURM_SANDBOX_FIRST_JOB_ID=70001
 # pyxis's options, as GPU sites take them (a stand-in: the steps run on the host, no container)
 export SLURM_SANDBOX_PLUGINS=pyxis
-printf '127.0.0.1\t%s\n' $(seq -f 'node%g' 1 "$SLURM_SANDBOX_NODES") >> /etc/hosts
+# each node's name its own loopback address (compare.py: sandbox_address), as separate hosts have
+for k in $(seq 1 "$SLURM_SANDBOX_NODES"); do printf '127.0.1.%d\tnode%d\n' "$k" "$k"; done >> /etc/hosts
 if ! bash /sweep/slurm-sandbox.sh start > /sweep/sandbox.log 2>&1; then
   cat /sweep/sandbox.log /var/sbx/log/slurmd*.log >&2
   exit 3

@@ -107,6 +107,12 @@ else
   __m_hosts=$(hostname)
 fi
 export SLURM_JOB_NODELIST=${__m_hosts// /,}
+if [ -n "@{MIGRATE_HET_GROUP}" ]; then
+  # A hetjob: each component is a job of its own there; its pods see their component's nodes, and
+  # the shims rebuild the whole list from SLURM_JOB_NODELIST_HET_GROUP_*.
+  __m_v=SLURM_JOB_NODELIST_HET_GROUP_$MIGRATE_HET_GROUP
+  export SLURM_JOB_NODELIST=${!__m_v:-$SLURM_JOB_NODELIST}
+fi
 export SLURM_NODELIST=$SLURM_JOB_NODELIST
 __m_k=0
 for __m_h in $__m_hosts; do
@@ -279,6 +285,13 @@ SRUN = r"""#!/bin/bash
 # Pyxis --container-* options are ignored: the pod already is the container.
 __m_me=@{MIGRATE_NODE_INDEX}
 __m_hosts=(${SLURM_JOB_NODELIST//,/ })
+if [ -n "@{MIGRATE_HET_GROUP}" ]; then  # a hetjob: every component's nodes, in order
+  __m_hosts=()
+  for (( __m_g = 0; __m_g < ${SLURM_HET_SIZE:-1}; __m_g++ )); do
+    __m_v=SLURM_JOB_NODELIST_HET_GROUP_$__m_g
+    __m_hosts+=(${!__m_v//,/ })
+  done
+fi
 [ ${#__m_hosts[@]} -gt 0 ] || __m_hosts=("$(hostname)")
 __m_pids=()
 
@@ -370,7 +383,7 @@ __m_step() {
   fi
   # The nodes this step may use: its het groups' (by default the component of its place in
   # `srun a : b`, the first for a plain srun), or all.
-  local pool=() g var found
+  local pool=() g var found het_tasks="" het_tpn=""
   if [ -n "@{MIGRATE_HET_GROUP}" ]; then
     for g in ${groups//,/ }; do
       var=SLURM_JOB_NODELIST_HET_GROUP_$g
@@ -381,6 +394,11 @@ __m_step() {
       var=SLURM_JOB_NODELIST_HET_GROUP_$__m_part
       found=$(__m_ids_of "${!var:-}") || return 1
       pool=($found)
+      groups=$__m_part
+    fi
+    if [ "${groups//,/}" = "$groups" ]; then  # one component: its tasks by default, as srun takes them
+      var=SLURM_NTASKS_HET_GROUP_$groups; het_tasks=${!var:-}
+      var=SLURM_NTASKS_PER_NODE_HET_GROUP_$groups; het_tpn=${!var:-}
     fi
   else
     pool=("${!__m_hosts[@]}")
@@ -410,12 +428,20 @@ __m_step() {
     total=$ntasks
   elif [ -n "$nodes" ] || [ -n "$nodelist" ]; then
     total=$used
+  elif [ -n "$het_tasks" ]; then
+    total=$het_tasks
   else
     total=$(( used * @{MIGRATE_TASKS_PER_NODE} ))
   fi
   if [ "$__m_dry" = 1 ]; then
     __m_plan_nodes=$used __m_plan_tasks=$total
     return 0
+  fi
+  if [ -n "@{MIGRATE_HET_GROUP}" ]; then  # a het step's tasks see its components' nodes as the job's
+    local -x SLURM_JOB_NODELIST="" SLURM_JOB_NUM_NODES=${#pool[@]}
+    for id in "${pool[@]}"; do SLURM_JOB_NODELIST+="${SLURM_JOB_NODELIST:+,}${__m_hosts[$id]}"; done
+    local -x SLURM_NODELIST=$SLURM_JOB_NODELIST
+    if [ -n "$het_tpn" ]; then local -x SLURM_NTASKS_PER_NODE=$het_tpn; else unset SLURM_NTASKS_PER_NODE; fi
   fi
   for p in "${!targets[@]}"; do
     id=${targets[$p]}
@@ -549,6 +575,8 @@ my @POD_VARS = qw(HOSTNAME SLURMD_NODENAME MIGRATE_NODE_INDEX SLURM_TOPOLOGY_ADD
   JOB_COMPLETION_INDEX RANK PET_NODE_RANK VC_TASK_INDEX VK_TASK_INDEX MIGRATE_JOBSET_INDEX
   MIGRATE_RESTARTS SLURM_RESTART_COUNT POD_NAME POD_IP MIGRATE_STEP_TOKEN);
 push @POD_VARS, $ENV{MIGRATE_INDEX_FROM} if $ENV{MIGRATE_INDEX_FROM};
+# What the node gives the step where the pod sets it (a hetjob's components differ in CPUs and GPUs).
+my @NODE_VARS = qw(SLURM_CPUS_ON_NODE SLURM_GPUS_ON_NODE SLURM_JOB_GPUS CUDA_VISIBLE_DEVICES);
 
 sub put {
   my ($fh, $data) = @_;
@@ -657,6 +685,7 @@ sub run_step {
   for my $k (@POD_VARS) {
     if (defined $ENV{$k}) { $env{$k} = $ENV{$k}; } else { delete $env{$k}; }
   }
+  for my $k (@NODE_VARS) { $env{$k} = $ENV{$k} if defined $ENV{$k}; }
   $env{MIGRATE_IN_STEP} = 1;
   my $only = delete $env{MIGRATE_STDIN_TASK};
   $only = undef if defined $only && $only eq '';

@@ -159,7 +159,7 @@ def environment(
         _lit("SLURM_CPUS_ON_NODE", cpus),
         _lit("SLURM_JOB_CPUS_PER_NODE", f"{cpus}(x{nodes})" if nodes > 1 else cpus),
     ]
-    if res.cpus_per_task:
+    if res.cpus_per_task and len(job.components) == 1:  # a hetjob's is per component only
         env.append(_lit("SLURM_CPUS_PER_TASK", res.cpus_per_task))
     if res.cpus_per_gpu:  # sbatch sets it only when --cpus-per-gpu is given
         env.append(_lit("SLURM_CPUS_PER_GPU", res.cpus_per_gpu))
@@ -254,16 +254,25 @@ def _het_env(ctx: Context, topo: Topology) -> list[dict[str, Any]]:
         res = comp.resources
         nodes = res.computed_nodes() * comp.replicas
         hosts = topo.hosts[offset : offset + nodes]
-        env += [
-            _lit(f"SLURM_JOB_NODELIST_HET_GROUP_{i}", ",".join(hosts)),
-            _lit(f"SLURM_NODELIST_HET_GROUP_{i}", ",".join(hosts)),
-            _lit(f"SLURM_JOB_NUM_NODES_HET_GROUP_{i}", nodes),
-            _lit(f"SLURM_NNODES_HET_GROUP_{i}", nodes),
-            _lit(f"SLURM_NTASKS_HET_GROUP_{i}", res.computed_tasks()),
-            _lit(f"SLURM_NTASKS_PER_NODE_HET_GROUP_{i}", res.computed_tasks_per_node()),
-        ]
+        group: dict[str, object] = {
+            "JOB_NODELIST": ",".join(hosts),
+            "NODELIST": ",".join(hosts),
+            "JOB_NUM_NODES": nodes,
+            "NNODES": nodes,
+            "NTASKS": res.computed_tasks(),
+            "NPROCS": res.computed_tasks(),
+            "TASKS_PER_NODE": tasks_per_node_text(res),
+        }
+        if res.tasks_per_node:  # as without a hetjob: only when --ntasks-per-node is given
+            group["NTASKS_PER_NODE"] = res.tasks_per_node
         if res.cpus_per_task:
-            env.append(_lit(f"SLURM_CPUS_PER_TASK_HET_GROUP_{i}", res.cpus_per_task))
+            group["CPUS_PER_TASK"] = res.cpus_per_task
+        # Slurm 22.05 still sets the pre-20.02 names (PACK_GROUP) beside the new ones
+        env += [
+            _lit(f"SLURM_{name}_{kind}_GROUP_{i}", value)
+            for kind in ("HET", "PACK")
+            for name, value in group.items()
+        ]
         offset += nodes
     return env
 
