@@ -4,7 +4,9 @@ The bash and Perl shims are written with placeholders that this table fills in: 
 becomes ``${MIGRATE_X:-default}`` (``${MIGRATE_X:-}`` where unset means absent) and
 ``@perl{MIGRATE_X}`` becomes ``$ENV{MIGRATE_X} || 'default'``, so that a default lives here and
 nowhere else. The Python writers name a variable through its entry (``POD.NODES.name``).
-``tests/test_job_variables.py`` checks that no other module spells one.
+``tests/test_job_variables.py`` checks that no other module spells one. The tool's own
+``MIGRATE_CACHE_DIR`` is not a job's: ``migrate/scan/cache.py`` defines it (a warm scan loads no
+translator module).
 """
 
 from __future__ import annotations
@@ -108,12 +110,9 @@ class SLURM:
     SECRET_PREFIX = Variable("MIGRATE_SECRET_", SetBy.USER, "a concealed value: MIGRATE_SECRET_<NAME>")
 
 
-CACHE_DIR = Variable("MIGRATE_CACHE_DIR", SetBy.USER, "the scan cache's folder")
-
 VARIABLES: tuple[Variable, ...] = (
     *(v for v in vars(POD).values() if isinstance(v, Variable)),
     *(v for v in vars(SLURM).values() if isinstance(v, Variable)),
-    CACHE_DIR,
 )
 BY_NAME = {v.name: v for v in VARIABLES}
 

@@ -48,9 +48,8 @@ import yaml
 import migrate.translators as translators
 from migrate import __version__, ir
 from migrate.site.config import SpankOption
-from migrate.translators.job_variables import CACHE_DIR
 
-ENV_VAR = CACHE_DIR.name
+ENV_VAR = "MIGRATE_CACHE_DIR"
 SCHEMA = 4
 DB_PREFIX = "scan-cache-"
 UNUSED_DAYS = 14  # cache files of other code versions untouched this long are removed
