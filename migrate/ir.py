@@ -98,6 +98,8 @@ class Resources:
     # gpus_per_task), which holds their sum; gpu_type is then None.
     gpu_types: tuple[GpuCount, ...] = ()
     cpus_per_gpu: int | None = None
+    # --ntasks-per-gpu, as given: the task and GPU counts above already hold what sbatch derives from it
+    tasks_per_gpu: int | None = None
     generic: tuple[GenericResource, ...] = ()
     tmp_disk_mb: int | None = None
     exclusive: str | None = None  # "node" | "user" | "mcs" | "topo" | None

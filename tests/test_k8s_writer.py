@@ -1416,3 +1416,15 @@ def test_a_native_rayjob_says_the_job_id_it_writes_is_the_jobs_name() -> None:
     assert (t.flavor, t.style) == ("rayjob", "native"), t.style_reason
     entry = next(e for e in t.fidelity.entries if e.item == "$SLURM_JOB_ID")
     assert "rerun" in entry.reason and "native-ray" in entry.reason, entry
+
+
+def test_ntasks_per_gpu_is_in_the_pods_env_as_sbatch_sets_it() -> None:
+    """On the sandbox, -N 2 --gpus-per-node=4 --ntasks-per-gpu=2 gives the batch script
+    SLURM_NTASKS_PER_GPU=2 beside SLURM_NTASKS=16 (and no SLURM_NTASKS_PER_NODE)."""
+    text = "#!/bin/bash\n#SBATCH -N 2 --gpus-per-node=4 --ntasks-per-gpu=2\nsrun python train.py\n"
+    t = translate(text, "jobset")
+    (spec, *_) = pod_specs(workload(t))
+    env = literal_env(spec["containers"][0])
+    assert env.get("SLURM_NTASKS_PER_GPU") == "2"
+    assert env.get("SLURM_NTASKS") == "16"
+    assert "SLURM_NTASKS_PER_NODE" not in env

@@ -419,6 +419,8 @@ def constants(job: ir.Job, name: str) -> dict[str, str]:
         out["SLURM_CPUS_PER_TASK"] = str(res.cpus_per_task)
     if res.cpus_per_gpu:
         out["SLURM_CPUS_PER_GPU"] = str(res.cpus_per_gpu)
+    if res.tasks_per_gpu:
+        out["SLURM_NTASKS_PER_GPU"] = str(res.tasks_per_gpu)
     if res.gpus_per_task:
         out["SLURM_GPUS_PER_TASK"] = str(res.gpus_per_task)
     if job.array is not None and job.array.count:

@@ -163,6 +163,8 @@ def environment(
         env.append(_lit("SLURM_CPUS_PER_TASK", res.cpus_per_task))
     if res.cpus_per_gpu:  # sbatch sets it only when --cpus-per-gpu is given
         env.append(_lit("SLURM_CPUS_PER_GPU", res.cpus_per_gpu))
+    if res.tasks_per_gpu:  # likewise, checked on the sandbox
+        env.append(_lit("SLURM_NTASKS_PER_GPU", res.tasks_per_gpu))
     if gpus:
         env += [
             _lit("SLURM_GPUS_ON_NODE", gpus),

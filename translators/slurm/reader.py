@@ -581,6 +581,7 @@ class _Resources:
             gpu_type=self.gpu_type,
             gpu_types=self.gpu_types,
             cpus_per_gpu=self.cpus_per_gpu,
+            tasks_per_gpu=self.tasks_per_gpu,
             generic=generic,
             tmp_disk_mb=self.tmp_disk_mb,
             exclusive=self.exclusive,
