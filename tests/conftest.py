@@ -54,7 +54,7 @@ _EXECUTION_MODULES = {
 _RUNNERS = {"require_pods", "run_pod", "run_entrypoint"}
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the execution tests (the Slurm sandbox, the pod runner, generated shell run under bash),
     so that ``-m "not execution"`` is the fast selection the README names."""
     for item in items:

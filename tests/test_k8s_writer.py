@@ -1428,3 +1428,14 @@ def test_ntasks_per_gpu_is_in_the_pods_env_as_sbatch_sets_it() -> None:
     assert env.get("SLURM_NTASKS_PER_GPU") == "2"
     assert env.get("SLURM_NTASKS") == "16"
     assert "SLURM_NTASKS_PER_NODE" not in env
+
+
+def test_a_native_step_gets_ntasks_per_gpu_written_out() -> None:
+    text = (
+        "#!/bin/bash\n#SBATCH -N 1 --gpus-per-node=4 --ntasks-per-gpu=1\n"
+        "torchrun --nproc_per_node=4 train.py --per-gpu $SLURM_NTASKS_PER_GPU\n"
+    )
+    t = translate(text, "job", style="native")
+    assert t.style == "native", t.style_reason
+    (spec, *_) = pod_specs(workload(t))
+    assert spec["containers"][0]["args"][-2:] == ["--per-gpu", "1"]
