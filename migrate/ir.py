@@ -106,6 +106,9 @@ class Resources:
     constraint: str | None = None  # Slurm feature expression, kept verbatim
     node_selector: tuple[KeyValue, ...] = ()
     licenses: tuple[GenericResource, ...] = ()
+    # The tasks on each node where Slurm gives the nodes different counts (15,1 for -N 2 -n 16 on
+    # 16-CPU nodes): no reader sets it; a writer fills it in from the allocation.
+    task_layout: tuple[int, ...] = ()
 
     def computed_nodes(self) -> int:
         if self.nodes_min:
@@ -115,6 +118,9 @@ class Resources:
         return 1
 
     def computed_tasks_per_node(self) -> int:
+        """The tasks of one node; where the nodes differ, of the fullest."""
+        if self.task_layout:
+            return max(self.task_layout)
         if self.tasks_per_node:
             return self.tasks_per_node
         if self.tasks:

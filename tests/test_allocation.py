@@ -273,3 +273,17 @@ def test_fabric_variables_on_a_partition_without_devices_are_missing_devices() -
         "FI_EFA_USE_DEVICE_RDMA=1",
     ]
     assert missing_fabric_devices(main_of("#SBATCH -p gpu\nexport FI_PROVIDER=efa\nsrun x\n")) == ()
+
+
+def test_tasks_beyond_a_node_fill_the_first_node_before_the_next_as_slurm_lays_them_out() -> None:
+    comp = main_of("#SBATCH -p gpu -n 256\nsrun x\n")
+    assert (comp.nodes.value, comp.task_layout, comp.tasks_per_node.value) == (2, (192, 64), 192)
+    assert comp.cpus_per_node.value == 192  # the fullest node's: the pods share one spec
+    assert "192,64" in comp.tasks_per_node.detail and "192-CPU nodes" in comp.tasks_per_node.detail
+    assert comp.to_dict()["task_layout"] == [192, 64]
+
+
+def test_tasks_per_node_or_whole_nodes_keep_the_layout_even_or_dealt() -> None:
+    assert main_of("#SBATCH -p gpu -N 2 -n 6 --ntasks-per-node=4\nsrun x\n").task_layout == ()
+    assert main_of("#SBATCH -p gpu -N 3 -n 7 --exclusive\nsrun x\n").task_layout == (3, 2, 2)
+    assert main_of("#SBATCH -p gpu -N 2 -n 16\nsrun x\n").task_layout == (15, 1)

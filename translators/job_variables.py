@@ -43,6 +43,12 @@ class POD:
     )
     NODES = Variable("MIGRATE_NODES", SetBy.WRITER, "the node count of this pod's component", "1")
     TASKS_PER_NODE = Variable("MIGRATE_TASKS_PER_NODE", SetBy.WRITER, "srun's tasks per pod by default", "1")
+    TASK_LAYOUT = Variable(
+        "MIGRATE_TASK_LAYOUT", SetBy.WRITER, "the job's tasks on each node where they differ (15,1)"
+    )
+    NODE_CPUS = Variable(
+        "MIGRATE_NODE_CPUS", SetBy.WRITER, "the job's CPUs on each node where they differ (15,1)"
+    )
     NODE_OFFSET = Variable("MIGRATE_NODE_OFFSET", SetBy.WRITER, "the first node id of this component", "0")
     HET_GROUP = Variable("MIGRATE_HET_GROUP", SetBy.WRITER, "the hetjob component of this pod")
     HOSTS = Variable("MIGRATE_HOSTS", SetBy.WRITER, "the host names of the job's pods, in node order")

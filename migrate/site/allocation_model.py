@@ -112,6 +112,9 @@ class ComponentAllocation(NamedTuple):
     pods: int = 0
     pods_per_node: Sourced[int] | None = None
     accelerator: str | None = None
+    # the tasks on each node where Slurm does not give every node the same count (15,1); see
+    # ``migrate.site.task_layout``. () where it does: ``tasks_per_node`` on every node.
+    task_layout: tuple[int, ...] = ()
 
     @property
     def gpus(self) -> int:
@@ -137,6 +140,8 @@ class ComponentAllocation(NamedTuple):
             "gpu_type",
         ):
             out[key] = getattr(self, key).to_dict()
+        if self.task_layout:
+            out["task_layout"] = list(self.task_layout)
         if self.nodes_max != self.nodes.value:
             out["nodes_max"] = self.nodes_max
         out["whole_node"] = self.whole_node

@@ -23,6 +23,7 @@ from migrate.site.allocation_model import (
     Sourced,
 )
 from migrate.site.config import PartitionConfig
+from migrate.site.task_layout import job_layout, layout_text
 from migrate.vocab import GresScope
 
 OptionLines = Mapping[tuple[str, int], int]
@@ -117,7 +118,8 @@ def component(
     whole = res.exclusive in WHOLE_NODE_MODES
     label = f"partition {name}" if name else "the partition"
     nodes = _nodes(res, index, node, label, say)
-    tpn = _tasks_per_node(res, index, nodes, say)
+    layout = _task_layout(res, nodes.value, node, whole)
+    tpn = _tasks_per_node(res, index, nodes, layout, None if whole else node, say)
     tasks = (
         Sourced(res.tasks, say.option("ntasks", index, res.tasks))
         if res.tasks
@@ -155,6 +157,7 @@ def component(
         tuple(found.exceeds),
         tuple(found.notes),
         max(1, comp.replicas),
+        task_layout=layout,
     )
 
 
@@ -196,9 +199,33 @@ def _nodes(
     return _ONE_NODE_VALUE
 
 
-def _tasks_per_node(res: ir.Resources, index: int, nodes: Sourced[int], say: OptionDetails) -> Sourced[int]:
+def _task_layout(res: ir.Resources, nodes: int, node: NodeType | None, whole: bool) -> tuple[int, ...]:
+    node_cpus = node.cpus.value if node is not None else None
+    capacity = node_cpus // (res.cpus_per_task or 1) if node_cpus else None
+    return job_layout(res.tasks, nodes, res.tasks_per_node, capacity, whole)
+
+
+def _tasks_per_node(
+    res: ir.Resources,
+    index: int,
+    nodes: Sourced[int],
+    layout: tuple[int, ...],
+    node: NodeType | None,
+    say: OptionDetails,
+) -> Sourced[int]:
+    """The tasks of a node; where Slurm lays them out unevenly, those of the fullest node."""
     if res.tasks_per_node:
         return Sourced(res.tasks_per_node, say.option("ntasks-per-node", index, res.tasks_per_node))
+    if layout and res.tasks:
+        how = f"{plural(res.tasks, 'task')} over {plural(nodes.value, 'node')}"
+        if node is not None and node.cpus.value:  # filled node by node; whole nodes deal them
+            detail = (
+                f"{how} as Slurm lays them out on {node.cpus.value}-CPU nodes (one each, then node 0 "
+                f"filled first): {layout_text(layout)} ({node.cpus.detail})"
+            )
+            return Sourced(max(layout), Provenance(node.cpus.source, detail))
+        detail = f"{how}, dealt in turn: {layout_text(layout)}"
+        return Sourced(max(layout), Provenance(Source.OPTION, detail))
     if res.tasks:
         count = max(1, -(-res.tasks // nodes.value))
         source = nodes.source if nodes.source != Source.SITE_DEFAULT else Source.OPTION

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrate import ir
+from migrate.site.task_layout import layout_text
 from migrate.vocab import SecretKind
 
 from ..shell.launchers import SHELLS
@@ -406,7 +407,8 @@ def constants(job: ir.Job, name: str) -> dict[str, str]:
     out = {n: str(nodes) for n in _NODES}
     # as sbatch sets them (slurmenv.batch_task_counts): a job that asks for no tasks sees none
     if res.tasks or res.tasks_per_node:
-        out |= {n: str(nodes * tpn) for n in _TASKS}
+        tasks = res.computed_tasks() if res.task_layout else nodes * tpn  # 15,1 counts 16
+        out |= {n: str(tasks) for n in _TASKS}
     if res.tasks_per_node:
         out["SLURM_NTASKS_PER_NODE"] = str(tpn)
     out |= {n: name for n in _JOB_NAME | JOB_ID_VARS}
@@ -508,6 +510,10 @@ def _plan(
     layout = srun_layout(step.srun, nodes, tpn if step.kind == "mpi" else 1)
     if layout is not None:
         return None, (step.line, layout)
+    if comp.resources.task_layout and step.kind != "program":
+        shown = layout_text(comp.resources.task_layout)
+        why = f"Slurm lays the tasks out unevenly ({shown}): the pods of one template run one count"
+        return None, (step.line, why)
     if step.kind in ("torch", "tasks") and step.under_srun and tpn > 1:
         return None, (step.line, f"{tpn} tasks per node: one pod per node runs one program")
     if step.kind in ("torch", "tasks") and not step.under_srun and nodes > 1:

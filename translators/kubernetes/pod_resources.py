@@ -23,6 +23,7 @@ from migrate.render import plural
 from migrate.site.allocation import allocate, missing_fabric_devices
 from migrate.site.allocation_model import ComponentAllocation, FabricUse, Source, Sourced
 from migrate.site.config import PartitionConfig
+from migrate.site.task_layout import layout_text
 from migrate.translators.slurm.options import format_gpus, format_memory
 from migrate.vocab import GresScope
 
@@ -185,7 +186,9 @@ def _shape(ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocati
                 f"{plural(nodes, 'pod')}, one per node",
                 ctx.line_of("nodes", index),
             )
-    if res.tasks is not None:
+    if res.tasks is not None and res.task_layout:
+        _uneven_layout(ctx, res, index, alloc)
+    elif res.tasks is not None:
         ctx.fidelity.mapped(
             ctx.option("ntasks", str(res.tasks), index),
             f"{plural(nodes, 'pod')} x {plural(tpn, 'task')}; "
@@ -207,6 +210,26 @@ def _shape(ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocati
             ),
             ctx.line_of("ntasks-per-node", index),
         )
+
+
+def _uneven_layout(ctx: Context, res: ir.Resources, index: int, alloc: ComponentAllocation) -> None:
+    """Tasks Slurm gives the nodes in different counts: the pods run them so, but share one spec."""
+    shown = layout_text(res.task_layout)
+    nodes = len(res.task_layout)
+    ctx.fidelity.mapped(
+        ctx.option("ntasks", str(res.tasks), index),
+        f"{plural(nodes, 'pod')} running {shown} tasks: {alloc.tasks_per_node.detail}; the srun shim "
+        "starts them and deals a step's tasks as srun does",
+        ctx.line_of("ntasks", index),
+    )
+    fullest = max(res.task_layout)
+    even = -(-sum(res.task_layout) // nodes)
+    ctx.fidelity.approximated(
+        _item(ctx, f"{shown} tasks per node", index),
+        f"the pods share one template: each requests what the node of {fullest} tasks holds, where Slurm "
+        f"holds less on the others; --ntasks-per-node={even} would spread the tasks evenly",
+        None,
+    )
 
 
 def _cpu_options(ctx: Context, res: ir.Resources, index: int, gpus: int) -> None:

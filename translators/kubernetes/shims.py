@@ -122,7 +122,21 @@ done
 export SLURMD_NODENAME=${SLURMD_NODENAME:-$(hostname)}
 export SLURM_TOPOLOGY_ADDR=$SLURMD_NODENAME
 
-export SLURM_PROCID=$(( MIGRATE_GROUP_NODEID * @{MIGRATE_TASKS_PER_NODE} ))
+if [ -n "@{MIGRATE_TASK_LAYOUT}" ]; then
+  # Slurm's counts where the nodes' differ ("15,1"): this node's first task follows those before it
+  IFS=, read -ra __m_layout <<< "$MIGRATE_TASK_LAYOUT"
+  SLURM_PROCID=0
+  for (( __m_k = 0; __m_k < MIGRATE_GROUP_NODEID; __m_k++ )); do
+    SLURM_PROCID=$(( SLURM_PROCID + ${__m_layout[__m_k]:-0} ))
+  done
+  export SLURM_PROCID
+else
+  export SLURM_PROCID=$(( MIGRATE_GROUP_NODEID * @{MIGRATE_TASKS_PER_NODE} ))
+fi
+if [ -n "@{MIGRATE_NODE_CPUS}" ]; then
+  IFS=, read -ra __m_cpus <<< "$MIGRATE_NODE_CPUS"
+  export SLURM_CPUS_ON_NODE=${__m_cpus[MIGRATE_GROUP_NODEID]:-$SLURM_CPUS_ON_NODE}
+fi
 export SLURM_LOCALID=0
 export SLURM_TASK_PID=$$
 # Slurm sets it only once the job was requeued: unset on the first start, as scripts test it
@@ -294,6 +308,10 @@ if [ -n "@{MIGRATE_HET_GROUP}" ]; then  # a hetjob: every component's nodes, in 
 fi
 [ ${#__m_hosts[@]} -gt 0 ] || __m_hosts=("$(hostname)")
 __m_pids=()
+__m_node_cpus=()  # the job's CPUs on each node, where the nodes' differ
+if [ -n "@{MIGRATE_NODE_CPUS}" ] && [ -z "@{MIGRATE_HET_GROUP}" ]; then
+  IFS=, read -ra __m_node_cpus <<< "$MIGRATE_NODE_CPUS"
+fi
 
 __m_is_launcher() {
   case "${1##*/}" in
@@ -323,7 +341,7 @@ __m_ids_of() {
 }
 
 __m_step() {
-  local ntasks="" nodes="" tpn="" nodelist="" groups="" input=all
+  local ntasks="" nodes="" tpn="" cpt="" nodelist="" groups="" input=all
   while [ $# -gt 0 ]; do
     case "$1" in
       --) shift; break ;;
@@ -333,6 +351,9 @@ __m_step() {
       -n|--ntasks) ntasks=$2; shift 2 ;;
       --ntasks=*) ntasks=${1#*=}; shift ;;
       -n*) ntasks=${1#-n}; shift ;;
+      -c|--cpus-per-task) cpt=$2; shift 2 ;;
+      --cpus-per-task=*) cpt=${1#*=}; shift ;;
+      -c*) cpt=${1#-c}; shift ;;
       -N|--nodes) nodes=$2; shift 2 ;;
       --nodes=*) nodes=${1#*=}; shift ;;
       -N*) nodes=${1#-N}; shift ;;
@@ -430,6 +451,8 @@ __m_step() {
     total=$used
   elif [ -n "$het_tasks" ]; then
     total=$het_tasks
+  elif [ -z "@{MIGRATE_HET_GROUP}" ] && [ "@{MIGRATE_IN_STEP}" != 1 ] && [ -n "${SLURM_NTASKS:-}" ]; then
+    total=$SLURM_NTASKS  # srun takes the job's --ntasks from the environment sbatch gave
   else
     total=$(( used * @{MIGRATE_TASKS_PER_NODE} ))
   fi
@@ -443,15 +466,26 @@ __m_step() {
     local -x SLURM_NODELIST=$SLURM_JOB_NODELIST
     if [ -n "$het_tpn" ]; then local -x SLURM_NTASKS_PER_NODE=$het_tpn; else unset SLURM_NTASKS_PER_NODE; fi
   fi
+  # The tasks of each node: --ntasks-per-node's, else dealt round-robin, none beyond the CPUs the job
+  # holds on a node (where the nodes' differ) for the step's own --cpus-per-task (srun 22.05 does
+  # not take the job's); what is left once all are full is dealt over all.
+  local counts=() bounds=() left=$total placed next=0
+  for p in "${!targets[@]}"; do
+    counts[p]=${tpn:-0} bounds[p]=-1
+    [ ${#__m_node_cpus[@]} -eq 0 ] || bounds[p]=$(( ${__m_node_cpus[${targets[p]}]:-0} / ${cpt:-1} ))
+  done
+  while [ -z "$tpn" ] && [ "$left" -gt 0 ]; do
+    placed=0
+    for p in "${!targets[@]}"; do
+      if [ "$left" -gt 0 ] && { [ "${bounds[p]}" -lt 0 ] || [ "${counts[p]}" -lt "${bounds[p]}" ]; }; then
+        counts[p]=$(( counts[p] + 1 )) left=$(( left - 1 )) placed=1
+      fi
+    done
+    [ "$placed" = 1 ] || for p in "${!bounds[@]}"; do bounds[p]=-1; done
+  done
   for p in "${!targets[@]}"; do
     id=${targets[$p]}
-    if [ -n "$tpn" ]; then
-      count=$tpn; first=$(( p * tpn ))
-    else
-      local base=$(( total / used )) extra=$(( total % used ))
-      count=$(( base + (p < extra ? 1 : 0) ))
-      first=$(( p * base + (p < extra ? p : extra) ))
-    fi
+    count=${counts[p]} first=$next next=$(( next + count ))
     [ "$launcher" = 1 ] && count=1
     [ "$count" -gt 0 ] || continue
     first=$(( first + __m_task_base ))

@@ -15,6 +15,7 @@ from typing import Any
 
 from migrate import ir
 from migrate.names import job_file_name
+from migrate.site.task_layout import job_layout, layout_text
 from migrate.translators.job_variables import POD
 from migrate.vocab import JobKind
 
@@ -124,8 +125,19 @@ def _field(name: str, path: str) -> dict[str, Any]:
 
 
 def tasks_per_node_text(res: ir.Resources) -> str:
-    nodes, tpn = res.computed_nodes(), res.computed_tasks_per_node()
-    return f"{tpn}(x{nodes})" if nodes > 1 else str(tpn)
+    """SLURM_TASKS_PER_NODE: Slurm's layout (15,1), else the even count (8(x2)), or the tasks dealt
+    round-robin where the nodes' size is unknown (-N 2 -n 3: 2,1)."""
+    nodes = res.computed_nodes()
+    layout = res.task_layout or job_layout(res.tasks, nodes, res.tasks_per_node, None, False)
+    return layout_text(layout or [res.computed_tasks_per_node()] * nodes)
+
+
+def node_cpus_layout(res: ir.Resources, cpus: int) -> tuple[int, ...]:
+    """The job's CPUs on each node where its task layout differs per node and the CPUs follow the
+    tasks (--cpus-per-task, or one a task); () otherwise."""
+    if not res.task_layout or cpus != max(res.task_layout) * (res.cpus_per_task or 1):
+        return ()
+    return tuple(n * (res.cpus_per_task or 1) for n in res.task_layout)
 
 
 def slurm_job_name(job: ir.Job, fallback: str) -> str:
@@ -157,7 +169,7 @@ def environment(
         *(_lit(name, value) for name, value in batch_task_counts(res).items()),
         _lit("SLURM_TASKS_PER_NODE", tasks_per_node_text(res)),
         _lit("SLURM_CPUS_ON_NODE", cpus),
-        _lit("SLURM_JOB_CPUS_PER_NODE", f"{cpus}(x{nodes})" if nodes > 1 else cpus),
+        _lit("SLURM_JOB_CPUS_PER_NODE", layout_text(node_cpus_layout(res, cpus) or [cpus] * nodes)),
     ]
     if res.cpus_per_task and len(job.components) == 1:  # a hetjob's is per component only
         env.append(_lit("SLURM_CPUS_PER_TASK", res.cpus_per_task))
@@ -212,6 +224,11 @@ def environment(
         env.append(_lit(POD.INDEX_FROM.name, topo.index_from))
     env.append(_lit(POD.NODES.name, topo.nodes))
     env.append(_lit(POD.TASKS_PER_NODE.name, res.computed_tasks_per_node()))  # the srun shim's default
+    if res.task_layout:  # the entrypoint's task and CPU counts of each node, srun's bounds
+        env.append(_lit(POD.TASK_LAYOUT.name, ",".join(map(str, res.task_layout))))
+        spread = node_cpus_layout(res, cpus)
+        if spread:
+            env.append(_lit(POD.NODE_CPUS.name, ",".join(map(str, spread))))
     if topo.node_offset:
         env.append(_lit(POD.NODE_OFFSET.name, topo.node_offset))
     if topo.het_group is not None:

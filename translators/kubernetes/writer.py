@@ -205,12 +205,17 @@ def _build(
 
 def _as_allocated(job: ir.Job, allocation: JobAllocation) -> ir.Job:
     """The job with what Slurm decides where the script leaves it to Slurm: the node count a task or
-    GPU count needs (``-n 384`` on 192-CPU nodes), and the partition's DefaultTime or MaxTime."""
+    GPU count needs (``-n 384`` on 192-CPU nodes), the tasks on each node where they differ
+    (``-n 256`` on 192-CPU nodes: 192,64), and the partition's DefaultTime or MaxTime."""
     components = list(job.components)
     for index, (comp, alloc) in enumerate(zip(job.components, allocation.components, strict=True)):
         res = comp.resources
         if res.nodes_min is None and alloc.nodes.value > res.computed_nodes():
-            components[index] = replace(comp, resources=replace(res, nodes_min=alloc.nodes.value))
+            res = replace(res, nodes_min=alloc.nodes.value)
+        if alloc.task_layout and len(job.components) == 1:  # a hetjob's components keep even counts
+            res = replace(res, task_layout=alloc.task_layout)
+        if res is not comp.resources:
+            components[index] = replace(comp, resources=res)
     limit = allocation.time_limit_s
     time_limit = (
         limit.value if not job.time_limit_s and limit.source == Source.SITE_DEFAULT else job.time_limit_s
