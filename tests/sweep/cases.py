@@ -45,6 +45,13 @@ SYSTEM_TOPS = frozenset(
 _ABSOLUTE = re.compile(r"(?<![\w$}./:@-])(/[a-z][a-z0-9_]*[a-z0-9](?:/[\w.+%-]+)+)")
 
 
+# What a node of the sweep's sandbox holds; the pod side's site says the same of its partitions, so
+# that both lay a job out alike (-n 256 on 192-CPU nodes: 192,64).
+NODE_CPUS = 192
+NODE_MEM_MB = 2200000
+NODE_GPUS = 8
+
+
 @dataclass
 class Case:
     name: str  # unique: the path below corpus/ with / as __
@@ -60,6 +67,13 @@ class Case:
     @property
     def submit_dir(self) -> str:
         return f"{SUBMIT_ROOT}/{self.submitted_from}".rstrip("/")
+
+    @property
+    def fills_nodes(self) -> bool:
+        """Its tasks need more than a node's CPUs: how Slurm lays them out depends on each node's free
+        CPUs, so it runs on nodes no other case holds (after them)."""
+        cpus = [(c.resources.tasks or 0) * (c.resources.cpus_per_task or 1) for c in self.job.components]
+        return max(cpus) > NODE_CPUS
 
 
 def find(corpus: Path) -> list[Case]:

@@ -3,7 +3,8 @@ field where the two sides differ.
 
 Normalised: host names and addresses become the node index they name (``<n0>`` ...), the job id
 ``<job>``; records are compared as a multiset of (program, argv, node, variables), since the
-order in which programs start on several nodes is not the job's.
+order in which programs start on several nodes is not the job's. A case is told by all the
+records that differ, so that its outcome does not hang on which of them sorts first.
 """
 
 from __future__ import annotations
@@ -118,17 +119,34 @@ def normalise(
     return out
 
 
-def first_difference(slurm: Counter[str], pods: Counter[str]) -> str | None:
-    """The first differing field of the first record only one side has, or None when equal."""
-    if slurm == pods:
-        return None
+def differences(slurm: Counter[str], pods: Counter[str]) -> list[str]:
+    """Every record one side has and the other not, each as its first differing field: records of
+    the same program are paired in order (so that each pair shows a field, not a whole record), the
+    rest named as only on one side. Empty when the sides are equal."""
     only_slurm = sorted((slurm - pods).elements())
     only_pods = sorted((pods - slurm).elements())
-    if not only_pods:
-        return f"only on Slurm: {only_slurm[0]}"
-    if not only_slurm:
-        return f"only in the pods: {only_pods[0]}"
-    a, b = only_slurm[0], only_pods[0]
+    out: list[str] = []
+    left: list[str] = []
+    for a in only_slurm:
+        program = _program(a)
+        b = next((b for b in only_pods if _program(b) == program), None)
+        if b is None:
+            left.append(a)
+            continue
+        only_pods.remove(b)
+        out.append(_pair_difference(a, b))
+    for a, b in zip(left, only_pods, strict=False):  # another program in the same place
+        out.append(_pair_difference(a, b))
+    out += [f"only on Slurm: {a}" for a in left[len(only_pods) :]]
+    out += [f"only in the pods: {b}" for b in only_pods[len(left) :]]
+    return out
+
+
+def _program(line: str) -> str:
+    return line.split(" [", 1)[0]
+
+
+def _pair_difference(a: str, b: str) -> str:
     fa, fb = _fields(a), _fields(b)
     for key in dict.fromkeys([*fa, *fb]):
         if fa.get(key) != fb.get(key):

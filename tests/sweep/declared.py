@@ -8,6 +8,12 @@ import fnmatch
 # (case name pattern, difference pattern, reason)
 DECLARED: tuple[tuple[str, str, str], ...] = (
     (
+        "*mpi_hello*",
+        "SLURM_NNODES: Slurm '1', pods '2' (in python3)",
+        "under sbatch Open MPI starts its daemon on each other node with a one-node srun, whose ranks see "
+        "SLURM_NNODES=1 (a step's count); the MPIJob's ranks see the job's two nodes",
+    ),
+    (
         "*",
         "argv: * --rdzv_id=<job> *, pods * --rdzv_id=* (in torchrun)",
         "a native PyTorchJob's rendezvous id is the job's name, unique while the job runs, as Slurm's "

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cases import SUBMIT_ROOT, USER, Case
+from cases import NODE_CPUS, NODE_GPUS, NODE_MEM_MB, SUBMIT_ROOT, USER, Case
 from podrunner import testing as pods
 from standins import BIN, RECORDS
 
@@ -34,12 +34,15 @@ MPI_FILES = {
 SUBMIT_CLAIM = "fs-submit"
 
 
-def site(tops: list[str]) -> SiteConfig:
+def site(tops: list[str], partitions: list[str]) -> SiteConfig:
     """Every top-level folder the scripts name a file system; the corpus's folders the job folders,
-    on one of their own (kubernetes.submit_dirs), as the Slurm side submits from them."""
+    on one of their own (kubernetes.submit_dirs), as the Slurm side submits from them; the
+    partitions' nodes the sandbox's (the first the default, as there)."""
+    node = {"cpus_per_node": NODE_CPUS, "gpus_per_node": NODE_GPUS, "mem_gb": NODE_MEM_MB // 1024}
     return parse_site_config(
         {
             "site": "sweep",
+            "partitions": {name: {**node, "default": k == 0} for k, name in enumerate(partitions)},
             "filesystems": [
                 *({"prefix": f"/{t}", "kind": "nfs", "pvc": f"fs-{t}"} for t in tops),
                 {"prefix": SUBMIT_ROOT, "kind": "nfs", "pvc": SUBMIT_CLAIM},

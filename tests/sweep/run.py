@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     found = case_finder.find(CORPUS)
     chosen = [c for c in found if fnmatch.fnmatch(c.name, args.cases)]
     tops = case_finder.storage_tops(chosen)
-    config = pod_side.site(tops)
+    parts = case_finder.partitions([c for c in chosen if not c.skipped])
+    config = pod_side.site(tops, parts)
     outcome: dict[str, dict[str, object]] = {}
     runnable = []
     manifests = {}
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                     runnable,
                     work,
                     bin_dir,
-                    case_finder.partitions(runnable),
+                    parts,
                     case_finder.licenses(runnable),
                     SLURM_WAIT,
                 )
@@ -130,15 +131,19 @@ def _judge(case: case_finder.Case, work: Path, pods: dict[str, object], case_sty
         facts["slurm log"] = slurm["log"]  # the report's reader sees why
     if not slurm_recs and not pod_recs and end_slurm != "Complete" and pods["status"] != "Complete":
         return {"result": "empty", **facts, "why": "failed on both sides before a program started"}
-    difference = compare.first_difference(a, b)
-    if difference is None and end_slurm != pods["status"]:
-        difference = f"end state: Slurm {end_slurm}, pods {pods['status']}"
-    if difference is None:
+    found = compare.differences(a, b)
+    if end_slurm != pods["status"]:
+        found.append(f"end state: Slurm {end_slurm}, pods {pods['status']}")
+    if not found:
         return {"result": "equal", **facts}
-    reason = declared.reason(case.name, difference)
-    if reason:
-        return {"result": "declared", **facts, "difference": difference, "why": reason}
-    return {"result": "differs", **facts, "difference": difference}
+    # declared only when every difference is; the first one that is not tells what differs
+    reasons = [declared.reason(case.name, difference) for difference in found]
+    facts["differences"] = found[:50]  # the report's reader sees them all (up to 50)
+    undeclared = [d for d, why in zip(found, reasons, strict=True) if why is None]
+    if not undeclared:
+        why = "; ".join(dict.fromkeys(r for r in reasons if r))
+        return {"result": "declared", **facts, "difference": found[0], "why": why}
+    return {"result": "differs", **facts, "difference": undeclared[0]}
 
 
 def _report(outcome: dict[str, dict[str, object]], seconds: float, path: Path | None) -> int:

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from cases import Case, features, node_gpu_types
+from cases import NODE_CPUS, NODE_GPUS, NODE_MEM_MB, Case, features, node_gpu_types
 from standins import BIN
 
 SANDBOX = Path(__file__).resolve().parents[2] / "scripts" / "slurm-sandbox.sh"
@@ -60,11 +60,18 @@ while read -r f; do mkdir -p "${f%/*}" && touch "$f"; done < /sweep/sourced.txt
 while read -r f; do mkdir -p "${f%/*}" && ln -sf STANDINS/.recorder "$f"; done < /sweep/programs.txt
 mkdir -p /sweep/jobs
 # --begin=now: a job that waits for tomorrow (--begin=now+1day) runs now, as its CronJob would
-while IFS=$'\t' read -r c dir; do
+# A case that fills nodes (cases.py: fills_nodes) starts once the others ended, on empty nodes: its
+# layout depends on each node's free CPUs.
+others=""
+while IFS=$'\t' read -r c dir alone; do
   mkdir -p "$dir/logs"
+  after=()
+  [ "$alone" = 1 ] && [ -n "$others" ] && after=(--dependency="afterany$others")
   (cd "$dir" && env -i HOME=/root USER=root LOGNAME=root PATH="SWEEP_PATH" \
-     SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable --begin=now "/sweep/scripts/$c" \
+     SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable --begin=now "${after[@]}" "/sweep/scripts/$c" \
      > "/sweep/jobs/$c.id" 2> "/sweep/jobs/$c.err")
+  id=$(cut -d';' -f1 "/sweep/jobs/$c.id" 2>/dev/null)
+  [ "$alone" = 1 ] || [ -z "$id" ] || others+=":$id"
 done < /sweep/cases.txt
 # with stand-ins a job ends in seconds: one that hangs (a step waiting for what it cannot get) ends
 # at a minute instead of holding its nodes from the others
@@ -77,7 +84,7 @@ while [ "$SECONDS" -lt "$deadline" ]; do
 done
 squeue -h -o '%i %T %r' > /sweep/unfinished.txt 2>/dev/null
 scancel --full $(squeue -h -o %i 2>/dev/null) 2>/dev/null
-while IFS=$'\t' read -r c dir; do
+while IFS=$'\t' read -r c dir _; do
   id=$(cut -d';' -f1 "/sweep/jobs/$c.id" 2>/dev/null)
   [ -n "$id" ] && scontrol -o show job "$id" > "/sweep/jobs/$c.state" 2>&1
   # the end of what the job printed: why a run failed
@@ -101,7 +108,11 @@ def run(
     shutil.copy(SANDBOX.parent / "pyxis-standin.c", sweep / "pyxis-standin.c")
     for case in cases:
         (sweep / "scripts" / case.name).write_text(case.text)
-    (sweep / "cases.txt").write_text("".join(f"{c.name}\t{c.submit_dir}\n" for c in cases))
+    # the cases that fill nodes last: they wait for all the others
+    ordered = sorted(cases, key=lambda c: c.fills_nodes)
+    (sweep / "cases.txt").write_text(
+        "".join(f"{c.name}\t{c.submit_dir}\t{int(c.fills_nodes)}\n" for c in ordered)
+    )
     (sweep / "folders.txt").write_text(
         "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.folders}))
     )
@@ -146,10 +157,10 @@ def run(
     env = {
         "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
         "SLURM_SANDBOX_NODES": str(NODES),
-        "SLURM_SANDBOX_CPUS": "192",
-        "SLURM_SANDBOX_MEM_MB": "2200000",
+        "SLURM_SANDBOX_CPUS": str(NODE_CPUS),
+        "SLURM_SANDBOX_MEM_MB": str(NODE_MEM_MB),
         "SLURM_SANDBOX_TMP_MB": "7000000",
-        "SLURM_SANDBOX_GPUS": "8",
+        "SLURM_SANDBOX_GPUS": str(NODE_GPUS),
         "SLURM_SANDBOX_PARTITIONS": " ".join(partitions),
         "SLURM_SANDBOX_LICENSES": ",".join(licenses),
         # as the cases' site has them: nodes of the GPU types they ask, the features they constrain to
