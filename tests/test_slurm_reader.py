@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from one_line import validate_all
 
 from migrate import ir
 from migrate.diagnostics import Collector, Diagnostic
@@ -86,74 +87,79 @@ def test_plain_script_gives_no_job() -> None:
 
 
 def test_long_short_spaced_attached_and_several_per_line() -> None:
-    job, diags = one(script("--nodes=2 -n 16", "--ntasks-per-node 8", "-c4 -t 1-12", "-pgpu,debug -A proj"))
-    res = job.components[0].resources
-    assert (res.nodes_min, res.tasks, res.tasks_per_node, res.cpus_per_task) == (2, 16, 8, 4)
-    assert job.time_limit_s == 36 * 3600
-    assert job.placement.partitions == ("gpu", "debug")
-    assert job.placement.account == "proj"
-    assert diags == []
+    validate_all(
+        script("--nodes=2 -n 16", "--ntasks-per-node 8", "-c4 -t 1-12", "-pgpu,debug -A proj"),
+        ir={
+            "resources.nodes_min,tasks,tasks_per_node,cpus_per_task": (2, 16, 8, 4),
+            "time_limit_s": 36 * 3600,
+            "placement.partitions,account": (("gpu", "debug"), "proj"),
+        },
+        diagnostics=[],
+    )
 
 
 def test_bundled_short_flags() -> None:
-    job, diags = one(script("-OHN2", "-k"))
-    assert job.hold and job.failure.no_kill and job.components[0].resources.nodes_min == 2
-    assert ir.RawItem("--overcommit", "", 2, "#SBATCH") in job.raw
-    assert diags == []
+    overcommit = ir.RawItem("--overcommit", "", 2, "#SBATCH")
+    validate_all(
+        "#SBATCH -OHN2\n#SBATCH -k",
+        ir={"hold": True, "failure.no_kill": True, "resources.nodes_min": 2, "raw": (overcommit,)},
+        diagnostics=[],
+    )
 
 
-def test_optional_argument_takes_the_rest_of_a_bundle() -> None:
-    job, diags = one(script("-kN2"))  # getopt: -k takes "N2" as its optional argument
-    assert codes(diags) == [("SLURM-BAD-VALUE", 2)]
-    assert job.components[0].resources.nodes_min is None
+@pytest.mark.parametrize(
+    ("source", "fields", "diagnostics"),
+    [
+        # getopt: -k takes "N2" as its optional argument
+        ("#SBATCH -kN2", {"resources.nodes_min": None}, [("SLURM-BAD-VALUE", 2)]),
+        # a value on the next directive line
+        ("#SBATCH --nodes\n#SBATCH 3", {"resources.nodes_min": 3}, []),
+        # an unmatched quote spoils its own line only
+        ("#SBATCH --job-name='oops\n#SBATCH -N 3", {"resources.nodes_min": 3}, ["SLURM-BAD-VALUE"]),
+    ],
+)
+def test_where_a_value_ends(source: str, fields: dict[str, object], diagnostics: list[str]) -> None:
+    validate_all(source, ir=fields, diagnostics=diagnostics)
 
 
 def test_quotes_escapes_and_comments() -> None:
-    job, diags = one(
+    validate_all(
         script(
             '--job-name="my job"',
             "--comment='a # not a comment' -N 4   # four nodes",
             r"--output=out\ file.log",
             "--constraint=a100#and this is a comment",
-        )
+        ),
+        ir={
+            "name": "my job",
+            "io.stdout": "out file.log",
+            "resources.nodes_min,constraint": (4, "a100"),
+            "raw": (ir.RawItem("--comment", "a # not a comment", 3, "#SBATCH"),),
+        },
+        diagnostics=[("SLURM-BAD-VALUE", 5)],  # the '#' glued to a100 is worth a warning
     )
-    assert job.name == "my job"
-    assert job.components[0].resources.nodes_min == 4
-    assert job.io.stdout == "out file.log"
-    assert job.components[0].resources.constraint == "a100"
-    assert ir.RawItem("--comment", "a # not a comment", 3, "#SBATCH") in job.raw
-    assert codes(diags) == [("SLURM-BAD-VALUE", 5)]  # the '#' glued to a100 is worth a warning
-
-
-def test_value_on_the_next_directive_line() -> None:
-    job, diags = one(script("--nodes", "3"))
-    assert job.components[0].resources.nodes_min == 3 and diags == []
 
 
 def test_crlf_and_bom() -> None:
-    text = "\ufeff" + script("--nodes=2", "--job-name=win").replace("\n", "\r\n")
-    job, diags = one(text)
-    assert job.name == "win" and job.components[0].resources.nodes_min == 2
-    # both are read as sbatch's text would be, and both make sbatch refuse the script
-    assert [(d.code, d.severity, d.line) for d in diags] == [
-        ("SLURM-NO-SHEBANG", "error", 1),
-        ("SLURM-DOS-LINE-BREAKS", "error", 1),
-    ]
-    assert job.script is not None and "\r" not in job.script.body
+    validate_all(
+        "\ufeff" + script("--nodes=2", "--job-name=win").replace("\n", "\r\n"),
+        ir={"name": "win", "resources.nodes_min": 2, "script.body": "srun hostname\n"},
+        # both are read as sbatch's text would be, and both make sbatch refuse the script
+        diagnostics=[("SLURM-NO-SHEBANG", "error", 1), ("SLURM-DOS-LINE-BREAKS", "error", 1)],
+    )
 
 
 def test_directives_after_the_first_command_are_not_applied() -> None:
-    text = SHEBANG + "#SBATCH -N 2\n\n# a comment\necho start\n#SBATCH --mem=200G\n#SBATCH -N 9\n"
-    job, diags = one(text)
-    assert job.components[0].resources.nodes_min == 2
-    assert job.components[0].resources.mem_per_node_mb is None
-    assert codes(diags) == [("SLURM-DIRECTIVE-AFTER-COMMAND", 6), ("SLURM-DIRECTIVE-AFTER-COMMAND", 7)]
-    assert job.script is not None and job.script.first_command_line == 5
+    validate_all(
+        SHEBANG + "#SBATCH -N 2\n\n# a comment\necho start\n#SBATCH --mem=200G\n#SBATCH -N 9\n",
+        ir={"resources.nodes_min,mem_per_node_mb": (2, None), "script.first_command_line": 5},
+        diagnostics=[("SLURM-DIRECTIVE-AFTER-COMMAND", 6), ("SLURM-DIRECTIVE-AFTER-COMMAND", 7)],
+    )
 
 
 def test_blank_lines_and_comments_do_not_end_the_header() -> None:
-    job, _ = one(SHEBANG + "\n# resources\n#SBATCH -N 2\n\n   # indented comment\n#SBATCH -t 5\nhostname\n")
-    assert job.components[0].resources.nodes_min == 2 and job.time_limit_s == 300
+    text = SHEBANG + "\n# resources\n#SBATCH -N 2\n\n   # indented comment\n#SBATCH -t 5\nhostname\n"
+    validate_all(text, ir={"resources.nodes_min": 2, "time_limit_s": 300})
 
 
 # ---------------------------------------------------------------------------
@@ -201,8 +207,7 @@ def test_blank_lines_and_comments_do_not_end_the_header() -> None:
     ],
 )
 def test_diagnostics(text: str, expected: list[tuple[str, int]]) -> None:
-    _, diags = read(text)
-    assert codes(diags) == expected
+    validate_all(text, diagnostics=expected)
 
 
 def test_repeated_option_names_both_lines() -> None:
@@ -220,47 +225,44 @@ def test_unknown_option_suggests_the_nearest_name() -> None:
 
 
 def test_bad_value_is_kept_raw_and_the_rest_is_read() -> None:
-    job, diags = one(script("--time=abc", "--nodes=2"))
-    assert ir.RawItem("--time", "abc", 2, "#SBATCH") in job.raw
-    assert job.components[0].resources.nodes_min == 2
-    assert [d.code for d in diags] == ["SLURM-BAD-VALUE"]
+    bad = ir.RawItem("--time", "abc", 2, "#SBATCH")
+    validate_all(
+        "#SBATCH --time=abc\n#SBATCH --nodes=2",
+        ir={"raw": (bad,), "resources.nodes_min": 2},
+        diagnostics=["SLURM-BAD-VALUE"],
+    )
 
 
 def test_self_resubmit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reader, "analyze", lambda body, start, diags: BodyFacts(self_resubmit=True))
-    _, diags = one(script("-N 1", body="srun a.out\nsbatch $0\n"))
-    assert codes(diags) == [("SLURM-SELF-RESUBMIT", 3)]
+    validate_all(script("-N 1", body="srun a.out\nsbatch $0\n"), diagnostics=[("SLURM-SELF-RESUBMIT", 3)])
 
 
 def test_plugin_options() -> None:
-    job, diags = one(
+    validate_all(
         script(
             r"--container-image=nvcr.io\#nvidia/pytorch:24.03-py3",
             "--container-mounts=/fsx:/fsx,/data:/data:ro",
             "--container-workdir=/workspace",
             "--no-container-mount-home",
-        )
+        ),
+        ir={
+            "components.0.containers.*.image": ["nvcr.io#nvidia/pytorch:24.03-py3"],
+            "components.0.containers.0.runtime,workdir": ("pyxis", "/workspace"),
+            "components.0.containers.0.mounts.1": ir.Mount("/data", "/data", read_only=True, line=3),
+            "raw": (ir.RawItem("--no-container-mount-home", "", 5, "#SBATCH"),),
+        },
+        diagnostics=["SLURM-PLUGIN-OPTION"] * 4,
     )
-    assert [d.code for d in diags] == ["SLURM-PLUGIN-OPTION"] * 4
-    (container,) = job.components[0].containers
-    assert container.image == "nvcr.io#nvidia/pytorch:24.03-py3"
-    assert container.runtime == "pyxis" and container.workdir == "/workspace"
-    assert container.mounts[1] == ir.Mount(target="/data", source="/data", read_only=True, line=3)
-    assert ir.RawItem("--no-container-mount-home", "", 5, "#SBATCH") in job.raw
 
 
 def test_hash_inside_a_word_cuts_the_value_as_in_sbatch() -> None:
-    job, diags = one(script("--container-image=nvcr.io#nvidia/pytorch:24.03-py3 -N 2"))
-    assert job.components[0].containers[0].image == "nvcr.io"
-    assert job.components[0].resources.nodes_min is None  # the rest of the line is a comment
-    assert codes(diags) == [("SLURM-BAD-VALUE", 2), ("SLURM-PLUGIN-OPTION", 2)]
-    assert diags[0].severity == "warning"
-
-
-def test_unmatched_quote_still_reads_the_other_lines() -> None:
-    job, diags = one(script("--job-name='oops", "-N 3"))
-    assert job.components[0].resources.nodes_min == 3
-    assert [d.code for d in diags] == ["SLURM-BAD-VALUE"]
+    validate_all(
+        "#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.03-py3 -N 2",
+        # the rest of the line is a comment
+        ir={"components.0.containers.0.image": "nvcr.io", "resources.nodes_min": None},
+        diagnostics=[("SLURM-BAD-VALUE", "warning", 2), ("SLURM-PLUGIN-OPTION", 2)],
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -269,7 +271,7 @@ def test_unmatched_quote_still_reads_the_other_lines() -> None:
 
 
 def test_resources() -> None:
-    job, diags = one(
+    validate_all(
         script(
             "-N 2-4",
             "--mem=0",
@@ -280,52 +282,56 @@ def test_resources() -> None:
             "--exclusive",
             "--constraint='a100&ib'",
             "-L matlab:2",
-        )
+        ),
+        ir={
+            "resources.nodes_min,nodes_max,mem_per_node_mb": (2, 4, 0),
+            "resources.gpus_per_node,gpu_type,cpus_per_gpu,mem_per_gpu_mb": (4, "a100", 12, 81920),
+            "resources.generic": (ir.GenericResource("nvme", 1),),
+            "resources.tmp_disk_mb,exclusive,constraint": (102400, "node", "a100&ib"),
+            "resources.licenses": (ir.GenericResource("matlab", 2, per="job"),),
+        },
+        diagnostics=[],
     )
-    res = job.components[0].resources
-    assert (res.nodes_min, res.nodes_max, res.mem_per_node_mb) == (2, 4, 0)
-    assert (res.gpus_per_node, res.gpu_type, res.cpus_per_gpu, res.mem_per_gpu_mb) == (4, "a100", 12, 81920)
-    assert res.generic == (ir.GenericResource("nvme", 1),)
-    assert (res.tmp_disk_mb, res.exclusive, res.constraint) == (102400, "node", "a100&ib")
-    assert res.licenses == (ir.GenericResource("matlab", 2, per="job"),)
-    assert diags == []
+
+
+TWO_TYPES = (ir.GpuCount("a100", 2), ir.GpuCount("v100", 1))
+UNLIMITED = ir.RawItem("--time", "UNLIMITED", 2, "#SBATCH")
+OCI_BUNDLE = ir.Container("/bundles/ubuntu", runtime="oci-bundle", line=2)
 
 
 @pytest.mark.parametrize(
-    ("line", "fields"),
+    ("source", "fields"),
     [
-        ("-G 16", {"gpus": 16}),
-        ("--gpus=a100:8", {"gpus": 8, "gpu_type": "a100"}),
-        ("--gpus-per-node=h100:8", {"gpus_per_node": 8, "gpu_type": "h100"}),
-        ("--gpus-per-task=1", {"gpus_per_task": 1}),
-        ("--gres=gpu:2", {"gpus_per_node": 2}),
-        ("--tres-per-task=cpu=4,gres/gpu:1", {"cpus_per_task": 4, "gpus_per_task": 1}),
-        ("--mem-per-cpu=4000", {"mem_per_cpu_mb": 4000}),
-        ("--mincpus=16", {"cpus_per_node": 16}),
-        ("--exclusive=user", {"exclusive": "user"}),
-        ("--exclusive=topo", {"exclusive": "topo"}),
+        ("#SBATCH -G 16", {"resources.gpus": 16}),
+        ("#SBATCH --gpus=a100:8", {"resources.gpus,gpu_type": (8, "a100")}),
+        ("#SBATCH --gpus-per-node=h100:8", {"resources.gpus_per_node,gpu_type": (8, "h100")}),
+        ("#SBATCH --gpus-per-task=1", {"resources.gpus_per_task": 1}),
+        ("#SBATCH --gres=gpu:2", {"resources.gpus_per_node": 2}),
+        ("#SBATCH --tres-per-task=cpu=4,gres/gpu:1", {"resources.cpus_per_task,gpus_per_task": (4, 1)}),
+        ("#SBATCH --mem-per-cpu=4000", {"resources.mem_per_cpu_mb": 4000}),
+        ("#SBATCH --mincpus=16", {"resources.cpus_per_node": 16}),
+        ("#SBATCH --exclusive=user", {"resources.exclusive": "user"}),
+        ("#SBATCH --exclusive=topo", {"resources.exclusive": "topo"}),
+        (
+            "#SBATCH --gpus=a100:2,v100:1",
+            {"resources.gpus,gpu_type,gpu_types": (3, None, TWO_TYPES), "raw": ()},
+        ),
+        ("#SBATCH --time=UNLIMITED", {"time_limit_s": None, "raw": (UNLIMITED,)}),  # None, with a raw note
+        ("#SBATCH --no-requeue\n#SBATCH -H", {"failure.requeue": False, "hold": True}),
+        ("#SBATCH --container=/bundles/ubuntu", {"components.0.containers": (OCI_BUNDLE,)}),
+        ("#SBATCH --export=A=1,B", {"export": "A,B"}),
     ],
 )
-def test_resource_options(line: str, fields: dict[str, object]) -> None:
-    job, diags = one(script(line))
-    res = job.components[0].resources
-    assert {k: getattr(res, k) for k in fields} == fields
-    assert diags == []
+def test_options_read_into_fields(source: str, fields: dict[str, object]) -> None:
+    validate_all(source, ir=fields, diagnostics=[])
 
 
-def test_several_gpu_types_stay_apart_and_typed_with_untyped_stays_raw() -> None:
-    job, _ = one(script("--gpus=a100:2,v100:1"))
-    res = job.components[0].resources
-    assert (res.gpus, res.gpu_type) == (3, None)
-    assert res.gpu_types == (ir.GpuCount("a100", 2), ir.GpuCount("v100", 1))
-    assert job.raw == ()
-    job, _ = one(script("--gpus=a100:2,1"))  # one typed and one untyped: only the total is typed
-    assert (job.components[0].resources.gpus, job.components[0].resources.gpu_types) == (3, ())
-    assert job.raw[0].key == "--gpus"
+def test_a_typed_and_an_untyped_gpu_count_keep_only_the_total_typed() -> None:
+    validate_all("#SBATCH --gpus=a100:2,1", ir={"resources.gpus,gpu_types": (3, ()), "raw.0.key": "--gpus"})
 
 
 def test_time_placement_failure_io_mail() -> None:
-    job, diags = one(
+    validate_all(
         script(
             "--time=2-00:00:00",
             "--time-min=12:00:00",
@@ -337,82 +343,76 @@ def test_time_placement_failure_io_mail() -> None:
             "--requeue --signal=B:USR1@300 --no-kill",
             "-D /scratch/run -o %x-%j.out -e none -i in.txt --open-mode=append",
             "--mail-type=END --mail-type=FAIL --mail-user=me@example.org",
-        )
+        ),
+        ir={
+            "time_limit_s,time_min_s": (172800, 43200),
+            "begin,deadline": ("now+1hour", "2026-12-01T08:00:00"),
+            "placement.qos,priority,nice,reservation": ("high", "100", 10, "maint"),
+            "placement.nodelist,exclude,clusters": ("node[01-04]", "node03", "east"),
+            "placement.topology": (
+                ir.KeyValue("switches", "1@10:00"),
+                ir.KeyValue("segment", "4"),
+                ir.KeyValue("contiguous", "true"),
+            ),
+            "failure": ir.FailurePolicy(
+                requeue=True, signal=ir.Signal("USR1", 300, batch_only=True), no_kill=True
+            ),
+            "io": ir.IOSpec("/scratch/run", "%x-%j.out", "/dev/null", "in.txt", "append"),
+            "mail": ir.Mail(("END", "FAIL"), "me@example.org"),
+            "storage.*.path,access,via": [
+                ("/scratch/run", ir.READ_WRITE, "chdir"),
+                ("%x-%j.out", ir.WRITE, "output"),
+                ("in.txt", ir.READ, "input"),
+            ],
+        },
+        diagnostics=[],
     )
-    assert (job.time_limit_s, job.time_min_s) == (172800, 43200)
-    assert (job.begin, job.deadline) == ("now+1hour", "2026-12-01T08:00:00")
-    p = job.placement
-    assert (p.qos, p.priority, p.nice, p.reservation) == ("high", "100", 10, "maint")
-    assert (p.nodelist, p.exclude, p.clusters) == ("node[01-04]", "node03", "east")
-    assert p.topology == (
-        ir.KeyValue("switches", "1@10:00"),
-        ir.KeyValue("segment", "4"),
-        ir.KeyValue("contiguous", "true"),
-    )
-    assert job.failure == ir.FailurePolicy(
-        requeue=True, signal=ir.Signal("USR1", 300, batch_only=True), no_kill=True
-    )
-    assert job.io == ir.IOSpec("/scratch/run", "%x-%j.out", "/dev/null", "in.txt", "append")
-    assert job.mail == ir.Mail(("END", "FAIL"), "me@example.org")
-    assert [(s.path, s.access, s.via) for s in job.storage] == [
-        ("/scratch/run", ir.READ_WRITE, "chdir"),
-        ("%x-%j.out", ir.WRITE, "output"),
-        ("in.txt", ir.READ, "input"),
-    ]
-    assert diags == []
-
-
-def test_unlimited_time_is_none_with_a_raw_note() -> None:
-    job, diags = one(script("--time=UNLIMITED"))
-    assert job.time_limit_s is None and diags == []
-    assert job.raw == (ir.RawItem("--time", "UNLIMITED", 2, "#SBATCH"),)
 
 
 def test_array_and_dependencies() -> None:
-    job, _ = one(script("--array=0-15:4%2", "-d afterok:11:12?afternotok:13"))
-    assert job.array == ir.ArraySpec("0-15:4%2", (0, 4, 8, 12), 4, 2)
-    assert job.dependencies == (
-        ir.Dependency("afterok", ("11", "12"), any_of=True, line=3),
-        ir.Dependency("afternotok", ("13",), any_of=True, line=3),
+    validate_all(
+        "#SBATCH --array=0-15:4%2\n#SBATCH -d afterok:11:12?afternotok:13",
+        ir={
+            "array": ir.ArraySpec("0-15:4%2", (0, 4, 8, 12), 4, 2),
+            "dependencies": (
+                ir.Dependency("afterok", ("11", "12"), any_of=True, line=3),
+                ir.Dependency("afternotok", ("13",), any_of=True, line=3),
+            ),
+        },
     )
-
-
-def test_no_requeue_and_hold() -> None:
-    job, _ = one(script("--no-requeue", "-H"))
-    assert job.failure.requeue is False and job.hold
 
 
 def test_export_environment() -> None:
-    job, _ = one(script("--export=ALL,CKPT=/fsx/ckpt,HOME"))
-    assert job.export == "ALL"
-    assert job.environment == (
+    listed = (
         ir.EnvVar("CKPT", "/fsx/ckpt", origin="sbatch-export", line=2),
         ir.EnvVar("HOME", None, origin="sbatch-export", line=2),
     )
-    only, _ = one(script("--export=A=1,B"))
-    assert only.export == "A,B"
-
-
-def test_oci_bundle_container() -> None:
-    job, _ = one(script("--container=/bundles/ubuntu"))
-    assert job.components[0].containers == (ir.Container("/bundles/ubuntu", runtime="oci-bundle", line=2),)
+    validate_all("#SBATCH --export=ALL,CKPT=/fsx/ckpt,HOME", ir={"export,environment": ("ALL", listed)})
 
 
 def test_unmapped_options_are_raw_items_with_lines() -> None:
-    job, _ = one(script("--wckey=projA", "--comment=hi", "--hint=nomultithread", "--acctg-freq=task=30"))
-    assert [(r.key, r.value, r.line, r.origin) for r in job.raw] == [
-        ("--wckey", "projA", 2, "#SBATCH"),
-        ("--comment", "hi", 3, "#SBATCH"),
-        ("--hint", "nomultithread", 4, "#SBATCH"),
-        ("--acctg-freq", "task=30", 5, "#SBATCH"),
-    ]
+    validate_all(
+        script("--wckey=projA", "--comment=hi", "--hint=nomultithread", "--acctg-freq=task=30"),
+        ir={
+            "raw.*.key,value,line,origin": [
+                ("--wckey", "projA", 2, "#SBATCH"),
+                ("--comment", "hi", 3, "#SBATCH"),
+                ("--hint", "nomultithread", 4, "#SBATCH"),
+                ("--acctg-freq", "task=30", 5, "#SBATCH"),
+            ]
+        },
+    )
 
 
 def test_templated_values_are_kept_verbatim() -> None:
-    job, _ = one(script("--job-name=${RUN}", "--partition=${PART}", "--nodes=${NODES}"))
-    assert job.templated
-    assert (job.name, job.placement.partitions) == ("${RUN}", ("${PART}",))
-    assert job.raw == (ir.RawItem("--nodes", "${NODES}", 4, "#SBATCH"),)
+    validate_all(
+        script("--job-name=${RUN}", "--partition=${PART}", "--nodes=${NODES}"),
+        ir={
+            "templated,name": (True, "${RUN}"),
+            "placement.partitions": ("${PART}",),
+            "raw": (ir.RawItem("--nodes", "${NODES}", 4, "#SBATCH"),),
+        },
+    )
 
 
 def test_jinja_expressions_with_spaces_and_statement_lines() -> None:
@@ -420,48 +420,51 @@ def test_jinja_expressions_with_spaces_and_statement_lines() -> None:
         SHEBANG + "#SBATCH --nodes={{ nodes }}\n{% if gpu %}\n#SBATCH --gpus-per-node={{ g | default(8) }}\n"
     )
     text += "{% endif %}\nsrun {{ cmd }}\n"
-    job, diags = one(text)
-    assert job.templated and [d.code for d in diags] == ["SLURM-TEMPLATED"]
-    assert [r.value for r in job.raw] == ["{{nodes}}", "{{g|default(8)}}"]
+    fields = {"templated": True, "raw.*.value": ["{{nodes}}", "{{g|default(8)}}"]}
+    validate_all(text, ir=fields, diagnostics=["SLURM-TEMPLATED"])
 
 
 def test_hetjob_components() -> None:
-    job, diags = one(
+    validate_all(
         script(
             "--job-name=rl -t 10:00:00 -p gpu -N 1 --gres=gpu:4",
             "hetjob",
             "-p cpu -N 4 -c 1",
             "packjob",
             "-N 2",
-        )
+        ),
+        ir={
+            "components.*.name": ["het0", "het1", "het2"],
+            "components.*.resources.nodes_min": [1, 4, 2],
+            "components.0.resources.gpus_per_node": 4,
+            "components.1.resources.cpus_per_task": 1,
+            "placement.partitions": ("gpu",),
+            "raw": (ir.RawItem("--partition", "cpu", 4, "#SBATCH", component=1),),
+            "total_nodes()": 7,
+        },
+        diagnostics=["SLURM-HETJOB", "SLURM-OBSOLETE-OPTION"],
     )
-    assert [c.name for c in job.components] == ["het0", "het1", "het2"]
-    assert [c.resources.nodes_min for c in job.components] == [1, 4, 2]
-    assert job.components[0].resources.gpus_per_node == 4
-    assert job.components[1].resources.cpus_per_task == 1
-    assert job.placement.partitions == ("gpu",)
-    assert ir.RawItem("--partition", "cpu", 4, "#SBATCH", component=1) in job.raw
-    assert job.total_nodes() == 7
-    assert [d.code for d in diags] == ["SLURM-HETJOB", "SLURM-OBSOLETE-OPTION"]
 
 
 def test_hetjob_separates_only_as_the_first_word() -> None:
     # checked with sbatch 22.05: a value or a later word "hetjob" starts no component
-    job, diags = one(script("-N 1", "--comment=my-hetjob-run -t 5 hetjob", "-N 2"))
-    assert len(job.components) == 1 and job.components[0].resources.nodes_min == 2
-    assert codes(diags) == [("SLURM-HETJOB", 3), ("SLURM-REPEATED-OPTION", 4)]
+    validate_all(
+        script("-N 1", "--comment=my-hetjob-run -t 5 hetjob", "-N 2"),
+        ir={"components.*.resources.nodes_min": [2]},
+        diagnostics=[("SLURM-HETJOB", 3), ("SLURM-REPEATED-OPTION", 4)],
+    )
 
 
 def test_options_on_the_separator_line_are_ignored() -> None:
-    job, diags = one(script("-N 1", "HETJOB -N 2", "-c 2"))
-    assert [c.resources.nodes_min for c in job.components] == [1, None]
-    assert job.components[1].resources.cpus_per_task == 2
-    assert [(d.code, d.severity) for d in diags] == [("SLURM-HETJOB", "warning"), ("SLURM-HETJOB", "info")]
+    validate_all(
+        script("-N 1", "HETJOB -N 2", "-c 2"),
+        ir={"components.*.resources.nodes_min": [1, None], "components.1.resources.cpus_per_task": 2},
+        diagnostics=[("SLURM-HETJOB", "warning"), ("SLURM-HETJOB", "info")],
+    )
 
 
 def test_repeats_in_different_components_are_not_repeats() -> None:
-    _, diags = one(script("-N 1", "hetjob", "-N 2"))
-    assert "SLURM-REPEATED-OPTION" not in [d.code for d in diags]
+    validate_all(script("-N 1", "hetjob", "-N 2"), diagnostics=[("SLURM-HETJOB", 3)])
 
 
 def test_body_facts_are_merged(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -531,10 +534,9 @@ def test_directives_and_header_as_written() -> None:
 
 
 def test_wrappers_and_salloc_helpers_have_no_directives() -> None:
-    wrapper, _ = one(SHEBANG + "jid=$(sbatch --parsable -N 2 a.sbatch)\n")
-    helper, _ = one(SHEBANG + "salloc -N 2 --time=1:00:00\n")
-    assert wrapper.directives == () and helper.directives == ()
-    assert helper.components[0].resources.nodes_min == 2  # its options still count
+    validate_all(SHEBANG + "jid=$(sbatch --parsable -N 2 a.sbatch)\n", ir={"directives": ()})
+    # an salloc helper's options still count
+    validate_all(SHEBANG + "salloc -N 2 --time=1:00:00\n", ir={"directives": (), "resources.nodes_min": 2})
 
 
 def test_analysis_failure_does_not_lose_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -542,9 +544,7 @@ def test_analysis_failure_does_not_lose_the_job(monkeypatch: pytest.MonkeyPatch)
         raise RuntimeError("boom")
 
     monkeypatch.setattr(reader, "analyze", broken)
-    job, diags = one(script("-N 2"))
-    assert job.components[0].resources.nodes_min == 2
-    assert [d.code for d in diags] == ["SHELL-UNPARSED"]
+    validate_all("#SBATCH -N 2", ir={"resources.nodes_min": 2}, diagnostics=["SHELL-UNPARSED"])
 
 
 @pytest.mark.parametrize(
@@ -557,15 +557,13 @@ def test_analysis_failure_does_not_lose_the_job(monkeypatch: pytest.MonkeyPatch)
     ],
 )
 def test_shell_from_shebang(shebang: str, shell: str | None) -> None:
-    job, _ = one(shebang + "\n#SBATCH -N 1\nhostname\n")
-    assert job.script is not None and job.script.shell == shell
+    validate_all(shebang + "\n#SBATCH -N 1\nhostname\n", ir={"script.shell": shell})
 
 
 def test_job_identity() -> None:
-    jobs, _ = read(script("-J x"), path="/site/train.sbatch")
-    (job,) = jobs
-    assert job.id == "/site/train.sbatch" and job.kind == "sbatch"
-    assert job.source == ir.SourceRef("/site/train.sbatch", "slurm", 1, 3)
+    path = "/site/train.sbatch"
+    source = ir.SourceRef(path, "slurm", 1, 3)
+    validate_all("#SBATCH -J x", path=path, ir={"id,kind,source": (path, "sbatch", source)})
 
 
 # ---------------------------------------------------------------------------
@@ -576,10 +574,12 @@ def test_job_identity() -> None:
 def test_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
     sub = ir.Submission("train.sbatch", captures="jid", parsable=True, line=2)
     monkeypatch.setattr(reader, "analyze", lambda body, start, diags: BodyFacts(submits=(sub,)))
-    jobs, diags = read(SHEBANG + "jid=$(sbatch --parsable train.sbatch)\n", "submit.sh")
-    (job,) = jobs
-    assert (job.id, job.kind, job.submits) == ("submit.sh", "wrapper", (sub,))
-    assert job.script is not None and job.script.first_command_line == 2 and diags == []
+    validate_all(
+        SHEBANG + "jid=$(sbatch --parsable train.sbatch)\n",
+        path="submit.sh",
+        ir={"id,kind,submits": ("submit.sh", "wrapper", (sub,)), "script.first_command_line": 2},
+        diagnostics=[],
+    )
 
 
 SCRONTAB = """\
@@ -688,9 +688,8 @@ def test_never_raises_on_mutated_scripts(data: st.DataObject) -> None:
 
 
 def test_the_valid_script_is_clean() -> None:
-    job, diags = one(VALID)
-    assert [d.code for d in diags] == ["SLURM-HETJOB"]
-    assert len(job.components) == 2 and job.array is not None and job.failure.signal is not None
+    fields = {"components.*.name": ["het0", "het1"], "array.count": 10, "failure.signal.name": "USR1"}
+    validate_all(VALID, ir=fields, diagnostics=["SLURM-HETJOB"])
 
 
 def test_split_lines() -> None:
@@ -699,10 +698,12 @@ def test_split_lines() -> None:
 
 
 def test_dynamic_output_path_is_kept_and_stored() -> None:
-    job, diags = one(script("--output=/scratch/$USER/%j.log"))
-    assert job.io.stdout == "/scratch/$USER/%j.log"
-    assert job.storage == (ir.StoragePath("/scratch/$USER/%j.log", ir.WRITE, "output", 2),)
-    assert codes(diags) == [("SLURM-DYNAMIC-VALUE", 2)]
+    stored = ir.StoragePath("/scratch/$USER/%j.log", ir.WRITE, "output", 2)
+    validate_all(
+        "#SBATCH --output=/scratch/$USER/%j.log",
+        ir={"io.stdout": "/scratch/$USER/%j.log", "storage": (stored,)},
+        diagnostics=[("SLURM-DYNAMIC-VALUE", 2)],
+    )
 
 
 def test_parse_command_line_stops_at_the_script() -> None:
@@ -751,19 +752,16 @@ def test_shifter_image_is_the_container_of_the_job_and_its_modules_stay_raw() ->
         SHEBANG + "#SBATCH -C gpu\n#SBATCH --image=docker:nersc/pytorch:24.06.01\n#SBATCH --module=gpu,nccl\n"
         "srun shifter python train.py\n"
     )
-    job, diags = one(text)
-    [container] = job.components[0].containers
-    assert (container.image, container.runtime, container.line) == (
-        "docker:nersc/pytorch:24.06.01",
-        "shifter",
-        3,
+    checked = validate_all(
+        text,
+        ir={
+            "components.0.containers.*.image": ["docker:nersc/pytorch:24.06.01"],
+            "components.0.containers.0.runtime,line": ("shifter", 3),
+            "raw": (ir.RawItem("--module", "gpu,nccl", 4, "#SBATCH"),),
+        },
+        diagnostics=[("SLURM-PLUGIN-OPTION", "info", 3), ("SLURM-PLUGIN-OPTION", "info", 4)],
     )
-    assert [(r.key, r.value, r.line) for r in job.raw] == [("--module", "gpu,nccl", 4)]
-    assert [(d.code, d.severity, d.line) for d in diags] == [
-        ("SLURM-PLUGIN-OPTION", "info", 3),
-        ("SLURM-PLUGIN-OPTION", "info", 4),
-    ]
-    assert all("shifter SPANK plugin" in d.message for d in diags)
+    assert all("shifter SPANK plugin" in d.message for d in checked.diagnostics)
 
 
 def test_shifter_volumes_are_mounts_of_the_job_image_and_its_long_spellings_read_the_same() -> None:
@@ -772,18 +770,22 @@ def test_shifter_volumes_are_mounts_of_the_job_image_and_its_long_spellings_read
         "#SBATCH --shifter.image=docker:nersc/app:1\n#SBATCH --shifter.volume=/global/cfs/m1:/data\n"
         "#SBATCH --ccm\nshifter prog /input/x /elsewhere/y\n"
     )
-    job, diags = one(text)
-    [container] = job.components[0].containers
-    assert (container.image, container.runtime) == ("docker:nersc/app:1", "shifter")
-    assert [(m.source, m.target, m.read_only) for m in container.mounts] == [
-        ("/pscratch/a", "/input", False),
-        ("/pscratch/b", "/output", True),
-        ("/global/cfs/m1", "/data", False),
-    ]
-    # /input/x is inside a volume: the host folder stands for it; /elsewhere is the body's own
-    assert [p.path for p in job.storage] == ["/pscratch/a", "/pscratch/b", "/global/cfs/m1", "/elsewhere/y"]
-    assert [(r.key, r.line) for r in job.raw] == [("--ccm", 5)]
-    assert [d.code for d in diags] == ["SLURM-PLUGIN-OPTION"] * 4
+    validate_all(
+        text,
+        ir={
+            "components.0.containers.*.image": ["docker:nersc/app:1"],
+            "components.0.containers.0.runtime": "shifter",
+            "components.0.containers.0.mounts.*.source,target,read_only": [
+                ("/pscratch/a", "/input", False),
+                ("/pscratch/b", "/output", True),
+                ("/global/cfs/m1", "/data", False),
+            ],
+            # /input/x is inside a volume: the host folder stands for it; /elsewhere is the body's own
+            "storage.*.path": ["/pscratch/a", "/pscratch/b", "/global/cfs/m1", "/elsewhere/y"],
+            "raw": (ir.RawItem("--ccm", "", 5, "#SBATCH"),),
+        },
+        diagnostics=["SLURM-PLUGIN-OPTION"] * 4,
+    )
 
 
 def test_the_sites_own_spank_options_are_read_as_raw_items_naming_their_plugin() -> None:
@@ -836,11 +838,6 @@ def test_a_site_option_abbreviates_and_wins_over_a_known_plugins_of_its_name() -
 def test_ntasks_per_gpu_gives_the_task_count_sbatch_derives(
     options: str, tasks: int, per_node: int, gpus: int
 ) -> None:
-    job, _ = one(script(options))
-    res = job.components[0].resources
-    assert (res.computed_tasks(), res.computed_tasks_per_node(), res.computed_gpus()) == (
-        tasks,
-        per_node,
-        gpus,
-    )
-    assert res.tasks_per_node is None  # sbatch sets SLURM_NTASKS, not SLURM_NTASKS_PER_NODE
+    # sbatch sets SLURM_NTASKS, not SLURM_NTASKS_PER_NODE: tasks_per_node stays unset
+    derived = "resources.computed_tasks(),computed_tasks_per_node(),computed_gpus(),tasks_per_node"
+    validate_all("#SBATCH " + options, ir={derived: (tasks, per_node, gpus, None)})
