@@ -1063,9 +1063,6 @@ def test_sbatch_options_are_written_back(source: str, written: str | None) -> No
     validate_identity(source, written)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the sbatch writer leaves --ntasks-per-gpu out (GPU binding, SLURM_NTASKS_PER_GPU)"
-)
 def test_ntasks_per_gpu_is_written_back() -> None:
     validate_all("#SBATCH -N 2 --gpus-per-node=4 --ntasks-per-gpu=2", sbatch={"ntasks-per-gpu": "2"})
 

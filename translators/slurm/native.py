@@ -151,6 +151,7 @@ def _resources(ctx: Context, h: Header, comp: ir.Component) -> None:
     for long, value in (
         ("ntasks", res.tasks),
         ("ntasks-per-node", res.tasks_per_node),
+        ("ntasks-per-gpu", res.tasks_per_gpu),
         ("cpus-per-task", res.cpus_per_task),
         ("mincpus", res.cpus_per_node),
         ("cpus-per-gpu", res.cpus_per_gpu),
