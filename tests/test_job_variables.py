@@ -79,7 +79,7 @@ def test_the_shims_source_reads_no_variable_with_a_default_of_its_own() -> None:
 
 def test_a_placeholder_takes_the_tables_default_and_an_unknown_name_is_refused() -> None:
     assert fill("n=@{MIGRATE_NODES}; p=@perl{MIGRATE_STEP_PORT}; t=@perl{MIGRATE_STEP_TOKEN}") == (
-        "n=${MIGRATE_NODES:-1}; p=$ENV{MIGRATE_STEP_PORT} || 6820; t=$ENV{MIGRATE_STEP_TOKEN} || ''"
+        "n=${MIGRATE_NODES:-1}; p=$ENV{MIGRATE_STEP_PORT} || 6820; t=$ENV{MIGRATE_STEP_TOKEN} // ''"
     )
     assert bash_value(POD.HOSTS) == "${MIGRATE_HOSTS:-}"
     with pytest.raises(KeyError):

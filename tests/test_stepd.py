@@ -44,7 +44,10 @@ def stepd(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], subprocess.Pop
         "MIGRATE_STEP_WAIT": "10",
         "MIGRATE_STEP_TOKEN": TOKEN,
     }
+    scratch = tmp_path / "scratch"  # the serving pod's TMPDIR: the stdin of a step goes there
+    scratch.mkdir()
     server_env = {**env, "SLURMD_NODENAME": "pod-1", "MIGRATE_NODE_INDEX": "1", "HOSTNAME": "pod-1"}
+    server_env["TMPDIR"] = str(scratch)
     server = subprocess.Popen(
         ["perl", str(program), "serve"],
         env=server_env,
@@ -236,4 +239,5 @@ def test_srun_stdin_reaches_every_task_there_or_the_one_it_names(
             text=True, timeout=30,
         )  # fmt: skip
     assert done.stdout.splitlines() == ["task 3 read this"], done.stderr
+    assert list((tmp_path / "scratch").iterdir()) == []  # each step's copy of srun's stdin is gone
     assert _run(program, env, "0", "1", "cat", cwd=tmp_path).stdout == ""  # no stdin: nothing to read

@@ -2,9 +2,9 @@
 
 The bash and Perl shims are written with placeholders that this table fills in: ``@{MIGRATE_X}``
 becomes ``${MIGRATE_X:-default}`` (``${MIGRATE_X:-}`` where unset means absent) and
-``@perl{MIGRATE_X}`` becomes ``$ENV{MIGRATE_X} || 'default'``, so that a default lives here and
-nowhere else. The Python writers name a variable through its entry (``POD.NODES.name``).
-``tests/test_job_variables.py`` checks that no other module spells one. The tool's own
+``@perl{MIGRATE_X}`` becomes ``$ENV{MIGRATE_X} || 'default'`` (``$ENV{MIGRATE_X} // ''``), so that
+a default lives here and nowhere else. The Python writers name a variable through its entry
+(``POD.NODES.name``). ``tests/test_job_variables.py`` checks that no other module spells one. The tool's own
 ``MIGRATE_CACHE_DIR`` is not a job's: ``migrate/scan/cache.py`` defines it (a warm scan loads no
 translator module).
 """
@@ -45,6 +45,9 @@ class POD:
     TASKS_PER_NODE = Variable("MIGRATE_TASKS_PER_NODE", SetBy.WRITER, "srun's tasks per pod by default", "1")
     TASK_LAYOUT = Variable(
         "MIGRATE_TASK_LAYOUT", SetBy.WRITER, "the job's tasks on each node where they differ (15,1)"
+    )
+    STEP_GPUS = Variable(
+        "MIGRATE_STEP_GPUS", SetBy.WRITER, "a step's GPUs per node where --exclusive gave the job more"
     )
     NODE_CPUS = Variable(
         "MIGRATE_NODE_CPUS", SetBy.WRITER, "the job's CPUs on each node where they differ (15,1)"
@@ -131,7 +134,9 @@ def bash_value(variable: Variable) -> str:
 
 
 def _perl_value(variable: Variable) -> str:
-    default = variable.default or ""
+    if variable.default is None:  # unset means absent: a value of 0 stays 0
+        return f"$ENV{{{variable.name}}} // ''"
+    default = variable.default
     return f"$ENV{{{variable.name}}} || {default if default.isdigit() else repr(default)}"
 
 

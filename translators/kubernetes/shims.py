@@ -308,6 +308,17 @@ if [ -n "@{MIGRATE_HET_GROUP}" ]; then  # a hetjob: every component's nodes, in 
 fi
 [ ${#__m_hosts[@]} -gt 0 ] || __m_hosts=("$(hostname)")
 __m_pids=()
+if [ -n "@{MIGRATE_STEP_GPUS}" ]; then
+  # --exclusive gave the job its nodes' GPUs: a step gets those the job asked (Slurm 22.05)
+  if [ "$MIGRATE_STEP_GPUS" = 0 ]; then
+    unset SLURM_GPUS_ON_NODE CUDA_VISIBLE_DEVICES
+  else
+    export SLURM_GPUS_ON_NODE=$MIGRATE_STEP_GPUS
+    CUDA_VISIBLE_DEVICES=0
+    for (( __m_g = 1; __m_g < MIGRATE_STEP_GPUS; __m_g++ )); do CUDA_VISIBLE_DEVICES+=",$__m_g"; done
+    export CUDA_VISIBLE_DEVICES
+  fi
+fi
 __m_node_cpus=()  # the job's CPUs on each node, where the nodes' differ
 if [ -n "@{MIGRATE_NODE_CPUS}" ] && [ -z "@{MIGRATE_HET_GROUP}" ]; then
   IFS=, read -ra __m_node_cpus <<< "$MIGRATE_NODE_CPUS"
@@ -710,6 +721,16 @@ sub status_of {
   return $status >> 8;
 }
 
+# --exclusive gave the job its nodes' GPUs; a step gets those the job asked (none: no GPU variables).
+sub step_gpus {
+  my ($env) = @_;
+  my $n = @perl{MIGRATE_STEP_GPUS};
+  return if !defined $n || $n eq '';
+  if ($n == 0) { delete @$env{qw(SLURM_GPUS_ON_NODE CUDA_VISIBLE_DEVICES)}; return; }
+  $env->{SLURM_GPUS_ON_NODE} = $n;
+  $env->{CUDA_VISIBLE_DEVICES} = join(',', 0 .. $n - 1);
+}
+
 sub run_step {
   my ($c, $payload, $stdin) = @_;
   my @f = split /\0/, $payload, -1;
@@ -720,17 +741,19 @@ sub run_step {
     if (defined $ENV{$k}) { $env{$k} = $ENV{$k}; } else { delete $env{$k}; }
   }
   for my $k (@NODE_VARS) { $env{$k} = $ENV{$k} if defined $ENV{$k}; }
+  step_gpus(\%env);
   $env{MIGRATE_IN_STEP} = 1;
   my $only = delete $env{MIGRATE_STDIN_TASK};
   $only = undef if defined $only && $only eq '';
   # srun's stdin, in a file each task opens from the start
   my $input = '/dev/null';
+  my $stdin_file;  # removed once the step ended (the step's process leaves by _exit, past File::Temp)
   if (defined $stdin && length $stdin) {
     require File::Temp;
-    my ($fh, $path) = File::Temp::tempfile('migrate-stdin-XXXXXX', TMPDIR => 1, UNLINK => 1);
+    my ($fh, $path) = File::Temp::tempfile('migrate-stdin-XXXXXX', TMPDIR => 1, UNLINK => 0);
     put($fh, $stdin);
     close $fh;
-    $input = $path;
+    $input = $stdin_file = $path;
   }
   pipe(my $or, my $ow) or die "pipe: $!";
   pipe(my $er, my $ew) or die "pipe: $!";
@@ -793,6 +816,7 @@ sub run_step {
     }
   }
   kill 'KILL', keys %alive if %alive;
+  unlink $stdin_file if defined $stdin_file;
   put($c, "X$rc\n");
   close $c;
 }

@@ -15,6 +15,7 @@ from typing import Any
 
 from migrate import ir
 from migrate.names import job_file_name
+from migrate.site.allocation_model import Source
 from migrate.site.task_layout import job_layout, layout_text
 from migrate.translators.job_variables import POD
 from migrate.vocab import JobKind
@@ -224,6 +225,10 @@ def environment(
         env.append(_lit(POD.INDEX_FROM.name, topo.index_from))
     env.append(_lit(POD.NODES.name, topo.nodes))
     env.append(_lit(POD.TASKS_PER_NODE.name, res.computed_tasks_per_node()))  # the srun shim's default
+    alloc = ctx.allocation.components[index] if ctx.allocation is not None else None
+    if alloc is not None and gpus and alloc.gpus_per_node.source == Source.EXCLUSIVE:
+        # --exclusive gave the job all of the node's GPUs; its steps get those it asked (Slurm 22.05)
+        env.append(_lit(POD.STEP_GPUS.name, res.computed_gpus_per_node()))
     if res.task_layout:  # the entrypoint's task and CPU counts of each node, srun's bounds
         env.append(_lit(POD.TASK_LAYOUT.name, ",".join(map(str, res.task_layout))))
         spread = node_cpus_layout(res, cpus)
