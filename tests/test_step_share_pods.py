@@ -76,3 +76,18 @@ def test_under_exclusive_a_step_sees_the_gpus_the_job_asked_not_the_nodes(tmp_pa
     everything = ",".join(map(str, range(8)))
     assert seen[""] == [f"batch 8 {everything}", "step unset unset", "step unset unset"]
     assert seen[" --gres=gpu:2"] == [f"batch 8 {everything}", "step 2 0,1", "step 2 0,1"]
+
+
+def test_a_steps_own_ntasks_per_node_is_what_its_tasks_see(tmp_path: Path) -> None:
+    """On the sandbox, in -N 2 -n 4: `srun --ntasks-per-node=2` tasks see SLURM_NTASKS_PER_NODE=2,
+    `srun -n 3` tasks none (the job asked no --ntasks-per-node)."""
+    require_pods()
+    show = 'echo "$0 ${SLURM_NTASKS_PER_NODE-unset}"'
+    script = (
+        f"#!/bin/bash\nsrun --ntasks-per-node=2 bash -c '{show}' two | sort\n"
+        f"srun -n 3 bash -c '{show}' three | sort\n"
+    )
+    job = "#!/bin/bash\n#SBATCH -N 2 -n 4\nsrun hostname\n"
+    result = pods.run(manifest(job, tmp_path), tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    assert result.pods[0].stdout.splitlines() == ["two 2"] * 4 + ["three unset"] * 3

@@ -49,6 +49,7 @@ class Workload:
     gang: bool  # a failed group fails (or restarts) the whole workload
     restarts: int = 0  # whole-workload restarts allowed (JobSet maxRestarts, Volcano maxRetry ...)
     success: str = "all"  # all, or the role whose success ends the job (PyTorchJob Master, MPIJob Launcher)
+    keep_running: bool = False  # once it succeeded, pods still running run on (cleanPodPolicy None)
     objects: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # the operator's
 
 

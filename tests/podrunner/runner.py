@@ -335,6 +335,8 @@ class _Run:
         self._schedule(time.monotonic())
         failed = self._reap()
         if self._succeeded():
+            if self.workload.keep_running and self.running:
+                return None  # the pods that still run end on their own; the runner's timeout bounds them
             return "Complete"
         if failed:
             if not self.workload.gang or self.restarts >= self.workload.restarts:

@@ -249,8 +249,14 @@ def pytorchjob(doc: dict[str, Any]) -> Workload:
             )
             index += 1
         groups.append(Group(f"{name}-{role.lower()}", pods, len(pods), 0, role=role))
-    restarts = int((spec.get("runPolicy") or {}).get("backoffLimit", 0))
-    return Workload("PyTorchJob", name, groups, gang=True, restarts=restarts, success="Master")
+    run_policy = spec.get("runPolicy") or {}
+    restarts = int(run_policy.get("backoffLimit", 0))
+    # the operator's default cleanPodPolicy is None: once the Master succeeded, Workers still running
+    # run to their end (a real torchrun Master ends only with them; stand-ins do not wait)
+    keep = run_policy.get("cleanPodPolicy", "None") == "None"
+    return Workload(
+        "PyTorchJob", name, groups, gang=True, restarts=restarts, success="Master", keep_running=keep
+    )
 
 
 def volcano_job(doc: dict[str, Any]) -> Workload:

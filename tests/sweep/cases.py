@@ -6,6 +6,7 @@ than the sandbox and the pod runner run at once) or when its translation writes 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,14 +161,27 @@ def code_lines(text: str) -> list[str]:
 PROGRAM_FOLDERS = frozenset(("bin", "sbin"))
 
 
+# a program a line or a step starts by its path: `/opt/flexlm/lmgrd -z`, `exec /opt/tools/bin/selftest`,
+# `srun --mpi=pmix /opt/nccl-tests/build/all_reduce_perf`
+_STARTED = re.compile(
+    r"(?:^\s*(?:(?:exec|time|nohup)\s+)*|\bsrun(?:\s+-[^\s]+)*\s+)(/[\w.+-]+(?:/[\w.+-]+)+)(?=\s|$)"
+)
+
+
 def programs_at(text: str, sourced: list[str]) -> list[str]:
-    """Programs on site storage the script names by path (`/fsx/tools/bin/s5cmd`): each is a
-    recording stand-in there on both sides, as the ones found on PATH are."""
+    """Programs the script names by path: on site storage (`/fsx/tools/bin/s5cmd`), or installed on
+    the nodes where this host has none (`/opt/flexlm/lmgrd`, which the pods' image would hold). Each
+    is a recording stand-in there on both sides, as the ones found on PATH are."""
     found = set()
-    for path in (p for code in code_lines(text) for p in _ABSOLUTE.findall(code)):
+    codes = code_lines(text)
+    for path in (p for code in codes for p in _ABSOLUTE.findall(code)):
         parts = path.strip("/").split("/")
         if len(parts) > 2 and parts[-2] in PROGRAM_FOLDERS and parts[0] not in SYSTEM_TOPS:
             found.add(path)
+    for code in codes:
+        for started in _STARTED.finditer(code):
+            if not os.path.lexists(started.group(1)):
+                found.add(started.group(1))
     return sorted(found - set(sourced))
 
 

@@ -99,7 +99,8 @@ def normalise(
             for job in sorted(job_ids, key=len, reverse=True):
                 if _ID_LIKE.fullmatch(job):  # as a token of its own (`ckpt-70103`, `tmp_70103_1`), not a
                     # word's digits: the sandbox's ids start at 70001, far from the counts jobs use
-                    value = re.sub(rf"(?<![A-Za-z0-9.]){re.escape(job)}(?![A-Za-z0-9.])", "<job>", value)
+                    # a file name's extension may follow (`run_70103.tgz`), not a decimal's digits
+                    value = re.sub(rf"(?<![A-Za-z0-9.]){re.escape(job)}(?![A-Za-z0-9]|\.\d)", "<job>", value)
                 elif as_argument:  # a name (a pod's job name): only as a whole argument or option value
                     value = re.sub(rf"^(--?[\w-]+=)?{re.escape(job)}$", r"\1<job>", value)
             return _IP.sub("<ip>", value)
@@ -128,8 +129,7 @@ def differences(slurm: Counter[str], pods: Counter[str]) -> list[str]:
     out: list[str] = []
     left: list[str] = []
     for a in only_slurm:
-        program = _program(a)
-        b = next((b for b in only_pods if _program(b) == program), None)
+        b = _closest(a, only_pods)
         if b is None:
             left.append(a)
             continue
@@ -140,6 +140,21 @@ def differences(slurm: Counter[str], pods: Counter[str]) -> list[str]:
     out += [f"only on Slurm: {a}" for a in left[len(only_pods) :]]
     out += [f"only in the pods: {b}" for b in only_pods[len(left) :]]
     return out
+
+
+def _closest(a: str, candidates: list[str]) -> str | None:
+    """The record of the same program most like ``a``: the same first argument (`ray start`, not
+    `ray health-check`) and the same node first."""
+    fa = _fields(a)
+    same = [b for b in candidates if _program(b) == fa["program"]]
+    if not same:
+        return None
+
+    def likeness(b: str) -> tuple[bool, bool]:
+        fb = _fields(b)
+        return fb["argv"].split(" ", 1)[0] == fa["argv"].split(" ", 1)[0], fb["node"] == fa["node"]
+
+    return max(same, key=likeness)  # the first of the most alike: the order stays the records' own
 
 
 def _program(line: str) -> str:

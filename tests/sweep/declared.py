@@ -109,7 +109,13 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
             "where the pods carry no uid of their job (a native translation, a PyTorchJob, an MPIJob), "
             "the job id is the job's name, which a rerun sees again (recorded as approximated, with why)",
         )
-        for case in ("*accelerate_multinode*", "*finetune_sft_8gpu*")
+        for case in (
+            "*accelerate_multinode*",
+            "*finetune_sft_8gpu*",
+            "*distill_mixed_gpus*",
+            "*openfoam_motorbike*",
+            "*torch_distributed_run*",
+        )
     ),
     *(
         (
@@ -133,13 +139,55 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
             "the pod is the container: the pods run the program the container runtime would start, in the "
             "job's image (recorded with the runtime's image); the stand-in runtime starts nothing",
         )
-        for runtime in ("ch-run", "podman-hpc", "shifter", "apptainer", "singularity", "enroot")
+        for runtime in ("ch-run", "podman-hpc", "shifter", "apptainer", "singularity", "enroot", "sarus")
+    ),
+    *(
+        (
+            "*",
+            f"only on Slurm: {runtime} [[]*",
+            "the pod is the container: the pods run no container runtime, so a runtime's own commands "
+            "(`sarus pull`) and the runs the pods make of its program have nothing to pair with",
+        )
+        for runtime in ("ch-run", "podman-hpc", "shifter", "apptainer", "singularity", "enroot", "sarus")
+    ),
+    *(
+        (
+            case,
+            "*",
+            "a native RayJob's (LeaderWorkerSet's) Ray cluster is the operator's: it starts Ray with its own "
+            "flags (from the pod's resources, --memory) and health checks, waits for the nodes, and submits "
+            "the driver through Ray's job API; with `ray` a stand-in there is no cluster, so those steps "
+            "pass or fail by timing (tests/test_run_differential.py runs a RayJob with real Ray both ways)",
+        )
+        for case in ("*ray_tune_hpo*", "*vllm_ray*")
+    ),
+    (
+        "*wait_all_nodes*",
+        "only on Slurm: all_reduce_perf *",
+        "--nodes=2-4 runs on as many of 2 to 4 nodes as are free (4 on the sandbox); the MPIJob has the "
+        "minimum, 2 Workers (recorded as approximated: a node range is elastic only in a PyTorchJob)",
+    ),
+    (
+        "*elastic_finetune*",
+        "only in the pods: torchrun *",
+        "--nodes=2-4 starts on as many of 2 to 4 nodes as are free when the job starts (the sandbox had 2 "
+        "beside the other cases); the elastic PyTorchJob asks its 4 replicas and runs with any 2 to 4",
     ),
     (
         "*",
         "only on Slurm: ml [[]*",
         "ml is module's short form: native pods load no modules, the image holds the software (recorded as "
         "approximated)",
+    ),
+    *(
+        (
+            "*node_healthcheck*",
+            difference,
+            "the check asks `scontrol show node` for the node's GPU count: the pods' scontrol answers host "
+            "lists only (recorded), so the pods compare with 0 and pass where the sandbox's typed GPUs fail "
+            "the check (which drains the node and ends the step there, before its later checks)",
+        )
+        for difference in ("only in the pods: *", "end state: Slurm Failed, pods Complete")
     ),
     (
         "*node_healthcheck*",
@@ -152,6 +200,12 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "SLURM_JOB_NUM_NODES: Slurm *, pods '1' (in *)",
         "--spread-job spreads the tasks over as many nodes as are free when the job starts (here the "
         "sandbox's free nodes); the pods are as many as the script asks nodes, one (recorded as dropped)",
+    ),
+    (
+        "*pushgateway_etl*",
+        "node: Slurm *, pods 'node=0' (in *)",
+        "--spread-job puts the tasks on as many nodes as are free when the job starts; the pods are the "
+        "one node the script asks (recorded as dropped)",
     ),
     (
         "*native_ray*",

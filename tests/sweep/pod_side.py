@@ -8,6 +8,7 @@ folders its paths name, as the Slurm side's root holds them.
 
 from __future__ import annotations
 
+import os
 import shutil
 import traceback
 from pathlib import Path
@@ -63,7 +64,40 @@ def translate(case: Case, config: SiteConfig) -> tuple[str | None, str, str]:
     return text, t.flavor, t.style
 
 
-def run(case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeout: float) -> dict[str, Any]:
+def image_programs(text: str, programs: list[str], tops: list[str], folder: Path) -> dict[str, Path]:
+    """The programs the pods' image would hold that this host has not: those the script starts by a
+    path off the site's storage (`/opt/flexlm/lmgrd`, a stand-in on the Slurm side's nodes too), and
+    what a native translation's containers start (`sarus run IMAGE /usr/local/libexec/osu/osu_allreduce`
+    ran it in its container). Each folder of them as the image has it, with a recording stand-in."""
+    binds: dict[str, Path] = {}
+    commands = [(c.get("command") or [""])[0] for doc in yaml.safe_load_all(text) for c in _containers(doc)]
+    off_storage = [p for p in programs if p.strip("/").split("/")[0] not in tops]
+    for program in [*off_storage, *commands]:
+        if not program.startswith("/") or os.path.lexists(program):
+            continue
+        where, name = program.rsplit("/", 1)
+        held = folder / where.strip("/")
+        held.mkdir(parents=True, exist_ok=True)
+        if not (held / name).is_symlink():
+            (held / name).symlink_to(f"{BIN}/.recorder")
+        binds[where] = held
+    return binds
+
+
+def _containers(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        found = [c for c in node.get("containers") or [] if isinstance(c, dict)]
+        return found + [c for v in node.values() for c in _containers(v)]
+    if isinstance(node, list):
+        return [c for v in node for c in _containers(v)]
+    return []
+
+
+def run(
+    case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeout: float, image: list[str]
+) -> dict[str, Any]:
+    """``image``: the programs off the site's storage that any case starts by path; the Slurm side's
+    nodes have them all, and so has the pods' image."""
     folder = work / "pods" / case.name
     records = folder / "records"
     records.mkdir(parents=True)
@@ -84,6 +118,8 @@ def run(case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeo
             at.symlink_to(f"{BIN}/.recorder")
         else:
             at.touch()
+    binds = {BIN: bin_dir, RECORDS: records}
+    binds.update(image_programs(text, image, tops, folder / "image"))
     claims[SUBMIT_CLAIM] = folder / "fs" / "submit"
     (claims[SUBMIT_CLAIM] / case.submitted_from / "logs").mkdir(parents=True)
     try:
@@ -94,7 +130,7 @@ def run(case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeo
             claims=claims,
             image_env={"PATH": PATH, **MPI_ENV},
             image_files=MPI_FILES,
-            node_binds={BIN: bin_dir, RECORDS: records},
+            node_binds=binds,
         )
     except Exception:  # the runner could not run it: a result of the sweep, not its end
         return {

@@ -6,7 +6,8 @@ saw is compared per case.
 
 Prints the headline (cases run, equal, declared differences, differences, empty runs, left out)
 and one line per case that is not equal, with the first field that differs. A difference the
-translation makes on purpose is declared, with its reason, in ``declared.py``. Exits 1 when a case
+translation makes on purpose is declared, with its reason, in ``declared.py``; a case is declared
+when every record that differs is. Exits 1 when a case
 that ``baseline.txt`` lists as equal no longer is: the undeclared differences are the work list,
 and each case they leave joins the baseline.
 """
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         work.chmod(0o755)
         bin_dir = work / "bin"
         programs = standins.names([c.text for c in runnable], standins.builtins())
+        image = sorted({p for c in runnable for p in c.programs})
         standins.write_bin(bin_dir, programs)
         failure: list[BaseException] = []
 
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                 zip(
                     [c.name for c in runnable],
                     pool.map(
-                        lambda c: pod_side.run(c, manifests[c.name], work, bin_dir, tops, POD_TIMEOUT),
+                        lambda c: pod_side.run(c, manifests[c.name], work, bin_dir, tops, POD_TIMEOUT, image),
                         runnable,
                     ),
                     strict=True,

@@ -477,6 +477,7 @@ __m_step() {
     local -x SLURM_NODELIST=$SLURM_JOB_NODELIST
     if [ -n "$het_tpn" ]; then local -x SLURM_NTASKS_PER_NODE=$het_tpn; else unset SLURM_NTASKS_PER_NODE; fi
   fi
+  [ -z "$tpn" ] || local -x SLURM_NTASKS_PER_NODE=$tpn  # the step's own, as srun gives its tasks
   # The tasks of each node: --ntasks-per-node's, else dealt round-robin, none beyond the CPUs the job
   # holds on a node (where the nodes' differ) for the step's own --cpus-per-task (srun 22.05 does
   # not take the job's); what is left once all are full is dealt over all.
