@@ -94,9 +94,9 @@ def find(corpus: Path) -> list[Case]:
             continue  # a wrapper that submits jobs: its jobs are cases of their own files
         case = Case(str(path.relative_to(corpus)).replace("/", "__"), path, text, jobs[0])
         case.skipped = _too_large(jobs[0])
-        case.folders = folders_named(text)
         case.sourced = files_sourced(text)
         case.programs = programs_at(text, case.sourced)
+        case.folders = [f for f in folders_named(text) if f not in case.programs]  # a program is no folder
         case.submitted_from = str(path.parent.relative_to(corpus)).removeprefix(".")
         out.append(case)
     return out

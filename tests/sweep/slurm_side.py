@@ -113,8 +113,9 @@ def run(
     (sweep / "cases.txt").write_text(
         "".join(f"{c.name}\t{c.submit_dir}\t{int(c.fills_nodes)}\n" for c in ordered)
     )
+    programs = {f for c in cases for f in c.programs}  # a program one case starts is no other's folder
     (sweep / "folders.txt").write_text(
-        "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.folders}))
+        "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.folders} - programs))
     )
     (sweep / "sourced.txt").write_text(
         "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.sourced}))
