@@ -60,8 +60,8 @@ while read -r f; do mkdir -p "${f%/*}" && touch "$f"; done < /sweep/sourced.txt
 while read -r f; do mkdir -p "${f%/*}" && ln -sf STANDINS/.recorder "$f"; done < /sweep/programs.txt
 mkdir -p /sweep/jobs
 # --begin=now: a job that waits for tomorrow (--begin=now+1day) runs now, as its CronJob would
-# A case that fills nodes (cases.py: fills_nodes) starts once the others ended, on empty nodes: its
-# layout depends on each node's free CPUs.
+# A case that fills nodes (cases.py: fills_nodes) starts once every case before it ended, on empty
+# nodes: its layout depends on each node's free CPUs.
 others=""
 while IFS=$'\t' read -r c dir alone; do
   mkdir -p "$dir/logs"
@@ -71,7 +71,7 @@ while IFS=$'\t' read -r c dir alone; do
      SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable --begin=now "${after[@]}" "/sweep/scripts/$c" \
      > "/sweep/jobs/$c.id" 2> "/sweep/jobs/$c.err")
   id=$(cut -d';' -f1 "/sweep/jobs/$c.id" 2>/dev/null)
-  [ "$alone" = 1 ] || [ -z "$id" ] || others+=":$id"
+  [ -z "$id" ] || others+=":$id"  # a case that fills nodes waits for every case before it, those too
 done < /sweep/cases.txt
 # with stand-ins a job ends in seconds: one that hangs (a step waiting for what it cannot get) ends
 # at a minute instead of holding its nodes from the others
