@@ -553,6 +553,9 @@ class Component:
     launchers: tuple[Launcher, ...] = ()
     environment: tuple[EnvVar, ...] = ()
     line: int | None = None
+    # the MASTER_PORT a training operator gives the pods: a port the manifest names (pytorchjob-port),
+    # else the operator's default
+    rendezvous_port: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,9 +51,13 @@ if [ $# -eq 0 ]; then
     # The differential sweep: every sbatch script of the corpus run on the Slurm sandbox and, translated,
     # in the pod runner, with recording stand-ins (tests/sweep/run.py; about 3 minutes). It needs root on
     # Debian (the sandbox) and unshare (both sides); elsewhere it says why and is left out.
+    # Then the other way (tests/sweep/reverse.py, about 2 minutes): every manifest run in the pod runner
+    # and, translated to Slurm, on the sandbox.
     echo "== differential sweep"
     if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] && command -v unshare >/dev/null; then
         "$venv/bin/python" tests/sweep/run.py
+        echo "== differential sweep, Kubernetes to Slurm"
+        "$venv/bin/python" tests/sweep/reverse.py
     else
         echo "left out: the sweep runs the Slurm sandbox (root on Debian) and the pod runner (unshare)"
     fi

@@ -604,9 +604,9 @@ def test_pytorchjob_of_python_per_pod_is_one_task_per_pod_with_the_operators_ran
         contains=[
             'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
             "srun --container-image='registry.example#train:1' bash -c 'export RANK=$SLURM_PROCID "
-            "WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID",
+            "WORLD_SIZE=$SLURM_NTASKS; exec",
         ],
-        lacks=["torchrun"],
+        lacks=["torchrun", "LOCAL_RANK"],  # the operator sets none: a program would take it for torchrun's
     ).text
     assert text.rstrip().endswith("migrate-torch-env python train.py --epochs 3")
 
@@ -1334,3 +1334,39 @@ def test_a_working_folder_is_made_as_a_container_runtime_makes_it(
     lines = text.splitlines()
     step = next(i for i, line in enumerate(lines) if "--chdir=/shared/runs/wd" in line)
     assert any(made in line for line in lines[:step]), text
+
+
+PYTORCHJOB_PORT = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: ddp}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: registry.example/train:1
+            command: [python, train.py]
+            PORTS
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: pytorch, image: registry.example/train:1, command: [python, train.py]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("ports", "expected"),
+    [("", 23456), ("ports: [{name: pytorchjob-port, containerPort: 29400}]", 29400)],
+)
+def test_a_pytorchjobs_master_port_is_the_operators(ports: str, expected: int) -> None:
+    """The training operator gives every pod the Master's port pytorchjob-port as MASTER_PORT, else
+    23456 (the reverse sweep ran python per pod with MASTER_PORT 29500 under sbatch, 23456 in pods)."""
+    manifest = PYTORCHJOB_PORT.replace("PORTS", ports)
+    ports_seen = {"components.*.rendezvous_port": [expected, expected]}
+    validate_manifest(manifest, ir=ports_seen, contains=[f"MASTER_PORT={expected}\n"])

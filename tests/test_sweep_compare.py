@@ -59,3 +59,26 @@ def test_a_case_is_declared_only_when_every_difference_is() -> None:
     module = "only on Slurm: module [load x] node=0 | "
     assert declared.reason("cases__x.sbatch", module) is not None
     assert declared.reason("cases__x.sbatch", "SLURM_NTASKS: Slurm '4', pods '3' (in a)") is None
+
+
+def test_options_in_another_order_are_told_apart_from_other_words() -> None:
+    slurm = Counter([record("ray", "start --head --block --port=1", 0)])
+    pods = Counter([record("ray", "start --head --port=1 --block", 0)])
+    assert compare.differences(slurm, pods) == [
+        "argv order: Slurm 'start --head --block --port=1', pods 'start --head --port=1 --block' (in ray)"
+    ]
+    other = Counter([record("ray", "stop --head --port=1 --block", 0)])
+    assert compare.differences(slurm, other)[0].startswith("argv: ")
+
+
+def test_python_running_torch_distributed_run_is_torchrun() -> None:
+    recs = [
+        {
+            "prog": "python3",
+            "args": ["-m", "torch.distributed.run", "--nnodes=2", "t.py"],
+            "env": {},
+            "host": "a",
+        },
+        {"prog": "torchrun", "args": ["--nnodes=2", "t.py"], "env": {}, "host": "a"},
+    ]
+    assert compare.normalise(recs, {"a": 0}) == Counter({"torchrun [--nnodes=2 t.py] node=0 | ": 2})

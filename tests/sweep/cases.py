@@ -93,7 +93,7 @@ def find(corpus: Path) -> list[Case]:
         if len(jobs) != 1:
             continue  # a wrapper that submits jobs: its jobs are cases of their own files
         case = Case(str(path.relative_to(corpus)).replace("/", "__"), path, text, jobs[0])
-        case.skipped = _too_large(jobs[0])
+        case.skipped = too_large(jobs[0])
         case.sourced = files_sourced(text)
         case.programs = programs_at(text, case.sourced)
         case.folders = [f for f in folders_named(text) if f not in case.programs]  # a program is no folder
@@ -102,7 +102,7 @@ def find(corpus: Path) -> list[Case]:
     return out
 
 
-def _too_large(job: Job) -> str | None:
+def too_large(job: Job) -> str | None:
     nodes = job.total_nodes()
     if nodes > MAX_NODES:
         return f"{nodes} nodes: the sandbox and the pod runner run {MAX_NODES} per job"

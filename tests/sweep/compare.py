@@ -105,10 +105,13 @@ def normalise(
                     value = re.sub(rf"^(--?[\w-]+=)?{re.escape(job)}$", r"\1<job>", value)
             return _IP.sub("<ip>", value)
 
+        program, argv = str(rec.get("prog")), list(rec["args"])  # type: ignore[call-overload]
+        if program.startswith("python") and argv[:2] == ["-m", "torch.distributed.run"]:
+            program, argv = "torchrun", argv[2:]  # the same program as torchrun
         node = names.get(str(rec.get("host", "")).split(".")[0])
         if node is None or not hosts:
             node = names.get(env.get("SLURMD_NODENAME", ""), node)
-        args = " ".join(plain(a) for a in rec["args"])  # type: ignore[attr-defined]
+        args = " ".join(plain(a) for a in argv)
 
         def value_of(key: str, plain: Callable[..., str] = plain, env: dict[str, str] = env) -> str:
             if key.endswith("NODELIST"):  # node[1-2] and a,b alike: the nodes' indices
@@ -116,7 +119,7 @@ def normalise(
             return plain(env[key], as_argument=key.endswith("JOB_ID"))
 
         seen = " ".join(f"{k}={value_of(k)}" for k in compared if k in env)
-        out[f"{rec.get('prog')} [{args}] node={node} | {seen}"] += 1
+        out[f"{program} [{args}] node={node} | {seen}"] += 1
     return out
 
 
@@ -165,8 +168,17 @@ def _pair_difference(a: str, b: str) -> str:
     fa, fb = _fields(a), _fields(b)
     for key in dict.fromkeys([*fa, *fb]):
         if fa.get(key) != fb.get(key):
-            return f"{key}: Slurm {fa.get(key)!r}, pods {fb.get(key)!r} (in {a.split(' ', 1)[0]})"
+            told = "argv order" if key == "argv" and _reordered(fa[key], fb[key]) else key
+            return f"{told}: Slurm {fa.get(key)!r}, pods {fb.get(key)!r} (in {a.split(' ', 1)[0]})"
     return f"Slurm {a!r}, pods {b!r}"
+
+
+def _reordered(a: str, b: str) -> bool:
+    """The same words, the options among them in another order, the other words in theirs."""
+    wa, wb = a.split(), b.split()
+    return sorted(wa) == sorted(wb) and [w for w in wa if not w.startswith("-")] == [
+        w for w in wb if not w.startswith("-")
+    ]
 
 
 def _fields(line: str) -> dict[str, str]:

@@ -162,6 +162,19 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         for case in ("*ray_tune_hpo*", "*vllm_ray*")
     ),
     (
+        "*",
+        "argv order: *",
+        "the same options in another order, the program's other words in theirs: KubeRay writes `ray "
+        "start`'s options in its own order, the translation in the manifest's",
+    ),
+    (
+        "*",
+        "argv: Slurm '--nnodes=*', pods '--nnodes=*:*' (in torchrun)",
+        "an elastic PyTorchJob's torchrun takes between min and max nodes; a Slurm job has the nodes it "
+        "was given, so torchrun gets that count (recorded as approximated: a Slurm job does not grow or "
+        "shrink between bounds)",
+    ),
+    (
         "*wait_all_nodes*",
         "only on Slurm: all_reduce_perf *",
         "--nodes=2-4 runs on as many of 2 to 4 nodes as are free (4 on the sandbox); the MPIJob has the "

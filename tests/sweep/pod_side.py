@@ -70,7 +70,7 @@ def image_programs(text: str, programs: list[str], tops: list[str], folder: Path
     what a native translation's containers start (`sarus run IMAGE /usr/local/libexec/osu/osu_allreduce`
     ran it in its container). Each folder of them as the image has it, with a recording stand-in."""
     binds: dict[str, Path] = {}
-    commands = [(c.get("command") or [""])[0] for doc in yaml.safe_load_all(text) for c in _containers(doc)]
+    commands = [(c.get("command") or [""])[0] for doc in yaml.safe_load_all(text) for c in containers_of(doc)]
     off_storage = [p for p in programs if p.strip("/").split("/")[0] not in tops]
     for program in [*off_storage, *commands]:
         if not program.startswith("/") or os.path.lexists(program):
@@ -84,12 +84,41 @@ def image_programs(text: str, programs: list[str], tops: list[str], folder: Path
     return binds
 
 
-def _containers(node: Any) -> list[dict[str, Any]]:
+def claims_named(text: str) -> dict[str, set[str]]:
+    """Every PersistentVolumeClaim the manifests' pods mount, with the folders it is mounted at."""
+    found: dict[str, set[str]] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            volumes = {
+                v.get("name"): v["persistentVolumeClaim"]["claimName"]
+                for v in node.get("volumes") or []
+                if isinstance(v, dict) and isinstance(v.get("persistentVolumeClaim"), dict)
+                and v["persistentVolumeClaim"].get("claimName")
+            }  # fmt: skip
+            for claim in volumes.values():
+                found.setdefault(str(claim), set())
+            for container in [*(node.get("containers") or []), *(node.get("initContainers") or [])]:
+                for mount in container.get("volumeMounts") or [] if isinstance(container, dict) else []:
+                    if isinstance(mount, dict) and mount.get("name") in volumes and mount.get("mountPath"):
+                        found[str(volumes[mount["name"]])].add(str(mount["mountPath"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for doc in yaml.safe_load_all(text):
+        walk(doc)
+    return found
+
+
+def containers_of(node: Any) -> list[dict[str, Any]]:
     if isinstance(node, dict):
         found = [c for c in node.get("containers") or [] if isinstance(c, dict)]
-        return found + [c for v in node.values() for c in _containers(v)]
+        return found + [c for v in node.values() for c in containers_of(v)]
     if isinstance(node, list):
-        return [c for v in node for c in _containers(v)]
+        return [c for v in node for c in containers_of(v)]
     return []
 
 
@@ -97,7 +126,8 @@ def run(
     case: Case, text: str, work: Path, bin_dir: Path, tops: list[str], timeout: float, image: list[str]
 ) -> dict[str, Any]:
     """``image``: the programs off the site's storage that any case starts by path; the Slurm side's
-    nodes have them all, and so has the pods' image."""
+    nodes have them all, and so has the pods' image. A claim the manifests name that the sweep's
+    site does not (a manifest of the corpus run as it is) is a folder of its own."""
     folder = work / "pods" / case.name
     records = folder / "records"
     records.mkdir(parents=True)
@@ -120,6 +150,15 @@ def run(
             at.touch()
     binds = {BIN: bin_dir, RECORDS: records}
     binds.update(image_programs(text, image, tops, folder / "image"))
+    for name, mounted_at in claims_named(text).items():
+        if name in claims:
+            continue
+        claims[name] = folder / "claims" / name
+        claims[name].mkdir(parents=True)
+        for at in mounted_at:  # the folders the case names there, as the Slurm side has them
+            for path in case.folders:
+                if path.startswith(at.rstrip("/") + "/"):
+                    (claims[name] / path[len(at.rstrip("/")) + 1 :]).mkdir(parents=True, exist_ok=True)
     claims[SUBMIT_CLAIM] = folder / "fs" / "submit"
     (claims[SUBMIT_CLAIM] / case.submitted_from / "logs").mkdir(parents=True)
     try:

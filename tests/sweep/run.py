@@ -67,31 +67,50 @@ def main(argv: list[str] | None = None) -> int:
         manifests[case.name] = text
         outcome[case.name] = {"flavor": flavor, "style": style}
         runnable.append(case)
+    pattern = standins.RECORDED_ENV
+    compared = {
+        c.name: compare.NATIVE_COMPARED if outcome[c.name]["style"] == "native" else compare.COMPARED
+        for c in runnable
+    }
+    named = [c.text for c in runnable]
+    outcome_of = both_sides(runnable, manifests, tops, parts, compared, pattern, args.jobs, named)
+    for name, judged in outcome_of.items():
+        outcome[name].update(judged)
+    seconds = time.monotonic() - started
+    return report(outcome, seconds, args.report, HERE / "baseline.txt")
+
+
+def both_sides(
+    runnable: list[case_finder.Case],
+    manifests: dict[str, str],
+    tops: list[str],
+    parts: list[str],
+    compared: dict[str, tuple[str, ...]],
+    pattern: str,
+    jobs: int,
+    named: list[str],
+) -> dict[str, dict[str, object]]:
+    """Each case's script on the sandbox and its manifests in the pod runner, at once; what each side's
+    programs saw, compared on the case's variables (``compared``; the stand-ins record ``pattern``).
+    ``named``: the texts whose program-like words get stand-ins (never the shims' own programs)."""
     with tempfile.TemporaryDirectory(prefix="migrate-sweep-", dir="/tmp") as tmp:
         work = Path(tmp)
         work.chmod(0o755)
         bin_dir = work / "bin"
-        programs = standins.names([c.text for c in runnable], standins.builtins())
+        programs = standins.names(named, standins.builtins())
         image = sorted({p for c in runnable for p in c.programs})
-        standins.write_bin(bin_dir, programs)
+        standins.write_bin(bin_dir, programs, pattern)
         failure: list[BaseException] = []
 
         def slurm() -> None:
             try:
-                slurm_side.run(
-                    runnable,
-                    work,
-                    bin_dir,
-                    parts,
-                    case_finder.licenses(runnable),
-                    SLURM_WAIT,
-                )
+                slurm_side.run(runnable, work, bin_dir, parts, case_finder.licenses(runnable), SLURM_WAIT)
             except BaseException as exc:  # reported after the pods ran
                 failure.append(exc)
 
         on_slurm = threading.Thread(target=slurm)
         on_slurm.start()
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
             ran = dict(
                 zip(
                     [c.name for c in runnable],
@@ -105,13 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         on_slurm.join()
         if failure:
             raise failure[0]
-        for case in runnable:
-            outcome[case.name].update(_judge(case, work, ran[case.name], str(outcome[case.name]["style"])))
-    seconds = time.monotonic() - started
-    return _report(outcome, seconds, args.report)
+        return {c.name: _judge(c, work, ran[c.name], compared[c.name]) for c in runnable}
 
 
-def _judge(case: case_finder.Case, work: Path, pods: dict[str, object], case_style: str) -> dict[str, object]:
+def _judge(
+    case: case_finder.Case, work: Path, pods: dict[str, object], compared: tuple[str, ...]
+) -> dict[str, object]:
     slurm = slurm_side.outcome(work, case)
     if not slurm["submitted"]:
         return {"result": "rejected by sbatch", "why": slurm["why"]}
@@ -119,7 +137,6 @@ def _judge(case: case_finder.Case, work: Path, pods: dict[str, object], case_sty
         return {"result": "not run in pods", "why": pods["why"]}
     slurm_recs = compare.records(work / "sweep" / "records" / i for i in slurm["ids"])  # type: ignore[attr-defined]
     pod_recs = compare.records([pods["records"]])  # type: ignore[list-item]
-    compared = compare.NATIVE_COMPARED if case_style == "native" else compare.COMPARED
     a = compare.normalise(slurm_recs, compared=compared)
     b = compare.normalise(pod_recs, pods["hosts"], compared)  # type: ignore[arg-type]
     states = slurm["states"]
@@ -131,11 +148,15 @@ def _judge(case: case_finder.Case, work: Path, pods: dict[str, object], case_sty
     }
     if end_slurm != "Complete" and slurm["log"]:
         facts["slurm log"] = slurm["log"]  # the report's reader sees why
+    if pods["status"] != "Complete" and "describe" in pods:
+        facts["pods log"] = str(pods["describe"]())[-1500:]  # type: ignore[operator]
     if not slurm_recs and not pod_recs and end_slurm != "Complete" and pods["status"] != "Complete":
         return {"result": "empty", **facts, "why": "failed on both sides before a program started"}
     found = compare.differences(a, b)
     if end_slurm != pods["status"]:
         found.append(f"end state: Slurm {end_slurm}, pods {pods['status']}")
+    if not found and not slurm_recs:  # no stand-in ran on either side: only the end states compare
+        return {"result": "ended alike", **facts, "why": "no program ran on either side; both ended so"}
     if not found:
         return {"result": "equal", **facts}
     # declared only when every difference is; the first one that is not tells what differs
@@ -148,15 +169,22 @@ def _judge(case: case_finder.Case, work: Path, pods: dict[str, object], case_sty
     return {"result": "differs", **facts, "difference": undeclared[0]}
 
 
-def _report(outcome: dict[str, dict[str, object]], seconds: float, path: Path | None) -> int:
+def report(
+    outcome: dict[str, dict[str, object]],
+    seconds: float,
+    path: Path | None,
+    baseline_file: Path,
+    what: str = "sbatch",
+) -> int:
     counts = Counter(str(o["result"]) for o in outcome.values())
     ran = sum(n for r, n in counts.items() if r not in ("left out",))
     print(
-        f"sweep: {len(outcome)} sbatch cases, {ran} run both ways in {seconds:.0f} s: "
+        f"sweep: {len(outcome)} {what} cases, {ran} run both ways in {seconds:.0f} s: "
         + ", ".join(
             f"{counts[r]} {r}"
             for r in (
                 "equal",
+                "ended alike",
                 "declared",
                 "differs",
                 "empty",
@@ -168,17 +196,18 @@ def _report(outcome: dict[str, dict[str, object]], seconds: float, path: Path | 
         )
     )
     for name, o in sorted(outcome.items()):
-        if o["result"] in ("equal", "left out"):
+        if o["result"] in ("equal", "ended alike", "left out"):
             continue
         print(f"  {o['result']:<18} {name}: {o.get('difference') or o.get('why')}")
     if path:
         path.write_text(json.dumps(outcome, indent=1, sort_keys=True, default=str))
     baseline = {
         line.strip()
-        for line in (HERE / "baseline.txt").read_text().splitlines()
+        for line in baseline_file.read_text().splitlines()
         if line.strip() and not line.startswith("#")
     }
-    lost = sorted(n for n in baseline if n in outcome and outcome[n]["result"] != "equal")
+    kept = ("equal", "ended alike")
+    lost = sorted(n for n in baseline if n in outcome and outcome[n]["result"] not in kept)
     for name in lost:
         print(f"  REGRESSION {name}: equal in baseline.txt, now {outcome[name]['result']}")
     return 1 if lost or (counts["differs"] and False) else 0

@@ -181,10 +181,11 @@ def names(texts: list[str], keep: frozenset[str]) -> list[str]:
     return sorted(n for n in found if n not in keep and n not in KEPT)
 
 
-def write_bin(folder: Path, programs: list[str]) -> None:
+def write_bin(folder: Path, programs: list[str], pattern: str = RECORDED_ENV) -> None:
+    """The stand-ins, recording the variables whose names match ``pattern``."""
     folder.mkdir(parents=True, exist_ok=True)
     recorder = folder / ".recorder"
-    recorder.write_text(RECORDER.replace("RECORDS", RECORDS).replace("PATTERN", RECORDED_ENV))
+    recorder.write_text(RECORDER.replace("RECORDS", RECORDS).replace("PATTERN", pattern))
     recorder.chmod(0o755)
     for name in programs:
         (folder / name).symlink_to(".recorder")

@@ -93,6 +93,8 @@ class WorkloadKind:
     metadata: tuple[Path, ...] = ()
     # Ports the operator's own processes listen on (Ray's GCS, dashboard ...): not for clients.
     own_ports: frozenset[int] = frozenset()
+    # The MASTER_PORT the operator sets in every pod where no container names its port (PyTorchJob).
+    master_port: int | None = None
     # A port that is for clients only when the object serves (Ray Serve's HTTP port), and the
     # fields whose presence says it serves; a ``serve run`` / ``serve deploy`` command says so too.
     serve_port: int | None = None
@@ -115,9 +117,10 @@ _RUN_POLICY = ("spec", "runPolicy")
 _SCHEDULING_POLICY = (*_RUN_POLICY, "schedulingPolicy")
 
 
-def _kubeflow_v1(kind: JobKind, replica_specs: str) -> WorkloadKind:
+def _kubeflow_v1(kind: JobKind, replica_specs: str, master_port: int | None = None) -> WorkloadKind:
     """training-operator jobs share one shape: <x>ReplicaSpecs plus runPolicy."""
     return WorkloadKind(
+        master_port=master_port,
         group="kubeflow.org",
         kind=kind,
         ir_kind=kind,
@@ -173,6 +176,9 @@ def _volcano(group: str, kind: str, ir_kind: JobKind, spec: Path = ("spec",)) ->
 
 
 # Ray's own ports on the head: GCS, dashboard, client server, metrics, dashboard agent.
+# The training operator's MASTER_PORT: the Master container's port of this name, else its default.
+PYTORCH_PORT_NAME = "pytorchjob-port"
+PYTORCH_DEFAULT_PORT = 23456
 RAY_OWN_PORTS = frozenset({6379, 8265, 10001, 8080, 52365})
 RAY_SERVE_PORT = 8000  # Ray Serve's HTTP proxy, unless its config says otherwise
 
@@ -250,7 +256,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         metadata=(("spec", "jobTemplate", "metadata"),),
     ),
     replace(
-        _kubeflow_v1(JobKind.PYTORCH_JOB, "pytorchReplicaSpecs"),
+        _kubeflow_v1(JobKind.PYTORCH_JOB, "pytorchReplicaSpecs", PYTORCH_DEFAULT_PORT),
         procs_per_pod=(("spec", "nprocPerNode"), ("spec", "elasticPolicy", "nProcPerNode")),
     ),
     # SageMaker HyperPod's training operator: PyTorchJob-like, its replica specs a named list.

@@ -80,6 +80,7 @@ class PodFacts:
     annotations: dict[str, str] = field(default_factory=dict)
     annotation_lines: dict[str, int] = field(default_factory=dict)
     ports: list[int] = field(default_factory=list)
+    rendezvous_port: int | None = None  # a container's port pytorchjob-port: the operator's MASTER_PORT
     restart_policy: str | None = None
     deadline_s: int | None = None
     scheduler: str | None = None
@@ -271,6 +272,8 @@ def _read_container(
         port = view.integer((*ppath, "containerPort"))
         if port is not None:
             facts.ports.append(port)
+            if view.string((*ppath, "name")) == kinds.PYTORCH_PORT_NAME:
+                facts.rendezvous_port = port
         view.touch((*ppath, "name"))  # labels for the port; hostPort and the rest stay raw
         view.touch((*ppath, "protocol"))
     return _usage(view, (*cpath, *resources_key))

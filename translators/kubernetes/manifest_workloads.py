@@ -88,7 +88,8 @@ def build_job(
         kind=workload.ir_kind,
         name=obj.name,
         api_version=obj.api_version,
-        components=tuple(_component(role) for role in roles) or (ir.Component(),),
+        components=tuple(_component(role, _master_port(roles, workload.master_port)) for role in roles)
+        or (ir.Component(),),
         time_limit_s=_time_limit(view, workload, roles, labels, annotations, raw),
         hold=any(view.boolean(p) for p in workload.suspend),
         array=next((role.array for role in roles if role.array), None),
@@ -378,7 +379,15 @@ def _role_bodies(roles: list[_Role]) -> Iterator[ShellBody]:
 # Components
 
 
-def _component(role: _Role) -> ir.Component:
+def _master_port(roles: list[_Role], default: int | None) -> int | None:
+    """The MASTER_PORT the operator sets in every pod of the job: the port a container names for it
+    (the Master's pytorchjob-port), else the operator's default (None: no operator sets one)."""
+    named = [role.facts.rendezvous_port for role in roles if role.facts.rendezvous_port]
+    return named[0] if named and default is not None else default
+
+
+def _component(role: _Role, master_port: int | None) -> ir.Component:
+    """``master_port``: the MASTER_PORT the workload's operator sets in the job's pods."""
     facts = role.facts
     resources = facts.resources
     if role.tasks_per_pod is not None:
@@ -394,6 +403,7 @@ def _component(role: _Role) -> ir.Component:
         launchers=_unique(facts.launchers),
         environment=_unique(environment),
         line=role.line,
+        rendezvous_port=master_port,
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from . import execution, flavors, native, pod_template, slurmenv, submit_dir
 from .flavors import nproc_per_node
 from .job_policy import JobPolicy
+from .kinds import PYTORCH_PORT_NAME
 from .storage import Volume
 from .translation_context import Context, Workload
 from .yamlemit import Manifest, Path
@@ -26,7 +27,6 @@ from .yamlemit import Manifest, Path
 PYTORCH_API = "kubeflow.org/v1"
 MPI_API = "kubeflow.org/v2beta1"
 REPLICA_LABEL = "training.kubeflow.org/job-name"
-PYTORCH_PORT_NAME = "pytorchjob-port"  # the operator's MASTER_PORT is this port of the Master
 SSHD = ["/usr/sbin/sshd", "-De"]
 MPI_NOT_SLURM = (
     ("OMPI_MCA_plm", "rsh"),  # Open MPI: launch over ssh, not srun

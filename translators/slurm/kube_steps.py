@@ -130,7 +130,7 @@ def plain_or_torch(
         ctx.fidelity.mapped(
             f"{part.name}: {' '.join(raw[:4])}", f"srun torchrun on {plural(part.nodes, 'node')}: {why}", line
         )
-        return [*launch.torch_env_lines(), step(launch.Program(argv))]
+        return [*launch.torch_env_lines(launch.master_port(ctx.job)), step(launch.Program(argv))]
     if part.launch == TORCH and prog.uses_entrypoint:
         ctx.fidelity.approximated(
             f"{part.name}: distributed torch",
@@ -138,7 +138,7 @@ def plain_or_torch(
             "ranks are not assigned",
             line,
         )
-        return [*launch.torch_env_lines(), step(prog)]
+        return [*launch.torch_env_lines(launch.master_port(ctx.job)), step(prog)]
     if part.nodes > 1 and "JOB_COMPLETION_INDEX" in " ".join(raw) and not prog.uses_entrypoint:
         # Each pod of an Indexed replicated job has its own index: expand the argv inside each task.
         def indexed(name: str) -> bool:

@@ -262,7 +262,13 @@ def torch_program(ctx: Context, part: Part, argv: list[str], raw_words: list[str
     )
     why = "each task gets RANK/WORLD_SIZE/LOCAL_RANK from its Slurm task ids"
     if per_pod:
-        why = "one process per pod, as the operator starts it: " + why + ", as the operator sets them"
+        # the operator sets RANK and WORLD_SIZE, no LOCAL_RANK: a program that takes LOCAL_RANK for a
+        # launcher's (Hugging Face's Trainer) would think itself under torchrun
+        wrapper = (
+            "bash -c 'export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS; exec \"$@\"' migrate-torch-env"
+        )
+        why = "one process per pod, as the operator starts it: each gets RANK/WORLD_SIZE from its Slurm "
+        why += "task ids, as the operator sets them (and no LOCAL_RANK, which the operator does not set)"
     return [wrapper, *argv], why
 
 
@@ -271,13 +277,20 @@ def _nproc(part: Part) -> int:
     return res.tasks_per_node or res.computed_gpus_per_node() or 1
 
 
-def torch_env_lines() -> list[str]:
+def torch_env_lines(port: int = RDZV_PORT) -> list[str]:
     return [
         "# rendezvous on the first node of the allocation",
         'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
-        f"MASTER_PORT={RDZV_PORT}",
+        f"MASTER_PORT={port}",
         "export MASTER_ADDR MASTER_PORT",
     ]
+
+
+def master_port(job: ir.Job) -> int:
+    """The MASTER_PORT the job's programs saw: the one a training operator gives (a PyTorchJob's
+    Master port pytorchjob-port, else its default), else the rendezvous port torchrun takes by default."""
+    given = [c.rendezvous_port for c in job.components if c.rendezvous_port]
+    return given[0] if given else RDZV_PORT
 
 
 # ---------------------------------------------------------------------------

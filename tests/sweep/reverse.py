@@ -1,0 +1,150 @@
+"""The differential sweep the other way: every Kubernetes manifest of the corpus run as itself in the
+pod runner and, translated to Slurm (`migrate translate --to slurm`), on the Slurm sandbox, with the
+same recording stand-ins; what each side's programs saw is compared per case.
+
+    python tests/sweep/reverse.py [--report FILE] [--cases PATTERN] [--jobs N]
+
+A manifest is a case when it holds one workload and its translation is one sbatch script. Compared:
+the programs, their argv and node, and the variables a Kubernetes program reads to learn its place
+(``JOB_COMPLETION_INDEX``, the training operators' ``MASTER_ADDR``/``RANK``/``PET_*`` ...) and those
+the manifest's own containers set; the translation has to give the programs the same values under
+sbatch. Each case ends as the forward sweep's do (``run.py``); declared differences are in
+``declared.py``, and ``reverse_baseline.txt`` lists the cases that must stay equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import cases as case_finder  # noqa: E402
+import pod_side  # noqa: E402
+import run as forward  # noqa: E402
+
+from migrate.diagnostics import Collector  # noqa: E402
+from migrate.translate import translate_jobs  # noqa: E402
+from migrate.translators.interfaces import NO_CONTEXT  # noqa: E402
+from migrate.translators.kubernetes import reader as kubernetes_reader  # noqa: E402
+from migrate.translators.slurm import reader as slurm_reader  # noqa: E402
+from migrate.vocab import Format  # noqa: E402
+
+# What a Kubernetes program reads to learn its place: the Job controller's, the training operators'.
+KUBE_COMPARED = (
+    "JOB_COMPLETION_INDEX", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK",
+    "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR", "PET_MASTER_PORT",
+    "PET_RDZV_ENDPOINT", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+)  # fmt: skip
+# the variables a pod has that no program reads for its place (the kubelet's, the image's)
+_UNCOMPARED = frozenset(("PATH", "HOME", "HOSTNAME", "PWD", "TERM", "SHLVL", "LANG"))
+
+
+def find(corpus: Path, chosen: str) -> tuple[list[case_finder.Case], dict[str, str], dict[str, Any]]:
+    """The cases (each holding its translation's sbatch script), their manifests, and why others are
+    left out."""
+    cases: list[case_finder.Case] = []
+    manifests: dict[str, str] = {}
+    left: dict[str, Any] = {}
+    for path in sorted(corpus.rglob("*")):
+        rel = path.relative_to(corpus)
+        if not path.is_file() or "golden" in rel.parts or path.suffix not in (".yaml", ".yml"):
+            continue
+        name = str(rel).replace("/", "__")
+        if not fnmatch.fnmatch(name, chosen):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not kubernetes_reader.sniff(text):
+            continue
+        source = str(path.relative_to(corpus.parent))
+        said = Collector(source)
+        jobs = kubernetes_reader.read(text, source, said, NO_CONTEXT)
+        if len(jobs) != 1:
+            continue  # several workloads (or none): each would need its own run
+        if jobs[0].unresolved:
+            left[name] = {"result": "left out", "why": "a template: values no file gives"}
+            continue
+        if "clusterSelector:" in text:
+            left[name] = {"result": "left out", "why": "a RayJob on a RayCluster of another file"}
+            continue
+        if any(d.severity == "error" for d in said.items):
+            # a manifest the API server would refuse (an alias bomb among them): nothing to run
+            left[name] = {"result": "left out", "why": "the reader found errors"}
+            continue
+        written = translate_jobs(jobs, to=Format.SLURM).translations[0].files
+        scripts = [body for file, body in written.items() if file.endswith(".sbatch")]
+        if len(written) != 1 or len(scripts) != 1:
+            left[name] = {"result": "left out", "why": f"translated to {sorted(written) or 'nothing'}"}
+            continue
+        (script,) = scripts
+        read_back = slurm_reader.read(script, f"{name}.sbatch", Collector(name))
+        if len(read_back) != 1:
+            left[name] = {"result": "left out", "why": "the translation reads back as several jobs"}
+            continue
+        case = case_finder.Case(name, path, script, read_back[0])
+        case.skipped = case_finder.too_large(read_back[0])
+        if case.skipped:
+            left[name] = {"result": "left out", "why": case.skipped}
+            continue
+        commands = "\n".join(_commands(text))
+        case.folders = case_finder.folders_named(script + "\n" + commands)
+        case.programs = case_finder.programs_at(script + "\n" + commands, [])
+        case.folders = [f for f in case.folders if f not in case.programs]
+        case.submitted_from = str(path.parent.relative_to(corpus)).removeprefix(".")
+        cases.append(case)
+        manifests[name] = text
+    return cases, manifests, left
+
+
+def _commands(text: str) -> list[str]:
+    """The manifest's containers' command lines, as a script would hold them (for the stand-ins and
+    the folders their paths name)."""
+    lines: list[str] = []
+    for doc in yaml.safe_load_all(text):
+        for container in pod_side.containers_of(doc):
+            words = [str(w) for w in [*(container.get("command") or []), *(container.get("args") or [])]]
+            lines.append(" ".join(words))
+    return lines
+
+
+def _env_names(text: str) -> tuple[str, ...]:
+    """The variables the manifest's containers set: what its programs read, so what the translation
+    has to give them too."""
+    names: set[str] = set()
+    for doc in yaml.safe_load_all(text):
+        for container in pod_side.containers_of(doc):
+            names.update(
+                str(e["name"]) for e in container.get("env") or [] if isinstance(e, dict) and "name" in e
+            )
+    return tuple(sorted(names - _UNCOMPARED))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--report", type=Path, help="write every case's outcome here (JSON)")
+    parser.add_argument("--cases", default="*", help="only the cases whose name matches (fnmatch)")
+    parser.add_argument("--jobs", type=int, default=2, help="pod runs at once")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    runnable, manifests, outcome = find(forward.CORPUS, args.cases)
+    tops = case_finder.storage_tops(runnable)
+    parts = case_finder.partitions(runnable)
+    compared = {c.name: KUBE_COMPARED + _env_names(manifests[c.name]) for c in runnable}
+    pattern = "|".join(sorted({n for names in compared.values() for n in names} | {"SLURM_[A-Z0-9_]+"}))
+    named = [c.text for c in runnable] + ["\n".join(_commands(manifests[c.name])) for c in runnable]
+    judged = forward.both_sides(runnable, manifests, tops, parts, compared, pattern, args.jobs, named)
+    for case in runnable:
+        outcome[case.name] = {"direction": "kubernetes -> slurm", **judged[case.name]}
+    seconds = time.monotonic() - started
+    return forward.report(outcome, seconds, args.report, HERE / "reverse_baseline.txt", "manifest")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
