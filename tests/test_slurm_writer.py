@@ -1336,30 +1336,6 @@ def test_a_working_folder_is_made_as_a_container_runtime_makes_it(
     assert any(made in line for line in lines[:step]), text
 
 
-PYTORCHJOB_PORT = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: ddp}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: pytorch
-            image: registry.example/train:1
-            command: [python, train.py]
-            PORTS
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: pytorch, image: registry.example/train:1, command: [python, train.py]}
-"""
-
-
 @pytest.mark.parametrize(
     ("ports", "expected"),
     [("", 23456), ("ports: [{name: pytorchjob-port, containerPort: 29400}]", 29400)],
@@ -1367,6 +1343,7 @@ spec:
 def test_a_pytorchjobs_master_port_is_the_operators(ports: str, expected: int) -> None:
     """The training operator gives every pod the Master's port pytorchjob-port as MASTER_PORT, else
     23456 (the reverse sweep ran python per pod with MASTER_PORT 29500 under sbatch, 23456 in pods)."""
-    manifest = PYTORCHJOB_PORT.replace("PORTS", ports)
+    master = '              command: ["python", "train.py", "--epochs", "3"]\n'
+    manifest = PYTORCHJOB.replace(master, master + f"              {ports}\n", 1)
     ports_seen = {"components.*.rendezvous_port": [expected, expected]}
     validate_manifest(manifest, ir=ports_seen, contains=[f"MASTER_PORT={expected}\n"])
