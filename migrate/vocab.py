@@ -227,7 +227,8 @@ class MountKind(StrEnum):
 
 
 class ContainerRuntime(StrEnum):
-    """``ir.Container.runtime``: what starts the container, named as its command is."""
+    """``ir.Container.runtime``: what starts the container, named as its command is (what each one
+    means to the readers and writers is its declaration in translators/runtimes.py)."""
 
     PYXIS = "pyxis"
     APPTAINER = "apptainer"

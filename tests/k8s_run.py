@@ -70,7 +70,7 @@ def literal_env(container: dict[str, Any]) -> dict[str, str]:
 
 def install(configmap: dict[str, Any], root: Path, script: str | None = None) -> Path:
     """Write the ConfigMap's files where the pod mounts them (under ``root``)."""
-    for key, rel in shims.PATHS.items():
+    for key, rel in shims.paths().items():
         if key not in configmap["data"]:
             continue
         target = root / rel

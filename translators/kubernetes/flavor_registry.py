@@ -23,12 +23,13 @@ for a while, as the tests do); see docs/architecture.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from migrate import ir
+from migrate.translators.declared import Declared
 
 from . import batchjob, cron, jobset, kinds, leaderworkerset, lws, rayjob, training, volcano
 from .flavors import (
@@ -118,7 +119,8 @@ class Flavor:
     resubmit_note: str = ""  # what becomes of a script's sbatch of itself, when the object repeats it
 
 
-_REGISTRY: dict[str, Flavor] = {}
+_FLAVORS: Declared[Flavor] = Declared("flavor", lambda flavor: _problem(flavor))
+_REGISTRY = _FLAVORS.table
 
 
 def flavors() -> tuple[Flavor, ...]:
@@ -169,26 +171,12 @@ def _problem(flavor: Flavor) -> str | None:
 
 def register(flavor: Flavor) -> Flavor:
     """Make ``flavor`` a ``--flavor`` choice everywhere: choose, the writer, the matrix."""
-    if flavor.name in _REGISTRY:
-        raise ValueError(f"flavor {flavor.name!r} is already registered")
-    problem = _problem(flavor)
-    if problem is not None:
-        raise ValueError(f"flavor {flavor.name!r}: {problem}")
-    _REGISTRY[flavor.name] = flavor
-    return flavor
+    return _FLAVORS.register(flavor)
 
 
-@contextmanager
-def registered(*added: Flavor) -> Iterator[None]:
+def registered(*added: Flavor) -> AbstractContextManager[None]:
     """The flavors registered for the block; the registry as it was afterwards."""
-    before = dict(_REGISTRY)
-    try:
-        for flavor in added:
-            register(flavor)
-        yield
-    finally:
-        _REGISTRY.clear()
-        _REGISTRY.update(before)
+    return _FLAVORS.registered(*added)
 
 
 _NO_SCHEDULE = "a scrontab entry needs a schedule, which only a CronJob has"

@@ -9,6 +9,7 @@ its size never matters for the pod spec.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,8 @@ from typing import Any
 from migrate import ir
 from migrate.names import dns1123_label
 from migrate.render import plural
+from migrate.translators import runtimes
+from migrate.translators.runtimes import Runtime
 from migrate.translators.shell.redact import redact
 from migrate.vocab import EnvOrigin, SecretKind
 
@@ -29,10 +32,13 @@ from .yamlemit import Manifest, Path
 COMMAND = ["/bin/bash", f"{slurmenv.MOUNT_DIR}/entrypoint.sh"]
 SCRIPT_VOLUME = "migrate-script"
 LABEL_COMPONENT = "migrate.io/component"
-# A container runtime named as a command word: at a line's start or after a separator or srun's words
-_RUNTIME_WORD = re.compile(
-    r"(?:^|[\s;&|(`])(" + "|".join(map(re.escape, shims.CONTAINER_RUNTIMES)) + r")(?=\s|$)", re.M
-)
+
+
+@functools.cache
+def _runtime_word(names: tuple[str, ...]) -> re.Pattern[str]:
+    """A container runtime of ``names`` named as a command word: at a line's start or after a separator
+    or srun's words."""
+    return re.compile(r"(?:^|[\s;&|(`])(" + "|".join(map(re.escape, names)) + r")(?=\s|$)", re.M)
 
 
 @dataclass
@@ -63,11 +69,15 @@ def script_text(ctx: Context) -> str:
     return body if body.startswith("#!") else "#!/bin/bash\n" + body
 
 
-def container_runtimes(ctx: Context) -> list[str]:
-    """The container runtimes the script starts programs with: the pod is their container already."""
+def container_runtimes(ctx: Context) -> list[Runtime]:
+    """The container runtimes with a shim that the script starts programs with: the pod is their
+    container already."""
     body = ctx.job.script.body if ctx.job.script is not None else ""
-    used = set(_RUNTIME_WORD.findall(body))
-    return [runtime for runtime in shims.CONTAINER_RUNTIMES if runtime in used]
+    shimmed = runtimes.shimmed()
+    if not shimmed:
+        return []
+    used = set(_runtime_word(tuple(r.name for r in shimmed)).findall(body))
+    return [runtime for runtime in shimmed if runtime.name in used]
 
 
 def script_configmap(ctx: Context) -> Manifest:
@@ -80,7 +90,7 @@ def script_configmap(ctx: Context) -> Manifest:
     if ctx.job.total_nodes() > 1:
         data["stepd"] = shims.STEPD
     for runtime in container_runtimes(ctx):
-        data[runtime] = shims.CONTAINER_RUN
+        data[runtime.name] = shims.container_run(runtime)
     body = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -96,7 +106,8 @@ def script_configmap(ctx: Context) -> Manifest:
     if container_runtimes(ctx):
         manifest.note(
             ("data",),
-            f"{', '.join(container_runtimes(ctx))}: the pod runs in the job's image already, so the shim "
+            f"{', '.join(r.name for r in container_runtimes(ctx))}: the pod runs in the job's image already, "
+            "so the shim "
             "skips the runtime's options and image and runs the program",
         )
     if ctx.secret_keys or any(_literal(e) for e in _all_env(ctx.job)):
@@ -107,15 +118,15 @@ def script_configmap(ctx: Context) -> Manifest:
 
 
 def script_volume(ctx: Context) -> dict[str, Any]:
+    paths = shims.paths()
     items = [
-        {"key": key, "path": shims.PATHS[key]}
-        for key in ("job.sh", "entrypoint.sh", "srun", "scontrol", "sbatch")
+        {"key": key, "path": paths[key]} for key in ("job.sh", "entrypoint.sh", "srun", "scontrol", "sbatch")
     ]
     if ctx.job.modules:
         items += [{"key": "module", "path": "bin/module"}, {"key": "module", "path": "bin/ml"}]
     if ctx.job.total_nodes() > 1:
-        items.append({"key": "stepd", "path": shims.PATHS["stepd"]})
-    items += [{"key": runtime, "path": shims.PATHS[runtime]} for runtime in container_runtimes(ctx)]
+        items.append({"key": "stepd", "path": paths["stepd"]})
+    items += [{"key": runtime.name, "path": paths[runtime.name]} for runtime in container_runtimes(ctx)]
     return {
         "name": SCRIPT_VOLUME,
         "configMap": {"name": configmap_name(ctx), "defaultMode": 0o755, "items": items},

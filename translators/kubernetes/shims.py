@@ -18,9 +18,10 @@ environment variables set in the manifest (``MIGRATE_*`` and static
   through ``bin/migrate-stepd run``, with the batch shell's environment.
 - ``bin/scontrol`` answers ``show hostnames``; ``bin/sbatch`` refuses loudly;
   ``bin/module`` and ``bin/ml`` note that the image provides the software.
-- ``bin/shifter``, ``bin/podman-hpc``, ``bin/sarus`` and ``bin/ch-run`` skip
-  the runtime's options and image and run the program: the pod already is the
-  container, in the job's image.
+- ``bin/shifter``, ``bin/podman-hpc``, ``bin/sarus`` and ``bin/ch-run`` (the
+  runtimes declared ``shim=True`` in ``translators/runtimes.py``) skip the
+  runtime's options and image and run the program: the pod already is the
+  container, in the job's image. Each is written from its runtime's tables.
 
 The texts read ``MIGRATE_*`` variables through placeholders (``@{MIGRATE_NODES}``,
 ``@perl{MIGRATE_STEP_PORT}``) that ``translators/job_variables.py`` fills with their defaults.
@@ -28,7 +29,11 @@ The texts read ``MIGRATE_*`` variables through placeholders (``@{MIGRATE_NODES}`
 
 from __future__ import annotations
 
-from migrate.translators import job_variables
+import functools
+import textwrap
+
+from migrate.translators import job_variables, runtimes
+from migrate.translators.runtimes import Runtime
 
 ENTRYPOINT = r"""#!/bin/bash
 # Written by migrate: sets up the Slurm environment of this pod, then runs the
@@ -1000,40 +1005,34 @@ echo "migrate: 'module $*' ignored: the container image provides the software" >
 exit 0
 """
 
-CONTAINER_RUN = r"""#!/bin/bash
-# Container runtime shim written by migrate: the pod already runs in the job's image, so the
-# runtime's options (and its image operand) are skipped and the program runs directly.
-__m_name=${0##*/}
-__m_values=""  # options that take a value; when empty, every option but __m_flags takes one
-__m_flags=""
-__m_image=1
-case "$__m_name" in
-  shifter)
-    __m_values="image volume V workdir entrypoint env e module m"; __m_image=0 ;;
-  ch-run)
-    __m_values="bind b cd c feature gid g join-pid join-ct join-tag test mount m storage s uid u"
-    __m_values+=" unset-env warnings" ;;
-  sarus)
-    __m_flags="centralized-repository glibc init mpi m ssh tty t" ;;
-  *)
-    __m_flags="rm d detach i interactive t tty privileged init read-only P publish-all q quiet no-healthcheck"
-    __m_flags+=" oom-kill-disable sig-proxy gpu mpi cuda-mpi nccl openmpi-pmi2 openmpi-pmix pmi2 pmix cfs"
-    __m_flags+=" cvmfs home jupyter scratch" ;;
-esac
+# A container runtime's shim, bin/<name>: the runtime's tables, from its declaration in
+# translators/runtimes.py, then the reading every runtime shares.
+_CONTAINER_RUN = r"""#!/bin/bash
+# @NAME@ shim written by migrate: the pod already runs in the job's image, so the runtime's
+# options (and its image operand) are skipped and the program runs directly.
+__m_name=@NAME@
+__m_leading="@LEADING@"  # the options before the verb that take a value
+__m_verbs="@VERBS@"  # the verbs that start a container; empty: the options follow the name
+# options that take a value; when empty, every option but __m_flags takes one
+@VALUES@
+__m_image=@IMAGE@  # 1: the image is the word after the options; 0: an option names it
+__m_dashes=@DASHES@  # 1: a '--' may stand between the image and the program
+__m_has() { [[ " $1 " == *" $2 "* ]]; }
 __m_takes() {
-  if [ -n "$__m_values" ]; then [[ " $__m_values " == *" $1 "* ]]; else [[ " $__m_flags " != *" $1 "* ]]; fi
+  if [ -n "$__m_values" ]; then __m_has "$__m_values" "$1"; else ! __m_has "$__m_flags" "$1"; fi
 }
-__m_verb() {
-  if [ "${1:-}" != run ] && { [ "$__m_name" != podman-hpc ] || [ "${1:-}" != shared-run ]; }; then
+while [ -n "$__m_leading" ] && [[ "${1:-}" == --?* ]]; do
+  __m_option=${1#--}
+  __m_has "$__m_leading" "${__m_option%%=*}" || break
+  if [[ "$__m_option" == *=* ]]; then shift; else shift 2 || shift; fi
+done
+if [ -n "$__m_verbs" ]; then
+  if ! __m_has "$__m_verbs" "${1:-}"; then
     echo "migrate: '$__m_name $*' has no equivalent inside a Kubernetes pod" >&2
     exit 1
   fi
-}
-if [ "$__m_name" = podman-hpc ]; then
-  while [ "${1:-}" = --squash-dir ] || [ "${1:-}" = --additional-stores ]; do shift 2; done
-  while [[ "${1:-}" == --squash-dir=* || "${1:-}" == --additional-stores=* ]]; do shift; done
+  shift
 fi
-if [ "$__m_name" = podman-hpc ] || [ "$__m_name" = sarus ]; then __m_verb "$@"; shift; fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --) shift; break ;;
@@ -1053,7 +1052,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$__m_image" = 1 ]; then
   shift
-  if [ "$__m_name" = ch-run ] && [ "${1:-}" = -- ]; then shift; fi
+  if [ "$__m_dashes" = 1 ] && [ "${1:-}" = -- ]; then shift; fi
 fi
 if [ $# -eq 0 ]; then
   echo "migrate: '$__m_name' starts no program here; the image's own entrypoint is not known" >&2
@@ -1062,8 +1061,34 @@ fi
 exec "$@"
 """
 
-# The container runtimes the shim above stands in for.
-CONTAINER_RUNTIMES = ("shifter", "podman-hpc", "sarus", "ch-run")
+
+def _names(variable: str, names: str) -> str:
+    """``variable`` set to the names, in lines of a readable length."""
+    first, *more = textwrap.wrap(names, 90, break_long_words=False, break_on_hyphens=False) or [""]
+    return "\n".join([f'{variable}="{first}"', *(f'{variable}+=" {line}"' for line in more)])
+
+
+@functools.cache
+def container_run(runtime: Runtime) -> str:
+    """The shim of a runtime whose lines an emulated pod runs without it."""
+    line = runtime.line
+    if line is None:
+        raise ValueError(f"{runtime.name} has no command line to skip")
+    options = line.options
+    tables = {
+        "@NAME@": runtime.name,
+        "@LEADING@": " ".join((line.leading.values if line.leading else "").split()),
+        "@VERBS@": " ".join(verb.words for verb in line.verbs),
+        "@VALUES@": "\n".join(
+            [_names("__m_values", options.values), _names("__m_flags", options.switches or "")]
+        ),
+        "@IMAGE@": "0" if line.image_option else "1",
+        "@DASHES@": "1" if line.dashes else "0",
+    }
+    text = _CONTAINER_RUN
+    for placeholder, value in tables.items():
+        text = text.replace(placeholder, value)
+    return job_variables.fill(text)
 
 
 def _valued_options(srun_text: str) -> str:
@@ -1083,22 +1108,26 @@ def _valued_options(srun_text: str) -> str:
 
 SRUN = _valued_options(SRUN)
 # Every MIGRATE_* read with its default, from the one table of them.
-ENTRYPOINT, SRUN, STEPD, SCONTROL, SBATCH, MODULE, CONTAINER_RUN = (
-    job_variables.fill(text) for text in (ENTRYPOINT, SRUN, STEPD, SCONTROL, SBATCH, MODULE, CONTAINER_RUN)
+ENTRYPOINT, SRUN, STEPD, SCONTROL, SBATCH, MODULE = (
+    job_variables.fill(text) for text in (ENTRYPOINT, SRUN, STEPD, SCONTROL, SBATCH, MODULE)
 )
 
-FILES: dict[str, str] = {
-    "entrypoint.sh": ENTRYPOINT,
-    "srun": SRUN,
-    "scontrol": SCONTROL,
-    "sbatch": SBATCH,
-    "module": MODULE,
-    "stepd": STEPD,
-    **{runtime: CONTAINER_RUN for runtime in CONTAINER_RUNTIMES},
-}
+
+def files() -> dict[str, str]:
+    """Every shim by its ConfigMap key, a container runtime's under its name."""
+    return {
+        "entrypoint.sh": ENTRYPOINT,
+        "srun": SRUN,
+        "scontrol": SCONTROL,
+        "sbatch": SBATCH,
+        "module": MODULE,
+        "stepd": STEPD,
+        **{runtime.name: container_run(runtime) for runtime in runtimes.shimmed()},
+    }
+
 
 # ConfigMap key -> path under the mount (keys cannot hold '/').
-PATHS: dict[str, str] = {
+_PATHS: dict[str, str] = {
     "entrypoint.sh": "entrypoint.sh",
     "job.sh": "job.sh",
     "srun": "bin/srun",
@@ -1107,17 +1136,21 @@ PATHS: dict[str, str] = {
     "module": "bin/module",
     "ml": "bin/ml",
     "stepd": "bin/migrate-stepd",
-    **{runtime: f"bin/{runtime}" for runtime in CONTAINER_RUNTIMES},
 }
 
+
+def paths() -> dict[str, str]:
+    """ConfigMap key -> path under the mount (keys cannot hold '/'); a runtime's shim is bin/<name>."""
+    return {**_PATHS, **{runtime.name: f"bin/{runtime.name}" for runtime in runtimes.shimmed()}}
+
+
 __all__ = [
-    "CONTAINER_RUN",
-    "CONTAINER_RUNTIMES",
     "ENTRYPOINT",
-    "FILES",
-    "PATHS",
     "SBATCH",
     "SCONTROL",
     "SRUN",
     "STEPD",
+    "container_run",
+    "files",
+    "paths",
 ]

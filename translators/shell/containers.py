@@ -1,12 +1,12 @@
 """Container runtimes started from a script: image, mounts, workdir, program.
 
-Covers pyxis (``srun --container-image``), Apptainer/Singularity
-(``exec|run|shell|test``), ``docker|podman|nvidia-docker run``, NERSC's
-``podman-hpc run|shared-run`` and ``shifter``, CSCS's ``sarus run``,
-Charliecloud's ``ch-run`` and ``enroot start``. Mount specs keep the host side
-as ``source`` and the container side as ``target``; ``:ro`` makes them read-only.
-None of them adds ``#SBATCH`` options but Shifter, whose SPANK plugin gives the
-job its image (``#SBATCH --image``): a bare ``shifter prog`` runs in that one.
+pyxis from ``srun --container-image``; every other runtime from its command
+line, read as its declaration in ``translators/runtimes.py`` says (Apptainer's
+``exec|run|shell|test``, ``docker run``, ``podman-hpc run``, ``shifter``,
+``ch-run IMAGE -- cmd`` ...). Mount specs keep the host side as ``source`` and
+the container side as ``target``; ``:ro`` makes them read-only. None of them
+adds ``#SBATCH`` options but Shifter, whose SPANK plugin gives the job its image
+(``#SBATCH --image``): a bare ``shifter prog`` runs in that one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from migrate import ir
 from migrate.vocab import ContainerRuntime, MountKind
 
-from .launchers import basename, names
+from .. import runtimes
+from ..runtimes import CommandLine, Runs, Verb
+from .launchers import basename
 
 Resolve = Callable[[str], str]
 
@@ -31,54 +33,12 @@ class Started:
     program: int  # index of the first word the container runs (len(words) when none)
 
 
-_APPTAINER_VALUES = names(
-    "bind B mount home H workdir W pwd env env-file overlay o security network network-args "
-    "hostname scratch S app dns apply-cgroups fusemount drop-caps add-caps cpus memory "
-    "memory-reservation memory-swap cpu-shares cpuset-cpus cpuset-mems blkio-weight "
-    "blkio-weight-device no-mount oci-runtime sif-fuse-options"
-)
-_DOCKER_FLAGS = names(
-    "rm d detach i interactive t tty privileged init read-only P publish-all q quiet "
-    "no-healthcheck oom-kill-disable sig-proxy"
-)
-_SHIFTER_VALUES = frozenset({"image", "volume", "V", "workdir", "entrypoint", "env", "e", "module", "m"})
-_DOCKER_RUNTIMES = frozenset(
-    {ContainerRuntime.DOCKER, ContainerRuntime.PODMAN, ContainerRuntime.NVIDIA_DOCKER}
-)
-_APPTAINER_RUNTIMES = frozenset({ContainerRuntime.APPTAINER, ContainerRuntime.SINGULARITY})
-# podman-hpc's site modules are switches of its own (NERSC/podman-hpc etc/modules.d, cli_arg)
-_PODMAN_HPC_FLAGS = _DOCKER_FLAGS | names(
-    "gpu mpi cuda-mpi nccl openmpi-pmi2 openmpi-pmix pmi2 pmix cfs cvmfs home jupyter scratch"
-)
-# sarus run: its switches; every other option takes a value (eth-cscs/sarus src/cli/CommandRun.hpp)
-_SARUS_FLAGS = names("centralized-repository glibc init mpi m ssh tty t")
-# ch-run [OPTION...] IMAGE -- COMMAND: the options that take a value (hpc/charliecloud bin/ch-run.c);
-# --set-env, --set-env0 and --write-fake take one only as --name=value
-_CH_RUN_VALUES = names(
-    "bind b cd c feature gid g join-pid join-ct join-tag test mount m storage s uid u unset-env warnings"
-)
-
-
 def container_at(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
     """If words[i] starts a container runtime, read it."""
-    name = basename(words[i])
-    if name in _APPTAINER_RUNTIMES:
-        return _apptainer(ContainerRuntime(name), words, i + 1, line, resolve)
-    if name in _DOCKER_RUNTIMES:
-        return _docker(ContainerRuntime(name), words, i + 1, line, resolve)
-    if name == ContainerRuntime.PODMAN_HPC:
-        return _podman_hpc(words, i + 1, line, resolve)
-    if name == ContainerRuntime.SARUS:
-        return _docker(
-            ContainerRuntime.SARUS, words, i + 1, line, resolve, lambda key: key not in _SARUS_FLAGS
-        )
-    if name == ContainerRuntime.CH_RUN:
-        return _ch_run(words, i + 1, line, resolve)
-    if name == ContainerRuntime.ENROOT:
-        return _enroot(words, i + 1, line, resolve)
-    if name == ContainerRuntime.SHIFTER:
-        return _shifter(words, i + 1, line, resolve)
-    return None
+    runtime = runtimes.find(basename(words[i]))
+    if runtime is None or runtime.line is None:
+        return None
+    return _read(runtime.name, runtime.line, words, i + 1, line, resolve)
 
 
 def pyxis(
@@ -105,9 +65,10 @@ def pyxis(
 
 
 def split_mounts(spec: str, sep: str, line: int | None) -> list[ir.Mount]:
-    """'src:dst[:flags]' entries (a bare 'path' mounts it at the same place)."""
+    """'src:dst[:flags]' entries, ``sep`` between them ("": one entry) (a bare 'path' mounts it at the
+    same place)."""
     out: list[ir.Mount] = []
-    for entry in spec.split(sep):
+    for entry in spec.split(sep) if sep else [spec]:
         entry = entry.strip()
         if not entry:
             continue
@@ -180,161 +141,70 @@ def _options(
     return out, i
 
 
-def _apptainer(
-    runtime: ContainerRuntime, words: Sequence[str], i: int, line: int | None, resolve: Resolve
-) -> Started | None:
-    n = len(words)
-    while i < n and words[i].startswith("-"):  # global flags: --debug, --quiet, -s
-        i += 1
-    if i >= n or words[i] not in ("exec", "run", "shell", "test", "instance"):
-        return None
-    sub = words[i]
-    if sub == "instance":  # instance start [opts] IMAGE NAME
-        if i + 1 >= n or words[i + 1] != "start":
-            return None
-        i += 1
-    opts, j = _options(words, i + 1, lambda name: name in _APPTAINER_VALUES)
-    if j >= n:
-        return None
-    mounts: list[ir.Mount] = []
-    workdir = None
-    for name, value in opts:
-        if name in ("bind", "B"):
-            mounts.extend(split_mounts(resolve(value), ",", line))
-        elif name == "mount":
-            mount = _key_value_mount(resolve(value), line)
-            if mount:
-                mounts.append(mount)
-        elif name == "pwd":
-            workdir = value
-    rest = tuple(words[j + 1 :]) if sub != "instance" else ()
-    container = ir.Container(
-        image=resolve(words[j]),
-        runtime=runtime,
-        command=rest if sub == "exec" else (),
-        args=rest if sub in ("run", "test") else (),
-        workdir=resolve(workdir) if workdir else None,
-        mounts=tuple(mounts),
-        line=line,
-    )
-    return Started(runtime, container, j + 1 if sub != "instance" else n)
+def _verb(cmd: CommandLine, words: Sequence[str], i: int) -> tuple[Verb, int] | None:
+    """The verb at words[i] and the index after it."""
+    for verb in cmd.verbs:
+        spelled = verb.words.split()
+        if list(words[i : i + len(spelled)]) == spelled:
+            return verb, i + len(spelled)
+    return None
 
 
-def _docker(
+def _read(
     runtime: ContainerRuntime,
+    cmd: CommandLine,
     words: Sequence[str],
     i: int,
     line: int | None,
     resolve: Resolve,
-    takes_value: Callable[[str], bool] = lambda name: name not in _DOCKER_FLAGS,
-    verbs: tuple[str, ...] = ("run",),
 ) -> Started | None:
+    """``NAME [LEADING] [VERB] [OPTIONS] IMAGE PROGRAM`` read by the runtime's declaration."""
     n = len(words)
-    if i >= n or words[i] not in verbs:
-        return None
-    opts, j = _options(words, i + 1, takes_value)
+    runs = Runs.COMMAND
+    if cmd.leading is not None:  # options before the verb: nothing of the job's
+        _, i = _options(words, i, cmd.leading.takes_value)
+    if cmd.verbs:
+        found = _verb(cmd, words, i)
+        if found is None:
+            return None
+        verb, i = found
+        runs = verb.runs
+    opts, j = _options(words, i, cmd.options.takes_value)
     if j >= n:
         return None
+    if cmd.image_option:
+        image = next((v for k, v in opts if k == cmd.image_option), None)
+        if not image:  # the job's image, from its SPANK option
+            return Started(runtime, None, j)
+        program = j
+    else:
+        image = words[j]
+        program = j + 1
+        if cmd.dashes and program < n and words[program] == "--":
+            program += 1
     mounts: list[ir.Mount] = []
     workdir = None
     name = None
     for key, value in opts:
-        if key in ("v", "volume"):
-            mounts.extend(split_mounts(resolve(value), "\0", line))
-        elif key == "mount":
+        if key in cmd.binds:
+            mounts.extend(split_mounts(resolve(value), cmd.binds_separator, line))
+        elif key in cmd.mounts:
             mount = _key_value_mount(resolve(value), line)
             if mount:
                 mounts.append(mount)
-        elif key in ("w", "workdir"):
+        elif key in cmd.workdir:
             workdir = value
-        elif key == "name" or (key == "n" and runtime == ContainerRuntime.SARUS):
+        elif key in cmd.name:
             name = value
-    return _started(runtime, words[j], words, j + 1, mounts, workdir, line, resolve, name)
-
-
-def _podman_hpc(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
-    """``podman-hpc [--squash-dir D] run|shared-run [podman and module options] IMAGE cmd``."""
-    opts, j = _options(words, i, lambda name: name in ("squash-dir", "additional-stores"))
-    del opts  # where squashed images are kept: nothing of the job's
-    verbs = ("run", "shared-run")
-    return _docker(
-        ContainerRuntime.PODMAN_HPC,
-        words,
-        j,
-        line,
-        resolve,
-        lambda name: name not in _PODMAN_HPC_FLAGS,
-        verbs,
-    )
-
-
-def _ch_run(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
-    """``ch-run [OPTION...] IMAGE -- COMMAND``: the image is a directory, a SquashFS file or a name."""
-    opts, j = _options(words, i, lambda name: name in _CH_RUN_VALUES)
-    n = len(words)
-    if j >= n:
-        return None
-    program = j + 1
-    if program < n and words[program] == "--":
-        program += 1
-    mounts: list[ir.Mount] = []
-    workdir = None
-    for key, value in opts:
-        if key in ("bind", "b"):
-            mounts.extend(split_mounts(resolve(value), "\0", line))
-        elif key in ("cd", "c"):
-            workdir = value
-    return _started(ContainerRuntime.CH_RUN, words[j], words, program, mounts, workdir, line, resolve)
-
-
-def _enroot(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
-    n = len(words)
-    if i >= n or words[i] != "start":
-        return None
-    opts, j = _options(words, i + 1, lambda name: name in ("conf", "c", "env", "e", "mount", "m"))
-    if j >= n:
-        return None
-    mounts: list[ir.Mount] = []
-    for key, value in opts:
-        if key in ("mount", "m"):
-            mounts.extend(split_mounts(resolve(value), "\0", line))
-    return _started(ContainerRuntime.ENROOT, words[j], words, j + 1, mounts, None, line, resolve)
-
-
-def _shifter(words: Sequence[str], i: int, line: int | None, resolve: Resolve) -> Started | None:
-    opts, j = _options(words, i, lambda name: name in _SHIFTER_VALUES)
-    image = next((v for k, v in opts if k == "image"), None)
-    if j >= len(words):
-        return None
-    if not image:  # the job's image, from its SPANK option
-        return Started(ContainerRuntime.SHIFTER, None, j)
-    mounts: list[ir.Mount] = []
-    workdir = None
-    for key, value in opts:
-        if key in ("volume", "V"):
-            mounts.extend(split_mounts(resolve(value), ";", line))
-        elif key == "workdir":
-            workdir = value
-    return _started(ContainerRuntime.SHIFTER, image, words, j, mounts, workdir, line, resolve)
-
-
-def _started(
-    runtime: ContainerRuntime,
-    image: str,
-    words: Sequence[str],
-    program: int,
-    mounts: list[ir.Mount],
-    workdir: str | None,
-    line: int | None,
-    resolve: Resolve,
-    name: str | None = None,
-) -> Started:
-    """The container of a runtime that runs ``words[program:]`` in ``image``."""
+    if runs == Runs.NOTHING:
+        program = n
+    rest = tuple(words[program:]) if runs != Runs.SHELL else ()
     container = ir.Container(
         image=resolve(image),
         name=name,
         runtime=runtime,
-        command=tuple(words[program:]),
+        command=rest if runs == Runs.COMMAND else (),
+        args=rest if runs == Runs.ARGUMENTS else (),
         workdir=resolve(workdir) if workdir else None,
         mounts=tuple(mounts),
         line=line,

@@ -8,31 +8,32 @@ from migrate import ir
 from migrate.diagnostics import Collector
 from migrate.fidelity import FidelityLog
 from migrate.site.config import SiteConfig
+from migrate.translators import runtimes
 from migrate.translators.job_variables import SLURM, bash_value
+from migrate.translators.runtimes import Launch
+from migrate.vocab import ContainerRuntime
 
-# Container runtimes the writer can target (``--container-runtime``).
-PYXIS = "pyxis"
-APPTAINER = "apptainer"
-SHIFTER = "shifter"  # NERSC: the job's image in #SBATCH --image, `shifter` before each program
-PODMAN_HPC = "podman-hpc"  # NERSC: `podman-hpc run` per step
+# The container runtimes the writer can target (``--container-runtime``) are those of
+# translators/runtimes.py with a Launch; ``none`` runs the programs on the nodes.
 NO_RUNTIME = "none"
-# Runtimes told the job's variables by name: pyxis --container-env (the host's value over the
-# image's), podman -e (the container sees no others).
-NAMES_VARIABLES = (PYXIS, PODMAN_HPC)
-RUNTIMES = (PYXIS, APPTAINER, SHIFTER, PODMAN_HPC, NO_RUNTIME)
-DEFAULT_RUNTIME = PYXIS  # enroot/pyxis is the usual way GPU clusters run images under Slurm
+DEFAULT_RUNTIME = ContainerRuntime.PYXIS  # enroot/pyxis is the usual way GPU clusters run images under Slurm
 
 # Where scripts look for provisioned secrets and ConfigMap files at run time.
 SECRETS_DIR = f'"{bash_value(SLURM.SECRETS_DIR)}"'
 CONFIG_DIR = f'"{bash_value(SLURM.CONFIG_DIR)}"'
 
 
+def choices() -> tuple[str, ...]:
+    """What ``--container-runtime`` takes, besides ``auto``."""
+    return (*runtimes.launched(), NO_RUNTIME)
+
+
 def runtime_for(runtime: str | None) -> str:
     """The container runtime a caller asked for (``auto``: the default one)."""
     if runtime in (None, "", "auto"):
         return DEFAULT_RUNTIME
-    if runtime not in RUNTIMES:
-        raise ValueError(f"unknown container runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
+    if runtime not in choices():
+        raise ValueError(f"unknown container runtime {runtime!r}; expected one of {', '.join(choices())}")
     return runtime
 
 
@@ -46,6 +47,16 @@ class Context:
     fidelity: FidelityLog = field(default_factory=FidelityLog)
     job_image: str | None = None  # the image the script's #SBATCH --image names (Shifter)
 
+    @property
+    def launch(self) -> Launch | None:
+        """How the chosen runtime starts a container; None without one (``none``)."""
+        return runtimes.launch_of(self.runtime)
+
+    @property
+    def names_variables(self) -> bool:
+        """The container sees the job's variables only as the srun line names them to it."""
+        return self.launch is not None and self.launch.names_variables
+
     def diag(self, code: str, message: str, line: int | None = None) -> None:
         self.diags.add(code, message, line, self.job.id)
 
@@ -54,16 +65,11 @@ class Context:
 
 
 __all__ = [
-    "APPTAINER",
     "CONFIG_DIR",
     "DEFAULT_RUNTIME",
-    "NAMES_VARIABLES",
     "NO_RUNTIME",
-    "PODMAN_HPC",
-    "PYXIS",
-    "RUNTIMES",
     "SECRETS_DIR",
-    "SHIFTER",
     "Context",
+    "choices",
     "runtime_for",
 ]

@@ -41,7 +41,7 @@ from migrate.vocab import JobKind
 
 from . import environment, kube_steps, launch, shape, volumes
 from .configmaps import ConfigMaps
-from .context import NAMES_VARIABLES, Context
+from .context import Context
 from .header import Header
 from .quoting import shell_word
 from .shape import Part, Stage
@@ -189,7 +189,7 @@ def part_lines(
     extra = [f"--het-group={het}"] if het is not None else []
     if _restart_policy(job) in RECREATE and part.nodes > 1:
         extra.append("--kill-on-bad-exit=1")
-    names = merged.exported if ctx.runtime in NAMES_VARIABLES else []
+    names = merged.exported if ctx.names_variables else []
     programs = [(role, env, _program(ctx, role, env, mounts)) for role, env in roles]
     if any(prog is None for _, _, prog in programs):
         return [*lines, *kube_steps.no_command(ctx, part)], mounts, merged

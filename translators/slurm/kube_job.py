@@ -28,7 +28,6 @@ from . import (
     kube_groups,
     kube_record,
     kube_steps,
-    launch,
     placeholders,
     placement,
     ray_cluster,
@@ -37,7 +36,7 @@ from . import (
 )
 from . import options as sbatch
 from .configmaps import ConfigMaps
-from .context import NAMES_VARIABLES, SHIFTER, Context
+from .context import Context
 from .header import Header
 from .script import Script
 from .shape import LWS, MPI, RAY, Part, Stage
@@ -231,11 +230,15 @@ def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
 
 
 def _job_image(ctx: Context, header: Header, stage: Stage) -> None:
-    """Shifter's image is the job's, in its SPANK option: the first part's; a step with another names it."""
-    container = shape.container_of(stage.parts[0].main) if ctx.runtime == SHIFTER else None
+    """A runtime whose SPANK option gives the job its image (Shifter's --image): the first part's; a step
+    with another names it."""
+    runtime = ctx.launch
+    if runtime is None or not runtime.job_image:
+        return
+    container = shape.container_of(stage.parts[0].main)
     ctx.job_image = container.image if container is not None and container.image else None
     if ctx.job_image:
-        header.add("image", launch.shifter_image(ctx.job_image), "Shifter's SPANK option")
+        header.add(runtime.job_image, runtime.image_form(ctx.job_image), runtime.job_image_note)
 
 
 def _hold(ctx: Context, header: Header) -> None:
@@ -547,7 +550,7 @@ def _part_lines(
     lines += mounts.setup
     lines += kube_steps.folder_lines(part, container, mounts, het, ctx.runtime)
     extra = [f"--het-group={het}"] if het is not None else []
-    names = env.exported if ctx.runtime in NAMES_VARIABLES else []
+    names = env.exported if ctx.names_variables else []
 
     def defined(name: str) -> bool:
         return env.defined(name) or env.maybe(name)

@@ -14,7 +14,7 @@ from migrate.render import plural
 from migrate.vocab import ContainerRuntime
 
 from . import environment, kubevars, launch, shape
-from .context import NAMES_VARIABLES, NO_RUNTIME, Context
+from .context import NO_RUNTIME, Context
 from .quoting import c_string, shell_word
 from .shape import MPI, TORCH, Part
 from .volumes import Mounts
@@ -214,7 +214,7 @@ def mpi_lines(
             value = launcher_env[name]
         if value is not None and environment._NAME.match(name):
             lines.append(f"export {name}={shell_word(c_string(value))}")
-            names = [*names, name] if ctx.runtime in NAMES_VARIABLES else names
+            names = [*names, name] if ctx.names_variables else names
         elif value is None:
             ctx.fidelity.mapped(
                 f"mpirun -x {name}",
@@ -222,7 +222,7 @@ def mpi_lines(
                 + (f"; the launcher pod's {name} is set above" if defined(name) else ""),
                 line,
             )
-            names = [*names, name] if ctx.runtime in NAMES_VARIABLES and defined(name) else names
+            names = [*names, name] if ctx.names_variables and defined(name) else names
     if mpi.from_script:
         argv = list(mpi.program)
         ctx.fidelity.approximated(

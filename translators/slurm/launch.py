@@ -2,11 +2,12 @@
 
 A container's argv is what the program must receive, byte for byte, after
 Kubernetes' ``$(VAR)`` expansion; it is quoted word by word (see
-:mod:`.quoting` and :mod:`.kubevars`). The runtime wraps it: pyxis as
-``srun --container-image=...``, Apptainer as ``apptainer exec docker://...``,
-Shifter as ``shifter`` in the script's ``#SBATCH --image=docker:...`` (or its
-own ``--image`` where a step's differs), podman-hpc as ``podman-hpc run --rm
-... IMAGE``, or nothing when the software is on the nodes.
+:mod:`.quoting` and :mod:`.kubevars`). The runtime wraps it as its ``Launch``
+in translators/runtimes.py says: pyxis as ``srun --container-image=...``,
+Apptainer as ``apptainer exec docker://...``, Shifter as ``shifter`` in the
+script's ``#SBATCH --image=docker:...`` (or its own ``--image`` where a step's
+differs), podman-hpc as ``podman-hpc run --rm ... IMAGE``, or nothing when the
+software is on the nodes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from migrate import ir
 from migrate.vocab import JobKind
 
 from . import kubevars
-from .context import APPTAINER, NO_RUNTIME, PODMAN_HPC, PYXIS, SHIFTER, Context
+from .context import NO_RUNTIME, Context
 from .quoting import c_string, shell_word
 from .shape import MPI, PLAIN, RAY, TORCH, Part, container_of, program_name, words
 from .volumes import Mounts, rewrite_path
@@ -86,94 +87,57 @@ def program(
         return None
     argv = _quoted_words(ctx, [*container.command, *container.args], defined, mounts)
     if not container.command:
-        if ctx.runtime in (NO_RUNTIME, SHIFTER) or (not argv and ctx.runtime == PYXIS):
+        runtime = ctx.launch
+        if (
+            runtime is None
+            or not runtime.runs_entrypoint
+            or (not argv and runtime.entrypoint_needs_arguments)
+        ):
             return None
         return Program(argv, uses_entrypoint=True)
     return Program(argv)
 
 
-def enroot_image(image: str) -> str:
-    """pyxis/enroot spell a registry host with '#': nvcr.io/nvidia/pytorch:24.03 -> nvcr.io#nvidia/..."""
-    if "#" in image or image.startswith(("docker://", "/", "./")):
-        return image
-    first, slash, rest = image.partition("/")
-    if slash and ("." in first or ":" in first or first == "localhost"):
-        return f"{first}#{rest}"
-    return image
+def _option(spelled: str, value: str) -> list[str]:
+    """An option and its value: one word when spelled with a final '=', else two."""
+    return [spelled + value] if spelled.endswith("=") else [spelled, value]
 
 
-def runtime_prefix(
-    ctx: Context, container: ir.Container | None, mounts: Mounts, env_names: list[str], gpus: bool
-) -> tuple[list[str], list[str]]:
-    """(srun options, words before the program) that run it in the container image."""
-    if container is None or ctx.runtime == NO_RUNTIME or not container.image:
-        opts = [f"--chdir={shell_word(container.workdir)}"] if container and container.workdir else []
-        return opts, []
-    if ctx.runtime == PYXIS:
-        opts = [f"--container-image={shell_word(enroot_image(container.image))}"]
-        if mounts.binds:
-            opts.append(
-                "--container-mounts="
-                + ",".join(
-                    f"{b.source}:{shell_word(b.target)}{':ro' if b.read_only else ''}" for b in mounts.binds
-                )
-            )
-        if container.workdir:
-            opts.append(f"--container-workdir={shell_word(container.workdir)}")
-        if env_names:
-            opts.append(f"--container-env={','.join(env_names)}")
-        return opts, []
-    if ctx.runtime == SHIFTER:
-        return [], _shifter(ctx, container, mounts)
-    if ctx.runtime == PODMAN_HPC:
-        return [], _podman_hpc(container, mounts, env_names, gpus)
-    assert ctx.runtime == APPTAINER
-    words_: list[str] = ["apptainer", "exec"]
-    if gpus:
-        words_.append("--nv")
-    for b in mounts.binds:
-        words_ += ["--bind", f"{b.source}:{shell_word(b.target)}{':ro' if b.read_only else ''}"]
-    if container.workdir:
-        words_ += ["--pwd", shell_word(container.workdir)]
-    words_.append(shell_word("docker://" + container.image))
-    return [], words_
-
-
-def shifter_image(image: str) -> str:
-    """Shifter names the image's type first: docker:REPO:TAG."""
-    return image if image.startswith("docker:") else "docker:" + image.removeprefix("docker://")
+def _options(spelled: str, values: list[str], joined: str) -> list[str]:
+    """The option for each value, or once for all of them, ``joined`` between them."""
+    if joined:
+        return _option(spelled, joined.join(values)) if values else []
+    return [word for value in values for word in _option(spelled, value)]
 
 
 def _binds(mounts: Mounts) -> list[str]:
     return [f"{b.source}:{shell_word(b.target)}{':ro' if b.read_only else ''}" for b in mounts.binds]
 
 
-def _shifter(ctx: Context, container: ir.Container, mounts: Mounts) -> list[str]:
-    """``shifter`` runs the program in the job's image; the environment passes through as it is."""
-    words_ = ["shifter"]
-    if container.image != ctx.job_image:
-        words_.append("--image=" + shell_word(shifter_image(container.image)))
-    if mounts.binds:  # one word, the maps apart by a quoted ';'
-        words_.append("--volume=" + "';'".join(_binds(mounts)))
-    if container.workdir:
-        words_.append("--workdir=" + shell_word(container.workdir))
-    return words_
-
-
-def _podman_hpc(container: ir.Container, mounts: Mounts, env_names: list[str], gpus: bool) -> list[str]:
-    """``podman-hpc run --rm``: the container sees only the variables passed with ``-e``."""
-    words_ = ["podman-hpc", "run", "--rm"]
-    if gpus:
-        words_.append("--gpu")
-    for bind in _binds(mounts):
-        words_ += ["-v", bind]
-    if container.workdir:
-        words_ += ["-w", shell_word(container.workdir)]
-    # the task's Slurm variables and the rendezvous the script exports pass through by pattern
-    words_ += ["-e", "'SLURM_*'", "-e", "'MASTER_*'"]
-    for name in env_names:
-        words_ += ["-e", name]
-    return [*words_, shell_word(container.image)]
+def runtime_prefix(
+    ctx: Context, container: ir.Container | None, mounts: Mounts, env_names: list[str], gpus: bool
+) -> tuple[list[str], list[str]]:
+    """(srun options, words before the program) that run it in the container image, as the runtime's
+    ``Launch`` declares them (translators/runtimes.py)."""
+    runtime = ctx.launch
+    if container is None or runtime is None or not container.image:
+        opts = [f"--chdir={shell_word(container.workdir)}"] if container and container.workdir else []
+        return opts, []
+    words_ = list(runtime.words)
+    if gpus and runtime.gpus:
+        words_.append(runtime.gpus)
+    image = shell_word(runtime.image_form(container.image))
+    if runtime.image and container.image != ctx.job_image:  # the job's image is in its #SBATCH line
+        words_ += _option(runtime.image, image)
+    if runtime.bind:
+        words_ += _options(runtime.bind, _binds(mounts), runtime.binds_joined)
+    if container.workdir and runtime.workdir:
+        words_ += _option(runtime.workdir, shell_word(container.workdir))
+    if runtime.env:
+        words_ += _options(runtime.env, [*runtime.env_always, *env_names], runtime.env_joined)
+    if not runtime.image:
+        words_.append(image)
+    return (words_, []) if runtime.srun_options else ([], words_)
 
 
 def step(
@@ -183,16 +147,20 @@ def step(
     container = container_of(part.main)
     gpus = bool(part.resources.computed_gpus_per_node())
     opts, wrap = runtime_prefix(ctx, container, mounts, env_names, gpus)
-    argv = list(prog.argv)
-    if prog.uses_entrypoint:
-        if ctx.runtime == PYXIS:
-            opts.append("--container-entrypoint")
-        elif wrap and ctx.runtime == APPTAINER:
-            wrap[1] = "run"  # apptainer run: the image's entrypoint and default command
-    elif wrap and ctx.runtime == PODMAN_HPC:
-        # the pod's command replaces the image's entrypoint: an empty one runs the words after the image
-        wrap.insert(-1, "--entrypoint=")
-    return " ".join(["srun", *extra, *opts, *wrap, *argv])
+    runtime = ctx.launch
+    if runtime is not None:
+        # the switches go last among the runtime's own words: before an image operand
+        own, at = (
+            (opts, len(opts)) if runtime.srun_options else (wrap, len(wrap) - (0 if runtime.image else 1))
+        )
+        if prog.uses_entrypoint:
+            if runtime.entrypoint and (own or runtime.srun_options):
+                own.insert(at, runtime.entrypoint)
+            if wrap and runtime.entrypoint_words:
+                wrap[: len(runtime.words)] = runtime.entrypoint_words
+        elif wrap and runtime.no_entrypoint:
+            wrap.insert(at, runtime.no_entrypoint)
+    return " ".join(["srun", *extra, *opts, *wrap, *prog.argv])
 
 
 # ---------------------------------------------------------------------------
@@ -374,7 +342,6 @@ __all__ = [
     "MpiLine",
     "Program",
     "cpu_bind",
-    "enroot_image",
     "mpi_from_argv",
     "mpi_from_launcher",
     "program",
