@@ -604,7 +604,8 @@ def test_pytorchjob_of_python_per_pod_is_one_task_per_pod_with_the_operators_ran
         contains=[
             'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
             "srun --container-image='registry.example#train:1' bash -c 'export RANK=$SLURM_PROCID "
-            "WORLD_SIZE=$SLURM_NTASKS; exec",
+            "WORLD_SIZE=$SLURM_NTASKS PET_NODE_RANK=$SLURM_PROCID PET_NNODES=$SLURM_NTASKS "
+            "PET_MASTER_ADDR=$MASTER_ADDR PET_MASTER_PORT=$MASTER_PORT; exec",
         ],
         lacks=["torchrun", "LOCAL_RANK"],  # the operator sets none: a program would take it for torchrun's
     ).text

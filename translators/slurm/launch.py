@@ -230,13 +230,17 @@ def torch_program(ctx: Context, part: Part, argv: list[str], raw_words: list[str
     )
     why = "each task gets RANK/WORLD_SIZE/LOCAL_RANK from its Slurm task ids"
     if per_pod:
-        # the operator sets RANK and WORLD_SIZE, no LOCAL_RANK: a program that takes LOCAL_RANK for a
-        # launcher's (Hugging Face's Trainer) would think itself under torchrun
+        # What training-operator v1.7+ sets in each pod: RANK, WORLD_SIZE and torchrun's PET_* (its node
+        # rank, node count and rendezvous), but no LOCAL_RANK: a program that takes LOCAL_RANK for a
+        # launcher's (Hugging Face's Trainer) would think itself under torchrun.
         wrapper = (
-            "bash -c 'export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS; exec \"$@\"' migrate-torch-env"
+            "bash -c 'export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS PET_NODE_RANK=$SLURM_PROCID "
+            "PET_NNODES=$SLURM_NTASKS PET_MASTER_ADDR=$MASTER_ADDR PET_MASTER_PORT=$MASTER_PORT; "
+            'exec "$@"\' migrate-torch-env'
         )
-        why = "one process per pod, as the operator starts it: each gets RANK/WORLD_SIZE from its Slurm "
-        why += "task ids, as the operator sets them (and no LOCAL_RANK, which the operator does not set)"
+        why = "one process per pod, as the operator starts it: each gets RANK/WORLD_SIZE and PET_NODE_RANK/"
+        why += "PET_NNODES from its Slurm task ids, as the operator sets them (and no LOCAL_RANK, which the "
+        why += "operator does not set)"
     return [wrapper, *argv], why
 
 
