@@ -64,6 +64,7 @@ class Case:
     sourced: list[str] = field(default_factory=list)  # files on site storage it sources (a venv's activate)
     programs: list[str] = field(default_factory=list)  # programs on site storage it starts by path
     submitted_from: str = ""  # its folder below corpus/: both sides submit it from there
+    provisioned: dict[str, str] = field(default_factory=dict)  # files the user writes before (a Secret's key)
 
     @property
     def submit_dir(self) -> str:

@@ -174,6 +174,32 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "was given, so torchrun gets that count (recorded as approximated: a Slurm job does not grow or "
         "shrink between bounds)",
     ),
+    # Kubernetes to Slurm (reverse.py)
+    *(
+        (
+            case,
+            "*",
+            "a RayJob's cluster as the translation starts it under sbatch: with `ray` a stand-in there is "
+            "no cluster on either side, and the driver's wait for the Ray nodes never ends under sbatch "
+            "(tests/test_run_differential.py runs rayjob_own_cluster with real Ray both ways)",
+        )
+        for case in ("*rayjob_own_cluster.yaml", "*rayjob-batch-inference.yaml")
+    ),
+    *(
+        (
+            case,
+            "node: Slurm *, pods *",
+            "the Slurm job packs the pods onto nodes as the allocation model says the scheduler would (pods "
+            "of 4 GPUs two to an 8-GPU node, one-GPU pods eight to a node); the pod runner gives each pod a "
+            "host of its own",
+        )
+        for case in (
+            "cases__kubernetes__pytorchjob.yaml",
+            "*kueue_pytorchjob.yaml",
+            "*fsdp-g5-pytorchjob.yaml",
+            "*pytorchjob_elastic.yaml",
+        )
+    ),
     (
         "*wait_all_nodes*",
         "only on Slurm: all_reduce_perf *",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import re
 import sys
 import time
 from pathlib import Path
@@ -98,6 +99,8 @@ def find(corpus: Path, chosen: str) -> tuple[list[case_finder.Case], dict[str, s
         case.programs = case_finder.programs_at(script + "\n" + commands, [])
         case.folders = [f for f in case.folders if f not in case.programs]
         case.submitted_from = str(path.parent.relative_to(corpus)).removeprefix(".")
+        case.folders += [f for f in _workdirs(text) if f not in case.folders]  # the image holds them
+        case.provisioned = _provisioned(script, text)
         cases.append(case)
         manifests[name] = text
     return cases, manifests, left
@@ -112,6 +115,40 @@ def _commands(text: str) -> list[str]:
             words = [str(w) for w in [*(container.get("command") or []), *(container.get("args") or [])]]
             lines.append(" ".join(words))
     return lines
+
+
+# migrate_read "${MIGRATE_SECRETS_DIR:-$HOME/.migrate/secrets}" NAME KEY: a file the user provisions
+_READ = re.compile(r'migrate_read "\$\{MIGRATE_(SECRETS|CONFIG)_DIR:-\$HOME/([^}]+)\}" ([^\s)]+) ([^\s)]+)')
+
+
+def _provisioned(script: str, text: str) -> dict[str, str]:
+    """The files the translation reads a Secret's or ConfigMap's key from, as the user writes them
+    before submitting: the value the pods see (the sweep's Secrets hold ``stand-in``; a credential the
+    manifest wrote literally, which the translation moved into a Secret, its literal)."""
+    literal = {
+        str(e["name"]): str(e["value"])
+        for doc in yaml.safe_load_all(text)
+        for container in pod_side.containers_of(doc)
+        for e in container.get("env") or []
+        if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), str)
+    }
+    out: dict[str, str] = {}
+    for _, folder, name, key in _READ.findall(script):
+        name, key = name.strip("'\""), key.strip("'\"")
+        out[f"/root/{folder}/{name}/{key}"] = literal.get(key, "stand-in") if name == "env" else "stand-in"
+    return out
+
+
+def _workdirs(text: str) -> list[str]:
+    """The containers' working folders: the image has them (a repository checked out at /repo)."""
+    return sorted(
+        {
+            str(c["workingDir"])
+            for doc in yaml.safe_load_all(text)
+            for c in pod_side.containers_of(doc)
+            if isinstance(c.get("workingDir"), str) and c["workingDir"].startswith("/")
+        }
+    )
 
 
 def _env_names(text: str) -> tuple[str, ...]:

@@ -57,6 +57,7 @@ export SLURM_CONF=/var/sbx/etc/slurm.conf
 cp /etc/skel/.profile /etc/skel/.bashrc /root/ 2>/dev/null || true
 while read -r d; do mkdir -p "$d"; done < /sweep/folders.txt
 while read -r f; do mkdir -p "${f%/*}" && touch "$f"; done < /sweep/sourced.txt
+while IFS=$'\t' read -r f v; do mkdir -p "${f%/*}" && printf '%s' "$v" > "$f"; done < /sweep/provisioned.txt
 while read -r f; do mkdir -p "${f%/*}" && ln -sf STANDINS/.recorder "$f"; done < /sweep/programs.txt
 mkdir -p /sweep/jobs
 # --begin=now: a job that waits for tomorrow (--begin=now+1day) runs now, as its CronJob would
@@ -117,6 +118,8 @@ def run(
     (sweep / "folders.txt").write_text(
         "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.folders} - programs))
     )
+    provisioned = {path: value for c in cases for path, value in c.provisioned.items()}
+    (sweep / "provisioned.txt").write_text("".join(f"{p}\t{v}\n" for p, v in sorted(provisioned.items())))
     (sweep / "sourced.txt").write_text(
         "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.sourced}))
     )
