@@ -14,7 +14,6 @@ sbatch. Each case ends as the forward sweep's do (``run.py``); declared differen
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import re
 import sys
@@ -94,44 +93,46 @@ def find(corpus: Path, chosen: str) -> tuple[list[case_finder.Case], dict[str, s
         if case.skipped:
             left[name] = {"result": "left out", "why": case.skipped}
             continue
-        commands = "\n".join(_commands(text))
-        case.folders = case_finder.folders_named(script + "\n" + commands)
+        containers = _containers(text)
+        commands = "\n".join(_commands(containers))
         case.programs = case_finder.programs_at(script + "\n" + commands, [])
-        case.folders = [f for f in case.folders if f not in case.programs]
+        # the folders both name, and the containers' working folders, which the image holds
+        named = [*case_finder.folders_named(script + "\n" + commands), *_workdirs(containers)]
+        case.folders = [f for f in dict.fromkeys(named) if f not in case.programs]
         case.submitted_from = str(path.parent.relative_to(corpus)).removeprefix(".")
-        case.folders += [f for f in _workdirs(text) if f not in case.folders]  # the image holds them
-        case.provisioned = _provisioned(script, text)
+        case.provisioned = _provisioned(script, containers)
         cases.append(case)
         manifests[name] = text
     return cases, manifests, left
 
 
-def _commands(text: str) -> list[str]:
-    """The manifest's containers' command lines, as a script would hold them (for the stand-ins and
-    the folders their paths name)."""
-    lines: list[str] = []
-    for doc in yaml.safe_load_all(text):
-        for container in pod_side.containers_of(doc):
-            words = [str(w) for w in [*(container.get("command") or []), *(container.get("args") or [])]]
-            lines.append(" ".join(words))
-    return lines
+Container = dict[str, Any]
+
+
+def _containers(text: str) -> list[Container]:
+    """The containers of the manifest's pods, read once for the helpers below."""
+    return [c for doc in yaml.safe_load_all(text) for c in pod_side.containers_of(doc)]
+
+
+def _commands(containers: list[Container]) -> list[str]:
+    """The containers' command lines, as a script would hold them (for the stand-ins and the folders
+    their paths name)."""
+    return [" ".join(str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])]) for c in containers]
+
+
+def _env(containers: list[Container]) -> list[dict[str, Any]]:
+    return [e for c in containers for e in c.get("env") or [] if isinstance(e, dict) and "name" in e]
 
 
 # migrate_read "${MIGRATE_SECRETS_DIR:-$HOME/.migrate/secrets}" NAME KEY: a file the user provisions
 _READ = re.compile(r'migrate_read "\$\{MIGRATE_(SECRETS|CONFIG)_DIR:-\$HOME/([^}]+)\}" ([^\s)]+) ([^\s)]+)')
 
 
-def _provisioned(script: str, text: str) -> dict[str, str]:
+def _provisioned(script: str, containers: list[Container]) -> dict[str, str]:
     """The files the translation reads a Secret's or ConfigMap's key from, as the user writes them
     before submitting: the value the pods see (the sweep's Secrets hold ``stand-in``; a credential the
     manifest wrote literally, which the translation moved into a Secret, its literal)."""
-    literal = {
-        str(e["name"]): str(e["value"])
-        for doc in yaml.safe_load_all(text)
-        for container in pod_side.containers_of(doc)
-        for e in container.get("env") or []
-        if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), str)
-    }
+    literal = {str(e["name"]): e["value"] for e in _env(containers) if isinstance(e.get("value"), str)}
     out: dict[str, str] = {}
     for _, folder, name, key in _READ.findall(script):
         name, key = name.strip("'\""), key.strip("'\"")
@@ -139,43 +140,28 @@ def _provisioned(script: str, text: str) -> dict[str, str]:
     return out
 
 
-def _workdirs(text: str) -> list[str]:
+def _workdirs(containers: list[Container]) -> list[str]:
     """The containers' working folders: the image has them (a repository checked out at /repo)."""
-    return sorted(
-        {
-            str(c["workingDir"])
-            for doc in yaml.safe_load_all(text)
-            for c in pod_side.containers_of(doc)
-            if isinstance(c.get("workingDir"), str) and c["workingDir"].startswith("/")
-        }
-    )
+    found = (c.get("workingDir") for c in containers)
+    return sorted({w for w in found if isinstance(w, str) and w.startswith("/")})
 
 
-def _env_names(text: str) -> tuple[str, ...]:
+def _env_names(containers: list[Container]) -> tuple[str, ...]:
     """The variables the manifest's containers set: what its programs read, so what the translation
     has to give them too."""
-    names: set[str] = set()
-    for doc in yaml.safe_load_all(text):
-        for container in pod_side.containers_of(doc):
-            names.update(
-                str(e["name"]) for e in container.get("env") or [] if isinstance(e, dict) and "name" in e
-            )
-    return tuple(sorted(names - _UNCOMPARED))
+    return tuple(sorted({str(e["name"]) for e in _env(containers)} - _UNCOMPARED))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--report", type=Path, help="write every case's outcome here (JSON)")
-    parser.add_argument("--cases", default="*", help="only the cases whose name matches (fnmatch)")
-    parser.add_argument("--jobs", type=int, default=2, help="pod runs at once")
-    args = parser.parse_args(argv)
+    args = forward.arguments(argv, __doc__)
     started = time.monotonic()
     runnable, manifests, outcome = find(forward.CORPUS, args.cases)
     tops = case_finder.storage_tops(runnable)
     parts = case_finder.partitions(runnable)
-    compared = {c.name: KUBE_COMPARED + _env_names(manifests[c.name]) for c in runnable}
+    containers = {c.name: _containers(manifests[c.name]) for c in runnable}
+    compared = {c.name: KUBE_COMPARED + _env_names(containers[c.name]) for c in runnable}
     pattern = "|".join(sorted({n for names in compared.values() for n in names} | {"SLURM_[A-Z0-9_]+"}))
-    named = [c.text for c in runnable] + ["\n".join(_commands(manifests[c.name])) for c in runnable]
+    named = [c.text for c in runnable] + ["\n".join(_commands(containers[c.name])) for c in runnable]
     judged = forward.both_sides(runnable, manifests, tops, parts, compared, pattern, args.jobs, named)
     for case in runnable:
         outcome[case.name] = {"direction": "kubernetes -> slurm", **judged[case.name]}

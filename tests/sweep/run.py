@@ -41,12 +41,17 @@ POD_TIMEOUT = 40.0
 END_STATES = {"COMPLETED": "Complete", "FAILED": "Failed", "TIMEOUT": "Timeout"}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(argv: list[str] | None, doc: str | None) -> argparse.Namespace:
+    """The options both directions of the sweep take; ``doc``'s first paragraph is the help."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     parser.add_argument("--report", type=Path, help="write every case's outcome here (JSON)")
     parser.add_argument("--cases", default="*", help="only the cases whose name matches (fnmatch)")
     parser.add_argument("--jobs", type=int, default=2, help="pod runs at once")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv, __doc__)
     started = time.monotonic()
     found = case_finder.find(CORPUS)
     chosen = [c for c in found if fnmatch.fnmatch(c.name, args.cases)]

@@ -163,6 +163,7 @@ def environment(
     job = ctx.job
     res = comp.resources
     nodes = res.computed_nodes()
+    spread = node_cpus_layout(res, cpus)  # the CPUs of each node, where they differ
     env: list[dict[str, Any]] = [
         _lit("SLURM_JOB_NAME", slurm_job_name(job, ctx.name)),
         _lit("SLURM_JOB_NUM_NODES", nodes),
@@ -170,7 +171,7 @@ def environment(
         *(_lit(name, value) for name, value in batch_task_counts(res).items()),
         _lit("SLURM_TASKS_PER_NODE", tasks_per_node_text(res)),
         _lit("SLURM_CPUS_ON_NODE", cpus),
-        _lit("SLURM_JOB_CPUS_PER_NODE", layout_text(node_cpus_layout(res, cpus) or [cpus] * nodes)),
+        _lit("SLURM_JOB_CPUS_PER_NODE", layout_text(spread or [cpus] * nodes)),
     ]
     if res.cpus_per_task and len(job.components) == 1:  # a hetjob's is per component only
         env.append(_lit("SLURM_CPUS_PER_TASK", res.cpus_per_task))
@@ -231,7 +232,6 @@ def environment(
         env.append(_lit(POD.STEP_GPUS.name, res.computed_gpus_per_node()))
     if res.task_layout:  # the entrypoint's task and CPU counts of each node, srun's bounds
         env.append(_lit(POD.TASK_LAYOUT.name, ",".join(map(str, res.task_layout))))
-        spread = node_cpus_layout(res, cpus)
         if spread:
             env.append(_lit(POD.NODE_CPUS.name, ",".join(map(str, spread))))
     if topo.node_offset:
