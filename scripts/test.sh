@@ -46,7 +46,35 @@ echo "== pytest"
 # Bytecode once for the whole run: many tests start the tool as a process of its own, and where
 # PYTHONDONTWRITEBYTECODE is set each of those would compile every module again (0.4 s a start).
 "$venv/bin/python" -m compileall -q -j 0 migrate translators reports >/dev/null
-"$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+workers="${MIGRATE_TEST_WORKERS:-2}"  # pytest-xdist workers for the tests that run no generated job
+pytest_started=$SECONDS
+if [ $# -gt 0 ]; then
+    # A selection of one's own: the execution tests among it go to one worker, one at a time
+    # (tests/conftest.py groups them).
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider -n "$workers" --dist loadgroup "$@"
+else
+    # The whole suite in two runs at once. The execution tests (the Slurm sandbox, the pod runner)
+    # run one at a time at normal priority: torch's rendezvous and the sandbox's timeouts are what a
+    # busy core would break. The other tests run on two workers at low priority, in the CPU time the
+    # execution tests leave while they wait on their jobs. Job control (set -m) keeps SIGINT as it is
+    # in the background run, where the Ctrl-C tests need it.
+    others_log="$(mktemp)"
+    set -m
+    nice -n 15 "$venv/bin/python" -m pytest -q -p no:cacheprovider -n "$workers" -m "not execution" \
+        >"$others_log" 2>&1 &
+    others=$!
+    set +m
+    rc=0
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider -m execution || rc=$?
+    others_rc=0
+    wait "$others" || others_rc=$?
+    echo "== pytest, the tests that run no generated job"
+    cat "$others_log"
+    rm -f "$others_log"
+    [ "$rc" -ne 0 ] || rc=$others_rc
+    echo "pytest: $((SECONDS - pytest_started)) s for the whole suite"
+    [ "$rc" -eq 0 ] || exit "$rc"
+fi
 if [ $# -eq 0 ]; then
     # The differential sweep: every sbatch script of the corpus run on the Slurm sandbox and, translated,
     # in the pod runner, with recording stand-ins (tests/sweep/run.py; about 3 minutes). It needs root on

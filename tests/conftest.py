@@ -63,6 +63,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         calls = set(code.co_names) if code is not None else set()
         if item.get_closest_marker("slurm") or module in _EXECUTION_MODULES or calls & _RUNNERS:
             item.add_marker(pytest.mark.execution)
+            # One worker runs them all, one at a time: they share the Slurm sandbox (its ports and
+            # folder) and the pod runner's network, and two at once would race for the cores they time.
+            item.add_marker(pytest.mark.xdist_group("execution"))
 
 
 @pytest.fixture
