@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from migrate.vocab import (
     SERVING_KINDS,
     ContainerRuntime,
+    ContainerStage,
     DependencyType,
     EnvOrigin,
     Format,
@@ -175,6 +176,7 @@ class Container:
     workdir: str | None = None
     mounts: tuple[Mount, ...] = ()
     line: int | None = None
+    stage: ContainerStage = ContainerStage.APP
 
 
 @dataclass(frozen=True, slots=True)

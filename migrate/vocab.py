@@ -226,6 +226,14 @@ class MountKind(StrEnum):
     OTHER = "other"
 
 
+class ContainerStage(StrEnum):
+    """``ir.Container.stage``: when a pod's container runs (Kubernetes' init, sidecar and app containers)."""
+
+    APP = "app"  # the pod's work
+    INIT = "init"  # runs to its end, in order, before the app containers start
+    SIDECAR = "sidecar"  # an init container with restartPolicy Always: starts first, runs beside the app
+
+
 class ContainerRuntime(StrEnum):
     """``ir.Container.runtime``: what starts the container, named as its command is (what each one
     means to the readers and writers is its declaration in translators/runtimes.py)."""
@@ -355,6 +363,7 @@ __all__ = [
     "CoexistenceMode",
     "CoexistenceReason",
     "ContainerRuntime",
+    "ContainerStage",
     "DependencyType",
     "Direction",
     "EnvOrigin",

@@ -31,7 +31,7 @@ from migrate.scan import scanner
 from migrate.site.config import SiteConfig, load_site_config, parse_site_config
 from migrate.translate import translate_jobs
 from migrate.translators.kubernetes import reader as k8s_reader
-from migrate.translators.slurm import directives, kubevars, quoting
+from migrate.translators.slurm import directives, kube_steps, kubevars, quoting
 from migrate.translators.slurm.writer import translate_job
 from migrate.vocab import FidelityStatus
 
@@ -1348,3 +1348,82 @@ def test_a_pytorchjobs_master_port_is_the_operators(ports: str, expected: int) -
     manifest = PYTORCHJOB.replace(master, master + f"              {ports}\n", 1)
     ports_seen = {"components.*.rendezvous_port": [expected, expected]}
     validate_manifest(manifest, ir=ports_seen, contains=[f"MASTER_PORT={expected}\n"])
+
+
+# A PyTorchJob whose Master prepares the output folder in an init container, as the operator's users
+# write it: the same program on both roles, so one 2-node torch job with the init step on node 0.
+INIT_PTJ = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: vit}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      restartPolicy: Never
+      replicas: 1
+      template:
+        spec:
+          initContainers:
+          - {name: prepare, image: registry.example/cuda:12, command: [/bin/bash, -c, "mkdir -p /out/vit"]}
+          - name: agent
+            image: registry.example/log-agent:1
+            restartPolicy: Always
+            command: [agent, --follow]
+          containers:
+          - name: pytorch
+            image: registry.example/cuda:12
+            command: [torchrun, --nproc_per_node, "2", train.py]
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: registry.example/cuda:12
+            command: [torchrun, --nproc_per_node, "2", train.py]
+"""
+
+
+def test_an_init_container_runs_before_the_program_on_its_pods_node_and_never_replaces_it() -> None:
+    text = validate_manifest(
+        INIT_PTJ,
+        sbatch={"nodes": "2", "hetjob": ABSENT},
+        fidelity={
+            "container prepare": (FidelityStatus.MAPPED, kube_steps.INIT_STEP),
+            "container agent": FidelityStatus.DROPPED,
+            "container pytorch": FidelityStatus.MAPPED,
+        },
+    ).text
+    steps = [line for line in text.splitlines() if line.startswith("srun ")]
+    assert len(steps) == 2, text
+    assert "--nodes=1 --ntasks=1 --relative=0" in steps[0]
+    assert steps[0].endswith("'mkdir -p /out/vit' || exit $?")
+    assert "torchrun" in steps[1] and not any("agent --follow" in step for step in steps)
+
+
+# Every pod of a Job of two parallel pods on one node each fetches its shard first.
+INIT_EVERY_POD = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: shards}
+spec:
+  replicatedJobs:
+  - name: worker
+    template:
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          spec:
+            initContainers:
+            - {name: fetch, image: registry.example/tools:1, command: [/bin/sh, -c, "cp /data/in /tmp/in"]}
+            containers:
+            - {name: main, image: registry.example/tools:1, command: [/bin/sh, -c, "wc -l /tmp/in"]}
+"""
+
+
+def test_the_init_container_every_pod_has_runs_once_a_task() -> None:
+    text = validate_manifest(INIT_EVERY_POD, sbatch={"nodes": "2"}).text
+    steps = [line for line in text.splitlines() if line.startswith("srun ")]
+    assert len(steps) == 2 and "--relative" not in steps[0], text
+    assert steps[0].endswith("'cp /data/in /tmp/in' || exit $?") and "wc -l" in steps[1]

@@ -75,6 +75,13 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "*",
+        "argv: Slurm '--nnodes=* --rdzv_id=<job> *', pods '--nnodes * (in torchrun)",
+        "translated to Slurm, a manifest's torchrun gets the job's node count (the manifest's number, "
+        "read at run time) and the job id as its rendezvous id, so that a requeued job never joins an "
+        "old rendezvous; the operator's pods run torchrun as written, with its default id",
+    ),
+    (
+        "*",
         "node: Slurm 'node=0', pods 'node=-1' *",
         "an MPIJob's Launcher is a pod of its own, not node 0 of the Workers: what the batch script runs "
         "outside mpirun runs there",

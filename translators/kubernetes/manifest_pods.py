@@ -19,6 +19,7 @@ from migrate import ir
 from migrate.secrets import REDACTED, looks_like_secret
 from migrate.vocab import (
     ContainerRuntime,
+    ContainerStage,
     EnvOrigin,
     MountKind,
     PlaceholderRole,
@@ -161,12 +162,10 @@ def _read_pod_spec(
         )
     # Init containers first: they run first.
     for cpath, _ in view.items((*spec, "initContainers")):
-        usage = _read_container(view, cpath, volumes, facts)
         # Sidecars (init containers that keep running) add up with the app containers.
-        if view.string((*cpath, "restartPolicy")) == "Always":
-            app.append(usage)
-        else:
-            init.append(usage)
+        sidecar = view.string((*cpath, "restartPolicy")) == "Always"
+        stage = ContainerStage.SIDECAR if sidecar else ContainerStage.INIT
+        (app if sidecar else init).append(_read_container(view, cpath, volumes, facts, stage=stage))
     for cpath, _ in view.items((*spec, "containers")):
         app.append(_read_container(view, cpath, volumes, facts))
     node_selector = view.string_map((*spec, "nodeSelector"))
@@ -233,6 +232,7 @@ def _read_container(
     resources_key: Path = ("resources",),
     image_required: bool = True,
     image: str | None = None,
+    stage: ContainerStage = ContainerStage.APP,
 ) -> _Usage:
     """``image``: the container's image when it is not the ``image`` field (read by the caller)."""
     line = view.line(cpath)
@@ -260,6 +260,7 @@ def _read_container(
             workdir=view.string_at(container, cpath, "workingDir"),
             mounts=tuple(mounts),
             line=line,
+            stage=stage,
         )
     )
     env = _environment(view, cpath)

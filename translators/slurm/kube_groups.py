@@ -172,7 +172,7 @@ def part_lines(
     job = ctx.job
     container = shape.container_of(part.main)
     mounts = volumes.Mounts() if container is None else volumes.plan(ctx, container, config_maps)
-    kube_steps.record_containers(ctx, part)
+    kube_steps.record_containers(ctx, part, init_steps=False)
     roles = _roles(ctx, part, config_maps)
     lines = _prelude(job, het)
     batch_names: set[str] = set()

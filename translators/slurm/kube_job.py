@@ -555,6 +555,14 @@ def _part_lines(
     def defined(name: str) -> bool:
         return env.defined(name) or env.maybe(name)
 
+    def init_mounts(init: ir.Container) -> volumes.Mounts:
+        planned = volumes.plan(ctx, init, config_maps)
+        mounts.uses_files |= planned.uses_files
+        mounts.uses_scratch |= planned.uses_scratch
+        planned.setup = [ln for ln in planned.setup if ln not in lines]  # the pod's volumes, made once
+        return planned
+
+    lines += kube_steps.init_lines(ctx, part, init_mounts, names, extra, defined)
     if part.launch == RAY:
         lines += ray_cluster.lines(ctx, part, mounts, names)
     elif part.launch == MPI:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 
 from migrate import ir
 from migrate.render import plural
-from migrate.vocab import ContainerRuntime
+from migrate.vocab import ContainerRuntime, ContainerStage
 
 from . import environment, kubevars, launch, shape
 from .context import NO_RUNTIME, Context
@@ -38,12 +38,23 @@ def tasks_per_node(part: Part) -> int:
     return 1
 
 
-def record_containers(ctx: Context, part: Part) -> None:
+def record_containers(ctx: Context, part: Part, init_steps: bool = True) -> None:
+    """``init_steps``: the init containers run as steps before the program (:func:`init_lines`)."""
     for role in part.roles:
         pod_containers = [c for c in role.containers if c.runtime == ContainerRuntime.KUBERNETES]
+        app = shape.container_of(role)
         for i, container in enumerate(pod_containers):
             item = f"container {container.name or i} ({container.image})"
-            if i:
+            if container.stage is ContainerStage.INIT:
+                if init_steps:
+                    ctx.fidelity.mapped(item, INIT_STEP, container.line)
+                else:
+                    reason = "init containers of this launch style do not run"
+                    ctx.fidelity.dropped(item, reason, container.line)
+            elif container.stage is ContainerStage.SIDECAR:
+                reason = "a sidecar runs beside the pod's program; a Slurm task runs one program"
+                ctx.fidelity.dropped(item, reason, container.line)
+            elif container is not app:
                 ctx.fidelity.dropped(
                     item,
                     "only the first container of a pod runs; sidecars have no Slurm counterpart",
@@ -57,6 +68,85 @@ def record_containers(ctx: Context, part: Part) -> None:
                 )
             else:
                 ctx.fidelity.mapped(item, f"runs in the image through {ctx.runtime}", container.line)
+
+
+INIT_STEP = (
+    "an init container: a step on each of its pods' tasks before the program starts; the job ends if it fails"
+)
+# Runs the rest of the line only in the tasks SLURM_PROCID $1 to $2-1: the pods of one role where several
+# roles share nodes.
+_ROLE_TASKS = (
+    'sh -c \'[ "$SLURM_PROCID" -ge "$1" ] && [ "$SLURM_PROCID" -lt "$2" ] || exit 0; shift 2; exec "$@"\' sh'
+)
+
+
+def init_lines(
+    ctx: Context,
+    part: Part,
+    mounts_of: Callable[[ir.Container], Mounts],
+    names: list[str],
+    extra: list[str],
+    defined: Callable[[str], bool],
+) -> list[str]:
+    """The init containers of the part's pods, each an srun step on its pods' tasks, in order, before the
+    program: the pods' own (one task a pod), then an MPI launcher's (its pod is the batch script's node)."""
+    inits = [(role, shape.init_containers(role)) for role in part.roles]
+    same = all(containers == inits[0][1] for _, containers in inits)
+    lines: list[str] = []
+    first = 0
+    for role, containers in inits:
+        count = shape.pods(role)
+        where: list[str] = []
+        wrap: list[str] = []
+        if not same:
+            if part.pods_per_node > 1:
+                wrap = [_ROLE_TASKS, str(first), str(first + count)]
+            else:
+                where = [f"--nodes={count}", f"--ntasks={count}", f"--relative={first}"]
+        first += count
+        for container in containers if (not same or role is part.roles[0]) else []:
+            lines += _init_step(ctx, part, container, mounts_of, names, [*extra, *where], wrap, defined)
+    if part.launcher is not None:
+        for container in shape.init_containers(part.launcher):
+            ctx.fidelity.mapped(
+                f"container {container.name} ({container.image})",
+                "the launcher's init container: a step on the first node before mpirun",
+                container.line,
+            )
+            where = ["--nodes=1", "--ntasks=1"]
+            lines += _init_step(ctx, part, container, mounts_of, names, [*extra, *where], [], defined)
+    return lines
+
+
+def _init_step(
+    ctx: Context,
+    part: Part,
+    container: ir.Container,
+    mounts_of: Callable[[ir.Container], Mounts],
+    names: list[str],
+    extra: list[str],
+    wrap: list[str],
+    defined: Callable[[str], bool],
+) -> list[str]:
+    mounts = mounts_of(container)
+    prog = launch.program(ctx, container, defined, mounts)
+    if prog is None:
+        ctx.fidelity.dropped(
+            f"container {container.name} ({container.image})",
+            "an init container that runs its image's default command, which the manifest does not name",
+            container.line,
+        )
+        return []
+    if wrap and prog.uses_entrypoint:
+        ctx.fidelity.dropped(
+            f"container {container.name} ({container.image})",
+            "an init container of one role, run by its image's entrypoint, on nodes its role shares",
+            container.line,
+        )
+        return []
+    if wrap:
+        prog = launch.Program([*wrap, *prog.argv])
+    return [*mounts.setup, launch.step(ctx, part, prog, mounts, names, extra, container) + " || exit $?"]
 
 
 def no_command(ctx: Context, part: Part) -> list[str]:
@@ -266,6 +356,7 @@ def mpi_lines(
 
 __all__ = [
     "folder_lines",
+    "init_lines",
     "mpi_lines",
     "no_command",
     "plain_or_torch",

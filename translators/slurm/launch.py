@@ -141,10 +141,16 @@ def runtime_prefix(
 
 
 def step(
-    ctx: Context, part: Part, prog: Program, mounts: Mounts, env_names: list[str], extra: list[str]
+    ctx: Context,
+    part: Part,
+    prog: Program,
+    mounts: Mounts,
+    env_names: list[str],
+    extra: list[str],
+    container: ir.Container | None = None,
 ) -> str:
-    """One srun line that runs ``prog`` in the part's container."""
-    container = container_of(part.main)
+    """One srun line that runs ``prog`` in ``container`` (by default the part's app container)."""
+    container = container or container_of(part.main)
     gpus = bool(part.resources.computed_gpus_per_node())
     opts, wrap = runtime_prefix(ctx, container, mounts, env_names, gpus)
     runtime = ctx.launch

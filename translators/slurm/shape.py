@@ -23,7 +23,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from migrate import ir
-from migrate.vocab import DependencyType, EnvOrigin, JobKind
+from migrate.vocab import ContainerStage, DependencyType, EnvOrigin, JobKind
 
 PLAIN = "plain"
 TORCH = "torch"
@@ -89,7 +89,12 @@ def program_name(argv: list[str]) -> str:
 
 
 def container_of(comp: ir.Component) -> ir.Container | None:
-    return comp.containers[0] if comp.containers else None
+    """The container that does the pod's work: its first app container (init containers come first)."""
+    return next((c for c in comp.containers if c.stage is ContainerStage.APP), None)
+
+
+def init_containers(comp: ir.Component) -> list[ir.Container]:
+    return [c for c in comp.containers if c.stage is ContainerStage.INIT]
 
 
 def pods(comp: ir.Component) -> int:
