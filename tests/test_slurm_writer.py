@@ -604,12 +604,30 @@ def test_pytorchjob_of_python_per_pod_is_one_task_per_pod_with_the_operators_ran
         contains=[
             'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
             "srun --container-image='registry.example#train:1' bash -c 'export RANK=$SLURM_PROCID "
-            "WORLD_SIZE=$SLURM_NTASKS PET_NODE_RANK=$SLURM_PROCID PET_NNODES=$SLURM_NTASKS "
-            "PET_MASTER_ADDR=$MASTER_ADDR PET_MASTER_PORT=$MASTER_PORT; exec",
+            "WORLD_SIZE=$SLURM_NTASKS PET_NODE_RANK=$SLURM_PROCID PET_NPROC_PER_NODE=auto "
+            "PET_MASTER_ADDR=$MASTER_ADDR PET_MASTER_PORT=$MASTER_PORT PET_NNODES=$SLURM_NTASKS; exec",
         ],
         lacks=["torchrun", "LOCAL_RANK"],  # the operator sets none: a program would take it for torchrun's
     ).text
     assert text.rstrip().endswith("migrate-torch-env python train.py --epochs 3")
+
+
+def test_the_operators_world_size_counts_nproc_per_node_and_only_a_master_gives_ranks() -> None:
+    """training-operator v1.7+: WORLD_SIZE is pods times nprocPerNode where the job has a Master; a
+    Worker-only elastic job's pods get no RANK, WORLD_SIZE or MASTER_ADDR, and PET_NNODES min:max."""
+    with_nproc = PYTORCHJOB.replace(
+        "spec:\n  pytorchReplicaSpecs:", 'spec:\n  nprocPerNode: "4"\n  pytorchReplicaSpecs:', 1
+    )
+    validate_manifest(with_nproc, contains=["WORLD_SIZE=$((SLURM_NTASKS * 4))", "PET_NPROC_PER_NODE=4 "])
+    elastic = (CORPUS / "cases" / "kubernetes" / "pytorchjob_elastic.yaml").read_text(encoding="utf-8")
+    validate_manifest(
+        elastic,
+        contains=[
+            "bash -c 'export PET_RDZV_ENDPOINT=$MASTER_ADDR:$MASTER_PORT PET_RDZV_BACKEND=c10d "
+            "PET_NNODES=2:6 PET_MAX_RESTARTS=20; unset MASTER_ADDR MASTER_PORT; exec"
+        ],
+        lacks=["RANK=", "WORLD_SIZE="],
+    )
 
 
 def test_pytorchjob_running_torchrun_keeps_one_agent_per_pod() -> None:

@@ -187,6 +187,40 @@ def _pytorch_port(replicas: dict[str, Any]) -> str:
     return PYTORCH_PORT
 
 
+def _pytorch_env(spec: dict[str, Any], name: str, port: str, total: int, rank: int) -> dict[str, str]:
+    """What training-operator v1.7+ sets in a pod (pkg/controller.v1/pytorch/envvar.go, elastic.go, after
+    its defaulting): the Master's address, RANK, WORLD_SIZE (pods times nprocPerNode, 1 when that is not a
+    number) and the PET_* node rank and processes only where the job has a Master; the elastic rendezvous
+    on worker 0 and PET_NNODES min:max with an elasticPolicy, else PET_NNODES the pod count."""
+    replicas = spec["pytorchReplicaSpecs"]
+    nproc = str(spec.get("nprocPerNode") or "auto")
+    env: dict[str, str] = {}
+    if "Master" in replicas:
+        master = f"{name}-master-0"
+        env |= {
+            "MASTER_PORT": port,
+            "MASTER_ADDR": master,
+            "PET_MASTER_PORT": port,
+            "PET_MASTER_ADDR": master,
+        }
+        world = total * (int(nproc) if nproc.isdigit() else 1)
+        env |= {"WORLD_SIZE": str(world), "RANK": str(rank), "PET_NPROC_PER_NODE": nproc}
+        env["PET_NODE_RANK"] = str(rank)
+    elastic = spec.get("elasticPolicy")
+    if elastic is None:
+        env["PET_NNODES"] = str(total)
+        return env
+    workers = int(replicas.get("Worker", {}).get("replicas", 1))
+    low, high = elastic.get("minReplicas"), elastic.get("maxReplicas")
+    low, high = low or high or workers, high or low or workers
+    env["PET_RDZV_ENDPOINT"] = f"{name}-worker-0:{elastic.get('rdzvPort') or port}"
+    env["PET_RDZV_BACKEND"] = str(elastic.get("rdzvBackend") or "c10d")
+    env["PET_NNODES"] = f"{low}:{high}"
+    if elastic.get("maxRestarts") is not None:
+        env["PET_MAX_RESTARTS"] = str(elastic["maxRestarts"])
+    return env
+
+
 def pytorchjob(doc: dict[str, Any]) -> Workload:
     """Master and Workers, with the env the training operator sets in the ``pytorch`` container."""
     name, namespace = _meta(doc)
@@ -194,10 +228,7 @@ def pytorchjob(doc: dict[str, Any]) -> Workload:
     replicas = spec["pytorchReplicaSpecs"]
     uid = str(uuid.uuid4())
     total = sum(int(r.get("replicas", 1)) for r in replicas.values())
-    nproc = str(spec.get("nprocPerNode", "")) or None
     port = _pytorch_port(replicas)
-    # the Master's Service, or worker 0's when the job has no Master (the operator's own rule)
-    master = f"{name}-master-0" if "Master" in replicas else f"{name}-worker-0"
     groups: list[Group] = []
     index = 0
     for role in ("Master", "Worker"):
@@ -209,19 +240,7 @@ def pytorchjob(doc: dict[str, Any]) -> Workload:
         for i in range(int(rspec.get("replicas", 1))):
             pod_name = f"{name}-{role.lower()}-{i}"
             rank = index
-            env = {
-                "PYTHONUNBUFFERED": "1",
-                "MASTER_PORT": port,
-                "PET_MASTER_PORT": port,
-                "MASTER_ADDR": master,
-                "PET_MASTER_ADDR": master,
-                "PET_NNODES": str(total),
-                "RANK": str(rank),
-                "PET_NODE_RANK": str(rank),
-                "WORLD_SIZE": str(total * int(nproc) if nproc and nproc.isdigit() else total),
-            }
-            if nproc:
-                env["PET_NPROC_PER_NODE"] = nproc
+            env = {"PYTHONUNBUFFERED": "1", **_pytorch_env(spec, name, port, total, rank)}
             lab = {
                 **labels,
                 "training.kubeflow.org/job-name": name,

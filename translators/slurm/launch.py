@@ -13,6 +13,7 @@ software is on the nodes.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -236,18 +237,55 @@ def torch_program(ctx: Context, part: Part, argv: list[str], raw_words: list[str
     )
     why = "each task gets RANK/WORLD_SIZE/LOCAL_RANK from its Slurm task ids"
     if per_pod:
-        # What training-operator v1.7+ sets in each pod: RANK, WORLD_SIZE and torchrun's PET_* (its node
-        # rank, node count and rendezvous), but no LOCAL_RANK: a program that takes LOCAL_RANK for a
-        # launcher's (Hugging Face's Trainer) would think itself under torchrun.
-        wrapper = (
-            "bash -c 'export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS PET_NODE_RANK=$SLURM_PROCID "
-            "PET_NNODES=$SLURM_NTASKS PET_MASTER_ADDR=$MASTER_ADDR PET_MASTER_PORT=$MASTER_PORT; "
-            'exec "$@"\' migrate-torch-env'
-        )
-        why = "one process per pod, as the operator starts it: each gets RANK/WORLD_SIZE and PET_NODE_RANK/"
-        why += "PET_NNODES from its Slurm task ids, as the operator sets them (and no LOCAL_RANK, which the "
-        why += "operator does not set)"
+        wrapper = f"bash -c '{operator_env(ctx.job, part)}; exec \"$@\"' migrate-torch-env"
+        why = "one process per pod, as the operator starts it, with the variables the operator sets in "
+        why += "each pod (RANK, WORLD_SIZE and PET_* with a Master; the elastic PET_* with an elasticPolicy) "
+        why += "from its Slurm task ids, and no LOCAL_RANK, which the operator does not set"
     return [wrapper, *argv], why
+
+
+_PLAIN_WORD = re.compile(r"[\w.-]+")  # a value that needs no quoting inside the wrapper's quotes
+
+
+def operator_env(job: ir.Job, part: Part) -> str:
+    """The shell that gives a task what training-operator v1.7+ sets in each pod of a PyTorchJob.
+
+    With a Master: its address and port, RANK and PET_NODE_RANK (the pod's index), WORLD_SIZE (pods
+    times nprocPerNode, the processes torchrun would start) and PET_NPROC_PER_NODE. With an
+    elasticPolicy: the rendezvous on worker 0 and PET_NNODES as min:max; without one, PET_NNODES is
+    the pod count. Nothing else: a Worker-only job's pods get no RANK, WORLD_SIZE or MASTER_ADDR.
+    """
+    procs = part.resources.tasks_per_node
+    exports: list[str] = []
+    unset = ""
+    if any(c.name.lower() == "master" for c in job.components):
+        world = f"$((SLURM_NTASKS * {procs}))" if procs and procs > 1 else "$SLURM_NTASKS"
+        exports += [
+            "RANK=$SLURM_PROCID",
+            f"WORLD_SIZE={world}",
+            "PET_NODE_RANK=$SLURM_PROCID",
+            f"PET_NPROC_PER_NODE={procs or 'auto'}",
+            "PET_MASTER_ADDR=$MASTER_ADDR",
+            "PET_MASTER_PORT=$MASTER_PORT",
+        ]
+    else:
+        unset = "; unset MASTER_ADDR MASTER_PORT"  # the batch script's, for the rendezvous only
+    elastic = {item.key: item.value for item in job.raw if item.origin.startswith("spec.elasticPolicy.")}
+    if not elastic:
+        exports.append("PET_NNODES=$SLURM_NTASKS")
+    else:
+        exports.append("PET_RDZV_ENDPOINT=$MASTER_ADDR:$MASTER_PORT")
+        backend = elastic.get("rdzvBackend", "c10d")
+        exports.append(f"PET_RDZV_BACKEND={backend if _PLAIN_WORD.fullmatch(backend) else 'c10d'}")
+        # the operator's defaulting: one bound stands for both, and none is the Worker replicas
+        workers = next((str(c.replicas) for c in job.components if c.name.lower() == "worker"), "1")
+        low = next((v for v in (elastic.get("minReplicas"), elastic.get("maxReplicas")) if v), workers)
+        high = next((v for v in (elastic.get("maxReplicas"), elastic.get("minReplicas")) if v), workers)
+        bounded = low.isdigit() and high.isdigit()
+        exports.append(f"PET_NNODES={low}:{high}" if bounded else "PET_NNODES=$SLURM_NTASKS")
+        if elastic.get("maxRestarts", "").isdigit():
+            exports.append(f"PET_MAX_RESTARTS={elastic['maxRestarts']}")
+    return f"export {' '.join(exports)}{unset}"
 
 
 def _nproc(part: Part) -> int:
