@@ -28,7 +28,7 @@ from migrate.site.usage_records import (
     Skipped,
     parse_timestamp,
 )
-from migrate.vocab import Format
+from migrate.vocab import Format, JobKind
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -75,7 +75,7 @@ def _items(data: object, path: str) -> list[Any]:
         return data
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         return list(data["items"])
-    if isinstance(data, dict) and data.get("kind") == "Job":
+    if isinstance(data, dict) and data.get("kind") == JobKind.JOB:
         return [data]
     raise AccountingError(
         f"{path}: JSON without an 'items' list of Jobs; export the history with kubectl get jobs -A -o json"
@@ -84,8 +84,8 @@ def _items(data: object, path: str) -> list[Any]:
 
 def _record(item: object, path: str, number: int) -> RunRecord | str:
     job = _mapping(item, "not an object")
-    kind = job.get("kind", "Job")
-    if kind != "Job":
+    kind = job.get("kind", JobKind.JOB)
+    if kind != JobKind.JOB:
         raise _BadItem(f"a {kind}, not a Job: only Jobs carry run times")
     meta = _mapping(job.get("metadata", {}), "metadata is not an object")
     name = meta.get("name")
