@@ -135,12 +135,14 @@ def test_graph_attributes_are_named_and_plain(corpus_jobs: list[ir.Job]) -> None
 
 
 # A closed set compared by its spelling: `x.kind == "mpi"`, `origin != "body"`, `kind in ("a", "b")`,
-# `"head" == seg.kind`. The spellings belong to the vocabulary's own definition.
+# `"head" == seg.kind`, `obj.get("kind") != "Service"`, `doc["kind"] == "List"`. The spellings belong
+# to the vocabulary's own definition.
 _FIELDS = r"(?:kind|origin|via|type|shape|role)"
 _LITERAL_COMPARISON = re.compile(
     rf"\b{_FIELDS}\s*(?:==|!=)\s*[rbf]?[\"']"
     rf"|(?<!for )\b{_FIELDS}\s+(?:not\s+)?in\s*[(\[{{]\s*[rbf]?[\"']"
     rf"|[\"']\s*(?:==|!=)\s*(?:\w+\.)*{_FIELDS}\b"
+    rf"|[\[(][\"']{_FIELDS}[\"'][\])]\s*(?:==|!=|(?:not\s+)?in)\s*[(\[{{]?\s*[rbf]?[\"']"
 )
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ("migrate", "translators", "reports")
@@ -177,6 +179,8 @@ def test_closed_sets_are_compared_by_member() -> None:
         'if kind not in {"a"}:',
         'if "head" == seg.kind:',
         'if dep.type == "singleton":',
+        'if obj.get("kind") != "Service":',
+        'if doc["kind"] in ("ConfigMap", "Secret"):',
     ],
 )
 def test_the_check_sees_a_literal_comparison(tmp_path: Path, line: str) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from migrate.site.usage_records import (
@@ -135,13 +136,20 @@ def _record(item: object, path: str, number: int) -> RunRecord | str:
     )
 
 
+class JobCondition(StrEnum):
+    """The ``type`` of a finished Job's condition."""
+
+    COMPLETE = "Complete"
+    FAILED = "Failed"  # DeadlineExceeded among its reasons: Slurm's TIMEOUT
+
+
 def _end(status: Mapping[str, Any]) -> tuple[datetime | None, str]:
     finished = parse_timestamp(_text(status.get("completionTime")))
     conditions = status.get("conditions")
     for cond in conditions if isinstance(conditions, list) else []:
         if not isinstance(cond, dict) or str(cond.get("status")) != "True":
             continue
-        if cond.get("type") == "Failed":
+        if cond.get("type") == JobCondition.FAILED:
             moment = parse_timestamp(_text(cond.get("lastTransitionTime")))
             state = "TIMEOUT" if cond.get("reason") == "DeadlineExceeded" else "FAILED"
             return finished or moment, state
