@@ -196,7 +196,9 @@ def test_the_check_passes_a_member_comparison(tmp_path: Path) -> None:
     module = tmp_path / "migrate" / "sample.py"
     module.parent.mkdir()
     module.write_text(
-        "def f(step, kind):\n    if step.kind is StepKind.MPI or kind == StepKind.TASKS:\n        pass\n",
+        "def f(step, kind):\n    if step.kind is StepKind.MPI or kind == StepKind.TASKS:\n        pass\n"
+        '    for kind in ("containers", "initContainers"):  # a loop over keys, not a comparison\n'
+        "        pass\n",
         encoding="utf-8",
     )
     assert literal_comparisons(tmp_path) == []
