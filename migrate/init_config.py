@@ -25,6 +25,7 @@ from migrate import ir
 from migrate.graph.storage import StorageResolver
 from migrate.names import dns1123_label
 from migrate.site.allocation_hints import fabric_uses
+from migrate.site.allocation_model import FabricKind
 from migrate.site.config import PLACEHOLDER, SiteConfig
 from migrate.site.pool_model import NodePools
 from migrate.site.pool_partitions import kube_partitions
@@ -57,7 +58,10 @@ def _image_tops(job: ir.Job) -> set[str]:
 
 
 # The device a fast network's variables ask for, as the usual device plugins name it.
-_FABRIC_DEVICES = {"efa": "vpc.amazonaws.com/efa", "infiniband": "rdma/rdma_shared_device_a"}
+_FABRIC_DEVICES = {
+    FabricKind.EFA: "vpc.amazonaws.com/efa",
+    FabricKind.INFINIBAND: "rdma/rdma_shared_device_a",
+}
 
 
 def _partition_entry(name: str, jobs: list[ir.Job]) -> dict[str, object]:
@@ -93,7 +97,7 @@ def starter_config(
         for loc in resolver.locations(job):
             fs = loc.filesystem
             if fs.prefix.startswith("/") and _top(fs.prefix) not in in_image:
-                filesystems.setdefault(fs.prefix, fs.kind)
+                filesystems.setdefault(fs.prefix, str(fs.kind))  # plain: yaml writes no other string type
     # A claim the pods mount is a shared file system the Slurm nodes need at the same path: where
     # the pods mount it most often. What it is (Lustre, NFS ...) only the site knows.
     claim_paths: dict[str, Counter[str]] = {}

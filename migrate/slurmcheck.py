@@ -28,6 +28,7 @@ from pathlib import Path
 
 from migrate.diagnostics import ERROR, Collector
 from migrate.translators.slurm import directives
+from migrate.translators.slurm.options import OptionKind
 
 TEST_ONLY = "sbatch --test-only"
 STATIC = "static"
@@ -186,7 +187,7 @@ def _value_problems(settings: tuple[directives.Setting, ...]) -> list[str]:
     problems = []
     for setting in settings:
         option = setting.option
-        if setting.value is None or setting.dynamic or option.kind == "flag":
+        if setting.value is None or setting.dynamic or option.kind is OptionKind.FLAG:
             continue
         try:
             option.parse(setting.value)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from migrate import ir
 from migrate.diagnostics import Diagnostic
 from migrate.fidelity import Edge, Translation, interactive_translation
-from migrate.graph.deps import job_id_of, resolve_dependencies
+from migrate.graph.deps import LinkVia, job_id_of, resolve_dependencies
 from migrate.graph.submitted import as_submitted, each_submission
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
@@ -181,7 +181,7 @@ def _edges(jobs: list[ir.Job], by_id: dict[str, Translation], runner: str, recor
                         link.any_of,
                     )
                 )
-            if record and link.via != "directive":
+            if record and link.via is not LinkVia.DIRECTIVE:
                 how = f"{runner} waits for {prerequisite.name} before applying this job" + (
                     ", for the whole array" if link.dep_type == DependencyType.AFTERCORR else ""
                 )

@@ -288,6 +288,24 @@ class StorageVia(StrEnum):
     ARGUMENT = "argument"  # a program's argument
 
 
+class MonitoringKind(StrEnum):
+    """The monitoring hooks the readers name themselves. ``ir.MonitoringHook.kind`` also holds a
+    tool's own name (a profiler, an agent found by its image, a tracker), so the field stays a string."""
+
+    NVIDIA_SMI = "nvidia-smi"
+    DCGM = "dcgm"
+    DCGM_EXPORTER = "dcgm-exporter"
+    WANDB = "wandb"  # an experiment tracker, as are the next two
+    TENSORBOARD = "tensorboard"
+    CLEARML = "clearml"
+    MAIL = "mail"
+    SLACK_WEBHOOK = "slack-webhook"
+    WEBHOOK = "webhook"  # another chat service's webhook
+    PROMETHEUS_PUSHGATEWAY = "prometheus-pushgateway"
+    NODE_EXPORTER_TEXTFILE = "node-exporter-textfile"  # a *.prom file for node-exporter
+    PROMETHEUS_SCRAPE = "prometheus-scrape"  # a pod annotated prometheus.io/scrape
+
+
 class GresScope(StrEnum):
     """``ir.GenericResource.per``: what the count of a generic resource is for."""
 
@@ -304,6 +322,18 @@ class FilesystemOrigin(StrEnum):
     PVC = "pvc"  # a claim no declared file system maps
     NFS = "nfs"  # an NFS export a pod mounts
     TOP_LEVEL = "top-level"  # the first component of a path nothing else explains
+
+
+class FilesystemKind(StrEnum):
+    """The kinds of file system the plan knows what to do with. A site's migrate.yaml may name
+    others (``kind`` is free text there), so the field that holds one stays a string."""
+
+    LUSTRE = "lustre"
+    GPFS = "gpfs"
+    WEKA = "weka"
+    NFS = "nfs"
+    LOCAL = "local"  # node-local (per-node NVMe): nothing carries over from one job to the next
+    UNKNOWN = "unknown"
 
 
 class FidelityStatus(StrEnum):
@@ -368,10 +398,12 @@ __all__ = [
     "Direction",
     "EnvOrigin",
     "FidelityStatus",
+    "FilesystemKind",
     "FilesystemOrigin",
     "Format",
     "GresScope",
     "JobKind",
+    "MonitoringKind",
     "MountKind",
     "Pattern",
     "PlaceholderRole",

@@ -8,6 +8,7 @@ chosen mode's timeline, and the files written under ``coexistence/``.
 from __future__ import annotations
 
 from migrate.plan import coexistence_artifacts as files
+from migrate.plan.phases import FoundationKind
 from migrate.reports import fmt
 from migrate.reports.plan_types import Coexistence, Phase, PlanDoc
 from migrate.reports.view import TEXT, CoexistenceView, Column, Table
@@ -106,7 +107,7 @@ def coexistence(plan: PlanDoc, written: tuple[str, ...] = ()) -> CoexistenceView
                 p["id"],
                 p["name"],
                 _phase_line(p),
-                "; ".join(s["name"] for s in p["steps"] if s["kind"] == "coexistence"),
+                "; ".join(s["name"] for s in p["steps"] if s["kind"] == FoundationKind.COEXISTENCE),
             )
             for p in plan["phases"]
         ),

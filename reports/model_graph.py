@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import networkx as nx
 
 from migrate.graph import model as gm
-from migrate.reports.plan_types import PhaseKind, PlanDoc, Unit
+from migrate.plan.planner import PhaseKind
+from migrate.reports.plan_types import PlanDoc, Unit
 
 # What a job box shows: where the job ends up once the plan has run.
 MOVES = "move"
@@ -205,7 +206,7 @@ def graph_view(plan: PlanDoc, graph: nx.MultiDiGraph) -> GraphView:
     return GraphView(
         source=plan["source"],
         target=plan["target"],
-        phases=tuple(GraphPhase(p["id"], p["kind"]) for p in plan["phases"]),
+        phases=tuple(GraphPhase(p["id"], PhaseKind(p["kind"])) for p in plan["phases"]),
         units=tuple(units),
         filesystems=tuple(sorted(stores, key=lambda s: (-s.units, -s.jobs, s.id))),
         monitors=tuple(sorted(monitors_out, key=lambda m: (-m.units, -m.jobs, m.id))),

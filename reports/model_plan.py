@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from migrate.names import is_placeholder
 from migrate.plan.demand import LOGIN_NODE
+from migrate.plan.planner import PhaseKind
 from migrate.reports import fmt
 from migrate.reports.plan_types import Allocation, Job, Phase, PlanDoc, RiskFactor, SourcedValue
 from migrate.reports.scan_facts import JobFacts
@@ -195,19 +196,22 @@ def demand_basis(plan: PlanDoc) -> str:
     return text[0].upper() + text[1:] + "."
 
 
+_MOVING_PHASES = frozenset((PhaseKind.PILOT, PhaseKind.WAVE))
+
+
 def overview(plan: PlanDoc, phases: tuple[PhaseView, ...]) -> Overview:
-    moving = [p for p in phases if p.kind in ("pilot", "wave")]
-    waves = sum(1 for p in phases if p.kind == "wave")
+    moving = [p for p in phases if p.kind in _MOVING_PHASES]
+    waves = sum(1 for p in phases if p.kind is PhaseKind.WAVE)
     parts: list[str] = []
-    first_wave = next((p for p in phases if p.kind == "wave"), None)
+    first_wave = next((p for p in phases if p.kind is PhaseKind.WAVE), None)
     for phase in phases:
-        if phase.kind == "foundations":
+        if phase.kind is PhaseKind.FOUNDATIONS:
             parts.append(f"Phase 0 ({fmt.plural(len(phase.steps), 'prerequisite step')})")
-        elif phase.kind == "pilot":
+        elif phase.kind is PhaseKind.PILOT:
             parts.append("a pilot")
         elif phase is first_wave:  # the waves are named once, as a count
             parts.append(fmt.plural(waves, "wave"))
-        elif phase.kind == "end":
+        elif phase.kind is PhaseKind.END_STATE:
             parts.append(f"then the end state ({phase.name})")
     if not phases:
         return Overview(0, 0, "No phases: there is nothing to move.", "No phase moves any job.")
@@ -297,7 +301,7 @@ def phases(plan: PlanDoc, names: Mapping[str, str], rel: fmt.Relative) -> tuple[
     job_info = {j["id"]: j for j in plan["jobs"]}
     out: list[PhaseView] = []
     for phase in plan["phases"]:
-        kind = phase["kind"]
+        kind = PhaseKind(phase["kind"])
         capacity = tuple(CapacityRow(**c) for c in phase["capacity"])
         stays: dict[str, list[str]] = defaultdict(list)
         for stay in phase["stays"]:
@@ -330,7 +334,7 @@ def phases(plan: PlanDoc, names: Mapping[str, str], rel: fmt.Relative) -> tuple[
                 stay_count=len(phase["stays"]),
                 source_nodes=sum(c.source_nodes for c in capacity),
                 target_nodes=sum(c.target_nodes for c in capacity),
-                detailed=len(out) < PHASES_DETAILED or kind == "end",
+                detailed=len(out) < PHASES_DETAILED or kind is PhaseKind.END_STATE,
             )
         )
     return tuple(out)

@@ -8,7 +8,7 @@ field means; ``migrate.plan.planner`` writes them.
 Example::
 
     doc = read_plan(plan_json(the_plan))
-    [first] = [p for p in doc["phases"] if p["kind"] == "pilot"]
+    [first] = [p for p in doc["phases"] if p["id"] == "P1"]
 """
 
 # No ``from __future__ import annotations`` here: with postponed annotations Python 3.11
@@ -18,7 +18,8 @@ from typing import Literal, NotRequired, TypedDict, cast
 
 from migrate.plan.planner import PLAN_SCHEMA
 
-PhaseKind = Literal["foundations", "pilot", "wave", "end"]
+# planner.PhaseKind as the document spells it (the views hold its members)
+PhaseKindName = Literal["foundations", "pilot", "wave", "end"]
 
 
 class Rule(TypedDict):
@@ -157,7 +158,7 @@ class PoolShare(TypedDict):
 class Phase(TypedDict):
     id: str
     name: str
-    kind: PhaseKind
+    kind: PhaseKindName
     units: list[str]
     jobs: list[str]
     steps: list[Step]
@@ -340,7 +341,7 @@ __all__ = [
     "Job",
     "Phase",
     "PhaseIdle",
-    "PhaseKind",
+    "PhaseKindName",
     "PlanDoc",
     "PoolShare",
     "Risk",

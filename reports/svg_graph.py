@@ -18,9 +18,11 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import networkx as nx
 
+from migrate.plan.planner import PhaseKind
 from migrate.reports import fmt
 from migrate.reports.model_graph import (
     ALREADY,
@@ -36,6 +38,14 @@ from migrate.reports.model_graph import (
     GraphView,
 )
 from migrate.reports.svg_canvas import Svg, fit, text_width
+
+
+class Band(StrEnum):
+    """A band of pills a job's box links to (also the pills' CSS class)."""
+
+    STORE = "store"
+    MONITOR = "monitor"
+
 
 DETAIL_MAX_JOBS = 80
 DETAIL_MAX_UNITS = 40
@@ -118,8 +128,8 @@ def dependency_graph(view: GraphView) -> Svg:
     _links(svg, boxes, mon_pills, store_pills, mon_fold, fs_fold)
     for box in boxes:
         box.paint(svg, box.x, box.y)
-    _pills(svg, mon_pills, mon_items, "monitor", set())
-    _pills(svg, store_pills, fs_items, "store", {s.id for s in view.filesystems if s.both_sides})
+    _pills(svg, mon_pills, mon_items, Band.MONITOR, set())
+    _pills(svg, store_pills, fs_items, Band.STORE, {s.id for s in view.filesystems if s.both_sides})
     if not view.monitors:
         svg.text(MARGIN + 90, top + 10, "no monitoring hooks found in the jobs", "small muted")
     if not view.filesystems:
@@ -282,8 +292,8 @@ def _group_boxes(view: GraphView) -> list[_Box]:
     groups: dict[str, list[GraphUnit]] = defaultdict(list)
     for unit in view.units:
         groups[_group_key(unit)].append(unit)
-    waves = [p.id for p in view.phases if p.kind == "wave" and p.id in groups]
-    others = [p.id for p in view.phases if p.kind == "pilot" and p.id in groups]
+    waves = [p.id for p in view.phases if p.kind is PhaseKind.WAVE and p.id in groups]
+    others = [p.id for p in view.phases if p.kind is PhaseKind.PILOT and p.id in groups]
     tail = [k for k in ("stay", "already", "blocked") if k in groups]
     loose = sorted(k for k in groups if k not in waves and k not in others and k not in tail)
     room = max(1, MAX_GROUPS - len(others) - len(tail) - len(loose))
@@ -444,16 +454,19 @@ def _links(
     mon_fold: dict[str, str],
     fs_fold: dict[str, str],
 ) -> None:
-    wanted: list[tuple[int, int, str, str, int]] = []  # (-weight, box index, kind, pill, weight)
+    wanted: list[tuple[int, int, Band, str, int]] = []  # (-weight, box index, kind, pill, weight)
     for i, box in enumerate(boxes):
-        for kind, used, fold in (("store", box.filesystems, fs_fold), ("monitor", box.monitors, mon_fold)):
+        for kind, used, fold in (
+            (Band.STORE, box.filesystems, fs_fold),
+            (Band.MONITOR, box.monitors, mon_fold),
+        ):
             merged: Counter[str] = Counter()
             for node, weight in used.items():
                 merged[fold.get(node, MORE)] += weight
             wanted += [(-w, i, kind, pill, w) for pill, w in merged.items()]
     chosen = sorted(wanted)[:MAX_LINES]
     # Spread the ends along each box and each pill in left-to-right order, so lines fan out uncrossed.
-    pills = {"store": store_pills, "monitor": mon_pills}
+    pills = {Band.STORE: store_pills, Band.MONITOR: mon_pills}
     centre = {f"{kind}:{node}": p.x + p.w / 2 for kind, band in pills.items() for node, p in band.items()}
     centre |= {f"box{i}": box.x + box.w / 2 for i, box in enumerate(boxes)}
     pairs = [(f"box{i}", f"{kind}:{pill}") for _, i, kind, pill, _ in chosen]
@@ -465,7 +478,7 @@ def _links(
         width = 1.0 + min(2.5, math.log2(weight) / 2)  # thicker for more users, never a wall of ink
         from_box = box.x + box.w * at_box[ends]
         to_pill = pill.x + pill.w * at_pill[ends[::-1]]
-        if kind == "store":
+        if kind is Band.STORE:
             svg.curve((from_box, box.y + box.h), (to_pill, pill.y), "link", False, width)
         else:
             svg.curve((from_box, box.y), (to_pill, pill.y + BAND_H), "link", False, width)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migrate.plan.planner import PhaseKind
 from migrate.reports import fmt
 from migrate.reports.svg_canvas import Svg, fit, text_width
 from migrate.reports.view import CapacityRow, PhaseView
@@ -24,13 +25,16 @@ CARD_H, BAR_H = 68, 16
 ROW_H = 46
 TOP = 16
 
+# The class of a job's mark in a phase's column: moved there, already on the target, or elsewhere.
+_JOB_CLASS = {PhaseKind.PILOT: "job move", PhaseKind.WAVE: "job move", PhaseKind.END_STATE: "job already"}
+
 
 @dataclass(frozen=True)
 class _Column:
     id: str  # P0, W3–W199 ...
     title: str  # Pilot, Wave 1 ...
     lines: tuple[str, ...]
-    kind: str
+    kind: PhaseKind
     capacity: tuple[CapacityRow, ...]
 
 
@@ -101,17 +105,17 @@ def _columns(phases: tuple[PhaseView, ...], target: str) -> list[_Column]:
             f"{fmt.plural(len(middle), 'wave')} · {fmt.plural(sum(len(p.units) for p in middle), 'unit')}",
             f"{fmt.plural(middle[-1].target_nodes, 'node')} on {target}",
         ),
-        kind="wave",
+        kind=PhaseKind.WAVE,
         capacity=middle[-1].capacity,
     )
     return [*(_column(p, target) for p in head), folded, *(_column(p, target) for p in tail)]
 
 
 def _column(phase: PhaseView, target: str) -> _Column:
-    if phase.kind == "foundations":
+    if phase.kind is PhaseKind.FOUNDATIONS:
         lines: tuple[str, ...] = (phase.name, fmt.plural(len(phase.steps), "prerequisite"))
         return _Column(phase.id, "Phase 0", lines, phase.kind, ())
-    if phase.kind == "end":
+    if phase.kind is PhaseKind.END_STATE:
         stays = fmt.plural(phase.stay_count, "job") + " stay" if phase.stay_count else "no job stays"
         return _Column(phase.id, "End state", (phase.name, stays), phase.kind, phase.capacity)
     lines = (
@@ -129,7 +133,7 @@ def _partitions(phases: tuple[PhaseView, ...]) -> list[tuple[str, int, int]]:
 
 
 def _card(svg: Svg, x: float, y: float, w: float, col: _Column) -> None:
-    cls = {"pilot": "job move", "wave": "job move", "end": "job already"}.get(col.kind, "job external")
+    cls = _JOB_CLASS.get(col.kind, "job external")
     svg.rect(x, y, w, CARD_H, cls, rx=6)
     tag_w = text_width(col.id, 10.5) + 8 if col.id else 0
     svg.text(x + 10, y + 18, fit(col.title, w - 20 - tag_w, 13, True), "title")

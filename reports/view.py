@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migrate.plan.planner import PhaseKind
 from migrate.reports.model_graph import GraphView
-from migrate.reports.plan_types import PhaseKind
 
 TEXT = "text"
 NUMBER = "num"

@@ -9,7 +9,7 @@ from ir_builders import k8s_job
 from migrate import ir
 from migrate.diagnostics import Diagnostic
 from migrate.plan.facts import facts_of
-from migrate.plan.planner import PILOT, Plan, build_plan
+from migrate.plan.planner import PhaseKind, Plan, build_plan
 from migrate.plan.runnable import error_diagnostics, why_not_runnable
 from migrate.site.config import parse_site_config
 from migrate.vocab import Direction
@@ -55,12 +55,12 @@ def test_the_pilot_takes_only_jobs_that_can_run() -> None:
     plan = _plan()
     moving = {j for d in plan.units for j in d.moving}
     assert len(moving) == 4  # all of them move ...
-    pilot = next(p for p in plan.phases if p.kind == PILOT)
+    pilot = next(p for p in plan.phases if p.kind is PhaseKind.PILOT)
     assert pilot.jobs == ("jobs/tokenize-good.yaml#0",)  # ... only one can run as it is
 
 
 def test_the_pilot_says_why_it_passed_a_unit_over() -> None:
-    pilot = next(p for p in _plan().phases if p.kind == PILOT)
+    pilot = next(p for p in _plan().phases if p.kind is PhaseKind.PILOT)
     passed = [line for line in pilot.why if "passed over for the pilot" in line]
     assert len(passed) == 3
     text = "\n".join(passed)

@@ -27,10 +27,9 @@ from migrate.graph.builder import build_graph
 from migrate.plan.demand import cron_runs_per_day
 from migrate.plan.planner import (
     DECOMMISSION,
-    FOUNDATIONS,
     HYBRID,
-    PILOT,
     PLAN_SCHEMA,
+    PhaseKind,
     Plan,
     build_plan,
     plan_json,
@@ -149,8 +148,8 @@ def phase(plan: Plan, phase_id: str) -> dict[str, object]:
 
 def test_phase_order(plan: Plan) -> None:
     ids = [p.id for p in plan.phases]
-    assert ids[0] == "P0" and plan.phases[0].name == FOUNDATIONS
-    assert ids[1] == "P1" and plan.phases[1].name == PILOT
+    assert ids[0] == "P0" and plan.phases[0].name == PhaseKind.FOUNDATIONS
+    assert ids[1] == "P1" and plan.phases[1].name == PhaseKind.PILOT
     assert ids[-1] == "END"
     assert ids[2:-1] == [f"W{i}" for i in range(1, len(ids) - 2)]
 
@@ -477,7 +476,7 @@ def test_sample_site_plan(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_default_config_plans_without_a_site_file() -> None:
     result = build_plan(site(), Direction.TO_KUBERNETES, SiteConfig())
-    assert result.phases[0].name == FOUNDATIONS
+    assert result.phases[0].name == PhaseKind.FOUNDATIONS
     assert all(p.capacity == () for p in result.phases)  # no inventory, no capacity to shift
 
 

@@ -11,7 +11,7 @@ from conftest import CORPUS
 
 from migrate import api
 from migrate.plan.planner import PHASE_KINDS, plan_json
-from migrate.reports.plan_types import PhaseKind, PlanDoc, read_plan
+from migrate.reports.plan_types import PhaseKindName, PlanDoc, read_plan
 
 
 def mismatches(value: object, hint: object, where: str) -> list[str]:
@@ -94,7 +94,7 @@ def test_the_check_sees_a_missing_a_renamed_and_a_retyped_field(full_plan: str) 
 
 
 def test_phase_kinds_are_the_planners() -> None:
-    assert get_args(PhaseKind) == PHASE_KINDS
+    assert get_args(PhaseKindName) == PHASE_KINDS
 
 
 def test_read_plan_takes_only_a_plan() -> None:

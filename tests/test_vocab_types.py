@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import re
 import types
 import typing
 from collections import Counter
@@ -131,3 +132,73 @@ def test_graph_attributes_are_named_and_plain(corpus_jobs: list[ir.Job]) -> None
         assert set(data) <= keys, f"attribute keys not in graph.model.Attr: {set(data) - keys}"
         plain = {k: type(v) for k, v in data.items() if type(v) not in (str, int, float, bool)}
         assert not plain, f"values GraphML cannot write: {plain}"
+
+
+# A closed set compared by its spelling: `x.kind == "mpi"`, `origin != "body"`, `kind in ("a", "b")`,
+# `"head" == seg.kind`, `obj.get("kind") != "Service"`, `doc["kind"] == "List"`. The spellings belong
+# to the vocabulary's own definition.
+_FIELDS = r"(?:kind|origin|via|type|shape|role)"
+_LITERAL_COMPARISON = re.compile(
+    rf"\b{_FIELDS}\s*(?:==|!=)\s*[rbf]?[\"']"
+    rf"|(?<!for )\b{_FIELDS}\s+(?:not\s+)?in\s*[(\[{{]\s*[rbf]?[\"']"
+    rf"|[\"']\s*(?:==|!=)\s*(?:\w+\.)*{_FIELDS}\b"
+    rf"|[\[(][\"']{_FIELDS}[\"'][\])]\s*(?:==|!=|(?:not\s+)?in)\s*[(\[{{]?\s*[rbf]?[\"']"
+)
+ROOT = Path(__file__).resolve().parent.parent
+CODE = ("migrate", "translators", "reports")
+# The modules that define vocabularies: their spellings are written there once.
+DEFINE_VOCABULARIES = frozenset(("migrate/vocab.py",))
+
+
+def literal_comparisons(root: Path) -> list[str]:
+    """``file:line: text`` of every comparison of a vocabulary field with a string literal."""
+    found = []
+    for folder in CODE:
+        for path in sorted((root / folder).rglob("*.py")):
+            name = path.relative_to(root).as_posix()
+            if name in DEFINE_VOCABULARIES:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                code = line.split("#", 1)[0]
+                if _LITERAL_COMPARISON.search(code):
+                    found.append(f"{name}:{number}: {line.strip()}")
+    return found
+
+
+def test_closed_sets_are_compared_by_member() -> None:
+    found = literal_comparisons(ROOT)
+    assert not found, "compare a vocabulary member, not its spelling:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'if step.kind == "mpi":',
+        "if origin != 'body':",
+        'if part.kind in ("word", "assignment"):',
+        'if kind not in {"a"}:',
+        'if "head" == seg.kind:',
+        'if dep.type == "singleton":',
+        'if obj.get("kind") != "Service":',
+        'if doc["kind"] in ("ConfigMap", "Secret"):',
+    ],
+)
+def test_the_check_sees_a_literal_comparison(tmp_path: Path, line: str) -> None:
+    module = tmp_path / "translators" / "sample.py"
+    module.parent.mkdir()
+    module.write_text(
+        f"def f(step, origin, part, kind, seg, dep):\n    {line}\n        pass\n", encoding="utf-8"
+    )
+    assert literal_comparisons(tmp_path) == [f"translators/sample.py:2: {line}"]
+
+
+def test_the_check_passes_a_member_comparison(tmp_path: Path) -> None:
+    module = tmp_path / "migrate" / "sample.py"
+    module.parent.mkdir()
+    module.write_text(
+        "def f(step, kind):\n    if step.kind is StepKind.MPI or kind == StepKind.TASKS:\n        pass\n"
+        '    for kind in ("containers", "initContainers"):  # a loop over keys, not a comparison\n'
+        "        pass\n",
+        encoding="utf-8",
+    )
+    assert literal_comparisons(tmp_path) == []

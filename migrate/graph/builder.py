@@ -150,8 +150,8 @@ def _add_storage(graph: nx.MultiDiGraph, job: ir.Job, locs: list[Location]) -> N
             type=gm.FILESYSTEM,
             label=fs.name,
             prefix=fs.prefix,
-            kind=fs.kind,
-            origin=str(fs.origin),  # plain: GraphML writes no other string type
+            kind=str(fs.kind),  # plain: GraphML writes no other string type
+            origin=str(fs.origin),
             claims=",".join(fs.claims) or None,
         )
         path_node = _add_node(
@@ -187,7 +187,7 @@ def _merged_access(group: list[Location]) -> str:
 
 def _add_monitoring(graph: nx.MultiDiGraph, job: ir.Job) -> None:
     for hook in sorted(job.monitoring, key=lambda h: (h.kind, h.line or 0, h.detail)):
-        node = _add_node(graph, gm.node_id(gm.MONITOR, hook.kind), type=gm.MONITOR, label=hook.kind)
+        node = _add_node(graph, gm.node_id(gm.MONITOR, hook.kind), type=gm.MONITOR, label=str(hook.kind))
         _add_edge(
             graph,
             gm.job_node(job.id),
@@ -296,7 +296,7 @@ def _add_dependencies(graph: nx.MultiDiGraph, resolved: ResolvedDependencies) ->
             f"{gm.DEPENDS_ON}:{link.dep_type}",
             type=gm.DEPENDS_ON,
             dep=str(link.dep_type),
-            via=link.via,
+            via=str(link.via),  # plain: GraphML writes no other string type
             evidence=gm.evidence(link.path, link.line),
             note=link.note or None,
         )

@@ -16,6 +16,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from migrate import ir
 from migrate.vocab import DependencyType
@@ -23,11 +24,15 @@ from migrate.vocab import DependencyType
 SINGLETON = DependencyType.SINGLETON
 DEPENDS_ON = DependencyType.DEPENDS_ON
 
-# How a link was found, for the report.
-VIA_DIRECTIVE = "directive"
-VIA_WRAPPER = "wrapper"
-VIA_SINGLETON = "singleton"
-VIA_NAME = "name"  # JobFlow targets and other name references
+
+class LinkVia(StrEnum):
+    """How a dependency link was found, for the report."""
+
+    DIRECTIVE = "directive"  # the job's own dependency (#SBATCH --dependency, dependsOn)
+    WRAPPER = "wrapper"  # the sbatch line of a script that submits it
+    SINGLETON = "singleton"  # another job of the same name
+    NAME = "name"  # JobFlow targets and other name references
+
 
 _SELF_SCRIPTS = frozenset(("$0", "${0}", "$BASH_SOURCE", "${BASH_SOURCE}", "${BASH_SOURCE[0]}"))
 _OWN_JOB_ID = frozenset(("SLURM_JOB_ID", "SLURM_JOBID"))
@@ -50,7 +55,7 @@ class DependencyLink:
 
     dependent: str
     dep_type: DependencyType
-    via: str
+    via: LinkVia
     path: str
     line: int | None
     prerequisite: str | None = None
@@ -187,7 +192,7 @@ def resolve_dependencies(jobs: Iterable[ir.Job]) -> ResolvedDependencies:
             else:
                 for target in dep.targets:
                     links.extend(
-                        _links(job_id, dep, _directive_target(index, job, target), VIA_DIRECTIVE, job)
+                        _links(job_id, dep, _directive_target(index, job, target), LinkVia.DIRECTIVE, job)
                     )
         _submissions(index, job, links, submits, self_resubmit)
     links.extend(_singleton_links(index, singleton_lines))
@@ -206,7 +211,7 @@ def resolve_dependencies(jobs: Iterable[ir.Job]) -> ResolvedDependencies:
 
 
 def _links(
-    dependent: str, dep: ir.Dependency, target: Target, via: str, where: ir.Job, line: int | None = None
+    dependent: str, dep: ir.Dependency, target: Target, via: LinkVia, where: ir.Job, line: int | None = None
 ) -> list[DependencyLink]:
     at = line if line is not None else dep.line
     if target.external:
@@ -271,9 +276,9 @@ def _depends_on(
             internal.setdefault(job.id, []).append(f"after {part}{status}")
         elif target in index.by_id and target != job.id:
             # a JobFlow step names the scanned job itself
-            links.extend(_links(job.id, dep, Target(jobs=(target,)), VIA_NAME, job))
+            links.extend(_links(job.id, dep, Target(jobs=(target,)), LinkVia.NAME, job))
         else:
-            links.extend(_links(job.id, dep, index.named(job, target), VIA_NAME, job))
+            links.extend(_links(job.id, dep, index.named(job, target), LinkVia.NAME, job))
 
 
 def _submissions(
@@ -307,7 +312,7 @@ def _submissions(
                     else:
                         target = _submission_target(index, job, ref, sub.line, captured, aliases)
                     for child_id in child.jobs:
-                        links.extend(_links(child_id, dep, target, VIA_WRAPPER, job, sub.line))
+                        links.extend(_links(child_id, dep, target, LinkVia.WRAPPER, job, sub.line))
         if sub.captures:
             captured[sub.captures.lstrip("$")].append((_line(sub.line), child))
         submitted[_line(sub.line)] = child
@@ -385,7 +390,7 @@ def _singleton(index: JobIndex, dependent: str, prerequisite: str, line: int | N
     return DependencyLink(
         dependent,
         SINGLETON,
-        VIA_SINGLETON,
+        LinkVia.SINGLETON,
         job.source.path,
         line,
         prerequisite=prerequisite,

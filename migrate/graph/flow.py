@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from migrate import ir
 from migrate.graph.storage import Location, component_matches, patterns_overlap
+from migrate.vocab import FilesystemKind
 
 READER_ACCESS = frozenset((ir.READ, ir.READ_WRITE, ir.UNKNOWN))  # a path named but not written is read
 WRITER_ACCESS = frozenset((ir.WRITE, ir.READ_WRITE))
@@ -185,7 +186,7 @@ def _component_below(path: str, ancestor: str) -> str:
 
 def _eligible(loc: Location) -> bool:
     # node-local file systems (per-node NVMe) cannot carry data from one job to the next
-    return not loc.log and loc.depth >= 1 and loc.filesystem.kind != "local"
+    return not loc.log and loc.depth >= 1 and loc.filesystem.kind != FilesystemKind.LOCAL
 
 
 def _ancestors(loc: Location) -> list[str]:

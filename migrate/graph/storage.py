@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from migrate import ir
 from migrate.site.config import SiteConfig
-from migrate.vocab import FilesystemOrigin, Format, MountKind, StorageVia
+from migrate.vocab import FilesystemKind, FilesystemOrigin, Format, MountKind, StorageVia
 
 # Prefixes that sites use for shared storage; the site config can add more.
 WELL_KNOWN_PREFIXES = (
@@ -65,7 +65,7 @@ _DYNAMIC = re.compile(
 class FileSystem:
     name: str  # node name, e.g. "/fsx" or "pvc:vision-data"
     prefix: str  # where paths on it start: "/fsx", "$SCRATCH", "pvc:vision-data"
-    kind: str = "unknown"
+    kind: str = FilesystemKind.UNKNOWN  # a FilesystemKind, or the name a site gives its own
     origin: FilesystemOrigin = FilesystemOrigin.WELL_KNOWN
     claims: tuple[str, ...] = ()
 
@@ -207,7 +207,9 @@ class StorageResolver:
             if not exports:
                 return None
             export = max(exports, key=len)
-            return FileSystem(name=export, prefix=export, kind="nfs", origin=FilesystemOrigin.NFS)
+            return FileSystem(
+                name=export, prefix=export, kind=FilesystemKind.NFS, origin=FilesystemOrigin.NFS
+            )
         return self._cached_filesystem(path)
 
     def _lookup_filesystem(self, path: str) -> FileSystem | None:
@@ -373,9 +375,17 @@ def _is_log(path: str, origin: StorageVia) -> bool:
     return any(p in LOG_DIRS for p in parts) or parts[-1].endswith(LOG_SUFFIXES)
 
 
+_WELL_KNOWN_KINDS = {
+    "/fsx": FilesystemKind.LUSTRE,
+    "/lustre": FilesystemKind.LUSTRE,
+    "/gpfs": FilesystemKind.GPFS,
+    "/weka": FilesystemKind.WEKA,
+    "/efs": FilesystemKind.NFS,
+}
+
+
 def _well_known_kind(prefix: str) -> str:
-    kinds = {"/fsx": "lustre", "/lustre": "lustre", "/gpfs": "gpfs", "/weka": "weka", "/efs": "nfs"}
-    return kinds.get(prefix, "unknown")
+    return _WELL_KNOWN_KINDS.get(prefix, FilesystemKind.UNKNOWN)
 
 
 def _line_key(line: int | None) -> int:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from migrate.plan.coexistence import BRIDGE_MINIMUM, CoexistenceDecision
-from migrate.plan.phases import Capacity, Step
+from migrate.plan.phases import Capacity, FoundationKind, Step
 from migrate.site.inventory_model import Inventory
 from migrate.translators.kubernetes.slinky import not_rendered_when_external, parse_slurmctld_host
 from migrate.vocab import CoexistenceMode, Direction, Pattern
@@ -58,19 +58,19 @@ def foundation_steps(
     minimum = ", ".join(f"{k} {v}" for k, v in sorted(BRIDGE_MINIMUM.items()))
     return [
         Step(
-            "coexistence",
+            FoundationKind.COEXISTENCE,
             "slurm-bridge",
             f"install slurm-bridge next to the existing slurmctld ({minimum} or newer): its scheduler "
             f"{BRIDGE_SCHEDULER}, its admission webhook and a Token for slurmrestd",
         ),
         Step(
-            "coexistence",
+            FoundationKind.COEXISTENCE,
             f"partition {BRIDGE_PARTITION}",
             f"a Slurm partition {BRIDGE_PARTITION} holding only nodes that also run kubelet, each "
             "Kubernetes node named as its Slurm node (or labelled slinky.slurm.net/slurm-nodename)",
         ),
         Step(
-            "coexistence",
+            FoundationKind.COEXISTENCE,
             "managed namespaces",
             "the namespaces whose pods Slurm places (admission.managedNamespaces), added one wave at a time",
         ),
@@ -86,7 +86,7 @@ def _slinky_foundations(
         gres_conf = "the site's gres.conf" if decision.hybrid_controller else "gres.conf"
         steps.append(
             Step(
-                "coexistence",
+                FoundationKind.COEXISTENCE,
                 "GPU Operator for slurmd pods",
                 "the NVIDIA GPU Operator (driver and device plugin) on the nodes of "
                 + ", ".join(gpu_partitions)
@@ -95,7 +95,7 @@ def _slinky_foundations(
         )
     steps += [
         Step(
-            "coexistence",
+            FoundationKind.COEXISTENCE,
             "slurm-operator",
             "install the slurm-operator chart and its CRDs (NodeSet, Controller, ...), then the slurm chart "
             f"with {ARTIFACTS}slinky-values.yaml",
@@ -104,7 +104,7 @@ def _slinky_foundations(
     if not decision.hybrid_controller:
         steps.append(
             Step(
-                "coexistence",
+                FoundationKind.COEXISTENCE,
                 "slurmctld in Kubernetes",
                 "the slurm chart runs its own slurmctld and slurmrestd",
             )
@@ -114,7 +114,7 @@ def _slinky_foundations(
     host = parse_slurmctld_host(settings["SlurmctldHost"][0]) if "SlurmctldHost" in settings else "its host"
     steps.append(
         Step(
-            "coexistence",
+            FoundationKind.COEXISTENCE,
             "hybrid mode",
             f"NodeSets register with the existing slurmctld ({host}): controller.external with its host "
             "and port, the cluster's slurm.key and jwt.key copied into Secrets, pod networking routed "
@@ -128,7 +128,7 @@ def _slinky_foundations(
     if auth is not None and auth[0] != "auth/slurm":
         steps.append(
             Step(
-                "coexistence",
+                FoundationKind.COEXISTENCE,
                 "Slurm authentication",
                 f"the controller uses {auth[0]} ({auth[1]}); Slinky needs AuthType=auth/slurm, "
                 "AuthAltTypes=auth/jwt, AuthInfo=use_client_ids and configless (enable_configless)",
@@ -144,7 +144,7 @@ def phase_steps(mode: CoexistenceMode, caps: Sequence[Capacity], previous: Mappi
         return []
     return [
         Step(
-            "coexistence",
+            FoundationKind.COEXISTENCE,
             f"NodeSet {cap.partition}",
             f"{cap.target_nodes} of {cap.total_nodes} nodes of {cap.partition} run slurmd as NodeSet pods "
             f"(+{cap.target_nodes - previous.get(cap.partition, 0)}), still in partition {cap.partition}",

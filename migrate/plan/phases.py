@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 import networkx as nx
 
@@ -22,7 +23,7 @@ from migrate.plan.demand import UNASSIGNED, JobDemand
 from migrate.plan.facts import ML_LAUNCHERS
 from migrate.render import plural
 from migrate.site.config import SiteConfig
-from migrate.vocab import CRON_KINDS, Direction, FilesystemOrigin, Format, Pattern
+from migrate.vocab import CRON_KINDS, Direction, FilesystemKind, FilesystemOrigin, Format, Pattern
 
 # Monitoring hook kind -> what gives the same signal on the target.
 PARITY_ON_KUBERNETES = {
@@ -44,9 +45,21 @@ PARITY_ON_SLURM = {
 }
 
 
+class FoundationKind(StrEnum):
+    """What a step of Phase 0 (the foundations) prepares on the target before the first job moves:
+    an operator the jobs need, storage, monitoring, images, queues, or the sharing of the nodes."""
+
+    OPERATOR = "operator"
+    STORAGE = "storage"
+    MONITORING = "monitoring"
+    IMAGE = "image"
+    QUEUE = "queue"
+    COEXISTENCE = "coexistence"
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
-    kind: str  # operator | storage | monitoring | image | queue | coexistence
+    kind: FoundationKind
     name: str
     detail: str
     evidence: tuple[str, ...] = ()  # job ids or node ids behind the step
@@ -142,7 +155,7 @@ def _operators(
                 chained,
             ),
         ]
-    return [Step("operator", name, why, tuple(jobs)) for name, why, jobs in wanted if jobs]
+    return [Step(FoundationKind.OPERATOR, name, why, tuple(jobs)) for name, why, jobs in wanted if jobs]
 
 
 def _storage(
@@ -164,7 +177,7 @@ def _storage(
         during = (
             " and keep it mounted on both schedulers for the whole coexistence" if fs in shared_ids else ""
         )
-        if kind == "local":
+        if kind == FilesystemKind.LOCAL:
             detail = f"{label} is node-local: give pods a local or ephemeral volume; nothing to share"
         elif direction == Direction.TO_KUBERNETES and data.get(gm.Attr.ORIGIN) == FilesystemOrigin.PVC:
             continue  # already a claim on Kubernetes
@@ -175,7 +188,7 @@ def _storage(
             detail = f"claim {label[4:]} has no Slurm path: add it to migrate.yaml filesystems{during}"
         else:
             detail = f"mount {label} ({kind}) on the Slurm nodes{during}"
-        steps.append(Step("storage", label, detail, (fs,)))
+        steps.append(Step(FoundationKind.STORAGE, label, detail, (fs,)))
     return steps
 
 
@@ -189,14 +202,20 @@ def _monitoring(graph: nx.MultiDiGraph, moving: list[str], direction: Direction)
     target = "pods" if direction == Direction.TO_KUBERNETES else "Slurm jobs"
     fallback = "the same {} hook from " + target + " (network and credentials)"
     steps = [
-        Step("monitoring", kind, table.get(kind, fallback.format(kind)), tuple(sorted(set(jobs))))
+        Step(
+            FoundationKind.MONITORING, kind, table.get(kind, fallback.format(kind)), tuple(sorted(set(jobs)))
+        )
         for kind, jobs in sorted(users.items())
     ]
     if moving:
         history = ("Slurm accounting", "Kubernetes job metrics")
         source, target = history if direction == Direction.TO_KUBERNETES else history[::-1]
         steps.append(
-            Step("monitoring", "run history", f"{target} next to {source}, to compare runs at each gate")
+            Step(
+                FoundationKind.MONITORING,
+                "run history",
+                f"{target} next to {source}, to compare runs at each gate",
+            )
         )
     return steps
 
@@ -209,7 +228,9 @@ def _images(moving: list[str], assessments: Mapping[str, Assessment]) -> list[St
             if change.kind in IMAGE_KINDS:
                 needs.setdefault((change.subject or change.text, change.text), []).append(job)
     return [
-        Step("image", subject, f"{text}, before the first run on the target", tuple(sorted(jobs)))
+        Step(
+            FoundationKind.IMAGE, subject, f"{text}, before the first run on the target", tuple(sorted(jobs))
+        )
         for (subject, text), jobs in sorted(needs.items())
     ]
 
@@ -235,7 +256,7 @@ def _queues(
         else:
             size = f"{part.nodes} nodes, {part.gpus_per_node} GPUs/node"
             detail = f"partition {name} for queue {part.queue or '?'} ({size})"
-        steps.append(Step("queue", name, detail, tuple(sorted(set(used[name])))))
+        steps.append(Step(FoundationKind.QUEUE, name, detail, tuple(sorted(set(used[name])))))
     return steps
 
 
@@ -243,14 +264,14 @@ def _coexistence(direction: Direction) -> list[Step]:
     target = direction.target.display_name
     return [
         Step(
-            "coexistence",
+            FoundationKind.COEXISTENCE,
             "static node partitioning",
             f"carve nodes out of each partition for {target} phase by phase (each phase's capacity table): "
             "simple to run, "
             "but each scheduler's capacity is fixed between phases",
         ),
         Step(
-            "coexistence",
+            FoundationKind.COEXISTENCE,
             "converged pool (alternative)",
             "Slinky slurm-bridge lets both schedulers draw from one Kubernetes-managed GPU pool: "
             "no fixed split, at the cost of a more complex control plane and a single driver stack",

@@ -16,6 +16,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
+from enum import StrEnum
 from typing import Any
 
 import networkx as nx
@@ -39,7 +40,7 @@ from migrate.plan.coexistence_phases import (
 )
 from migrate.plan.coexistence_phases import foundation_steps as coexistence_foundations
 from migrate.plan.demand import JobDemand, accounted_demand, helper_demand, job_demand, unaccounted_demand
-from migrate.plan.phases import Capacity, CapacityTracker, Step, foundations, gates, rollback
+from migrate.plan.phases import Capacity, CapacityTracker, FoundationKind, Step, foundations, gates, rollback
 from migrate.plan.runnable import blocked_units, error_diagnostics
 from migrate.plan.units import UnitDecision, decide_units
 from migrate.render import plural
@@ -68,11 +69,17 @@ from migrate.vocab import (
 
 PLAN_SCHEMA = "migrate-plan/1"
 
-FOUNDATIONS = "foundations"
-PILOT = "pilot"
-WAVE = "wave"
-END_STATE = "end"
-PHASE_KINDS = (FOUNDATIONS, PILOT, WAVE, END_STATE)  # the order phases come in
+
+class PhaseKind(StrEnum):
+    """What a phase is; readers tell a wave from the pilot by it, not by the id. In the order phases come."""
+
+    FOUNDATIONS = "foundations"
+    PILOT = "pilot"
+    WAVE = "wave"
+    END_STATE = "end"
+
+
+PHASE_KINDS = tuple(PhaseKind)
 HYBRID = "hybrid steady state"
 DECOMMISSION = "decommission"
 NO_JOBS = "no jobs were found in the scanned files: there is nothing to move, so the plan has no phases"
@@ -86,7 +93,7 @@ PilotReason = tuple[str | None, str]
 class Phase:
     id: str  # P0, P1, W1, W2 ..., END
     name: str
-    kind: str  # one of PHASE_KINDS: readers tell a wave from the pilot by it, not by the id
+    kind: PhaseKind
     units: tuple[str, ...] = ()
     jobs: tuple[str, ...] = ()  # in the order to move them
     steps: tuple[Step, ...] = ()
@@ -264,7 +271,11 @@ def _build_plan(
     phases, warnings = layout.phases(movable, foundation_steps, None)
     coexistence = None
     if check_choice(mode) != CoexistenceMode.PARTITION and job_list:  # no jobs: no schedulers to share
-        caps = [(p.id, p.capacity) for p in phases if p.kind in (PILOT, WAVE, END_STATE)]
+        caps = [
+            (p.id, p.capacity)
+            for p in phases
+            if p.kind in (PhaseKind.PILOT, PhaseKind.WAVE, PhaseKind.END_STATE)
+        ]
         coexistence = decide(
             mode, job_list, assessed, demands, caps, config, _has_slurmctld(direction, inventory)
         )
@@ -273,7 +284,7 @@ def _build_plan(
             rank = {unit: i for i, unit in enumerate(order)}
             movable = sorted(movable, key=lambda d: rank[d.unit.id])
         if coexistence.mode != CoexistenceMode.PARTITION:
-            kept = [s for s in foundation_steps if s.kind != "coexistence"]
+            kept = [s for s in foundation_steps if s.kind != FoundationKind.COEXISTENCE]
             gpu_parts = [name for name, part in config.partitions if part.gpus_per_node and part.nodes]
             steps = kept + coexistence_foundations(coexistence, direction, inventory, gpu_parts)
             phases, warnings = layout.phases(movable, steps, coexistence.mode)
@@ -335,7 +346,7 @@ class _Layout:
         pilot, waves, warnings, chosen = _schedule(movable, config, patterns, hours, self.blocked)
         if mode == CoexistenceMode.SLINKY:
             pilot, waves, chosen = _one_nodeset_pilot(pilot, waves, chosen, demands, config)
-        phases = [Phase("P0", FOUNDATIONS, FOUNDATIONS, steps=tuple(foundation_steps))]
+        phases = [Phase("P0", PhaseKind.FOUNDATIONS, PhaseKind.FOUNDATIONS, steps=tuple(foundation_steps))]
         previous: dict[str, int] = {}
         in_scope = [j for j in demands if by_id[j].recommendation.action != Action.ALREADY_THERE]
         tracker = CapacityTracker(in_scope, demands, config)
@@ -344,7 +355,9 @@ class _Layout:
             if not group:
                 continue
             phase_id, name, kind = (
-                ("P1", PILOT, PILOT) if index == 0 else (f"W{index}", f"{WAVE} {index}", WAVE)
+                ("P1", PhaseKind.PILOT, PhaseKind.PILOT)
+                if index == 0
+                else (f"W{index}", f"{PhaseKind.WAVE} {index}", PhaseKind.WAVE)
             )
             jobs_now = [j for d in group for j in d.moving]
             tracker.move(jobs_now)
@@ -581,7 +594,12 @@ def _end(
         if blocked:
             criteria.append("blocked units (" + ", ".join(blocked) + ") have their dependency cycles fixed")
         return Phase(
-            "END", HYBRID, END_STATE, capacity=tuple(caps), exit_criteria=tuple(criteria), stays=tuple(stays)
+            "END",
+            HYBRID,
+            PhaseKind.END_STATE,
+            capacity=tuple(caps),
+            exit_criteria=tuple(criteria),
+            stays=tuple(stays),
         )
     criteria = [
         "every wave passed its gates",
@@ -589,7 +607,9 @@ def _end(
         "monitoring on the target covers every hook the scripts used",
         f"shared storage is unmounted from {source} last, after its final job",
     ]
-    return Phase("END", DECOMMISSION, END_STATE, capacity=tuple(caps), exit_criteria=tuple(criteria))
+    return Phase(
+        "END", DECOMMISSION, PhaseKind.END_STATE, capacity=tuple(caps), exit_criteria=tuple(criteria)
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -760,15 +780,12 @@ def _phase_dict(p: Phase) -> dict[str, Any]:
 
 __all__ = [
     "DECOMMISSION",
-    "END_STATE",
-    "FOUNDATIONS",
     "HYBRID",
     "NO_JOBS",
     "PHASE_KINDS",
-    "PILOT",
     "PLAN_SCHEMA",
-    "WAVE",
     "Phase",
+    "PhaseKind",
     "Plan",
     "build_plan",
     "build_plan_and_graph",

@@ -20,6 +20,7 @@ from migrate.diagnostics import Collector
 from migrate.scan import files, templates
 from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
+from migrate.translators.kubernetes.object_kinds import ObjectKind
 from migrate.vocab import Format
 from migrate.yamlload import load_documents
 
@@ -80,9 +81,9 @@ def _read(path: str, values: Values, queues: _Queues) -> None:
         if not isinstance(name, str):
             continue
         kind = obj.get("kind")
-        if kind == "LocalQueue" and isinstance(spec.get("clusterQueue"), str):
+        if kind == ObjectKind.LOCAL_QUEUE and isinstance(spec.get("clusterQueue"), str):
             queues.local[(str(meta.get("namespace") or "default"), name)] = spec["clusterQueue"]
-        elif kind == "ClusterQueue":
+        elif kind == ObjectKind.CLUSTER_QUEUE:
             queues.flavors_of[name] = [
                 str(flavor["name"])
                 for group in spec.get("resourceGroups") or ()
@@ -90,7 +91,7 @@ def _read(path: str, values: Values, queues: _Queues) -> None:
                 for flavor in group.get("flavors") or ()
                 if isinstance(flavor, dict) and isinstance(flavor.get("name"), str)
             ]
-        elif kind == "ResourceFlavor":
+        elif kind == ObjectKind.RESOURCE_FLAVOR:
             labels = _mapping(spec.get("nodeLabels"))
             queues.labels_of[name] = tuple(sorted((str(k), str(v)) for k, v in labels.items()))
 

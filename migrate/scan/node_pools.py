@@ -25,6 +25,7 @@ from migrate.site.pool_model import (
     NodePool,
     NodePools,
 )
+from migrate.translators.kubernetes.object_kinds import ObjectKind
 from migrate.translators.kubernetes.quantities import parse_quantity
 from migrate.vocab import Format
 from migrate.yamlload import load_documents
@@ -60,18 +61,22 @@ def _read(path: str, values: Values, found: NodePools) -> None:
         name, kind, line = meta.get("name"), obj.get("kind"), doc.line
         if not isinstance(name, str):
             continue
-        if group == "karpenter.sh" and kind == "NodePool":
+        if group == "karpenter.sh" and kind == ObjectKind.NODE_POOL:
             found.node_pools.append(_node_pool(name, path, line, spec))
-        elif group == "kueue.x-k8s.io" and kind == "ResourceFlavor":
+        elif group == "kueue.x-k8s.io" and kind == ObjectKind.RESOURCE_FLAVOR:
             labels = _mapping(spec.get("nodeLabels"))
             found.flavors.append(
                 Flavor(name, path, line, tuple(sorted((str(k), str(v)) for k, v in labels.items())))
             )
-        elif group == "kueue.x-k8s.io" and kind == "ClusterQueue":
+        elif group == "kueue.x-k8s.io" and kind == ObjectKind.CLUSTER_QUEUE:
             _cluster_queue(name, spec, found)
-        elif group == "kueue.x-k8s.io" and kind == "LocalQueue" and isinstance(spec.get("clusterQueue"), str):
+        elif (
+            group == "kueue.x-k8s.io"
+            and kind == ObjectKind.LOCAL_QUEUE
+            and isinstance(spec.get("clusterQueue"), str)
+        ):
             found.local_queues[name] = spec["clusterQueue"]
-        elif group == "scheduling.volcano.sh" and kind == "Queue":
+        elif group == "scheduling.volcano.sh" and kind == ObjectKind.QUEUE:
             found.volcano_queues.append(name)
 
 

@@ -23,6 +23,7 @@ from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
 from migrate.translators.kubernetes import client_ports
 from migrate.translators.kubernetes.kinds import WorkloadKind
+from migrate.translators.kubernetes.object_kinds import ObjectKind
 from migrate.vocab import Format
 from migrate.yamlload import load_documents
 
@@ -82,7 +83,11 @@ def _unattached(result: FileResult, values: Values) -> list[_Service]:
     found = []
     for doc in load_documents(text, quiet):
         obj = doc.data
-        if not isinstance(obj, dict) or obj.get("kind") != "Service" or obj.get("apiVersion") != "v1":
+        if (
+            not isinstance(obj, dict)
+            or obj.get("kind") != ObjectKind.SERVICE
+            or obj.get("apiVersion") != "v1"
+        ):
             continue
         meta = _mapping(obj.get("metadata"))
         spec = _mapping(obj.get("spec"))

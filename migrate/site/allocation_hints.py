@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from migrate import ir
-from migrate.site.allocation_model import FabricUse
+from migrate.site.allocation_model import FabricKind, FabricUse
 
 # Launchers that start one process per GPU, and the option that says how many per node.
 _PER_NODE_OPTIONS = {
@@ -136,11 +136,11 @@ def fabric_uses(job: ir.Job, comp: ir.Component) -> tuple[FabricUse, ...]:
         if name == "NCCL_IB_DISABLE":
             ib_disabled = value == "1"
         elif (name == "FI_PROVIDER" and "efa" in value.lower()) or name.startswith("FI_EFA_"):
-            found.setdefault(name, FabricUse("efa", f"{name}={value}", var.line))
+            found.setdefault(name, FabricUse(FabricKind.EFA, f"{name}={value}", var.line))
         elif name.startswith("NCCL_IB_"):
-            found.setdefault(name, FabricUse("infiniband", f"{name}={value}", var.line))
+            found.setdefault(name, FabricUse(FabricKind.INFINIBAND, f"{name}={value}", var.line))
     if ib_disabled:  # NCCL_IB_DISABLE=1: the other NCCL_IB_* settings are not used
-        return tuple(f for f in found.values() if f.kind != "infiniband")
+        return tuple(f for f in found.values() if f.kind is not FabricKind.INFINIBAND)
     return tuple(found.values())
 
 

@@ -76,10 +76,17 @@ class NodeType(NamedTuple):
     devices: tuple[Sourced[Device], ...] = ()
 
 
+class FabricKind(StrEnum):
+    """A fast network a script tunes for through its variables."""
+
+    EFA = "efa"  # AWS Elastic Fabric Adapter: FI_PROVIDER=efa, FI_EFA_*
+    INFINIBAND = "infiniband"  # NCCL_IB_*
+
+
 class FabricUse(NamedTuple):
     """A variable that tunes a fast network: the job wants devices the pod must request."""
 
-    kind: str  # "efa" | "infiniband"
+    kind: FabricKind
     variable: str  # FI_PROVIDER=efa
     line: int | None
 
@@ -233,6 +240,7 @@ class JobAllocation(NamedTuple):
 __all__ = [
     "ComponentAllocation",
     "Device",
+    "FabricKind",
     "FabricUse",
     "JobAllocation",
     "NodeType",

@@ -16,6 +16,7 @@ from migrate.site.allocation_hints import fabric_uses, gpu_hints
 from migrate.site.allocation_model import (
     ComponentAllocation,
     Device,
+    FabricKind,
     FabricUse,
     NodeType,
     Provenance,
@@ -29,7 +30,10 @@ from migrate.vocab import GresScope
 OptionLines = Mapping[tuple[str, int], int]
 OptionTexts = Mapping[tuple[str, int], str]
 WHOLE_NODE_MODES = frozenset(("node", "topo"))  # --exclusive and --exclusive=topo: nobody else on the nodes
-FABRIC_DEVICE_WORDS = {"efa": ("efa",), "infiniband": ("rdma", "infiniband", "hca", "/ib", "mellanox")}
+FABRIC_DEVICE_WORDS = {
+    FabricKind.EFA: ("efa",),
+    FabricKind.INFINIBAND: ("rdma", "infiniband", "hca", "/ib", "mellanox"),
+}
 
 _ONE_NODE = Provenance(Source.SITE_DEFAULT, "no node count: one node (Slurm's default)")
 _ONE_TASK = Provenance(Source.SITE_DEFAULT, "no task count: one task per node (Slurm's default)")
@@ -537,10 +541,10 @@ def _share(total: int, gpus: int, node_gpus: int | None, cpus: int, node_cpus: i
     return 1, "one, the size of its share being unknown"
 
 
-def fabric_device(kind: str, resource: str) -> bool:
+def fabric_device(kind: FabricKind, resource: str) -> bool:
     """Whether a device resource name serves a fabric kind (efa -> vpc.amazonaws.com/efa)."""
     name = resource.lower()
-    return any(word in name for word in FABRIC_DEVICE_WORDS.get(kind, ()))
+    return any(word in name for word in FABRIC_DEVICE_WORDS[kind])
 
 
 def missing_fabric_devices(comp: ComponentAllocation) -> tuple[FabricUse, ...]:

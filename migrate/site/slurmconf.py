@@ -27,6 +27,7 @@ import shlex
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import TypeVar
 
 from migrate.render import plural
@@ -40,6 +41,18 @@ _INVENTORY_LINE = re.compile(r"^[ \t]*(?:nodename|partitionname)[ \t]*=", re.IGN
 _INCLUDE = re.compile(r"^include\s+(\S+)", re.IGNORECASE)
 _FIRST_KEY = re.compile(r"^(\w+)=")
 _BRACKETS = re.compile(r"(\[[^\]]*\])")
+
+
+class LineKind(StrEnum):
+    """The inventory lines of slurm.conf, by their first key (lower case: slurm.conf ignores case)."""
+
+    NODE = "nodename"
+    PARTITION = "partitionname"
+    NODESET = "nodeset"
+
+
+_INVENTORY_KEYS = frozenset(LineKind)
+
 # Feature words that name a GPU, for nodes whose Gres gives a count but no type.
 GPU_FEATURES = frozenset(
     ("h100", "h200", "b200", "gh200", "a100", "a10g", "a10", "a40", "a30", "l40s", "l40", "l4", "v100", "t4")
@@ -135,7 +148,7 @@ class _Reader:
             value = line.split("=", 1)[1].strip() if "=" in line else ""
             self.controller.setdefault(_CONTROLLER_LOWER[kind], (value, number))
             return
-        if kind not in ("nodename", "partitionname", "nodeset"):
+        if kind not in _INVENTORY_KEYS:
             return  # other scheduler parameters: not inventory
         try:
             pairs = _pairs(line)
@@ -146,14 +159,14 @@ class _Reader:
         if not name:
             self.notes.append(f"line {number}: {first.group(1) if first else kind}= has no name; skipped")
             return
-        if kind == "nodeset":
+        if kind == LineKind.NODESET:
             self.nodesets[name] = pairs
         elif name.upper() == "DEFAULT":
-            defaults = self.node_defaults if kind == "nodename" else self.partition_defaults
+            defaults = self.node_defaults if kind == LineKind.NODE else self.partition_defaults
             defaults.update((k, v) for k, v in pairs.items() if k != kind)
-            if kind == "partitionname":
+            if kind == LineKind.PARTITION:
                 self.partition_default_lines.update((k, number) for k in pairs if k != kind)
-        elif kind == "partitionname":
+        elif kind == LineKind.PARTITION:
             lines = self.partition_default_lines | dict.fromkeys(pairs, number)
             self.declared.append((name, self.partition_defaults | pairs, number, lines))
         else:

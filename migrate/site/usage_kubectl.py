@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from migrate.site.usage_records import (
@@ -28,7 +29,7 @@ from migrate.site.usage_records import (
     Skipped,
     parse_timestamp,
 )
-from migrate.vocab import Format
+from migrate.vocab import Format, JobKind
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -75,7 +76,7 @@ def _items(data: object, path: str) -> list[Any]:
         return data
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         return list(data["items"])
-    if isinstance(data, dict) and data.get("kind") == "Job":
+    if isinstance(data, dict) and data.get("kind") == JobKind.JOB:
         return [data]
     raise AccountingError(
         f"{path}: JSON without an 'items' list of Jobs; export the history with kubectl get jobs -A -o json"
@@ -84,8 +85,8 @@ def _items(data: object, path: str) -> list[Any]:
 
 def _record(item: object, path: str, number: int) -> RunRecord | str:
     job = _mapping(item, "not an object")
-    kind = job.get("kind", "Job")
-    if kind != "Job":
+    kind = job.get("kind", JobKind.JOB)
+    if kind != JobKind.JOB:
         raise _BadItem(f"a {kind}, not a Job: only Jobs carry run times")
     meta = _mapping(job.get("metadata", {}), "metadata is not an object")
     name = meta.get("name")
@@ -135,13 +136,20 @@ def _record(item: object, path: str, number: int) -> RunRecord | str:
     )
 
 
+class JobCondition(StrEnum):
+    """The ``type`` of a finished Job's condition."""
+
+    COMPLETE = "Complete"
+    FAILED = "Failed"  # DeadlineExceeded among its reasons: Slurm's TIMEOUT
+
+
 def _end(status: Mapping[str, Any]) -> tuple[datetime | None, str]:
     finished = parse_timestamp(_text(status.get("completionTime")))
     conditions = status.get("conditions")
     for cond in conditions if isinstance(conditions, list) else []:
         if not isinstance(cond, dict) or str(cond.get("status")) != "True":
             continue
-        if cond.get("type") == "Failed":
+        if cond.get("type") == JobCondition.FAILED:
             moment = parse_timestamp(_text(cond.get("lastTransitionTime")))
             state = "TIMEOUT" if cond.get("reason") == "DeadlineExceeded" else "FAILED"
             return finished or moment, state

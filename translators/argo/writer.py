@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from migrate.fidelity import Edge, Translation
+from migrate.translators.kubernetes.object_kinds import ObjectKind
 from migrate.translators.kubernetes.yamlemit import Manifest, dump, dump_all
 from migrate.vocab import DependencyType, FidelityStatus
 
@@ -28,6 +29,8 @@ from . import depends, fields
 WORKFLOW_FILE = "workflow.yaml"
 ENTRYPOINT = "chain"
 _TASK_NAME_MAX = 63
+# What a job's folder holds beside its workload: the scripts and credentials its pods mount.
+_BESIDE_WORKLOAD = frozenset((ObjectKind.CONFIG_MAP, ObjectKind.SECRET))
 # libyaml's parser where PyYAML has it: the translated files of a whole site are read back here
 _LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -194,7 +197,7 @@ def _documents(t: Translation) -> tuple[dict[str, Any] | None, list[dict[str, An
                 continue
             name = doc.get("metadata", {}).get("name") if isinstance(doc.get("metadata"), dict) else None
             wanted = t.wait.name if t.wait is not None else t.name
-            if workload is None and doc.get("kind") not in ("ConfigMap", "Secret") and name == wanted:
+            if workload is None and doc.get("kind") not in _BESIDE_WORKLOAD and name == wanted:
                 workload = doc
             else:
                 others.append(doc)

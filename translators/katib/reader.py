@@ -30,6 +30,7 @@ from migrate.translators.kubernetes import kinds
 from migrate.translators.kubernetes.manifest_context import FileContext, K8sObject
 from migrate.translators.kubernetes.manifest_fields import ObjectView, compact
 from migrate.translators.kubernetes.manifest_workloads import build_job
+from migrate.translators.kubernetes.object_kinds import ObjectKind
 from migrate.vocab import Format, JobKind
 from migrate.yamlload import Document, LineDict, LineList, load_documents
 
@@ -305,7 +306,7 @@ def _config_map_value(
     """The text of a ConfigMap key of the file, and the line its value starts at."""
     for doc in documents:
         data = doc.data
-        if not isinstance(data, LineDict) or data.get("kind") != "ConfigMap":
+        if not isinstance(data, LineDict) or data.get("kind") != ObjectKind.CONFIG_MAP:
             continue
         meta = data.get("metadata")
         values = data.get("data")

@@ -25,8 +25,8 @@ from ..shell.servers import Server
 from . import flavors, native, native_lws
 from .native_lws import GROUP_SIZE, LEADER_ADDRESS, WORKER_INDEX, ServingShape
 from .native_ray import GCS_PORT, SWITCHES, RayShape, RayStart
-from .native_shape import references
-from .native_words import Ref, Unknown, literal
+from .native_shape import StepKind, references
+from .native_words import Ref, RefKind, Unknown, literal
 
 NAME_MAX = 50  # the workers' StatefulSet <name>-0 leaves room for its controller-revision-hash label
 _KUBELET_DOLLAR = re.compile(r"\$(?=[$(])")
@@ -154,7 +154,7 @@ class LwsPlan(native.Plan):
         out = []
         for seg in word:
             if isinstance(seg, Ref):
-                out.append(LEADER_ADDRESS if seg.kind == "head" else self.slurm(seg.name, in_args=True))
+                out.append(LEADER_ADDRESS if seg.kind is RefKind.HEAD else self.slurm(seg.name, in_args=True))
             else:
                 out.append(_kubelet(re.sub(r'(["\\$`])', r"\\\1", seg)))
         return '"' + "".join(out) + '"'
@@ -270,7 +270,7 @@ def _group_blocker(serving: ServingShape, nodes: int) -> tuple[int, str] | None:
     shape = serving.shape
     step = shape.step
     assert step is not None
-    if step.kind != "tasks" or not step.under_srun:
+    if step.kind is not StepKind.TASKS or not step.under_srun:
         where = "outside srun" if not step.under_srun else f"under {step.launcher}"
         return step.line, f"{serving.server.name} {where} runs on node 0 of {nodes} nodes only"
     layout = native.srun_layout(step.srun, nodes, 1)
@@ -334,7 +334,7 @@ def record(ctx: Any, plan_: LwsPlan) -> None:
                 step.line,
             )
     for name, var in plan_.shape.variables.items():
-        on_head = any(isinstance(seg, Ref) and seg.kind == "head" for w in var.words for seg in w)
+        on_head = any(isinstance(seg, Ref) and seg.kind is RefKind.HEAD for w in var.words for seg in w)
         if on_head and not var.exported and name not in plan_.plumbing():
             ctx.fidelity.mapped(f"{name}=", f"node 0's address: the leader's, {LEADER_ADDRESS}", var.line)
     if plan_.ray is not None:

@@ -19,6 +19,8 @@ from migrate.translators.shell.redact import literal_credential
 from migrate.vocab import MountKind, SecretKind
 from migrate.yamlload import Document
 
+from .object_kinds import ObjectKind
+
 Found = dict[tuple[str | None, str], dict[str, str]]  # (namespace, name) -> {key: text}
 
 
@@ -47,7 +49,11 @@ def in_file(documents: list[Document]) -> Found:
         for obj in _objects(doc.data):
             meta = obj.get("metadata")
             data = obj.get("data")
-            if obj.get("kind") != "ConfigMap" or not isinstance(meta, dict) or not isinstance(data, dict):
+            if (
+                obj.get("kind") != ObjectKind.CONFIG_MAP
+                or not isinstance(meta, dict)
+                or not isinstance(data, dict)
+            ):
                 continue
             name, namespace = meta.get("name"), meta.get("namespace")
             if isinstance(name, str):
@@ -60,7 +66,7 @@ def _objects(data: object) -> list[dict[str, object]]:
     if not isinstance(data, dict):
         return []
     items = data.get("items")
-    if data.get("kind") == "List" and isinstance(items, list):
+    if data.get("kind") == ObjectKind.LIST and isinstance(items, list):
         return [i for i in items if isinstance(i, dict)]
     return [data]
 

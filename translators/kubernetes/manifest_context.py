@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from migrate import ir
 from migrate.diagnostics import Collector
@@ -19,6 +20,7 @@ from migrate.yamlload import LineDict
 from . import kinds
 from .manifest_fields import ObjectView
 from .manifest_pods import ShellBody, analyze_body
+from .object_kinds import PROMETHEUS_MONITORS, ObjectKind
 
 
 @dataclass
@@ -118,11 +120,11 @@ def read_context(obj: K8sObject, role: str, context: FileContext, diags: Collect
 
 
 def _storage(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
-    if obj.kind == "PersistentVolume":
+    if obj.kind == ObjectKind.PERSISTENT_VOLUME:
         return "storage: " + _volume_summary(view)
-    if obj.kind == "NIMCache":
+    if obj.kind == ObjectKind.NIM_CACHE:
         return "storage: a model cache " + _nim_cache_summary(view)
-    if obj.kind != "PersistentVolumeClaim" or not obj.name:
+    if obj.kind != ObjectKind.PERSISTENT_VOLUME_CLAIM or not obj.name:
         return "storage"
     parts = []
     size = view.get(("spec", "resources", "requests", "storage"))
@@ -203,7 +205,7 @@ def _service(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
 def _autoscaling(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
     target_kind = view.string(("spec", "scaleTargetRef", "kind")) or "Deployment"
     target = view.string(("spec", "scaleTargetRef", "name")) or ""
-    if obj.kind == "ScaledObject":  # KEDA
+    if obj.kind == ObjectKind.SCALED_OBJECT:
         low = view.integer(("spec", "minReplicaCount"))
         high = view.integer(("spec", "maxReplicaCount"))
         triggers = [view.string((*p, "type")) or "?" for p, _ in view.items(("spec", "triggers"))]
@@ -216,6 +218,16 @@ def _autoscaling(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
     return f"autoscaling {target_kind}/{target}: {summary}"
 
 
+class MetricSource(StrEnum):
+    """The ``type`` of a HorizontalPodAutoscaler's metric: where its value comes from."""
+
+    RESOURCE = "Resource"  # a resource of the pods: cpu, memory
+    CONTAINER_RESOURCE = "ContainerResource"
+    PODS = "Pods"
+    OBJECT = "Object"
+    EXTERNAL = "External"
+
+
 def _range(low: int | None, high: int | None) -> str:
     return f"{low if low is not None else 1}-{high if high is not None else '?'}"
 
@@ -225,7 +237,7 @@ def _hpa_metrics(view: ObjectView) -> list[str]:
     metrics = [f"cpu {cpu_v1}%"] if cpu_v1 is not None else []
     for mpath, _ in view.items(("spec", "metrics")):
         kind = view.string((*mpath, "type")) or ""
-        if kind == "Resource":
+        if kind == MetricSource.RESOURCE:
             name = view.string((*mpath, "resource", "name")) or "?"
             utilization = view.get((*mpath, "resource", "target", "averageUtilization"))
             if utilization is not None:
@@ -240,12 +252,12 @@ def _hpa_metrics(view: ObjectView) -> list[str]:
 
 
 def _monitoring(obj: K8sObject, view: ObjectView, context: FileContext) -> str:
-    if obj.kind in ("ServiceMonitor", "PodMonitor"):
+    if obj.kind in PROMETHEUS_MONITORS:
         selector = tuple(view.string_map(("spec", "selector", "matchLabels")))
         kind = "prometheus-" + obj.kind.lower()
         context.monitoring.append(ScopedHook(ir.MonitoringHook(kind, obj.name or "", obj.line), selector))
         return f"monitoring: {kind}"
-    if obj.kind != "DaemonSet":
+    if obj.kind != ObjectKind.DAEMON_SET:
         return "monitoring"
     found = []
     for cpath, _ in view.items(("spec", "template", "spec", "containers")):
@@ -265,14 +277,14 @@ def _device_claims(obj: K8sObject, view: ObjectView, context: FileContext) -> st
     """DRA objects: what a claim asks (device class and count), or which driver a class selects."""
     if not obj.name:
         return "devices"
-    if obj.kind == "DeviceClass":
+    if obj.kind == ObjectKind.DEVICE_CLASS:
         for spath, _ in view.items(("spec", "selectors")):
             found = _DRIVER.search(view.string((*spath, "cel", "expression")) or "")
             if found:
                 context.device_classes[obj.name] = found.group(1)
                 return f"devices of driver {found.group(1)}"
         return "devices"
-    spec = ("spec", "spec") if obj.kind == "ResourceClaimTemplate" else ("spec",)
+    spec = ("spec", "spec") if obj.kind == ObjectKind.RESOURCE_CLAIM_TEMPLATE else ("spec",)
     asked: list[tuple[str, int]] = []
     for rpath, _ in view.items((*spec, "devices", "requests")):
         exact = (*rpath, "exactly") if view.has((*rpath, "exactly")) else rpath  # resource.k8s.io/v1

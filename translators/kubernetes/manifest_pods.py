@@ -21,6 +21,7 @@ from migrate.vocab import (
     ContainerRuntime,
     ContainerStage,
     EnvOrigin,
+    MonitoringKind,
     MountKind,
     PlaceholderRole,
     SecretKind,
@@ -189,7 +190,7 @@ def _read_pod_annotations(view: ObjectView, path: Path, facts: PodFacts) -> None
             if key in facts.annotations
         )
         line = facts.annotation_lines.get(kinds.PROMETHEUS_SCRAPE)
-        facts.monitoring.append(ir.MonitoringHook("prometheus-scrape", detail, line))
+        facts.monitoring.append(ir.MonitoringHook(MonitoringKind.PROMETHEUS_SCRAPE, detail, line))
         for key in (kinds.PROMETHEUS_SCRAPE, *kinds.PROMETHEUS_DETAIL_KEYS):
             view.touch((*path, key))
 

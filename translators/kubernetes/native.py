@@ -38,8 +38,8 @@ from migrate.vocab import SecretKind
 from ..shell.launchers import SHELLS
 from ..shell.variables import slurm_variables
 from . import flavors
-from .native_shape import Shape, Statement, read_shape, references
-from .native_words import Unknown, literal
+from .native_shape import PER_NODE_STEPS, Shape, Statement, StepKind, read_shape, references
+from .native_words import RefKind, Unknown, literal
 from .slurmenv import JOB_ID_VARS, NAME_AS_JOB_ID
 
 NATIVE = "native"
@@ -136,7 +136,7 @@ class Plan:
         for seg in word:
             if isinstance(seg, str):
                 out.append(_KUBELET_DOLLAR.sub("$$", seg))
-            elif seg.kind == "head":
+            elif seg.kind is RefKind.HEAD:
                 out.append(self.head_name if node0 else self.head)
             else:
                 out.append(self.slurm(seg.name, in_args, node0))
@@ -147,9 +147,9 @@ class Plan:
         step = self.shape.step
         assert step is not None
         words = [self.render(w) for w in step.argv]
-        if step.kind == "mpi" and step.launcher == "srun --mpi":
+        if step.kind is StepKind.MPI and step.launcher == "srun --mpi":
             words = ["mpirun", "-np", str(self.nodes * self.tasks_per_node), *words]
-        if step.kind == "mpi" and self.target == "mpijob":
+        if step.kind is StepKind.MPI and self.target == "mpijob":
             # ranks started over ssh see none of the pod's env: Open MPI passes what -x names
             words = [words[0], *(w for n in self.forwarded() for w in ("-x", n)), *words[1:]]
         if self.elastic is not None:
@@ -184,7 +184,7 @@ class Plan:
             and os.path.basename(first) in SHELLS
             and any(literal(w) in ("-c", "-lc", "-ec", "-xc") for w in step.argv[1:3])
         )
-        if step.kind == "tasks" and step.under_srun and not inline:
+        if step.kind is StepKind.TASKS and step.under_srun and not inline:
             found |= self.task_identity()
         for word in step.argv:
             text = literal(word)
@@ -492,31 +492,31 @@ def _plan(
     tpn = comp.resources.computed_tasks_per_node()
     target = choice.flavor
     supported = {
-        "torch": (flavors.PYTORCHJOB, flavors.JOBSET, flavors.JOB, flavors.CRONJOB),
-        "tasks": (flavors.PYTORCHJOB, flavors.JOBSET, flavors.JOB, flavors.CRONJOB),
-        "mpi": (flavors.MPIJOB, flavors.JOB, flavors.CRONJOB),
-        "program": (flavors.JOB, flavors.CRONJOB),
+        StepKind.TORCH: (flavors.PYTORCHJOB, flavors.JOBSET, flavors.JOB, flavors.CRONJOB),
+        StepKind.TASKS: (flavors.PYTORCHJOB, flavors.JOBSET, flavors.JOB, flavors.CRONJOB),
+        StepKind.MPI: (flavors.MPIJOB, flavors.JOB, flavors.CRONJOB),
+        StepKind.PROGRAM: (flavors.JOB, flavors.CRONJOB),
     }[step.kind]
     if target == flavors.CRONJOB:
         if nodes > 1:
             return None, (step.line, "a CronJob of several pods")
         target = flavors.JOB  # a CronJob's job template: one pod, as a Job's
-    if step.kind == "program" and nodes > 1:
+    if step.kind is StepKind.PROGRAM and nodes > 1:
         return None, (step.line, f"{step.launcher} outside srun runs on node 0 of {nodes} nodes only")
     if target not in supported:
         return None, (step.line, f"a {step.kind} step has no native form as a {choice.name}")
-    if step.kind == "mpi" and target == flavors.JOB and nodes > 1:
+    if step.kind is StepKind.MPI and target == flavors.JOB and nodes > 1:
         return None, (step.line, "mpirun across nodes needs an MPIJob")
-    layout = srun_layout(step.srun, nodes, tpn if step.kind == "mpi" else 1)
+    layout = srun_layout(step.srun, nodes, tpn if step.kind is StepKind.MPI else 1)
     if layout is not None:
         return None, (step.line, layout)
-    if comp.resources.task_layout and step.kind != "program":
+    if comp.resources.task_layout and step.kind is not StepKind.PROGRAM:
         shown = layout_text(comp.resources.task_layout)
         why = f"Slurm lays the tasks out unevenly ({shown}): the pods of one template run one count"
         return None, (step.line, why)
-    if step.kind in ("torch", "tasks") and step.under_srun and tpn > 1:
+    if step.kind in PER_NODE_STEPS and step.under_srun and tpn > 1:
         return None, (step.line, f"{tpn} tasks per node: one pod per node runs one program")
-    if step.kind in ("torch", "tasks") and not step.under_srun and nodes > 1:
+    if step.kind in PER_NODE_STEPS and not step.under_srun and nodes > 1:
         return None, (step.line, f"{step.launcher} outside srun runs on node 0 of {nodes} nodes only")
     if step.background and not any(d[1].startswith("the pods end") for d in shape.dropped):
         return None, (step.line, "the step runs in the background and nothing waits for it")
@@ -574,7 +574,11 @@ def computed_credentials(job: ir.Job) -> set[str]:
 
 def _elastic(res: ir.Resources, step: Any, target: str, nodes: int) -> tuple[int, int] | None:
     """A node range (``--nodes=2-4``) of a torchrun step in a PyTorchJob: its elastic policy's bounds."""
-    if target != flavors.PYTORCHJOB or step.kind != "torch" or step.launcher not in _ELASTIC_LAUNCHERS:
+    if (
+        target != flavors.PYTORCHJOB
+        or step.kind is not StepKind.TORCH
+        or step.launcher not in _ELASTIC_LAUNCHERS
+    ):
         return None
     if res.nodes_max is None or res.nodes_max <= nodes:
         return None

@@ -30,7 +30,7 @@ from . import native_ray
 from .flavors import serves_across_nodes
 from .native_ray import RayShape, read_ray
 from .native_shape import Shape, read_shape
-from .native_words import Ref, Unknown, Variable, Words, literal
+from .native_words import Ref, RefKind, Unknown, Variable, Words, literal
 
 GROUP_SIZE = "$(LWS_GROUP_SIZE)"  # the controller's env, first in every container: $(...) reads it
 WORKER_INDEX = "$(LWS_WORKER_INDEX)"
@@ -68,7 +68,7 @@ def constants(base: Mapping[str, str]) -> dict[str, str | Variable]:
     out: dict[str, str | Variable] = {k: v for k, v in base.items() if k not in NODE_INDEXES}
     for name in NODE_COUNTS:
         if name in base:
-            out[name] = Variable([[Ref("slurm", name, base[name])]], constant=True)
+            out[name] = Variable([[Ref(RefKind.SLURM, name, base[name])]], constant=True)
     return out
 
 

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from migrate import ir
 
 from ..shell.launchers import launcher_at
-from ..shell.model import Command
+from ..shell.model import Command, CommandOrigin
 from ..shell.reader import read_script
 from . import native_shape
 from .flavors import starts_ray
-from .native_shape import Shape, Statement, Step, body_start, unwrap_container
-from .native_words import Ref, Unknown, Variable, Words, expand, known, literal
+from .native_shape import Shape, Statement, Step, StepKind, body_start, unwrap_container
+from .native_words import Ref, RefKind, Unknown, Variable, Words, expand, known, literal
 
 GCS_PORT = "6379"  # KubeRay's head listens there; the workers and the job API find it there
 # ray start options that take no value (KubeRay writes a "true" param as the bare flag)
@@ -98,7 +98,7 @@ def read_ray(job: ir.Job, constants: Mapping[str, str | Variable]) -> RayShape |
     for n, (rel, commands) in enumerate(parts):
         end = parts[n + 1][0] if n + 1 < len(parts) else len(lines)
         st = Statement(start + rel, native_shape._statement_text(lines, rel, end))
-        top = [c for c in commands if c.captured_by is None and c.origin == "body"]
+        top = [c for c in commands if c.captured_by is None and c.origin is CommandOrigin.BODY]
         if top:
             _statement(ray, st, top, candidates)
         if shape.blocker is not None:
@@ -192,12 +192,12 @@ def _on_head(text: str, variables: dict[str, Variable]) -> Words:
     """The value of an assignment on the head's address: node 0's address, and a literal port after it."""
     port = re.search(r":\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?|:(\d+)", text)
     if port is None:
-        return [[Ref("head")]]
+        return [[Ref(RefKind.HEAD)]]
     value = port.group(2)
     if value is None:
         var = variables.get(port.group(1))
         value = literal(var.words[0]) if var is not None and var.words and not var.computed else None
-    return [[Ref("head"), f":{value}"]] if value else [[Ref("head")]]
+    return [[Ref(RefKind.HEAD), f":{value}"]] if value else [[Ref(RefKind.HEAD)]]
 
 
 def _starts(ray: RayShape, st: Statement, top: list[Command], starts: list[Command]) -> None:
@@ -325,7 +325,7 @@ def _driver(ray: RayShape, candidates: list[tuple[Statement, list[Command]]]) ->
         shape.block(last.line, "the driver's program is known at run time only")
         return
     name = os.path.basename(literal(program[0]) or "")
-    shape.step = Step(last.line, last.text, "ray", name, program, {}, image=image)
+    shape.step = Step(last.line, last.text, StepKind.RAY, name, program, {}, image=image)
 
 
 def _name(cmd: Command) -> str:

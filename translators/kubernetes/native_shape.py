@@ -26,15 +26,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from migrate import ir
 
 from ..shell.containers import container_at
 from ..shell.launchers import launcher_at
-from ..shell.model import Command
+from ..shell.model import Command, CommandOrigin
 from ..shell.reader import read_script
 from .flavors import MPI_LAUNCHERS, TORCH_LAUNCHERS
-from .native_words import Ref, Unknown, Variable, Words, array_items, expand, known, literal
+from .native_words import Ref, RefKind, Unknown, Variable, Words, array_items, expand, known, literal
 
 # Commands that only print to the job's output (without a redirection to a file).
 PRINTS = frozenset(
@@ -129,11 +130,25 @@ class Statement:
     text: str
 
 
+class StepKind(StrEnum):
+    """How a script's step starts its program, which decides the pods that run it."""
+
+    TORCH = "torch"  # torchrun, deepspeed, accelerate: one launcher per node
+    MPI = "mpi"  # mpirun, or srun --mpi
+    TASKS = "tasks"  # srun's tasks, or a program outside srun
+    PROGRAM = "program"  # the last command of a script without a launcher
+    RAY = "ray"  # a Ray program on a cluster the script starts
+
+
+# Steps whose program runs once per node, as a pod of its own.
+PER_NODE_STEPS = frozenset((StepKind.TORCH, StepKind.TASKS))
+
+
 @dataclass
 class Step:
     line: int
     text: str
-    kind: str  # torch | mpi | tasks | program
+    kind: StepKind
     launcher: str  # torchrun | deepspeed | accelerate | mpirun | srun | the program's name
     argv: Words  # what each pod (or the MPI launcher) runs, expanded
     srun: dict[str, str]  # the srun options, as written (key: long name)
@@ -192,7 +207,7 @@ def read_shape(job: ir.Job, constants: Mapping[str, str | Variable] | None = Non
         end = parts[n + 1][0] if n + 1 < len(parts) else len(lines)
         text = _statement_text(lines, rel, end)
         statement = Statement(start + rel, text)
-        top = [c for c in commands if c.captured_by is None and c.origin == "body"]
+        top = [c for c in commands if c.captured_by is None and c.origin is CommandOrigin.BODY]
         _statement(shape, statement, top)
         if shape.blocker is not None:
             return shape
@@ -414,16 +429,16 @@ def unwrap_container(argv: Words, line: int) -> tuple[Words, str | None]:
     return argv[started.program :], started.container.image if started.container else None
 
 
-def _kind(words: list[str], srun: dict[str, str]) -> tuple[str, str]:
+def _kind(words: list[str], srun: dict[str, str]) -> tuple[StepKind, str]:
     name = os.path.basename(words[0])
     parsed = launcher_at(words, 0)
     if name in MPI_LAUNCHERS:
-        return "mpi", "mpirun"
+        return StepKind.MPI, "mpirun"
     if srun.get("mpi", "none") not in ("none", ""):
-        return "mpi", "srun --mpi"
+        return StepKind.MPI, "srun --mpi"
     if parsed is not None and parsed.name in TORCH_LAUNCHERS:
-        return "torch", parsed.name
-    return "tasks", name
+        return StepKind.TORCH, parsed.name
+    return StepKind.TASKS, name
 
 
 def _before(shape: Shape, st: Statement, cmd: Command, name: str) -> None:
@@ -483,7 +498,7 @@ def _program_step(shape: Shape) -> None:
         return
     last = shape.setup.pop()
     read = read_script(last.text)
-    cmds = [c for c in read.commands if c.captured_by is None and c.origin == "body"]
+    cmds = [c for c in read.commands if c.captured_by is None and c.origin is CommandOrigin.BODY]
     stdin = any(r.op.startswith("<") for r in cmds[0].redirects) if len(cmds) == 1 else False
     if len(cmds) != 1 or cmds[0].nested or _writes(cmds[0]) or cmds[0].background or stdin:
         shape.block(last.line, "the last statement is not one program")
@@ -497,11 +512,11 @@ def _program_step(shape: Shape) -> None:
         shape.block(last.line, "the program's name is known at run time only")
         return
     name = os.path.basename(literal(argv[0]) or "")
-    shape.step = Step(last.line, last.text, "program", name, argv, {}, image=image)
+    shape.step = Step(last.line, last.text, StepKind.PROGRAM, name, argv, {}, image=image)
 
 
 def references(words: Words) -> set[str]:
-    return {seg.name for w in words for seg in w if isinstance(seg, Ref) and seg.kind == "slurm"}
+    return {seg.name for w in words for seg in w if isinstance(seg, Ref) and seg.kind is RefKind.SLURM}
 
 
 __all__ = ["Shape", "Statement", "Step", "body_start", "read_shape", "references"]

@@ -15,15 +15,23 @@ import ast
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from ..shell.lexer import WORD, lex
 
 
+class RefKind(StrEnum):
+    """What a value only the workload knows stands for."""
+
+    SLURM = "slurm"  # a SLURM_* variable
+    HEAD = "head"  # node 0's address
+
+
 @dataclass(frozen=True)
 class Ref:
-    """A value only the workload knows: ``slurm`` (a SLURM_* variable) or ``head`` (node 0's address)."""
+    """A value only the workload knows: a SLURM_* variable (its name) or node 0's address."""
 
-    kind: str
+    kind: RefKind
     name: str = ""
     # what it stands for where a number must be known before the job runs ($((...)), srun's
     # --nodes): a LeaderWorkerSet's $(LWS_GROUP_SIZE) is the node count
@@ -92,7 +100,7 @@ def _close(text: str, start: int, open_: str, close: str) -> int:
 
 def _substitution(inner: str) -> Segment:
     if _HEAD.match(inner):
-        return Ref("head")
+        return Ref(RefKind.HEAD)
     raise Unknown(f"$({inner.strip()[:60]}) is computed when the script runs")
 
 
@@ -103,7 +111,7 @@ def _lookup(name: str, variables: dict[str, Variable], default: str | None, quot
             raise Unknown(f"${name} is {var.computed}")
         return [list(var.words[0])] if var.words else [[]]  # an array's first item, as bash gives it
     if _SLURM.match(name):
-        return [[Ref("slurm", name)]]
+        return [[Ref(RefKind.SLURM, name)]]
     if default is not None:
         return expand(default, variables, quoted=quoted)
     raise Unknown(f"${name} comes from the submitter's environment or is unset")

@@ -21,7 +21,7 @@ from migrate import ir
 from migrate.names import dns1123_label
 from migrate.render import plural
 from migrate.site.allocation import allocate, missing_fabric_devices
-from migrate.site.allocation_model import ComponentAllocation, FabricUse, Source, Sourced
+from migrate.site.allocation_model import ComponentAllocation, FabricKind, FabricUse, Source, Sourced
 from migrate.site.config import PartitionConfig
 from migrate.site.task_layout import layout_text
 from migrate.translators.slurm.options import format_gpus, format_memory
@@ -33,6 +33,11 @@ from .translation_context import Context
 GPU = "nvidia.com/gpu"
 _MIG_TYPE = re.compile(r"[0-9]+g\.[0-9]+gb\Z")
 _FEATURE = re.compile(r"[A-Za-z0-9_.\-]+\Z")
+# What the site config would name for a fast network's devices, in the note that it names none.
+_FABRIC_EXAMPLES = {
+    FabricKind.EFA: "{vpc.amazonaws.com/efa: N} (N: the EFA interfaces of a node, 32 on a p5.48xlarge)",
+    FabricKind.INFINIBAND: "{<the RDMA device plugin's resource>: N}",
+}
 PLACEHOLDER_FEATURE_PREFIX = "migrate.io/feature-"
 
 
@@ -575,17 +580,13 @@ def _node_devices(
         status = ctx.fidelity.approximated if device.source == Source.INFERRED else ctx.fidelity.mapped
         status(item, f"{resource}: {dev.quantity} per pod ({device.detail})")
     where = f"partitions.{partition}.devices" if partition else "a default partition with devices"
-    by_kind: dict[str, list[FabricUse]] = {}
+    by_kind: dict[FabricKind, list[FabricUse]] = {}
     for use in missing_fabric_devices(alloc):
         by_kind.setdefault(use.kind, []).append(use)
     for kind, uses in by_kind.items():
         names = ", ".join(u.variable for u in uses)
         line = next((u.line for u in uses if u.line is not None), None)
-        example = (
-            "{vpc.amazonaws.com/efa: N} (N: the EFA interfaces of a node, 32 on a p5.48xlarge)"
-            if kind == "efa"
-            else "{<the RDMA device plugin's resource>: N}"
-        )
+        example = _FABRIC_EXAMPLES[kind]
         whose = f"partition {partition}" if partition else "the job (no partition)"
         ctx.fidelity.approximated(
             f"{kind} tuning: {names}",

@@ -146,7 +146,7 @@ def _computed_credentials(
     name = credentials_secret(ctx)
     for env in (*ctx.job.environment, *comp.environment):
         ref = env.secret
-        if ref is None or ref.kind != "command" or env.name in present:
+        if ref is None or ref.kind != SecretKind.COMMAND or env.name in present:
             continue
         present.add(env.name)
         out.append({"name": env.name, "valueFrom": {"secretKeyRef": {"name": name, "key": env.name}}})
@@ -236,11 +236,12 @@ def user_environment(ctx: Context, comp: ir.Component, index: int) -> list[dict[
         elif ref is not None:
             key = ref.key or env.name
             name = _secret_name(ref)
-            kind = "configMapKeyRef" if ref.kind == SecretKind.CONFIG_MAP else "secretKeyRef"
+            in_secret = ref.kind != SecretKind.CONFIG_MAP
+            kind = "secretKeyRef" if in_secret else "configMapKeyRef"
             out.append({"name": env.name, "valueFrom": {kind: {"name": name, "key": key}}})
             if record:
                 ctx.fidelity.mapped(item, f"{kind} {name}/{key} (never a literal)", env.line)
-                if kind == "secretKeyRef":
+                if in_secret:
                     ctx.diag(
                         "TRANSLATE-SECRET",
                         f"create Secret {name!r} with key {key!r} for ${env.name} before the job runs "

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from migrate.vocab import JobKind
+
 SPARK_CONTAINERS = {"spark-kubernetes-driver": "driver", "spark-kubernetes-executor": "executor"}
 TEMPLATE_KEYS = ("spark.kubernetes.driver.podTemplateFile", "spark.kubernetes.executor.podTemplateFile")
 CODE = "K8S-POD-TEMPLATE"
@@ -19,7 +21,7 @@ CODE = "K8S-POD-TEMPLATE"
 
 def spark_role(kind: str, data: Mapping[object, object]) -> str | None:
     """'driver' or 'executor' when ``data`` is a Pod whose container Spark fills in, else None."""
-    if kind != "Pod":
+    if kind != JobKind.POD:
         return None
     spec = data.get("spec")
     containers = spec.get("containers") if isinstance(spec, Mapping) else None

@@ -23,7 +23,7 @@ from migrate import ir
 from . import flavors, native, pod_template, slurmenv
 from .job_policy import JobPolicy
 from .native_ray import GCS_PORT, RayShape, read_ray
-from .native_words import Ref, Unknown, literal
+from .native_words import Ref, RefKind, Unknown, literal
 from .storage import Volume
 from .translation_context import Context, Workload
 from .yamlemit import Manifest
@@ -94,7 +94,7 @@ class RayPlan(native.Plan):
             return shlex.quote("".join(word))
         out = []
         for seg in word:
-            if isinstance(seg, Ref) and seg.kind == "head":
+            if isinstance(seg, Ref) and seg.kind is RefKind.HEAD:
                 out.append(HEAD_ADDRESS)
             elif isinstance(seg, Ref):
                 out.append(_double_quoted(self.slurm(seg.name, in_args=True, node0=True)))
@@ -108,7 +108,7 @@ def _double_quoted(text: str) -> str:
 
 
 def _on_head(words: list[list[Any]]) -> bool:
-    return any(isinstance(seg, Ref) and seg.kind == "head" for w in words for seg in w)
+    return any(isinstance(seg, Ref) and seg.kind is RefKind.HEAD for w in words for seg in w)
 
 
 def decide(

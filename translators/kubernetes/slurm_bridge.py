@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from migrate.fidelity import Entry
+from migrate.vocab import JobKind
 
 from .translation_context import Context, option_name
 from .yamlemit import Manifest
@@ -51,7 +52,7 @@ def _pod_specs(node: Any) -> Iterator[dict[str, Any]]:
 def _workload_metadata(manifest: Manifest) -> dict[str, Any]:
     """Where the bridge reads the annotations: the Job or JobSet (a CronJob's Jobs carry its template's)."""
     body = manifest.body
-    if body["kind"] == "CronJob":
+    if body["kind"] == JobKind.CRONJOB:
         template = body["spec"]["jobTemplate"]
         return template.setdefault("metadata", {})  # type: ignore[no-any-return]
     return body["metadata"]  # type: ignore[no-any-return]
@@ -203,7 +204,9 @@ def apply(ctx: Context, manifests: list[Manifest]) -> None:
         )
     _time_limit(ctx)
     path = (
-        ("metadata", "annotations") if top.body["kind"] != "CronJob" else ("spec", "jobTemplate", "metadata")
+        ("metadata", "annotations")
+        if top.body["kind"] != JobKind.CRONJOB
+        else ("spec", "jobTemplate", "metadata")
     )
     top.note(
         path, "slurm-bridge: Slurm schedules these pods as one external job per pod (a JobSet is no gang)"

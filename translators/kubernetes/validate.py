@@ -49,6 +49,7 @@ from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.translators.argo import validate as argo_validate
 from migrate.translators.kubernetes import chart_values
+from migrate.translators.kubernetes.object_kinds import ObjectKind
 from migrate.yamlload import LineDict, LineList, load_documents
 
 # The Kubernetes version whose schemas the manifests are checked against.
@@ -1080,7 +1081,7 @@ def validate_object(obj: Any, k8s_version: str = K8S_VERSION) -> list[Problem]:
         missing = "apiVersion" if not isinstance(api_version, str) or not api_version else "kind"
         message = f"missing required field {missing!r}"
         return [Problem(missing, message, str(kind or ""), name, rule="unknown-kind", line=_line_of(obj, []))]
-    if kind == "List" and api_version == "v1" and isinstance(obj.get("items"), list):
+    if kind == ObjectKind.LIST and api_version == "v1" and isinstance(obj.get("items"), list):
         return _validate_list(obj["items"], k8s_version)
 
     found: list[tuple[list[PathPart], str, str]] = []

@@ -27,11 +27,11 @@ from migrate.diagnostics import Collector
 from migrate.vocab import EnvOrigin, StorageVia
 
 from . import environment, idflow, monitoring, paths, remembered, signals, submissions
-from .chain import Chain, Layer, decompose
+from .chain import Chain, Layer, LayerKind, decompose
 from .facts import BodyFacts
 from .launchers import DECLARING, SHELLS, basename
 from .lexer import WORD, dequote, is_assignment, lex
-from .model import Command, Word, shift_command
+from .model import Command, CommandOrigin, Word, shift_command
 from .reader import read_script
 from .redact import redact as _redact
 from .split import statement_boundary
@@ -61,7 +61,9 @@ def analyze(body: str, start_line: int, diags: Collector) -> BodyFacts:
     """Read a shell body statement by statement; never raises."""
     analysis = _Analysis(diags)
     try:
-        analysis.read(_bounded(body.replace("\r\n", "\n"), start_line, diags), start_line, "body", 0)
+        analysis.read(
+            _bounded(body.replace("\r\n", "\n"), start_line, diags), start_line, CommandOrigin.BODY, 0
+        )
     except Exception as exc:  # a bug must not cost the caller the whole file
         reason = f"internal error while reading the body ({type(exc).__name__})"
         analysis.unparsed.append(ir.Unparsed(start_line, reason))
@@ -114,7 +116,7 @@ class _Analysis:
         self.defined: list[idflow.FunctionSpan] = []
 
     # -- reading -------------------------------------------------------------------
-    def read(self, text: str, start_line: int, origin: str, depth: int) -> None:
+    def read(self, text: str, start_line: int, origin: CommandOrigin, depth: int) -> None:
         script = read_script(text)
         self.statements += script.statements
         self.understood += script.understood
@@ -130,7 +132,7 @@ class _Analysis:
         if depth == 0:
             self.slurm_vars |= slurm_variables(script.code)
             self.monitoring.extend(monitoring.text_hooks(script.code, start_line))
-        if depth == 0 and origin == "body":
+        if depth == 0 and origin is CommandOrigin.BODY:
             spans = idflow.function_spans(text, start_line)
             if spans:
                 self._functions(spans, script.parts, start_line)
@@ -138,7 +140,7 @@ class _Analysis:
         # the script's lines only when read, not when their findings are recalled.
         for line, commands in script.parts:
             for cmd in commands:
-                if origin != "body" and cmd.origin == "body":
+                if origin is not CommandOrigin.BODY and cmd.origin is CommandOrigin.BODY:
                     cmd = replace(cmd, origin=origin)
                 self.command(cmd, depth, start_line + line)
 
@@ -182,7 +184,7 @@ class _Analysis:
             if bound.name == "sbatch":
                 self._submit(bound, bound.words)
 
-    def inner(self, text: str, line: int, origin: str, depth: int) -> None:
+    def inner(self, text: str, line: int, origin: CommandOrigin, depth: int) -> None:
         if not text.strip():
             return
         if depth < MAX_SCRIPT_DEPTH:
@@ -246,7 +248,7 @@ class _Analysis:
         )
 
     def _command(self, cmd: Command, depth: int) -> None:
-        top = depth == 0 and cmd.origin == "body" and not cmd.nested
+        top = depth == 0 and cmd.origin is CommandOrigin.BODY and not cmd.nested
         defining = depth == 0 and self._defines_at(cmd.line)
         if not defining:
             for word in cmd.assignments:
@@ -348,7 +350,7 @@ class _Analysis:
         self._storage(path, paths.UNKNOWN, StorageVia.BODY, line)
 
     def _layer(self, cmd: Command, layer: Layer) -> None:
-        if layer.kind == "launcher":
+        if layer.kind is LayerKind.LAUNCHER:
             self.launchers.append(
                 ir.Launcher(
                     name=layer.name,
@@ -359,7 +361,7 @@ class _Analysis:
                 )
             )
             self._option_paths(layer)
-        elif layer.kind == "profiler":
+        elif layer.kind is LayerKind.PROFILER:
             self.monitoring.append(monitoring.profiler_hook(layer.name, layer.own, layer.word.line))
         if layer.container is not None:
             self._container(layer)
@@ -422,10 +424,12 @@ class _Analysis:
                     self.signals.append(sig)
             if handler is not None:
                 consumed.add(id(handler))
-                self.inner(dequote(handler.raw, keep_continuations=True), handler.line, "trap", depth)
+                self.inner(
+                    dequote(handler.raw, keep_continuations=True), handler.line, CommandOrigin.TRAP, depth
+                )
         elif name == "eval" and len(program) > 1:
             consumed.update(id(w) for w in program[1:])
-            self.inner(" ".join(values[1:]), program[1].line, "eval", depth)
+            self.inner(" ".join(values[1:]), program[1].line, CommandOrigin.EVAL, depth)
         if name in SHELLS:
             self._shell(cmd, program, depth, consumed)
         self._hooks(cmd, program)
@@ -511,14 +515,19 @@ class _Analysis:
                 if i + 1 < len(args):
                     script = args[i + 1]
                     consumed.add(id(script))
-                    self.inner(dequote(script.raw, keep_continuations=True), script.line, "shell-c", depth)
+                    self.inner(
+                        dequote(script.raw, keep_continuations=True),
+                        script.line,
+                        CommandOrigin.SHELL_C,
+                        depth,
+                    )
                 return
             if not value.startswith(("-", "+")):
                 return  # 'bash script.sh': a here-document would be that script's input
             i += 1
         for r in cmd.redirects:
             if r.heredoc is not None:
-                self.inner(r.heredoc.body, r.heredoc.line, "heredoc", depth)
+                self.inner(r.heredoc.body, r.heredoc.line, CommandOrigin.HEREDOC, depth)
 
     def _hooks(self, cmd: Command, program: tuple[Word, ...]) -> None:
         writes = next(

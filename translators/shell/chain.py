@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from migrate import ir
 
@@ -23,9 +24,17 @@ Resolve = Callable[[str], str]
 _MAX_LAYERS = 8
 
 
+class LayerKind(StrEnum):
+    """What a layer of a command line does to the words it runs."""
+
+    LAUNCHER = "launcher"  # srun, mpirun, torchrun ...
+    CONTAINER = "container"  # apptainer exec, docker run ...
+    PROFILER = "profiler"  # nsys profile, ncu ...
+
+
 @dataclass(frozen=True)
 class Layer:
-    kind: str  # launcher | container | profiler
+    kind: LayerKind
     name: str  # srun, torchrun, apptainer, nsys ...
     word: Word  # the word naming the layer (its line is the layer's line)
     options: tuple[ir.KeyValue, ...] = ()
@@ -64,20 +73,20 @@ def _decompose(words: tuple[Word, ...], layers: tuple[Layer, ...], resolve: Reso
             if launched.name == "srun":
                 container = pyxis(comp.options, values[comp.start : comp.end], word.line, resolve)
             own = (word, *words[comp.options_start : comp.start])
-            layer = Layer("launcher", launched.name, word, comp.options, runs, container, own)
+            layer = Layer(LayerKind.LAUNCHER, launched.name, word, comp.options, runs, container, own)
             out.extend(_decompose(runs, (*layers, layer), resolve))
         return out
     started = container_at(values, i, word.line, resolve)
     if started is not None:
         runs = words[started.program :]
         own = words[i : started.program]
-        layer = Layer("container", started.runtime, word, (), runs, started.container, own)
+        layer = Layer(LayerKind.CONTAINER, started.runtime, word, (), runs, started.container, own)
         return _decompose(runs, (*layers, layer), resolve)
     profiled = _profiler(values, i)
     if profiled is not None:
         name, start = profiled
         runs = words[start:]
-        layer = Layer("profiler", name, word, (), runs, None, words[i + 1 : start])
+        layer = Layer(LayerKind.PROFILER, name, word, (), runs, None, words[i + 1 : start])
         return _decompose(runs, (*layers, layer), resolve)
     return [Chain(layers, words[i:])]
 

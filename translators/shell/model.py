@@ -9,6 +9,18 @@ keep their source text; ``value`` is that text with quotes removed and every
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class CommandOrigin(StrEnum):
+    """Where a command was read: the script's own lines, or a script inside one of them."""
+
+    BODY = "body"
+    SUBSTITUTION = "substitution"  # $( ... ) or backquotes
+    SHELL_C = "shell-c"  # bash -c '...'
+    TRAP = "trap"  # a trap's handler
+    EVAL = "eval"
+    HEREDOC = "heredoc"  # a here-document fed to a shell
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -60,7 +72,7 @@ class Command:
     background: bool = False  # part of an and-or list (or a compound) ended by '&'
     nested: bool = False  # inside if/loop/case/function/subshell/braces
     captured_by: str | None = None  # NAME when the command runs inside NAME=$(...)
-    origin: str = "body"  # body | substitution | shell-c | trap | eval | heredoc | variable
+    origin: CommandOrigin = CommandOrigin.BODY
 
     # Commands are made for every statement read and again when moved to a script's lines:
     # slots, set through their descriptors, as for Word.
@@ -74,7 +86,7 @@ class Command:
         background: bool = False,
         nested: bool = False,
         captured_by: str | None = None,
-        origin: str = "body",
+        origin: CommandOrigin = CommandOrigin.BODY,
     ) -> None:
         _SET_WORDS(self, words)
         _SET_ASSIGNMENTS(self, assignments)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from migrate import ir
 from migrate.secrets import looks_like_secret
+from migrate.vocab import MonitoringKind
 
 from .launchers import basename
 from .model import Word
@@ -60,25 +61,25 @@ def program_hooks(
         return ", ".join([part for part in (main.strip(),) if part] + extra)
 
     if name == "nvidia-smi":
-        return [_hook("nvidia-smi", described(_nvidia_smi_mode(args)), line)]
+        return [_hook(MonitoringKind.NVIDIA_SMI, described(_nvidia_smi_mode(args)), line)]
     if name == "dcgmi":
-        return [_hook("dcgm", described(" ".join(args)), line)]
+        return [_hook(MonitoringKind.DCGM, described(" ".join(args)), line)]
     if name in ("dcgm-exporter", "dcgm_exporter"):
-        return [_hook("dcgm-exporter", described(" ".join(args)), line)]
+        return [_hook(MonitoringKind.DCGM_EXPORTER, described(" ".join(args)), line)]
     if name in ("curl", "wget", "http", "https"):
         return _http_hooks(args, line)
     if name in ("wandb", "mlflow", "tensorboard", "aim", "clearml-agent"):
-        kind = "clearml" if name == "clearml-agent" else name
+        kind = MonitoringKind.CLEARML if name == "clearml-agent" else name
         if name == "wandb":
-            return [_hook("wandb", "wandb " + (args[0] if args else ""), line)]
+            return [_hook(MonitoringKind.WANDB, "wandb " + (args[0] if args else ""), line)]
         return [_hook(kind, described(f"{name} {' '.join(args)}"), line)]
     if name in ("mail", "mailx", "sendmail", "mutt"):
         recipients = _mail_recipients(args)
-        return [_hook("mail", ("to " + " ".join(recipients)) if recipients else name, line)]
+        return [_hook(MonitoringKind.MAIL, ("to " + " ".join(recipients)) if recipients else name, line)]
     if name in ("sstat", "seff"):
         return [_hook(name, " ".join([name, *args]), line)]
     if name in ("nvidia-dcgm", "nv-hostengine"):
-        return [_hook("dcgm", described(name), line)]
+        return [_hook(MonitoringKind.DCGM, described(name), line)]
     return []
 
 
@@ -104,12 +105,12 @@ def _http_hooks(args: Sequence[str], line: int) -> list[ir.MonitoringHook]:
     for a in args:
         lowered = a.lower()
         if "hooks.slack.com" in lowered:
-            out.append(_hook("slack-webhook", "hooks.slack.com", line))
+            out.append(_hook(MonitoringKind.SLACK_WEBHOOK, "hooks.slack.com", line))
         elif "pushgateway" in lowered or re.search(r":9091(?:/|\b)", a):
-            out.append(_hook("prometheus-pushgateway", a, line))
+            out.append(_hook(MonitoringKind.PROMETHEUS_PUSHGATEWAY, a, line))
         elif "webhook.office.com" in lowered or "discord.com/api/webhooks" in lowered:
             host = re.sub(r"^[a-z]+://", "", lowered).split("/", 1)[0]
-            out.append(_hook("webhook", host, line))
+            out.append(_hook(MonitoringKind.WEBHOOK, host, line))
     return out
 
 
@@ -156,9 +157,11 @@ def argument_hooks(words: Sequence[Word]) -> list[ir.MonitoringHook]:
                 if tracker in option_value.lower() and kind not in found:
                     note(kind, shown, word.line)
         elif "wandb" in lowered:
-            note("wandb", value.partition("=")[0] if looks_like_secret(name) else shown, word.line)
+            note(
+                MonitoringKind.WANDB, value.partition("=")[0] if looks_like_secret(name) else shown, word.line
+            )
         elif "tensorboard" in lowered or lowered.startswith(("tb_log", "tb_dir")):
-            note("tensorboard", shown, word.line)
+            note(MonitoringKind.TENSORBOARD, shown, word.line)
     return [_hook(kind, " ".join(parts), line) for kind, (parts, line) in found.items()]
 
 
@@ -193,7 +196,7 @@ def text_hooks(code: str, start_line: int) -> list[ir.MonitoringHook]:
     if "push" not in code:  # a plain search is much cheaper than the pattern over a whole body
         return []
     return [
-        _hook("prometheus-pushgateway", m.group(), start_line + code.count("\n", 0, m.start()))
+        _hook(MonitoringKind.PROMETHEUS_PUSHGATEWAY, m.group(), start_line + code.count("\n", 0, m.start()))
         for m in _PUSH_CALL.finditer(code)
     ]
 
@@ -203,7 +206,7 @@ def textfile_hook(path: str, line: int) -> ir.MonitoringHook | None:
     m = _PROM_FILE.search(path)
     if not m:
         return None
-    return _hook("node-exporter-textfile", path[: m.start()] + ".prom", line)
+    return _hook(MonitoringKind.NODE_EXPORTER_TEXTFILE, path[: m.start()] + ".prom", line)
 
 
 def profiler_hook(name: str, option_words: Sequence[Word], line: int) -> ir.MonitoringHook:

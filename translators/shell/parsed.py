@@ -16,6 +16,7 @@ and ``${ ... }`` (bashlex loops forever on words such as ``a'${'``).
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 import bashlex
@@ -23,7 +24,40 @@ import bashlex
 from .draft import Draft, LineOf, heredoc_value
 from .lexer import Lexed
 
-_STRUCTURE = frozenset({"list", "command", "pipeline", "compound", "if", "for", "while", "until", "function"})
+
+class NodeKind(StrEnum):
+    """The ``kind`` of a node of bashlex's syntax tree that the walk reads."""
+
+    LIST = "list"
+    COMMAND = "command"
+    PIPELINE = "pipeline"
+    COMPOUND = "compound"  # { ...; } or ( ... )
+    IF = "if"
+    FOR = "for"
+    WHILE = "while"
+    UNTIL = "until"
+    FUNCTION = "function"
+    OPERATOR = "operator"  # ; & && || between the parts of a list
+    WORD = "word"
+    ASSIGNMENT = "assignment"
+    REDIRECT = "redirect"
+
+
+# Nodes that hold commands; the others are the parts of one.
+_STRUCTURE = frozenset(
+    (
+        NodeKind.LIST,
+        NodeKind.COMMAND,
+        NodeKind.PIPELINE,
+        NodeKind.COMPOUND,
+        NodeKind.IF,
+        NodeKind.FOR,
+        NodeKind.WHILE,
+        NodeKind.UNTIL,
+        NodeKind.FUNCTION,
+    )
+)
+_WORDS = frozenset((NodeKind.WORD, NodeKind.ASSIGNMENT))
 
 
 class BashlexError(Exception):
@@ -83,17 +117,17 @@ class _Walker:
 
     def walk(self, node: Any, nested: bool) -> list[Draft]:
         kind = node.kind
-        if kind == "command":
+        if kind == NodeKind.COMMAND:
             return [self._command(node, nested)]
-        if kind == "list":
+        if kind == NodeKind.LIST:
             return self._list(node, nested)
-        if kind == "pipeline":
+        if kind == NodeKind.PIPELINE:
             produced: list[Draft] = []
             for part in node.parts:
                 if part.kind in _STRUCTURE:
                     produced += self.walk(part, nested)
             return produced
-        if kind == "compound":
+        if kind == NodeKind.COMPOUND:
             produced = []
             for part in node.list:
                 if part.kind in _STRUCTURE:
@@ -119,7 +153,7 @@ class _Walker:
         produced: list[Draft] = []
         group: list[Draft] = []
         for part in node.parts:
-            if part.kind == "operator":
+            if part.kind == NodeKind.OPERATOR:
                 if part.op == "&":
                     for draft in group:
                         draft.background = True
@@ -136,10 +170,10 @@ class _Walker:
         start, end = node.pos
         draft = Draft(start, end, nested)
         for part in node.parts:
-            if part.kind in ("word", "assignment"):
+            if part.kind in _WORDS:
                 s, e = part.pos
                 draft.add_word(self.text[s:e], s, e, self.line_of)
-            elif part.kind == "redirect":
+            elif part.kind == NodeKind.REDIRECT:
                 self._redirect(draft, part)
         self.drafts.append(draft)
         return draft

@@ -32,7 +32,7 @@ from functools import lru_cache, partial
 
 from . import pieces, remembered
 from .lexer import NEWLINE, WORD, Lexed, Token, blank_comments, is_assignment, lex, line_finder, substitutions
-from .model import Command, Word, shift_command
+from .model import Command, CommandOrigin, Word, shift_command
 from .parsed import BashlexError, drafts_from_bashlex
 from .slices import Cuts
 from .split import (
@@ -365,7 +365,7 @@ def _with_substitutions(
                 too_deep.extend(offset + line for line, _ in inner.too_deep)
                 problems.extend((offset + line, message) for line, message in inner.problems)
                 out.extend(
-                    replace(c, origin="substitution", captured_by=c.captured_by or captured)
+                    replace(c, origin=CommandOrigin.SUBSTITUTION, captured_by=c.captured_by or captured)
                     for c in inner.commands_at(offset)
                 )
         out.append(cmd)

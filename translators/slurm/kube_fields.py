@@ -19,6 +19,7 @@ from migrate.translators.shell.raw_keys import CONDA_TOOLS, CONDA_VERBS
 from migrate.vocab import FidelityStatus
 
 from .context import Context
+from .kube_groups import RESTART_ORIGIN
 
 Fate = tuple[FidelityStatus, str]
 
@@ -46,7 +47,7 @@ UNREAD_FIELD: Fate = (FidelityStatus.DROPPED, "no Slurm counterpart")
 
 def _lws_restart(ctx: Context, item: ir.RawItem) -> Fate:
     """A LeaderWorkerSet's group restart policy (a pod's own restartPolicy is read elsewhere)."""
-    if item.origin != "spec.leaderWorkerTemplate.restartPolicy":
+    if item.origin != RESTART_ORIGIN:
         return UNREAD_FIELD
     if item.value in ("RecreateGroupOnPodRestart", "RecreateGroupAfterStart"):
         return (

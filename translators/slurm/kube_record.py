@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from migrate.render import plural
+from migrate.vocab import MonitoringKind
 
 from . import options as sbatch
 from . import placement, shape
@@ -111,7 +112,7 @@ def record_job_fields(ctx: Context, stages: list[Stage]) -> None:
                 dep.line,
             )
     for hook in job.monitoring:
-        if hook.kind == "prometheus-scrape":
+        if hook.kind == MonitoringKind.PROMETHEUS_SCRAPE:
             ctx.fidelity.dropped(
                 f"monitoring {hook.kind}", "Prometheus does not discover Slurm jobs", hook.line
             )

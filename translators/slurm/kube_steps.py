@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 
 from migrate import ir
 from migrate.render import plural
-from migrate.vocab import ContainerRuntime, ContainerStage
+from migrate.vocab import ContainerRuntime, ContainerStage, EnvOrigin
 
 from . import environment, kubevars, launch, shape
 from .context import NO_RUNTIME, Context
@@ -297,7 +297,7 @@ def mpi_lines(
     launcher_env = {  # literal values only: a fieldRef names a field of the Launcher pod, not a value
         v.name: v.value
         for v in environment.container_env(launcher)
-        if v.value is not None and v.origin != "fieldRef"
+        if v.value is not None and v.origin != EnvOrigin.FIELD_REF
     }
     for name, value in mpi.env:
         if value is None and not defined(name) and name in launcher_env:

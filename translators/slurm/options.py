@@ -21,6 +21,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from migrate import ir
 from migrate.site.config import SpankOption
@@ -342,8 +343,8 @@ def format_dependencies(deps: tuple[ir.Dependency, ...]) -> str:
     """The inverse of :func:`parse_dependency`."""
     terms: list[str] = []
     for dep in deps:
-        if dep.type == "singleton":
-            terms.append("singleton")
+        if dep.type == DependencyType.SINGLETON:
+            terms.append(DependencyType.SINGLETON)
             continue
         delay = f"+{dep.delay_s // 60}" if dep.delay_s else ""
         terms.append(dep.type + "".join(f":{t}{delay}" for t in dep.targets))
@@ -708,49 +709,91 @@ def parse_flag(text: str) -> bool:
     raise ValueError(f"takes no value, got {text!r}")
 
 
+class OptionKind(StrEnum):
+    """The syntax of an option's value; the conversion matrix names it."""
+
+    FLAG = "flag"
+    COUNT = "count"
+    UINT = "uint"
+    NICE = "nice"
+    PRIORITY = "priority"
+    BIT = "bit"
+    YES_NO = "yes-no"
+    TIME = "time"
+    DURATION = "duration"
+    DATE = "date"
+    MEMORY = "memory"
+    NODES = "nodes"
+    ARRAY = "array"
+    DEPENDENCY = "dependency"
+    SIGNAL = "signal"
+    GRES = "gres"
+    GPUS = "gpus"
+    TRES = "tres"
+    LICENSES = "licenses"
+    MAIL_TYPES = "mail-types"
+    EXPORT = "export"
+    OPEN_MODE = "open-mode"
+    EXCLUSIVE = "exclusive"
+    NO_KILL = "no-kill"
+    REQUEUE = "requeue"
+    SWITCHES = "switches"
+    PROFILE = "profile"
+    GRES_FLAGS = "gres-flags"
+    HINT = "hint"
+    RLIMITS = "rlimits"
+    ACCTG_FREQ = "acctg-freq"
+    CPU_FREQ = "cpu-freq"
+    DISTRIBUTION = "distribution"
+    SOCKETS = "sockets"
+    USER_ENV = "user-env"
+    STRING = "string"
+    LIST = "list"
+
+
 # Value kind -> parser. Kinds name the syntax in the conversion matrix.
-VALUE_PARSERS: dict[str, Callable[[str], object]] = {
-    "flag": parse_flag,
-    "count": parse_count,
-    "uint": parse_uint,
-    "nice": parse_nice,
-    "priority": parse_priority,
-    "bit": parse_bit,
-    "yes-no": parse_yes_no,
-    "time": parse_time,
-    "duration": parse_duration,
-    "date": parse_date,
-    "memory": parse_memory,
-    "nodes": parse_nodes,
-    "array": parse_array,
-    "dependency": parse_dependency,
-    "signal": parse_signal,
-    "gres": parse_gres,
-    "gpus": parse_gpus,
-    "tres": parse_tres,
-    "licenses": parse_licenses,
-    "mail-types": parse_mail_types,
-    "export": parse_export,
-    "open-mode": parse_open_mode,
-    "exclusive": parse_exclusive,
-    "no-kill": parse_no_kill,
-    "requeue": parse_requeue,
-    "switches": parse_switches,
-    "profile": parse_profile,
-    "gres-flags": parse_gres_flags,
-    "hint": parse_hint,
-    "rlimits": parse_propagate,
-    "acctg-freq": _matching("--acctg-freq", _ACCTG),
-    "cpu-freq": _matching("--cpu-freq", _CPU_FREQ),
-    "distribution": _matching("--distribution", _DIST),
-    "sockets": _matching("--extra-node-info", _SOCKETS),
-    "user-env": _matching("--get-user-env", _USER_ENV),
-    "string": parse_string,
-    "list": parse_list,
+VALUE_PARSERS: dict[OptionKind, Callable[[str], object]] = {
+    OptionKind.FLAG: parse_flag,
+    OptionKind.COUNT: parse_count,
+    OptionKind.UINT: parse_uint,
+    OptionKind.NICE: parse_nice,
+    OptionKind.PRIORITY: parse_priority,
+    OptionKind.BIT: parse_bit,
+    OptionKind.YES_NO: parse_yes_no,
+    OptionKind.TIME: parse_time,
+    OptionKind.DURATION: parse_duration,
+    OptionKind.DATE: parse_date,
+    OptionKind.MEMORY: parse_memory,
+    OptionKind.NODES: parse_nodes,
+    OptionKind.ARRAY: parse_array,
+    OptionKind.DEPENDENCY: parse_dependency,
+    OptionKind.SIGNAL: parse_signal,
+    OptionKind.GRES: parse_gres,
+    OptionKind.GPUS: parse_gpus,
+    OptionKind.TRES: parse_tres,
+    OptionKind.LICENSES: parse_licenses,
+    OptionKind.MAIL_TYPES: parse_mail_types,
+    OptionKind.EXPORT: parse_export,
+    OptionKind.OPEN_MODE: parse_open_mode,
+    OptionKind.EXCLUSIVE: parse_exclusive,
+    OptionKind.NO_KILL: parse_no_kill,
+    OptionKind.REQUEUE: parse_requeue,
+    OptionKind.SWITCHES: parse_switches,
+    OptionKind.PROFILE: parse_profile,
+    OptionKind.GRES_FLAGS: parse_gres_flags,
+    OptionKind.HINT: parse_hint,
+    OptionKind.RLIMITS: parse_propagate,
+    OptionKind.ACCTG_FREQ: _matching("--acctg-freq", _ACCTG),
+    OptionKind.CPU_FREQ: _matching("--cpu-freq", _CPU_FREQ),
+    OptionKind.DISTRIBUTION: _matching("--distribution", _DIST),
+    OptionKind.SOCKETS: _matching("--extra-node-info", _SOCKETS),
+    OptionKind.USER_ENV: _matching("--get-user-env", _USER_ENV),
+    OptionKind.STRING: parse_string,
+    OptionKind.LIST: parse_list,
 }
 
 # Kinds whose values are free text: a templated or $VAR value can still be kept in a typed field.
-TEXT_KINDS = frozenset({"string", "list", "date"})
+TEXT_KINDS = frozenset((OptionKind.STRING, OptionKind.LIST, OptionKind.DATE))
 
 
 # ---------------------------------------------------------------------------
@@ -790,7 +833,7 @@ class Option:
     long: str
     short: str | None
     arg: str
-    kind: str
+    kind: OptionKind
     target: str
     group: str
     k8s: Outcome
@@ -822,7 +865,8 @@ def _o(
     accumulate: bool = False,
     plugin: str | None = None,
 ) -> Option:
-    return Option(long, short, arg, kind, target, group, k8s, example, default, accumulate, plugin)
+    value_kind = OptionKind(kind)  # the table spells it; a misspelling fails at import
+    return Option(long, short, arg, value_kind, target, group, k8s, example, default, accumulate, plugin)
 
 
 REQ, OPT, NO = REQUIRED, OPTIONAL, NONE
@@ -1261,7 +1305,7 @@ def site_option(spank: SpankOption) -> Option:
     k8s = _dropped(
         f"an option of the site's {spank.plugin} SPANK plugin; nothing says what it does on Kubernetes"
     )
-    kind = "flag" if arg == NONE else "string"
+    kind = OptionKind.FLAG if arg == NONE else OptionKind.STRING
     return Option(spank.name, None, arg, kind, "raw", "site plugins", k8s, None, True, True, spank.plugin)
 
 

@@ -30,6 +30,7 @@ from ..shell.launchers import SHELLS
 from ..shell.redact import export_names_only, literal_credential, redact
 from . import directives, options
 from .directives import Header, Setting, Unknown
+from .options import OptionKind
 from .raw_keys import RAW_KEYS
 
 _CALLS_SBATCH = re.compile(r"(?:^|[\s;&|(`{])sbatch(?=[\s;&|)`]|$)", re.MULTILINE)
@@ -686,7 +687,7 @@ class _JobWide:
 _Handler = Callable[["_JobBuilder", Setting, object], None]
 
 # Value kinds sbatch reads with C's strtoll, taking whatever does not start with a number as 0.
-_STRTOLL_KINDS = frozenset({"nice", "priority"})
+_STRTOLL_KINDS = frozenset((OptionKind.NICE, OptionKind.PRIORITY))
 
 
 class _JobBuilder:
@@ -739,7 +740,8 @@ class _JobBuilder:
             if option.kind not in options.TEXT_KINDS or setting.value is None:
                 self.keep_raw(setting)
                 return
-            value: object = tuple(setting.value.split(",")) if option.kind == "list" else setting.value
+            listed = option.kind is OptionKind.LIST
+            value: object = tuple(setting.value.split(",")) if listed else setting.value
         else:
             value = option.default if setting.value is None else option.parse(setting.value)
             if option.kind in _STRTOLL_KINDS and setting.value and not options.is_integer(setting.value):
