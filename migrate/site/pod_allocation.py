@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from migrate import ir, workloads
-from migrate.devices import DeviceKind, DeviceType, device_type
+from migrate.devices import GPU, GPU_SLICE, SLICE_TYPE, DeviceKind, DeviceType, device_type
 from migrate.render import plural
 from migrate.site.allocation_model import NodeType, Provenance, Source, Sourced
 from migrate.site.config import DEFAULT_GPUS_PER_NODE, KubernetesSettings
@@ -57,7 +57,8 @@ def pod_devices(res: ir.Resources) -> tuple[PodDevice, ...]:
     out: list[PodDevice] = []
     if res.gpus_per_node:
         typed = res.gpu_type or ""
-        name = "nvidia.com/mig-" + typed[4:] if typed.startswith("mig-") else "nvidia.com/gpu"
+        sliced = typed.startswith(SLICE_TYPE)
+        name = GPU_SLICE.resource + typed[len(SLICE_TYPE) :] if sliced else GPU.resource
         out.append(PodDevice(name, res.gpus_per_node, device_type(name)))
     for generic in res.generic:
         found = device_type(generic.name)

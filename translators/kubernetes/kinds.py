@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migrate import devices
+
 # The reader's modules name the declarations' parts through this module.
 from migrate.workloads import NAMED_MAP as NAMED_MAP
 from migrate.workloads import PYTORCH_PORT_NAME as PYTORCH_PORT_NAME
@@ -137,15 +139,9 @@ PROMETHEUS_DETAIL_KEYS = ("prometheus.io/port", "prometheus.io/path")
 # Annotations that only repeat the object (and may repeat secrets in it): not kept.
 DROPPED_ANNOTATIONS = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
 
-# Resources that are GPUs, and node labels that name the GPU model.
-GPU_RESOURCES = frozenset({"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"})
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # nvidia.com/mig-1g.10gb: a GPU slice
-GPU_PRODUCT_LABELS = (
-    "nvidia.com/gpu.product",
-    "cloud.google.com/gke-accelerator",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "amd.com/gpu.product-name",
-)
+# Node labels that name the GPU model beside the devices' own (migrate/devices.py: node_label): the
+# clouds' and Karpenter's.
+CLOUD_GPU_LABELS = ("cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name")
 HUGEPAGES_PREFIX = "hugepages-"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 
@@ -166,6 +162,11 @@ MONITORING_ENV_PREFIXES: dict[str, str] = {
     "NEPTUNE_": "neptune",
     "DD_": "datadog",
 }
+
+
+def gpu_product_labels() -> tuple[str, ...]:
+    """Every node label whose value names a GPU (or device) model."""
+    return (*devices.node_labels(), *CLOUD_GPU_LABELS)
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
