@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from migrate import workloads
 from migrate.vocab import (
-    SERVING_KINDS,
     ContainerRuntime,
     ContainerStage,
     DependencyType,
@@ -650,12 +650,12 @@ def batch_groups(job: Job) -> bool:
     It is translated to Slurm (one allocation per group) and the plan classes it by what it runs;
     a LeaderWorkerSet with a served port or a Service stays on Kubernetes as a service.
     """
-    return job.kind == JobKind.LEADER_WORKER_SET and not serves_clients(job)
+    return workloads.launch_of(job.kind) == workloads.Launch.LWS and not serves_clients(job)
 
 
 def long_running(job: Job) -> bool:
     """A kind that runs until deleted (Deployment, RayCluster ...), unless it is batch work in groups."""
-    return job.kind in SERVING_KINDS and not batch_groups(job)
+    return workloads.is_serving(job.kind) and not batch_groups(job)
 
 
 def runs_as_service(job: Job) -> bool:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from migrate import ir
+from migrate.vocab import JobKind
 
 T = TypeVar("T")
 
@@ -97,9 +98,16 @@ def _converter(tp: Any) -> Converter | None:
         return _dataclass_converter(tp)
     if tp is str:
         return _intern
+    if tp is JobKind:
+        return _job_kind
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp  # a vocabulary: the member of that spelling
     return None
+
+
+def _job_kind(value: Any) -> Any:
+    """The member of that spelling; a kind registered later (migrate/workloads.py) is its string."""
+    return JobKind(value) if value in JobKind.__members__.values() else value
 
 
 def _intern(value: Any) -> Any:

@@ -134,36 +134,12 @@ class JobKind(StrEnum):
 
 # Kinds that only submit other jobs: no work of their own.
 WRAPPER_KINDS = frozenset((JobKind.WRAPPER,))
-# Long-running services: they stay on Kubernetes, and a plan towards Slurm keeps them there.
-SERVING_KINDS = frozenset(
-    (
-        JobKind.DEPLOYMENT,
-        JobKind.STATEFUL_SET,
-        JobKind.RAY_CLUSTER,
-        JobKind.RAY_SERVICE,
-        JobKind.LEADER_WORKER_SET,
-        JobKind.NIM_SERVICE,
-    )
-)
-# Kinds that exist only to serve a model over the network (Ray Serve, NVIDIA NIM): serving by kind.
-MODEL_SERVER_KINDS = frozenset((JobKind.RAY_SERVICE, JobKind.NIM_SERVICE))
-# Training operators' jobs: training whatever their name says.
-TRAINING_KINDS = frozenset(
-    (
-        JobKind.PYTORCH_JOB,
-        JobKind.HYPERPOD_PYTORCH_JOB,
-        JobKind.TRAIN_JOB,
-        JobKind.TF_JOB,
-        JobKind.JAX_JOB,
-        JobKind.XGBOOST_JOB,
-        JobKind.PADDLE_JOB,
-        JobKind.KATIB_EXPERIMENT,
-    )
-)
-# Searches whose trials are jobs of another kind: a sweep whatever the trials run.
+# What a workload kind is (serving, training, on a schedule ...) its declaration says
+# (migrate/workloads.py); these are the kinds no workload declares.
+# Searches whose trials are jobs of another kind: a sweep whatever the trials run, training too.
 SWEEP_KINDS = frozenset((JobKind.KATIB_EXPERIMENT,))
-# Jobs run on a schedule.
-CRON_KINDS = frozenset((JobKind.CRONJOB, JobKind.VOLCANO_CRONJOB, JobKind.SCRONTAB))
+# Scripts run on a schedule.
+CRON_KINDS = frozenset((JobKind.SCRONTAB,))
 # A script that holds an allocation open for a person.
 INTERACTIVE_KINDS = frozenset((JobKind.SALLOC,))
 
@@ -380,12 +356,9 @@ __all__ = [
     "COEXISTENCE_CHOICES",
     "CRON_KINDS",
     "INTERACTIVE_KINDS",
-    "MODEL_SERVER_KINDS",
     "MOVES",
-    "SERVING_KINDS",
     "SHARED_POOL_MODES",
     "SWEEP_KINDS",
-    "TRAINING_KINDS",
     "TRAINING_PATTERNS",
     "WRAPPER_KINDS",
     "Action",

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.diagnostics import Collector, Diagnostic
 from migrate.secrets import REDACTED
 from migrate.serialize import job_from_dict, job_to_dict
@@ -1271,7 +1271,7 @@ def test_crlf_manifest_reads_like_lf() -> None:
 
 def test_every_workload_kind_has_a_role_and_a_version() -> None:
     seen = set()
-    for workload in kinds.WORKLOAD_KINDS:
+    for workload in workloads.workload_kinds():
         assert workload.roles and workload.versions
         assert (workload.group, workload.kind) not in seen
         seen.add((workload.group, workload.kind))

@@ -14,7 +14,8 @@ from migrate.scan import service_refs
 from migrate.site.config import SiteConfig
 from migrate.translators.kubernetes import kinds
 from migrate.translators.slurm.writer import stays_serving
-from migrate.vocab import SERVING_KINDS, Action, Direction, Format, JobKind, Pattern
+from migrate.vocab import Action, Direction, Format, JobKind, Pattern
+from migrate.workloads import is_serving
 
 
 def _pod(name: str, image: str, indent: int, extra: str = "") -> str:
@@ -204,7 +205,7 @@ def test_a_nim_service_without_a_repository_says_so() -> None:
 
 @pytest.mark.parametrize("kind", [JobKind.LEADER_WORKER_SET, JobKind.RAY_SERVICE, JobKind.NIM_SERVICE])
 def test_serving_kinds_are_long_running(kind: JobKind) -> None:
-    assert kind in SERVING_KINDS
+    assert is_serving(kind)
 
 
 def test_serving_kinds_are_served_and_stay_on_kubernetes() -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cached_property
 
-from migrate.translators.declared import Declared
+from migrate.declared import Declared
 from migrate.vocab import ContainerRuntime
 
 

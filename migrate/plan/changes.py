@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.graph.storage import StorageResolver
 from migrate.plan.facts import ML_LAUNCHERS, JobFacts
 from migrate.render import plural
 from migrate.site.config import SiteConfig
-from migrate.vocab import DependencyType, FilesystemOrigin, JobKind, MountKind, Pattern
+from migrate.vocab import DependencyType, FilesystemOrigin, MountKind, Pattern
 
 
 class ChangeKind(StrEnum):
@@ -315,7 +315,7 @@ def slurm_changes(job: ir.Job, facts: JobFacts, pattern: Pattern, config: SiteCo
             ChangeKind.SERVICE,
             "services " + ", ".join(s.name for s in job.services) + " need a port on the head node",
         )
-    if pattern == Pattern.BATCH_INFERENCE and facts.kind == JobKind.RAY_JOB:
+    if pattern == Pattern.BATCH_INFERENCE and workloads.launch_of(facts.kind) == workloads.Launch.RAY:
         out.add(ChangeKind.SCHEDULING, "start the Ray head and workers inside the allocation")
     if pattern == Pattern.INTERACTIVE:
         out.add(ChangeKind.SERVICE, "an interactive allocation (salloc or a batch job with an SSH tunnel)")

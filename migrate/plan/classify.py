@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.graph.helpers import HelperLink, helper_links
 from migrate.names import job_file_name
 from migrate.plan.facts import (
@@ -40,17 +40,7 @@ from migrate.plan.facts import (
 from migrate.plan.rules import Recommendation, Rule, recommend
 from migrate.render import plural
 from migrate.site.config import SiteConfig
-from migrate.vocab import (
-    CRON_KINDS,
-    INTERACTIVE_KINDS,
-    MODEL_SERVER_KINDS,
-    SERVING_KINDS,
-    SWEEP_KINDS,
-    TRAINING_KINDS,
-    WRAPPER_KINDS,
-    JobKind,
-    Pattern,
-)
+from migrate.vocab import INTERACTIVE_KINDS, SWEEP_KINDS, WRAPPER_KINDS, Pattern
 
 _TRAINING = "training"  # a score of its own before the long/small split; not a Pattern
 # Ties go to the more specific pattern.
@@ -192,7 +182,7 @@ def _maintenance(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | No
     reasons: list[str] = []
     if job.schedule is not None:
         reasons.append(f"runs on a schedule ({job.schedule.cron})")
-    elif facts.kind in CRON_KINDS:
+    elif workloads.on_schedule(facts.kind):
         reasons.append(f"kind {facts.kind}")
     words = sorted(facts.identity_words & MAINTENANCE_WORDS)
     if words:
@@ -234,9 +224,9 @@ def _serving(facts: JobFacts, job: ir.Job) -> tuple[Pattern, list[str]] | None:
         reasons.append(_mentions("command", words))
     if "serving" in facts.phrases:
         reasons.append("starts an inference server (vllm, triton, tgi, ray serve)")
-    if facts.kind in MODEL_SERVER_KINDS:
+    if workloads.is_model_server(facts.kind):
         reasons.append(f"a {facts.kind} exists to serve a model")
-    if reasons and facts.kind in SERVING_KINDS:
+    if reasons and workloads.is_serving(facts.kind):
         reasons.insert(0, f"long-running {facts.kind}")
     return (Pattern.SERVING, reasons) if reasons else None
 
@@ -245,7 +235,7 @@ def _no_traffic(facts: JobFacts, job: ir.Job) -> list[str]:
     """Why a long-running object with nothing for clients is classed by what it runs instead."""
     if ir.batch_groups(job):
         return [f"a {facts.kind} with no Service or served port: batch work in groups of pods"]
-    if facts.kind not in SERVING_KINDS:
+    if not workloads.is_serving(facts.kind):
         return []
     return [f"a long-running {facts.kind} with no Service, port or server command: it serves no traffic"]
 
@@ -282,12 +272,13 @@ def _scores(facts: JobFacts, job: ir.Job) -> dict[str, tuple[int, list[str]]]:
     ml_launchers = sorted(set(facts.launchers) & ML_LAUNCHERS)
     if ml_launchers:
         add(_TRAINING, _STRUCTURE_WEIGHT, "launcher " + ", ".join(ml_launchers))
-    if facts.kind in TRAINING_KINDS:
+    if workloads.is_training(facts.kind):
         add(_TRAINING, _STRUCTURE_WEIGHT, f"kind {facts.kind}")
     if facts.kind in SWEEP_KINDS:  # outweighs what its trials say: each trial trains, the job searches
         add(Pattern.SWEEP, 2 * _STRUCTURE_WEIGHT, f"kind {facts.kind}: a hyperparameter search")
-    if facts.kind == JobKind.RAY_JOB:
-        add(Pattern.BATCH_INFERENCE, _STRUCTURE_WEIGHT - 1, "kind RayJob")
+    declared = workloads.declared(facts.kind)
+    if declared is not None and declared.batch_inference:
+        add(Pattern.BATCH_INFERENCE, _STRUCTURE_WEIGHT - 1, f"kind {facts.kind}")
     if facts.gpus and facts.nodes > 1 and facts.ml:
         add(_TRAINING, _BODY_WEIGHT, f"{facts.nodes} GPU nodes with an ML framework")
     if facts.mpi and not facts.ml:
@@ -303,7 +294,7 @@ def _array_evidence(facts: JobFacts, add: Callable[[str, int, str], None]) -> No
     size = facts.array_size
     words = facts.words()
     trains = words & (TRAIN_WORDS | FINETUNE_WORDS | EVAL_WORDS) or set(facts.launchers) & ML_LAUNCHERS
-    if trains or facts.kind in TRAINING_KINDS:
+    if trains or workloads.is_training(facts.kind):
         add(Pattern.SWEEP, _STRUCTURE_WEIGHT, f"array of {size} training or evaluation tasks")
     elif words & INFERENCE_WORDS:
         add(Pattern.BATCH_INFERENCE, _STRUCTURE_WEIGHT, f"array of {size} inference tasks")

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.site.allocation import allocate
 from migrate.site.allocation_model import ComponentAllocation, JobAllocation, Source
 from migrate.site.config import SiteConfig
 from migrate.translators.shell.servers import SERVER_WORDS, SERVING_PHRASES
-from migrate.vocab import TRAINING_KINDS, Format, JobKind
+from migrate.vocab import Format, JobKind
 
 ML_LAUNCHERS = frozenset(
     ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed", "accelerate")
@@ -161,6 +161,12 @@ class JobFacts:
         return sorted(self.words() & vocabulary)
 
 
+def _mpi_kind(kind: str) -> bool:
+    """A kind whose roles are an mpirun launcher and its workers (MPIJob): MPI whatever it runs."""
+    declared = workloads.declared(kind)
+    return declared is not None and bool(declared.mpi_launcher)
+
+
 def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
     config = config or SiteConfig()
     allocation = allocate(job, config)
@@ -172,12 +178,12 @@ def facts_of(job: ir.Job, config: SiteConfig | None = None) -> JobFacts:
     mpi = (
         any(name in MPI_LAUNCHERS for name in launchers)
         or _srun_mpi(job)
-        or job.kind == JobKind.MPI_JOB
+        or _mpi_kind(job.kind)
         or bool(frozenset(_SPLIT.split(modules)) & MPI_MODULE_WORDS)
     )
     words = frozenset(_SPLIT.split(identity)) & VOCABULARY
     ml = bool((words | command_words) & ML_WORDS) or any(name in ML_LAUNCHERS for name in launchers)
-    ml = ml or job.kind in TRAINING_KINDS
+    ml = ml or workloads.is_training(job.kind)
     limit = allocation.time_limit_s
     kubernetes = job.source.format == "kubernetes"
     return JobFacts(

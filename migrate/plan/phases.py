@@ -15,6 +15,7 @@ from enum import StrEnum
 
 import networkx as nx
 
+from migrate import workloads
 from migrate.graph import model as gm
 from migrate.graph.analysis import FilesystemUse
 from migrate.plan.changes import IMAGE_KINDS
@@ -23,7 +24,7 @@ from migrate.plan.demand import UNASSIGNED, JobDemand
 from migrate.plan.facts import ML_LAUNCHERS
 from migrate.render import plural
 from migrate.site.config import SiteConfig
-from migrate.vocab import CRON_KINDS, Direction, FilesystemKind, FilesystemOrigin, Format, Pattern
+from migrate.vocab import Direction, FilesystemKind, FilesystemOrigin, Format, Pattern
 
 # Monitoring hook kind -> what gives the same signal on the target.
 PARITY_ON_KUBERNETES = {
@@ -119,7 +120,7 @@ def _operators(
         | {j for j in moving if assessments[j].pattern == Pattern.ORCHESTRATION}
     )
     internal = sorted(j for j in moving if graph.nodes[gm.job_node(j)].get(gm.Attr.INTERNAL_DEPENDENCIES))
-    crons = sorted(j for j in moving if assessments[j].facts.kind in CRON_KINDS)
+    crons = sorted(j for j in moving if workloads.on_schedule(assessments[j].facts.kind))
     containers = sorted(j for j in moving if assessments[j].facts.format == Format.KUBERNETES)
     wanted: list[tuple[str, str, list[str]]]
     if direction == Direction.TO_KUBERNETES:

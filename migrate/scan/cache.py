@@ -67,6 +67,8 @@ _CORE_MODULES = (
     "diagnostics.py",
     "secrets.py",
     "yamlload.py",
+    "workloads.py",  # the workload kinds the Kubernetes reader reads, and the table they are kept in
+    "declared.py",
     "scan/discover.py",
     "scan/files.py",
     "scan/scanner.py",

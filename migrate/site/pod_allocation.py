@@ -20,16 +20,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from migrate import ir
-from migrate.devices import DeviceKind, DeviceType, device_type
+from migrate import ir, workloads
+from migrate.devices import GPU, GPU_SLICE, SLICE_TYPE, DeviceKind, DeviceType, device_type
 from migrate.render import plural
 from migrate.site.allocation_model import NodeType, Provenance, Source, Sourced
 from migrate.site.config import DEFAULT_GPUS_PER_NODE, KubernetesSettings
-from migrate.vocab import JobKind
-
-MPI_KINDS = frozenset({JobKind.MPI_JOB})
-RAY_KINDS = frozenset({JobKind.RAY_JOB, JobKind.RAY_CLUSTER})
-_LAUNCHER = "launcher"
 
 
 class PodDevice(NamedTuple):
@@ -62,7 +57,8 @@ def pod_devices(res: ir.Resources) -> tuple[PodDevice, ...]:
     out: list[PodDevice] = []
     if res.gpus_per_node:
         typed = res.gpu_type or ""
-        name = "nvidia.com/mig-" + typed[4:] if typed.startswith("mig-") else "nvidia.com/gpu"
+        sliced = typed.startswith(SLICE_TYPE)
+        name = GPU_SLICE.resource + typed[len(SLICE_TYPE) :] if sliced else GPU.resource
         out.append(PodDevice(name, res.gpus_per_node, device_type(name)))
     for generic in res.generic:
         found = device_type(generic.name)
@@ -73,9 +69,16 @@ def pod_devices(res: ir.Resources) -> tuple[PodDevice, ...]:
 
 def is_launcher(job: ir.Job, comp: ir.Component) -> bool:
     """The MPI Operator's Launcher role, unless ``runLauncherAsWorker`` makes it a worker too."""
-    if job.kind not in MPI_KINDS or comp.name.lower() != _LAUNCHER or len(job.components) < 2:
+    launcher = _mpi_launcher(job)
+    if not launcher or comp.name.lower() != launcher or len(job.components) < 2:
         return False
     return not any(item.key == "runLauncherAsWorker" and item.value.lower() == "true" for item in job.raw)
+
+
+def _mpi_launcher(job: ir.Job) -> str:
+    """The role of the job's kind that only runs mpirun (lower case), or ""."""
+    declared = workloads.declared(job.kind)
+    return declared.mpi_launcher.lower() if declared is not None else ""
 
 
 def pod_count(comp: ir.Component) -> int:
@@ -90,7 +93,7 @@ def group(
     pods = pod_count(comp)
     devices = pod_devices(res)
     accelerator = next((d for d in devices if d.accelerator), None)
-    tasks_per_pod = res.tasks_per_node or 1 if job.kind in MPI_KINDS else 1
+    tasks_per_pod = res.tasks_per_node or 1 if _mpi_launcher(job) else 1
     if is_launcher(job, comp):
         detail = (
             "the MPI Operator's Launcher only runs mpirun: on Slurm the batch step does, on the first node"
@@ -101,10 +104,9 @@ def group(
         one = Sourced(1, Provenance(source, detail))
         return PodGroup(pods, one, pods, False, tasks_per_pod, accelerator, devices)
 
-    if job.kind in RAY_KINDS:  # a Ray cluster on Slurm runs one ray start on each node it holds
-        return one_per_node(
-            Source.OPTION, "one pod per node: a Ray cluster on Slurm runs one ray start per node"
-        )
+    declared = workloads.declared(job.kind)
+    if declared is not None and declared.pod_per_node:  # a Ray cluster: one ray start on each node
+        return one_per_node(Source.OPTION, f"one pod per node: {declared.pod_per_node}")
     if node is None and accelerator is not None and accelerator.type is not None:
         # the common 8-GPU (or 8-device) server, as the plan assumes wherever migrate.yaml says nothing
         per_node = max(1, DEFAULT_GPUS_PER_NODE // accelerator.quantity)

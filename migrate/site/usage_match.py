@@ -37,16 +37,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.site.config import DEFAULT_GPUS_PER_NODE, SiteConfig
 from migrate.site.usage_records import SACCT, AccountingFile, RunRecord
-from migrate.vocab import WRAPPER_KINDS, Format, JobKind
+from migrate.vocab import WRAPPER_KINDS, Format
 
-# Kubernetes kinds whose runs show up in ``kubectl get jobs``: PyTorchJob, MPIJob and Volcano
-# jobs start pods directly, and services never finish.
-JOB_HISTORY_KINDS = frozenset(
-    (JobKind.JOB, JobKind.CRONJOB, JobKind.JOBSET, JobKind.RAY_JOB, JobKind.TRAIN_JOB)
-)
 # A CronJob child is named <cronjob>-<minutes since the epoch>; generateName adds 5 characters
 # from Kubernetes' vowel-free alphabet, so that "eval-model" is never read as "eval" + suffix.
 _CHILD_SUFFIX = re.compile(r"^(.+)-(?:[0-9]{6,}|[bcdfghjklmnpqrstvwxz2456789]{5})$")
@@ -165,7 +160,7 @@ class _Index:
         self.slurm: dict[str, list[ir.Job]] = defaultdict(list)
         self.kubernetes: dict[str, list[ir.Job]] = defaultdict(list)
         for job in jobs:
-            if job.source.format == Format.KUBERNETES and job.kind in JOB_HISTORY_KINDS and job.name:
+            if job.source.format == Format.KUBERNETES and _in_job_history(job) and job.name:
                 self.kubernetes[job.name.lower()].append(job)
             elif job.source.format != Format.KUBERNETES and job.kind not in WRAPPER_KINDS:
                 self.slurm[slurm_name(job).lower()].append(job)
@@ -173,7 +168,7 @@ class _Index:
     def accountable(self, job: ir.Job, origins: set[str]) -> bool:
         """Whether a dump of these origins would show the job had it run."""
         if job.source.format == Format.KUBERNETES:
-            return Format.KUBERNETES in origins and job.kind in JOB_HISTORY_KINDS and bool(job.name)
+            return Format.KUBERNETES in origins and _in_job_history(job) and bool(job.name)
         return SACCT in origins and job.kind not in WRAPPER_KINDS
 
     def choose(self, record: RunRecord) -> tuple[ir.Job | None, list[ir.Job], str]:
@@ -198,8 +193,16 @@ class _Index:
         return best, ties, ""
 
 
+def _in_job_history(job: ir.Job) -> bool:
+    """Its runs show up in ``kubectl get jobs`` (PyTorchJob, MPIJob and Volcano jobs start pods
+    directly, and services never finish): its declaration says."""
+    declared = workloads.declared(job.kind)
+    return declared is not None and declared.job_history
+
+
 def _sized(record: RunRecord, job: ir.Job) -> RunRecord:
-    if job.kind != JobKind.RAY_JOB:
+    declared = workloads.declared(job.kind)
+    if declared is None or not declared.sized_by_job:
         return record
     return replace(record, pods=max(1, job.total_nodes()), gpus=job.total_gpus())
 
@@ -343,7 +346,6 @@ def _unmatched(
 
 
 __all__ = [
-    "JOB_HISTORY_KINDS",
     "JobUsage",
     "UnmatchedRuns",
     "UsageMatch",

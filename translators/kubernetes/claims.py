@@ -5,7 +5,7 @@ A pod that asks for GPUs through DRA names no ``nvidia.com/gpu``; it lists
 requests name a DeviceClass and a count. The claims of the same file are read
 as context (``manifest_context._device_claims``); here each claim the pod names
 adds its devices to the pod's resources, typed through the DeviceClass's
-driver (``migrate.devices.DRA_DRIVERS``): GPUs as GPUs, other devices under the
+driver (``dra_driver`` of the rows of ``migrate.devices``): GPUs as GPUs, other devices under the
 device plugin's resource name. A claim of another file, or of a class whose
 driver is unknown, is kept as a raw item by the reader (its field is not read).
 """

@@ -4,7 +4,8 @@ A Ray head listens on Ray's own ports (GCS, dashboard, client server, metrics): 
 cluster that declares them runs jobs, it serves nobody. Ray Serve's HTTP port is
 for clients only when Serve runs: a RayService's Serve config, or ``serve run`` /
 ``serve deploy`` in a container's command. The ports are listed per kind in
-``kinds.WORKLOAD_KINDS`` (``own_ports``, ``serve_port``, ``serve_config``).
+the workload kinds' declarations (``migrate/workloads.py``: ``own_ports``, ``serve_port``,
+``serve_config``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from migrate import ir
+from migrate import ir, workloads
 
 from . import kinds
 
@@ -49,7 +50,7 @@ def pod_ports(workload: kinds.WorkloadKind, ports: Iterable[int], serves: bool) 
 
 def by_ir_kind(kind: str) -> kinds.WorkloadKind | None:
     """The table entry of an IR job's kind (for a second pass that has only the job)."""
-    return next((w for w in kinds.WORKLOAD_KINDS if w.ir_kind == kind), None)
+    return workloads.declared(kind)
 
 
 def serves(job_ports: Iterable[int], workload: kinds.WorkloadKind) -> bool:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from migrate import ir
-from migrate.translators.declared import Declared
+from migrate.declared import Declared
 
 from . import batchjob, cron, jobset, kinds, leaderworkerset, lws, rayjob, training, volcano
 from .flavors import (

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from migrate.devices import GPU
 from migrate.names import dns1123_label
 from migrate.site.allocation_model import NodeType
 
 from .site import Site
 
-GPU_PRODUCT = "nvidia.com/gpu.product"
+GPU_PRODUCT = GPU.node_label  # the label of the device the IR's GPUs are written as
 
 
 class ProductValues(NamedTuple):

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from migrate import ir
+from migrate import devices, ir
 from migrate.secrets import REDACTED, looks_like_secret
 from migrate.vocab import (
     ContainerRuntime,
@@ -515,7 +515,7 @@ def _monitoring(image: str | None, env: list[ir.EnvVar], line: int, facts: PodFa
 
 def _gpu_type(node_selector: list[tuple[str, str]]) -> str | None:
     for key, value in node_selector:
-        if key in kinds.GPU_PRODUCT_LABELS and value:
+        if key in kinds.gpu_product_labels() and value:
             return value
     return None
 
@@ -532,7 +532,7 @@ def _required_node_affinity(view: ObjectView, path: Path) -> tuple[str | None, s
             operator = view.string((*epath, "operator")) or ""
             values = view.strings((*epath, "values"))
             parts.append(f"{key} {operator} ({','.join(values)})" if values else f"{key} {operator}")
-            if key in kinds.GPU_PRODUCT_LABELS and operator == "In" and values:
+            if key in kinds.gpu_product_labels() and operator == "In" and values:
                 gpu_type = "|".join(values)
         if parts:
             summaries.append(" and ".join(parts))
@@ -566,7 +566,7 @@ def _usage(view: ObjectView, path: Path) -> _Usage:
             view.touch(qpath)
             usage.lines.setdefault(str(name), view.line(qpath))
             if quantity is None and has_placeholder(value):
-                role = PlaceholderRole.GPUS if str(name) in kinds.GPU_RESOURCES else PlaceholderRole.OTHER
+                role = PlaceholderRole.GPUS if devices.is_whole_gpu(str(name)) else PlaceholderRole.OTHER
                 view.placeholder(qpath, str(value), role)
                 continue  # a template: reported once as K8S-TEMPLATED, the request unknown
             if quantity is None or quantity < 0:
@@ -647,11 +647,13 @@ def _resources(
             )
             continue
         count = int(quantity)
-        if name in kinds.GPU_RESOURCES:
+        found = devices.device_type(name)
+        kind = found.kind if found is not None else None
+        if kind == devices.DeviceKind.GPU:
             gpus = (gpus or 0) + count
-        elif name.startswith(kinds.MIG_RESOURCE_PREFIX):
+        elif found is not None and kind == devices.DeviceKind.GPU_SLICE:
             gpus = (gpus or 0) + count
-            gpu_type = gpu_type or "mig-" + name[len(kinds.MIG_RESOURCE_PREFIX) :]
+            gpu_type = gpu_type or devices.SLICE_TYPE + (found.model(name) or "")
         else:
             generic.append(ir.GenericResource(name, count))
     return ir.Resources(

@@ -1,7 +1,7 @@
 """The names of the Kubernetes objects read beside the workloads, as ``kind:`` spells them.
 
 Workloads are ``JobKind`` (``migrate.vocab``) and their fields are declared in
-``kinds.py``; these are the objects around them that a scan reads for context
+``migrate/workloads.py``; these are the objects around them that a scan reads for context
 (storage, queues, monitoring, devices, node pools) and the ``List`` that holds
 other objects. Code compares members of ``ObjectKind``, never the spellings.
 """

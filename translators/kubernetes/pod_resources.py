@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from migrate import ir
+from migrate import devices, ir
 from migrate.names import dns1123_label
 from migrate.render import plural
 from migrate.site.allocation import allocate, missing_fabric_devices
@@ -30,7 +30,7 @@ from migrate.vocab import GresScope
 from .gpu_labels import GPU_PRODUCT, no_node_holds, product_values
 from .translation_context import Context
 
-GPU = "nvidia.com/gpu"
+GPU = devices.GPU.resource  # what the IR's GPUs are asked as; a MIG profile as its slice's
 _MIG_TYPE = re.compile(r"[0-9]+g\.[0-9]+gb\Z")
 _FEATURE = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 # What the site config would name for a fast network's devices, in the note that it names none.
@@ -428,10 +428,11 @@ def _gpus(
     item = ctx.option(long, text, index)
     whole = f"; --exclusive gives all {gpus} of the node's" if gpus > asked else ""
     if len(types) == 1 and _MIG_TYPE.match(types[0]):
-        out.resources[f"nvidia.com/mig-{types[0]}"] = str(gpus)
+        mig = devices.GPU_SLICE.resource + types[0]
+        out.resources[mig] = str(gpus)
         ctx.fidelity.approximated(
             item,
-            f"MIG slice nvidia.com/mig-{types[0]} x {gpus} (needs the GPU operator's mixed MIG strategy)",
+            f"MIG slice {mig} x {gpus} (needs the GPU operator's mixed MIG strategy)",
             line,
         )
         return

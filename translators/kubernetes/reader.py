@@ -16,7 +16,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TypeVar
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.translators.interfaces import NO_CONTEXT, ReadContext
@@ -217,7 +217,7 @@ def _labels(obj: K8sObject) -> dict[object, object]:
 
 def _guess_api_version(kind: str) -> str:
     """For a missing apiVersion: the built-in kind of that name, else the core group."""
-    for workload in kinds.WORKLOAD_KINDS:
+    for workload in workloads.workload_kinds():
         if workload.kind == kind and kinds.is_builtin_group(workload.group):
             return f"{workload.group}/{workload.versions[0]}" if workload.group else workload.versions[0]
     return "v1"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrate import ir
+from migrate.devices import GPU
 from migrate.names import job_file_name
 from migrate.site.allocation_model import Source
 from migrate.site.task_layout import job_layout, layout_text
@@ -187,7 +188,7 @@ def environment(
             _lit("SLURM_JOB_GPUS", ",".join(str(i) for i in range(gpus))),
             # Slurm sets it to the job's GPUs; the device plugin sets only NVIDIA_VISIBLE_DEVICES,
             # and the container sees its GPUs as 0..N-1
-            _lit("CUDA_VISIBLE_DEVICES", ",".join(str(i) for i in range(gpus))),
+            _lit(GPU.visible_devices, ",".join(str(i) for i in range(gpus))),
         ]
     if res.mem_per_node_mb:
         env.append(_lit("SLURM_MEM_PER_NODE", res.mem_per_node_mb))

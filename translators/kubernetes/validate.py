@@ -45,6 +45,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
+from migrate import workloads
 from migrate.diagnostics import Collector
 from migrate.translators.argo import fields as argo_fields
 from migrate.translators.argo import validate as argo_validate
@@ -406,7 +407,8 @@ class _Store:
             if "const" in props.get("apiVersion", {}) and "const" in props.get("kind", {}):
                 self.custom[(props["apiVersion"]["const"], props["kind"]["const"])] = schema["$id"]
         self._registry: Registry[Any] = Registry().with_resources(pairs)
-        self._validators: dict[tuple[str, str], Draft202012Validator | None] = {}
+        # (apiVersion, kind, the schema its declaration names) -> validator
+        self._validators: dict[tuple[str, str, str], Draft202012Validator | None] = {}
         self._by_id: dict[str, Draft202012Validator] = {}
 
     def schema_validator(self, schema_id: str) -> Draft202012Validator:
@@ -416,10 +418,24 @@ class _Store:
         return self._by_id[schema_id]
 
     def validator(self, api_version: str, kind: str) -> Draft202012Validator | None:
-        key = (api_version, kind)
+        schema = _declared_schema(api_version, kind)
+        key = (api_version, kind, schema)
         if key not in self._validators:
-            self._validators[key] = self._build(api_version, kind)
+            self._validators[key] = self._declared(schema) if schema else self._build(api_version, kind)
         return self._validators[key]
+
+    def _declared(self, schema: str) -> Draft202012Validator:
+        """The validator of the schema a workload kind's declaration names: a file of ``schemas/``,
+        or a path of its own."""
+        found = (
+            Path(schema)
+            if Path(schema).is_absolute()
+            else resources.files(_SCHEMA_PACKAGE) / "schemas" / schema
+        )
+        contents = json.loads(found.read_text(encoding="utf-8"))
+        if contents["$id"] not in self._registry:
+            self._registry = self._registry.with_resource(contents["$id"], Resource.from_contents(contents))
+        return Draft202012Validator({"$ref": contents["$id"]}, registry=self._registry)
 
     def _build(self, api_version: str, kind: str) -> Draft202012Validator | None:
         if key := self.custom.get((api_version, kind)):
@@ -445,8 +461,23 @@ def _store(k8s_version: str) -> _Store:
 
 
 def supported_custom_kinds(k8s_version: str = K8S_VERSION) -> list[tuple[str, str]]:
-    """(apiVersion, kind) of every custom resource with a schema in ``schemas/``."""
-    return sorted(_store(k8s_version).custom)
+    """(apiVersion, kind) of every custom resource with a schema in ``schemas/`` or declared."""
+    declared = {(f"{w.group}/{w.versions[0]}", w.kind) for w in workloads.workload_kinds() if w.schema}
+    return sorted(set(_store(k8s_version).custom) | declared)
+
+
+def _declared_workload(api_version: str, kind: str) -> workloads.WorkloadKind | None:
+    """The workload kind declared for this apiVersion and kind, when it knows the version."""
+    group, _, version = api_version.rpartition("/")
+    found = workloads.workload_kind(group, kind)
+    return found if found is not None and version in found.versions else None
+
+
+def _declared_schema(api_version: str, kind: str) -> str:
+    """The schema a workload kind's declaration names for its preferred version, or ""."""
+    found = _declared_workload(api_version, kind)
+    preferred = found is not None and api_version.rpartition("/")[2] == found.versions[0]
+    return found.schema if found is not None and preferred else ""
 
 
 def unapplied_core_facts(k8s_version: str = K8S_VERSION) -> list[str]:
@@ -547,41 +578,10 @@ _FORMATS: dict[str, tuple[re.Pattern[str], int, str]] = {
     "dns1035": (_DNS1035_LABEL, 63, "a DNS-1035 label (a lowercase letter first, then letters, digits, '-')"),
 }
 
-# A Volcano CronJob's Jobs: its name and a suffix of this many characters, within 63.
-_CRON_SUFFIX = 11
-_CRON_BASE_NAME_MAX = 63 - _CRON_SUFFIX
-# (apiVersion, kind) -> (name format, maximum length, why the limit)
+# (apiVersion, kind) -> (name format, maximum length, why the limit), for the objects that are no
+# workload; a workload kind's declaration gives its own (``name_rule``).
 _NAME_RULES: dict[tuple[str, str], tuple[str, int, str]] = {
-    ("batch/v1", "Job"): ("subdomain", 63, "the name becomes the job-name label of its pods"),
-    ("batch/v1", "CronJob"): ("subdomain", 52, "its Jobs are named <name>-<11 characters>"),
-    ("batch.volcano.sh/v1alpha1", "Job"): ("subdomain", 63, "the Volcano webhook wants a qualified name"),
-    ("batch.volcano.sh/v1alpha1", "CronJob"): (
-        "subdomain",
-        _CRON_BASE_NAME_MAX,
-        f"its Volcano Jobs are named <name>-<{_CRON_SUFFIX} characters>",
-    ),
     ("v1", "Service"): ("dns1035", 63, "Service names are DNS-1035 labels"),
-    ("apps/v1", "StatefulSet"): (
-        "label",
-        52,
-        "pods get the label controller-revision-hash=<name>-<hash>, which must fit in 63 characters",
-    ),
-    ("kubeflow.org/v1", "PyTorchJob"): ("dns1035", 63, "the training operator wants a DNS-1035 label"),
-    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): (
-        "dns1035",
-        63,
-        "the TrainJob CRD wants an RFC 1035 label",
-    ),
-    ("ray.io/v1", "RayJob"): (
-        "dns1035",
-        47,
-        "KubeRay adds 6 characters for the RayCluster, whose names stop at 53",
-    ),
-    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): (
-        "dns1035",
-        63,
-        "the webhook wants a DNS-1035 label: the controller names its headless Service after it",
-    ),
     ("kueue.x-k8s.io/v1beta1", "LocalQueue"): (
         "subdomain",
         63,
@@ -696,7 +696,9 @@ def _check_identity(
     if not isinstance(meta, Mapping):
         yield ["metadata"], "missing required field 'metadata'"
         return
-    fmt, limit, why = _NAME_RULES.get((api_version, kind), ("subdomain", 253, ""))
+    declared = _declared_workload(api_version, kind)
+    rule = declared.name_rule if declared is not None else None
+    fmt, limit, why = rule or _NAME_RULES.get((api_version, kind), ("subdomain", 253, ""))
     name = meta.get("name")
     prefix = meta.get("generateName")
     if "name" in meta:
@@ -888,7 +890,7 @@ def _rules_volcano_cronjob(obj: Mapping[str, Any]) -> Issues:
     template = _dig(spec, "jobTemplate")
     name = _dig(obj, "metadata", "name")
     if isinstance(template, Mapping):
-        job_name = f"{name}-{'0' * (_CRON_SUFFIX - 1)}" if isinstance(name, str) else None
+        job_name = f"{name}-{'0' * (workloads.CRON_SUFFIX - 1)}" if isinstance(name, str) else None
         job = {"metadata": {"name": job_name}, "spec": template.get("spec")}
         for where, message in _rules_volcano_job(job):
             yield ["spec", "jobTemplate", *where], message

@@ -15,10 +15,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.secrets import REDACTED
 from migrate.translators.job_variables import SLURM
-from migrate.vocab import EnvOrigin, FidelityStatus, JobKind, SecretKind
+from migrate.vocab import EnvOrigin, FidelityStatus, SecretKind
 
 from . import kubevars, shape
 from .configmaps import ConfigMaps
@@ -321,12 +321,17 @@ def per_task_value(job: ir.Job, path: str, pods_per_job: int) -> tuple[str, str]
             f"$((SLURM_PROCID / {per_job}))",
             f"each srun task's SLURM_PROCID / {per_job} (the pods of one Job)",
         )
-    if _COMPLETION_INDEX.fullmatch(path) and job.kind == JobKind.JOBSET and per_job > 1:
+    if _COMPLETION_INDEX.fullmatch(path) and _replicas_are_jobs(job) and per_job > 1:
         return (
             f"$((SLURM_PROCID % {per_job}))",
             f"each srun task's SLURM_PROCID modulo {per_job} (its place within its Job)",
         )
     return None
+
+
+def _replicas_are_jobs(job: ir.Job) -> bool:
+    declared = workloads.declared(job.kind)
+    return declared is not None and declared.replicas_are_jobs
 
 
 def _lws_field(job: ir.Job, path: str) -> tuple[str, FidelityStatus, str] | None:
@@ -362,7 +367,7 @@ def _lws_field(job: ir.Job, path: str) -> tuple[str, FidelityStatus, str] | None
 
 def field_value(job: ir.Job, path: str) -> tuple[str | None, FidelityStatus, str]:
     """Shell text for a downward-API field: (value or None, fidelity status, reason)."""
-    if job.kind == JobKind.LEADER_WORKER_SET:
+    if workloads.launch_of(job.kind) == shape.LWS:
         found = _lws_field(job, path)
         if found is not None:
             return found

@@ -34,17 +34,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.render import plural
 from migrate.translators.job_variables import SLURM, bash_value
-from migrate.vocab import JobKind
 
 from . import environment, kube_steps, launch, shape, volumes
 from .configmaps import ConfigMaps
 from .context import Context
 from .header import Header
 from .quoting import shell_word
-from .shape import Part, Stage
+from .shape import LWS, Part, Stage
 from .volumes import Mounts
 
 LEADER_ADDRESS = "LWS_LEADER_ADDRESS"
@@ -59,7 +58,7 @@ _PLAIN_EXPORT = re.compile(r"export [A-Za-z_][A-Za-z0-9_]*=")
 
 
 def is_groups(ctx: Context) -> bool:
-    return ctx.job.kind == JobKind.LEADER_WORKER_SET
+    return workloads.launch_of(ctx.job.kind) == LWS
 
 
 def _line(job: ir.Job) -> int | None:

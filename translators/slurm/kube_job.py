@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.devices import DeviceKind
 from migrate.render import plural
 from migrate.site import pod_allocation
 from migrate.site.allocation import node_type
 from migrate.site.config import KubernetesSettings
-from migrate.vocab import FidelityStatus, JobKind, PlaceholderRole
+from migrate.vocab import FidelityStatus, PlaceholderRole
 
 from . import (
     array_values,
@@ -42,8 +42,6 @@ from .script import Script
 from .shape import LWS, MPI, RAY, Part, Stage
 from .volumes import FILES_DIR, FILES_SETUP, SCRATCH_SETUP, Mounts
 
-KUBERNETES_DEFAULT_BACKOFF = 6  # batch/v1 Job backoffLimit when unset
-_BATCH_KINDS = frozenset({JobKind.JOB, JobKind.CRONJOB, JobKind.POD})
 RETRY_HELPER = r"""# migrate_retry N CMD...: run CMD, again up to N times while it fails (backoffLimit)
 migrate_retry() {
   local left=$1 rc=0
@@ -211,7 +209,9 @@ def _array(ctx: Context, stage: Stage, header: Header) -> str | None:
             )
         return spec
     comp = stage.parts[0].main
-    if job.kind in _BATCH_KINDS and len(stage.parts) == 1 and comp.replicas > 1 and len(job.components) == 1:
+    declared = workloads.declared(job.kind)
+    alike = declared is not None and declared.job_spec_pods
+    if alike and len(stage.parts) == 1 and comp.replicas > 1 and len(job.components) == 1:
         completions = next(
             (int(i.value) for i in ctx.raw("completions") if (i.value.isascii() and i.value.isdigit())),
             comp.replicas,
@@ -262,11 +262,10 @@ def _retries(ctx: Context) -> tuple[int, str]:
         return failure.retries_per_index, f"backoffLimitPerIndex {failure.retries_per_index}"
     if failure.max_retries is not None:
         return failure.max_retries, f"backoff limit {failure.max_retries}"
-    if ctx.job.kind in _BATCH_KINDS and ctx.job.kind != JobKind.POD:
-        return (
-            KUBERNETES_DEFAULT_BACKOFF,
-            f"backoffLimit unset (Kubernetes' default {KUBERNETES_DEFAULT_BACKOFF})",
-        )
+    declared = workloads.declared(ctx.job.kind)
+    if declared is not None and declared.default_retries is not None:
+        default = declared.default_retries
+        return default, f"backoffLimit unset (Kubernetes' default {default})"
     return 0, ""
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.render import plural
 from migrate.vocab import ContainerRuntime, ContainerStage, EnvOrigin
 
@@ -214,7 +214,7 @@ def plain_or_torch(
     if (
         part.launch == TORCH
         and not prog.uses_entrypoint
-        and (part.nodes > 1 or ctx.job.kind in shape.TORCH_KINDS)
+        and (part.nodes > 1 or workloads.launch_of(ctx.job.kind) == TORCH)
     ):
         argv, why = launch.torch_program(ctx, part, prog.argv, raw)
         ctx.fidelity.mapped(

@@ -17,8 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from migrate import ir
-from migrate.vocab import JobKind
+from migrate import ir, workloads
 
 from . import kubevars
 from .context import NO_RUNTIME, Context
@@ -215,7 +214,8 @@ def torch_program(ctx: Context, part: Part, argv: list[str], raw_words: list[str
             *kept,
             *argv[i:],
         ], "torchrun gets its node count and c10d rendezvous from the allocation"
-    per_pod = ctx.job.kind == JobKind.PYTORCH_JOB
+    declared = workloads.declared(ctx.job.kind)
+    per_pod = declared is not None and declared.program_per_pod
     if per_pod or not raw_words or not posixpath.basename(raw_words[0]).startswith("python"):
         pass  # the training operator starts the pod's program once: one task per pod, below
     elif len(raw_words) >= 2:

@@ -22,23 +22,20 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from migrate import ir
-from migrate.vocab import ContainerStage, DependencyType, EnvOrigin, JobKind
+from migrate import ir, workloads
+from migrate.vocab import ContainerStage, DependencyType, EnvOrigin
+from migrate.workloads import Launch
 
-PLAIN = "plain"
-TORCH = "torch"
-MPI = "mpi"
-RAY = "ray"
-LWS = "lws"
+# The launch styles: each kind declares its own (migrate/workloads.py); a group of roles of
+# another kind may still run torch by its program.
+PLAIN = Launch.PLAIN
+TORCH = Launch.TORCH
+MPI = Launch.MPI
+RAY = Launch.RAY
+LWS = Launch.LWS
 
 TORCH_PROGRAMS = frozenset({"torchrun", "torch.distributed.run", "torch.distributed.launch"})
 MPI_PROGRAMS = frozenset({"mpirun", "mpiexec", "orterun"})
-# Kinds whose pods form one distributed torch job.
-TORCH_KINDS = frozenset({JobKind.PYTORCH_JOB, JobKind.HYPERPOD_PYTORCH_JOB, JobKind.TRAIN_JOB})
-# Kinds whose roles are an mpirun launcher and its workers.
-MPI_KINDS = frozenset(
-    {JobKind.MPI_JOB, JobKind.VOLCANO_JOB, JobKind.VOLCANO_JOB_TEMPLATE, JobKind.VOLCANO_CRONJOB}
-)
 _LAUNCHER_ROLES = frozenset({"launcher"})
 
 
@@ -49,7 +46,7 @@ class Part:
     name: str
     roles: list[ir.Component]  # the source roles merged into this group
     nodes: int
-    launch: str = PLAIN
+    launch: Launch = PLAIN
     launcher: ir.Component | None = None  # MPI: the role whose mpirun line is run (its pod is not)
     note: str = ""  # why roles were merged or resources approximated
     # How the pods land on Slurm nodes, once the partition is known (``kube_job._resources``).
@@ -108,7 +105,7 @@ def _same_program(a: ir.Component, b: ir.Component) -> bool:
     return (ca.image, ca.command, ca.args, ca.workdir) == (cb.image, cb.command, cb.args, cb.workdir)
 
 
-def _group(name: str, roles: list[ir.Component], launch: str) -> Part:
+def _group(name: str, roles: list[ir.Component], launch: Launch) -> Part:
     """Roles run as one group of nodes; differing resources take the largest of each."""
     res = roles[0].resources
     note = ""
@@ -139,9 +136,9 @@ def _largest(a: ir.Resources, b: ir.Resources) -> ir.Resources:
     )
 
 
-def launch_style(job: ir.Job, roles: list[ir.Component]) -> str:
+def launch_style(job: ir.Job, roles: list[ir.Component]) -> Launch:
     """How a group of roles starts its program."""
-    if job.kind in TORCH_KINDS:
+    if workloads.launch_of(job.kind) == TORCH:  # its pods form one distributed torch job
         return TORCH
     programs = {program_name(words(container_of(r))) for r in roles}
     if programs & TORCH_PROGRAMS:
@@ -161,7 +158,7 @@ def _mpi_launcher(job: ir.Job) -> ir.Component | None:
         if (
             comp.name.lower() in _LAUNCHER_ROLES
             or argv_program in MPI_PROGRAMS
-            or (launched & MPI_PROGRAMS and job.kind not in TORCH_KINDS)
+            or (launched & MPI_PROGRAMS and workloads.launch_of(job.kind) != TORCH)
         ):
             return comp
     return None
@@ -170,11 +167,12 @@ def _mpi_launcher(job: ir.Job) -> ir.Component | None:
 def stages(job: ir.Job, name: str) -> list[Stage]:
     """The batch scripts a Kubernetes workload becomes."""
     comps = list(job.components)
-    if job.kind == JobKind.RAY_JOB:
+    style = workloads.launch_of(job.kind)
+    if style == RAY:
         return [Stage(name, [_group("ray", comps, RAY)])]
-    if job.kind == JobKind.LEADER_WORKER_SET and comps:
+    if style == LWS and comps:
         return [Stage(name, group_parts(job))]
-    launcher = _mpi_launcher(job) if job.kind in MPI_KINDS else None
+    launcher = _mpi_launcher(job) if style == MPI else None
     if launcher is not None:
         workers = [c for c in comps if c is not launcher] or [launcher]
         part = _group("workers", workers, MPI)

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from migrate import ir
+from migrate import ir, workloads
 from migrate.diagnostics import Collector
 from migrate.fidelity import Edge, Translation, wrapper_translation
 from migrate.site.config import SiteConfig
-from migrate.vocab import SERVING_KINDS, FidelityStatus, Format, JobKind
+from migrate.vocab import FidelityStatus, Format
 
 from . import chain, kube_job, migrated, native, scron, sweep
 from .context import Context, runtime_for
@@ -120,7 +120,7 @@ def stays_serving(job: ir.Job) -> bool:
     """
     if ir.batch_groups(job):
         return False
-    return job.kind in SERVING_KINDS or bool(job.services and job.source.format != Format.SLURM)
+    return workloads.is_serving(job.kind) or bool(job.services and job.source.format != Format.SLURM)
 
 
 def _notes(ctx: Context) -> list[str]:
@@ -149,7 +149,7 @@ def _describe(ctx: Context, scripts: list[Script]) -> tuple[str, str]:
     header = scripts[0].header
     hetjob = len(scripts[0].components) > 1
     nodes = header.value("nodes") or "1"
-    groups = job.kind == JobKind.LEADER_WORKER_SET
+    groups = workloads.launch_of(job.kind) == workloads.Launch.LWS
     if hetjob:
         copies = scripts[0].copies
         return "hetjob", (

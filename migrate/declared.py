@@ -1,8 +1,9 @@
 """A table of declarations by name, in the order they were registered.
 
-The variants declared once each (the Kubernetes flavors, the container runtimes) keep theirs in a
-``Declared``: ``register`` adds one that passes the variant's own check, ``registered`` adds some
-for a ``with`` block and restores the table after it, as the tests do.
+The variants declared once each (the workload kinds, the devices, the Kubernetes flavors, the container
+runtimes) keep theirs in a ``Declared``: ``register`` adds one that passes the variant's own check,
+``registered`` adds some for a ``with`` block and restores the table after it, as the tests do. It is
+in the core, where the workload kinds and the devices are declared.
 """
 
 from __future__ import annotations
