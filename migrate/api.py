@@ -378,15 +378,9 @@ def run_translate(
 
 
 def _check_workflow(workflow: str) -> None:
-    if workflow not in k8s_chains.WORKFLOWS:
+    if workflow not in k8s_chains.workflows():
         raise UsageError(
-            f"unknown --workflow {workflow!r}; expected one of {', '.join(k8s_chains.WORKFLOWS)}"
-        )
-    available = k8s_chains.renderers()
-    if workflow not in available:
-        raise UsageError(
-            f"--workflow {workflow} is not available in this installation; "
-            f"use one of {', '.join(sorted(available))}"
+            f"unknown --workflow {workflow!r}; expected one of {', '.join(k8s_chains.workflows())}"
         )
 
 

@@ -28,7 +28,6 @@ from conftest import REPO
 
 from migrate import cli
 from migrate.outputs import STAGING_PREFIX, OutputTree
-from migrate.translators.kubernetes import chains
 
 SBATCH = "#!/bin/bash\n#SBATCH --job-name=demo\n#SBATCH --nodes=2\n#SBATCH --frobnicate=3\nsrun hostname\n"
 # What a hint can start with: the message must say what to do, not only what is wrong.
@@ -150,8 +149,6 @@ def test_workflow_names(probe: Probe, tree: Path) -> None:
     cli_error(probe, *argv, "--workflow", "airflow", what=("unknown --workflow", "argo, jobflow, script"))
     argv = ("report", jobs, "--to", "kubernetes", "--translate", "--out", out, "--workflow", "airflow")
     cli_error(probe, *argv, what=("unknown --workflow", "argo, jobflow, script"))
-    if "argo" not in chains.renderers():
-        cli_error(probe, *argv, "--workflow", "argo", what=("--workflow argo is not available", "jobflow"))
     assert not (tree / "out").exists()
 
 

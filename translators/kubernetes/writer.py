@@ -416,7 +416,7 @@ def render_index(paths: list[str]) -> dict[str, str]:
 def render_chain(
     translations: list[Translation], edges: list[Edge], folders: dict[str, str], workflow: str | None = None
 ) -> dict[str, str]:
-    """The dependency chains on the engine ``--workflow`` names (``chains.WORKFLOWS``)."""
+    """The dependency chains on the engine ``--workflow`` names (``chains.ENGINES``)."""
     return chains.render(workflow, translations, edges, folders)
 
 
@@ -427,7 +427,7 @@ def chain_file(workflow: str | None) -> str:
 
 def chain_flavor(workflow: str | None) -> str | None:
     """The flavor the jobs of a chain must have for ``workflow`` (a JobFlow holds Volcano Jobs)."""
-    return flavors.VOLCANO if workflow == chains.JOBFLOW else None
+    return chains.chain_flavor(workflow)
 
 
 __all__ = [
