@@ -14,7 +14,8 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -467,6 +468,25 @@ def _usage_error(exc: api.UsageError) -> typer.Exit:
     return typer.Exit(2)
 
 
+@contextmanager
+def _usage_errors() -> Iterator[None]:
+    """A usage error inside the block is its one line on stderr and exit status 2."""
+    from migrate import UsageError
+
+    try:
+        yield
+    except UsageError as exc:
+        raise _usage_error(exc) from None
+
+
+def _checked_inputs(
+    paths: list[str], set_values: list[str] | None, env_file: list[str] | None, helm_values: list[str] | None
+) -> TemplateInputs:
+    """The paths checked, then the template values the command was given."""
+    _check_paths(paths)
+    return _template_inputs(set_values, env_file, helm_values)
+
+
 def _template_inputs(
     set_values: list[str] | None, env_file: list[str] | None, helm_values: list[str] | None
 ) -> TemplateInputs:
@@ -667,9 +687,8 @@ def plan_command(
     from migrate import api
     from migrate.plan.planner import plan_json
 
-    _check_paths(paths)
-    templating = _template_inputs(set_values, env_file, helm_values)
-    try:
+    templating = _checked_inputs(paths, set_values, env_file, helm_values)
+    with _usage_errors():
         run = api.run_plan(
             paths,
             to.value,
@@ -681,8 +700,6 @@ def plan_command(
             inventory=inventory or [],
             coexistence=coexistence,
         )
-    except api.UsageError as exc:
-        raise _usage_error(exc) from None
     _say_config(run.config_path)
     if output_format is OutputFormat.json:
         sys.stdout.write(plan_json(run.plan))
@@ -787,9 +804,8 @@ def report_command(
 
     choice = _writer_choice(to, flavor, container_runtime)
     chain_engine = _workflow_choice(to, workflow)
-    _check_paths(paths)
-    templating = _template_inputs(set_values, env_file, helm_values)
-    try:
+    templating = _checked_inputs(paths, set_values, env_file, helm_values)
+    with _usage_errors():
         translations = None
         if translate:
             translated = api.run_translate(
@@ -818,8 +834,6 @@ def report_command(
             coexistence=coexistence,
             templating=templating,
         )
-    except api.UsageError as exc:
-        raise _usage_error(exc) from None
     _say_config(run.config_path)
     summary = run.plan.to_dict()["summary"]
     _out().print(
@@ -850,12 +864,9 @@ def graph_command(
     """Export the graph of jobs, storage, monitoring, images, queues and dependencies."""
     from migrate import api
 
-    _check_paths(paths)
-    templating = _template_inputs(set_values, env_file, helm_values)
-    try:
+    templating = _checked_inputs(paths, set_values, env_file, helm_values)
+    with _usage_errors():
         run = api.run_graph(paths, out, config=config, force=force, templating=templating)
-    except api.UsageError as exc:
-        raise _usage_error(exc) from None
     _say_config(run.config_path)
     _out().print(
         f"{_plural(run.graph.number_of_nodes(), 'node')}, {_plural(run.graph.number_of_edges(), 'edge')}; "
@@ -895,9 +906,8 @@ def translate_command(
     # Towards Slurm the writer's one choice is how containers run; towards Kubernetes, the object.
     choice = _writer_choice(to, flavor, container_runtime)
     chain_engine = _workflow_choice(to, workflow)
-    _check_paths(paths)
-    templating = _template_inputs(set_values, env_file, helm_values)
-    try:
+    templating = _checked_inputs(paths, set_values, env_file, helm_values)
+    with _usage_errors():
         run = api.run_translate(
             paths,
             to.value,
@@ -911,8 +921,6 @@ def translate_command(
             templating=templating,
             style=_style_choice(to, style),
         )
-    except api.UsageError as exc:
-        raise _usage_error(exc) from None
     _say_config(run.config_path)
     if output_format is OutputFormat.json:
         sys.stdout.write(json.dumps(run.to_dict(), indent=1, ensure_ascii=False) + "\n")
@@ -1050,12 +1058,9 @@ def init_command(
     """Write a starter migrate.yaml from a scan, with REPLACE-ME where only the site knows the answer."""
     from migrate import api
 
-    _check_paths(paths)
-    templating = _template_inputs(set_values, env_file, helm_values)
-    try:
+    templating = _checked_inputs(paths, set_values, env_file, helm_values)
+    with _usage_errors():
         run = api.run_init(paths, out, site=site, force=force, templating=templating)
-    except api.UsageError as exc:
-        raise _usage_error(exc) from None
     _out().print(
         f"wrote {', '.join(run.written)}: {_plural(run.placeholders, 'value')} to fill in (REPLACE-ME)"
     )
