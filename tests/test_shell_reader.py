@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -323,3 +325,19 @@ def test_compound_path_agrees_with_bashlex_on_generated_statements(text: str) ->
     except BashlexError:
         pytest.fail(f"compound path taken but bashlex rejects {text!r}")
     assert parsed == tolerant, text
+
+
+_BASHLEX_PROBE = """
+import sys
+from migrate.translators.shell.reader import read_script
+read_script("#!/bin/bash\\nfor i in 1 2; do srun hostname; done\\nif true; then echo a; fi\\n")
+before = "bashlex" in sys.modules
+read_script("echo done\\r\\n")  # a carriage return: only bashlex reads it as bash does
+print(before, "bashlex" in sys.modules)
+"""
+
+
+def test_bashlex_is_imported_by_the_first_statement_that_needs_it() -> None:
+    """Its parser's tables are built as it is imported; a script the other paths read never needs it."""
+    out = subprocess.run([sys.executable, "-c", _BASHLEX_PROBE], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

@@ -33,7 +33,6 @@ from functools import lru_cache, partial
 from . import pieces, remembered
 from .lexer import NEWLINE, WORD, Lexed, Token, blank_comments, is_assignment, lex, line_finder, substitutions
 from .model import Command, CommandOrigin, Word, shift_command
-from .parsed import BashlexError, drafts_from_bashlex
 from .slices import Cuts
 from .split import (
     R_BACKGROUND,
@@ -220,6 +219,10 @@ def _read_statement(text: str, depth: int, lexed: Lexed, structure: Structure) -
         if not reason and compound_path(text, lexed, structure):
             commands = _tolerant(text, lexed, structure, line_of)
         elif not reason:
+            # bashlex builds its parser's tables as it is imported (a seventh of a second), and most
+            # sites have no statement that needs it: imported by the first that does
+            from .parsed import BashlexError, drafts_from_bashlex
+
             try:
                 commands = [d.freeze(text, line_of) for d in drafts_from_bashlex(text, lexed, line_of)]
             except BashlexError as exc:
