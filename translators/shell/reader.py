@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
 from . import pieces, remembered
-from .lexer import NEWLINE, WORD, Lexed, Token, blank_comments, is_assignment, lex, line_finder, substitutions
+from .lexer import NEWLINE, WORD, Lexed, Token, blank_comments, is_assignment, lex, line_finder
+from .lexer import substitutions as _substitutions
 from .model import Command, CommandOrigin, Word, shift_command
 from .slices import Cuts
 from .split import (
@@ -50,6 +51,9 @@ from .split import (
 )
 from .tolerant import commands_from_tokens
 
+# Words that run commands come back across a site ("$(date +%s)", "$(hostname)"), and finding their
+# substitutions lexes each one: found once per spelling.
+substitutions = lru_cache(maxsize=8192)(_substitutions)
 # Statements longer than this go straight to the tolerant reader (bashlex is slow on them).
 _MAX_BASHLEX_CHARS = 20_000
 # Substitutions nested deeper than this are not read.
@@ -378,6 +382,7 @@ def _with_substitutions(
 def cache_clear() -> None:
     """Forget cached reads (for measurements)."""
     read_script.cache_clear()
+    substitutions.cache_clear()
     pieces.clear()
     STATEMENTS.clear()
     _SHIFTED.clear()
