@@ -11,6 +11,7 @@ import pytest
 
 from migrate import ir
 from migrate.fidelity import Translation
+from migrate.scan import pool
 from migrate.scan.garbage import FULL_COLLECTION_EVERY, YOUNG_COLLECTION_AFTER, collecting_less
 from migrate.translate import translate_jobs
 from migrate.translators import registry
@@ -69,3 +70,14 @@ def test_translation_collects_less_often_while_it_writes(seen_thresholds: list[t
         (YOUNG_COLLECTION_AFTER, FULL_COLLECTION_EVERY)
     ] * 3
     assert gc.get_threshold() == before
+
+
+def test_what_a_window_of_files_leaves_alive_is_frozen() -> None:
+    """The caches' new entries are left out of the collections that come after the window."""
+    with collecting_less():
+        before = gc.get_freeze_count()
+        alive = [[n] for n in range(1000)]  # as the caches' new entries would be
+        pool._compute_all(
+            [pool.Miss("run.sbatch", b"#!/bin/bash\n#SBATCH -N 1\nsrun hostname\n", True, None)]
+        )
+        assert gc.get_freeze_count() >= before + len(alive)

@@ -30,7 +30,7 @@ from migrate.scan import cache
 from migrate.scan.charts import is_chart
 from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.files import SITE_CONFIG_NAMES, job_like_name, load, load_readers, read_data, scan_item
-from migrate.scan.garbage import collect_less, collecting_less
+from migrate.scan.garbage import collect_less, collecting_less, freeze_survivors
 from migrate.scan.jsonstream import Rendered, from_rendered, render
 from migrate.scan.results import FileFacts, FileResult, ScanOptions, job_sizes
 from migrate.scan.rows import FileRows
@@ -168,7 +168,9 @@ def compute(miss: Miss) -> Outcome | None:
 
 
 def _compute_all(misses: list[Miss]) -> list[Outcome | None]:
-    return [compute(m) for m in misses]
+    outcomes = [compute(m) for m in misses]
+    freeze_survivors()
+    return outcomes
 
 
 def _chunks(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
