@@ -38,24 +38,38 @@ def written_fields(obj: Any) -> dict[str, Any] | None:
     """The fields of a dataclass instance that differ from their defaults (values as they are),
     or None for anything else."""
     try:
-        table = _FIELD_TABLES[obj.__class__]
+        written = _WRITERS[obj.__class__]
     except KeyError:
-        table = _FIELD_TABLES[obj.__class__] = _field_table(obj.__class__)
-    if table is None:
-        return None
-    out = {}
-    for name, default in table:
-        value = getattr(obj, name)
-        # identity first: most fields hold their default (None, (), 0 ...) and skip the comparison
-        if value is not default and (default is _NO_DEFAULT or value != default):
-            out[name] = value
-    return out
+        written = _WRITERS[obj.__class__] = _writer(obj.__class__)
+    return None if written is None else written(obj)
 
 
 _NO_DEFAULT = object()  # a field without a default is always written
-# Per class, built on first use: each field's name and default (None: not a dataclass).
+# Per class, built on first use: the function that picks its fields (None: not a dataclass).
 # Looked up for every value written, so a plain dict rather than functools.cache.
-_FIELD_TABLES: dict[type, tuple[tuple[str, Any], ...] | None] = {}
+_WRITERS: dict[type, Callable[[Any], dict[str, Any]] | None] = {}
+
+
+def _writer(cls: type) -> Callable[[Any], dict[str, Any]] | None:
+    """A function of straight-line code for one class: every value the scan writes goes through
+    one, and a loop over the fields with getattr costs twice as much."""
+    table = _field_table(cls)
+    if table is None:
+        return None
+    defaults: dict[str, Any] = {}
+    lines = ["def written(obj):", "    out = {}"]
+    for index, (name, default) in enumerate(table):
+        lines.append(f"    value = obj.{name}")
+        if default is _NO_DEFAULT:
+            lines.append(f"    out[{name!r}] = value")
+            continue
+        # identity first: most fields hold their default (None, (), 0 ...) and skip the comparison
+        defaults[f"default_{index}"] = default
+        lines.append(f"    if value is not default_{index} and value != default_{index}:")
+        lines.append(f"        out[{name!r}] = value")
+    lines.append("    return out")
+    exec("\n".join(lines), defaults)  # names are the class's own fields: identifiers
+    return typing.cast(Callable[[Any], dict[str, Any]], defaults["written"])
 
 
 def _field_table(cls: type) -> tuple[tuple[str, Any], ...] | None:

@@ -21,16 +21,16 @@ Example::
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 
-from migrate import ir
+from migrate import ir, json_indented
 from migrate.diagnostics import Diagnostic
 from migrate.fidelity import Edge, Translation, interactive_translation
 from migrate.graph.deps import LinkVia, job_id_of, resolve_dependencies
 from migrate.graph.submitted import as_submitted, each_submission
 from migrate.names import NameAllocator, job_file_stem
 from migrate.outputs import OutputTree
+from migrate.scan.garbage import collecting_less
 from migrate.site.config import SiteConfig
 from migrate.translators import registry
 from migrate.translators.interfaces import Writer
@@ -93,6 +93,20 @@ def translate_jobs(
     None: Argo when it is available, else ``script``); ``style`` (Kubernetes): ``native`` writes the pods
     that run the step's program themselves, ``emulate`` runs the script with Slurm shims, ``auto``
     native when the script allows it."""
+    # the jobs live through the translation and each makes thousands of short-lived objects
+    with collecting_less():
+        return _translate_jobs(jobs, to, flavor, config, runtime, workflow, style)
+
+
+def _translate_jobs(
+    jobs: list[ir.Job],
+    to: str,
+    flavor: str,
+    config: SiteConfig | None,
+    runtime: str,
+    workflow: str | None,
+    style: str,
+) -> TranslationSet:
     jobs = as_submitted(list(jobs))  # a wrapper's sbatch options outrank the script's own
     jobs = each_submission(jobs)  # a singleton script submitted three times runs three times
     writer = writer_for(to)
@@ -152,7 +166,8 @@ def translate_jobs(
         "target": to,
         "jobs": [t.to_dict(out) for t, out in zip(translations, outputs, strict=True)],
     }
-    tree.add("translation.json", json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+    # json.dumps(document, indent=1, ensure_ascii=False), without the standard library's pure Python encoder
+    tree.add("translation.json", json_indented.dumps(document, end="\n", indent=1, sort_keys=False))
     return TranslationSet(to, translations, tree, edges)
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import CORPUS
 
 from migrate.render import job_row
 from migrate.scan import scanner
 from migrate.scan.results import ScanOptions
-from migrate.site.config import load_site_config
+from migrate.site import allocation
+from migrate.site.config import SiteConfig, load_site_config
 from migrate.site.job_size import job_size
 
 EKS = CORPUS / "eks-site"
@@ -51,3 +53,21 @@ def test_the_scan_summary_counts_packed_nodes_and_accelerators() -> None:
     summary = scanner.scan([str(EKS / "training")], ScanOptions(jobs=1)).summary()
     # fsdp 1 node/8 GPUs, trn1 12 nodes/192 neuron, nemo 4 nodes/32 GPUs, the shard Job 1 node
     assert (summary["nodes"], summary["gpus"], summary["accelerators"]) == (18, 40, {"neuron": 192})
+
+
+def test_jobs_sized_without_a_site_share_one_view_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan sizes every job against no configuration: what the allocation reads of it is worked
+    out once, not once per job."""
+    made: list[object] = []
+
+    class Counted(allocation._Site):
+        def __init__(self, config: SiteConfig) -> None:
+            made.append(config)
+            super().__init__(config)
+
+    monkeypatch.setattr(allocation, "_Site", Counted)
+    monkeypatch.setattr(allocation, "_SITES", {})
+    jobs = list(_jobs(EKS / "training").values())
+    sizes = [job_size(job) for job in jobs]  # type: ignore[arg-type]
+    assert len(jobs) > 1 and all(s.nodes >= 1 for s in sizes)
+    assert len(made) == 1

@@ -91,3 +91,18 @@ def test_long_lists_and_objects(size: int) -> None:
     assert json_indented.dumps(value) == reference(value)
     assert json_indented.dumps(value["list"], end="\n") == reference(value["list"]) + "\n"
     assert json_indented.dumps(7, end="\n") == "7\n"
+
+
+def test_another_indent_and_keys_in_their_order() -> None:
+    """translation.json's form: one space per level, each object's keys as the code put them."""
+    rng = random.Random(5)
+    for _ in range(100):
+        value = {
+            "target": "kubernetes",
+            "jobs": [
+                {"z": rng.randint(0, 9), "a": ["x", {"é": None, "b": [1.5, True]}], "m": {}, "k": []}
+                for _ in range(rng.randint(0, 3))
+            ],
+        }
+        expected = json.dumps(value, indent=1, ensure_ascii=False)
+        assert json_indented.dumps(value, indent=1, sort_keys=False) == expected

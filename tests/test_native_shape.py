@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migrate.diagnostics import Collector
-from migrate.translators.kubernetes import flavor_registry, native
+from migrate.translators.kubernetes import flavor_registry, native, native_words
 from migrate.translators.kubernetes.native_shape import read_shape
 from migrate.translators.kubernetes.native_words import Ref, Unknown, Variable, arithmetic, expand
 from migrate.translators.slurm import reader
@@ -34,6 +34,24 @@ def test_words_expand_as_the_batch_shell_would() -> None:
         expand("$HOME/x", known)
     with pytest.raises(Unknown, match="computed"):
         expand("$(date +%F)", known)
+
+
+def test_a_word_with_nothing_to_expand_is_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most words hold no quote, escape, expansion or blank: returned as written, as the character
+    loop would make them (an empty pair of quotes sends a word through the loop)."""
+    for word in ("train.py", "--lr=3e-4", "/scratch/run/ckpt", "é:1,2", "a*b?[c]"):
+        assert expand(word, {}) == expand(word + '""', {}) == [[word]]
+    assert expand("", {}) == []
+    asked: list[str] = []
+
+    class Counted:
+        def match(self, text: str) -> bool:
+            asked.append(text)
+            return True
+
+    monkeypatch.setattr(native_words, "_AS_WRITTEN", Counted())
+    assert expand("not split", {}) == [["not split"]]  # as written: the loop was not run
+    assert asked == ["not split"]
 
 
 def test_arithmetic_over_known_numbers_only() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from migrate.diagnostics import Collector
+from migrate.translators.shell import lexer
 from migrate.translators.shell.analyze import analyze
 from migrate.translators.shell.lexer import lex
 from migrate.translators.shell.parsed import BashlexError, drafts_from_bashlex
@@ -323,3 +326,39 @@ def test_compound_path_agrees_with_bashlex_on_generated_statements(text: str) ->
     except BashlexError:
         pytest.fail(f"compound path taken but bashlex rejects {text!r}")
     assert parsed == tolerant, text
+
+
+_BASHLEX_PROBE = """
+import sys
+from migrate.translators.shell.reader import read_script
+read_script("#!/bin/bash\\nfor i in 1 2; do srun hostname; done\\nif true; then echo a; fi\\n")
+before = "bashlex" in sys.modules
+read_script("echo done\\r\\n")  # a carriage return: only bashlex reads it as bash does
+print(before, "bashlex" in sys.modules)
+"""
+
+
+def test_bashlex_is_imported_by_the_first_statement_that_needs_it() -> None:
+    """Its parser's tables are built as it is imported; a script the other paths read never needs it."""
+    out = subprocess.run([sys.executable, "-c", _BASHLEX_PROBE], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
+def test_a_words_substitutions_are_found_once_per_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two statements that use the same ``$(date +%s)``: the word is lexed for its spans once."""
+    word = '"$(date +%s)"'
+    lexed: list[str] = []
+
+    class Counted(lexer.Lexer):
+        def __init__(self, text: str, record_substitutions: bool = False) -> None:
+            if record_substitutions:  # as lexed for its spans (unquoting lexes it too, once)
+                lexed.append(text)
+            super().__init__(text, record_substitutions)
+
+    monkeypatch.setattr(lexer, "Lexer", Counted)
+    cache_clear()
+    first = read_script(f"mkdir -p {word}\n")
+    second = read_script(f"echo {word} > stamp\n")
+    assert [c.words[0].value for c in first.commands] == ["date", "mkdir"]
+    assert [c.words[0].value for c in second.commands] == ["date", "echo"]
+    assert lexed.count(word) == 1

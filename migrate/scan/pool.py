@@ -16,8 +16,6 @@ parent opens the cache.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import itertools
 import multiprocessing
@@ -32,6 +30,7 @@ from migrate.scan import cache
 from migrate.scan.charts import is_chart
 from migrate.scan.discover import Candidate, Skipped
 from migrate.scan.files import SITE_CONFIG_NAMES, job_like_name, load, load_readers, read_data, scan_item
+from migrate.scan.garbage import collect_less, collecting_less, freeze_survivors
 from migrate.scan.jsonstream import Rendered, from_rendered, render
 from migrate.scan.results import FileFacts, FileResult, ScanOptions, job_sizes
 from migrate.scan.rows import FileRows
@@ -43,10 +42,6 @@ PARALLEL_MIN_FILES = 200
 POOL_AFTER_MISSES = 64
 CHUNK_FILES = 48
 WINDOWS_PER_WORKER = 4  # in flight at once: keeps workers busy and memory bounded
-# While files are read: a young collection per 20,000 allocations (Python's default: 700) and
-# one full collection per 100 middle ones (default: 10). See _collect_less.
-YOUNG_COLLECTION_AFTER = 20_000
-FULL_COLLECTION_EVERY = 100
 
 Item = Candidate | Skipped
 
@@ -173,7 +168,9 @@ def compute(miss: Miss) -> Outcome | None:
 
 
 def _compute_all(misses: list[Miss]) -> list[Outcome | None]:
-    return [compute(m) for m in misses]
+    outcomes = [compute(m) for m in misses]
+    freeze_survivors()
+    return outcomes
 
 
 def _chunks(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
@@ -193,32 +190,7 @@ def _start_pool(workers: int) -> multiprocessing.pool.Pool:
 def _init_worker() -> None:
     # Ctrl-C is the parent's to handle; workers would each print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _collect_less()
-
-
-def _collect_less() -> None:
-    """Collect cyclic garbage less often while files are read.
-
-    Reading makes hundreds of thousands of short-lived, acyclic objects per second (tokens,
-    words, commands), so the default young threshold runs a collection every few statements,
-    and the caches of parsed statements grow to hundreds of thousands of live objects that
-    every full collection walks again, while almost no cyclic garbage is made. What exists
-    before the reading (the imported code) is left out of collections altogether.
-    """
-    gc.freeze()
-    gc.set_threshold(YOUNG_COLLECTION_AFTER, gc.get_threshold()[1], FULL_COLLECTION_EVERY)
-
-
-@contextlib.contextmanager
-def _reading() -> Iterator[None]:
-    """:func:`_collect_less` in the calling process, for as long as it reads; then as before."""
-    before = gc.get_threshold()
-    _collect_less()
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
+    collect_less()
 
 
 class _Window:
@@ -242,7 +214,7 @@ class _Window:
 def _outcomes(
     items: Iterator[Item], options: ScanOptions, store: cache.ScanCache | None, fragments: bool = True
 ) -> Iterator[Outcome | None]:
-    with _reading():  # the windows not given to workers are read here
+    with collecting_less():  # the windows not given to workers are read here
         yield from _windows(items, options, store, fragments)
 
 
@@ -300,7 +272,7 @@ def run_objects(items: Iterator[Item], options: ScanOptions) -> Iterator[FileRes
         head = list(itertools.islice(items, PARALLEL_MIN_FILES))
         items = itertools.chain(head, items)
         if worker_count(options) == 1 or len(head) < PARALLEL_MIN_FILES:
-            with _reading():
+            with collecting_less():
                 for item in items:  # read straight into objects: no JSON round trip
                     result = scan_item(item, options)
                     if result is not None:

@@ -41,8 +41,13 @@ class JobSize(NamedTuple):
         return f"{text} on {self.on}".strip() if self.on else text
 
 
+# Without a site configuration (the scan), every job is sized against the same one: built once, and
+# what the allocation works out of it is worked out once.
+_NO_SITE = SiteConfig()
+
+
 def job_size(job: ir.Job, config: SiteConfig | None = None) -> JobSize:
-    alloc = allocate(job, config or SiteConfig())
+    alloc = allocate(job, config or _NO_SITE)
     gpus = 0
     others: Counter[str] = Counter()
     for comp in alloc.components:

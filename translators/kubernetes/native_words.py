@@ -140,10 +140,16 @@ def _parameter(body: str, variables: dict[str, Variable], quoted: bool) -> Words
     raise Unknown(f"${{{body}}} changes the value when the script runs")
 
 
+# A word with no quote, escape, expansion or blank: the word itself (what the loop below makes of it).
+_AS_WRITTEN = re.compile(r"[^\\'\"`$\s]*\Z")
+
+
 def expand(raw: str, variables: dict[str, Variable], quoted: bool = False, split: bool = True) -> Words:
     """The words one shell word becomes (several when an unquoted or ``[@]`` expansion splits).
 
     ``split=False``: the value of an assignment, which bash does not split (its quotes still go)."""
+    if _AS_WRITTEN.match(raw):  # most words: nothing to remove, expand or split
+        return [[raw]] if raw else []
     words: Words = [[]]
     quote = '"' if quoted else ""
     i = 0

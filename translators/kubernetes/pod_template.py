@@ -76,8 +76,14 @@ def container_runtimes(ctx: Context) -> list[Runtime]:
     shimmed = runtimes.shimmed()
     if not shimmed:
         return []
-    used = set(_runtime_word(tuple(r.name for r in shimmed)).findall(body))
+    used = _runtimes_started(tuple(r.name for r in shimmed), body)
     return [runtime for runtime in shimmed if runtime.name in used]
+
+
+# Asked several times for each job's body as its pods are written: searched once.
+@functools.lru_cache(maxsize=64)
+def _runtimes_started(names: tuple[str, ...], body: str) -> frozenset[str]:
+    return frozenset(_runtime_word(names).findall(body))
 
 
 def script_configmap(ctx: Context) -> Manifest:

@@ -41,10 +41,13 @@ def reads(job: ir.Job) -> list[str]:
         code = line.split(" #", 1)[0]
         if code.lstrip().startswith("#"):
             continue
-        found += _READ.findall(code)
+        # each pattern only where what all its matches hold is in the line: most lines have none
+        if "$" in code or "`" in code:
+            found += _READ.findall(code)
         if relative:
-            found += _RELATIVE.findall(code)
-            if _CD_AWAY.search(code):
+            if "." in code:
+                found += _RELATIVE.findall(code)
+            if ("cd" in code or "pushd" in code) and _CD_AWAY.search(code):
                 relative = False
     for path in (job.io.stdout, job.io.stderr, job.io.stdin):
         if path and not job.io.workdir and not path.startswith(("/", "$")) and "{" not in path:

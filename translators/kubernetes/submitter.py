@@ -12,6 +12,7 @@ per namespace, and ``/home/<user>`` where a file system of the site holds
 
 from __future__ import annotations
 
+import functools
 import re
 
 from migrate import ir
@@ -25,13 +26,18 @@ _TILDE = re.compile(r"(?:^|[\s=:(])~(?=/|\s|$)", re.MULTILINE)
 
 def reads(job: ir.Job) -> set[str]:
     """The submitter's variables the script reads (``~`` is ``$HOME``)."""
-    body = job.script.body if job.script is not None else ""
+    return set(_read_in(job.script.body if job.script is not None else ""))
+
+
+# Asked several times for each job's body as it is translated: searched once.
+@functools.lru_cache(maxsize=64)
+def _read_in(body: str) -> frozenset[str]:
     found = set(_READ.findall(body))
     if _TILDE.search(body):
         found.add("HOME")
     if "LOGNAME" in found:
         found.add("USER")
-    return found
+    return frozenset(found)
 
 
 def values(ctx: Context) -> dict[str, str]:
@@ -49,8 +55,8 @@ def values(ctx: Context) -> dict[str, str]:
 
 def env(ctx: Context) -> list[dict[str, str]]:
     """The env entries of the variables the script reads (the emulation's batch shell reads them)."""
-    known = values(ctx)
-    return [{"name": n, "value": known[n]} for n in NAMES if n in reads(ctx.job) and n in known]
+    known, wanted = values(ctx), reads(ctx.job)
+    return [{"name": n, "value": known[n]} for n in NAMES if n in wanted and n in known]
 
 
 def record(ctx: Context) -> None:

@@ -60,6 +60,22 @@ class Manifest:
 
 def scalar(value: object) -> str:
     """One scalar as YAML text that reads back as exactly ``value``."""
+    if type(value) is not str:
+        return _written(value)
+    known = _SCALARS.get(value)
+    if known is None:
+        if len(_SCALARS) >= _SCALARS_MAX:
+            _SCALARS.clear()
+        known = _SCALARS[value] = _written(value)
+    return known
+
+
+# Keys and many values are the same strings in every manifest of every job: each is spelled once.
+_SCALARS: dict[str, str] = {}
+_SCALARS_MAX = 16384
+
+
+def _written(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
 from . import pieces, remembered
-from .lexer import NEWLINE, WORD, Lexed, Token, blank_comments, is_assignment, lex, line_finder, substitutions
+from .lexer import NEWLINE, WORD, Lexed, Token, blank_comments, is_assignment, lex, line_finder
+from .lexer import substitutions as _substitutions
 from .model import Command, CommandOrigin, Word, shift_command
-from .parsed import BashlexError, drafts_from_bashlex
 from .slices import Cuts
 from .split import (
     R_BACKGROUND,
@@ -51,6 +51,9 @@ from .split import (
 )
 from .tolerant import commands_from_tokens
 
+# Words that run commands come back across a site ("$(date +%s)", "$(hostname)"), and finding their
+# substitutions lexes each one: found once per spelling.
+substitutions = lru_cache(maxsize=8192)(_substitutions)
 # Statements longer than this go straight to the tolerant reader (bashlex is slow on them).
 _MAX_BASHLEX_CHARS = 20_000
 # Substitutions nested deeper than this are not read.
@@ -220,6 +223,10 @@ def _read_statement(text: str, depth: int, lexed: Lexed, structure: Structure) -
         if not reason and compound_path(text, lexed, structure):
             commands = _tolerant(text, lexed, structure, line_of)
         elif not reason:
+            # bashlex builds its parser's tables as it is imported (a seventh of a second), and most
+            # sites have no statement that needs it: imported by the first that does
+            from .parsed import BashlexError, drafts_from_bashlex
+
             try:
                 commands = [d.freeze(text, line_of) for d in drafts_from_bashlex(text, lexed, line_of)]
             except BashlexError as exc:
@@ -375,6 +382,7 @@ def _with_substitutions(
 def cache_clear() -> None:
     """Forget cached reads (for measurements)."""
     read_script.cache_clear()
+    substitutions.cache_clear()
     pieces.clear()
     STATEMENTS.clear()
     _SHIFTED.clear()
