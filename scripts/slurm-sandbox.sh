@@ -41,8 +41,11 @@ NODE_UTS=${SLURM_SANDBOX_NODE_UTS:-0}
 DEF_MEM_PER_CPU=${SLURM_SANDBOX_DEF_MEM_PER_CPU:-}
 FIRST_JOB_ID=${SLURM_SANDBOX_FIRST_JOB_ID:-1} # a large first id keeps job ids apart from small counts
 # SPANK plugins the sandbox loads, as a site would: "pyxis" (a stand-in that takes pyxis's options and
-# enters no container, scripts/pyxis-standin.c; built with cc)
+# runs a container step's tasks in a root of the host's system folders with the step's mounts,
+# scripts/pyxis-standin.c; built with cc)
 PLUGINS=${SLURM_SANDBOX_PLUGINS:-}
+# the site's own enroot mounts, in every container: SRC[:DST][,...] (pyxis stand-in)
+PYXIS_MOUNTS=${SLURM_SANDBOX_PYXIS_MOUNTS:-}
 
 PACKAGES=(slurmctld slurmd slurm-client munge)
 REQUIRED_CMDS=(slurmctld slurmd sbatch munged)
@@ -575,7 +578,8 @@ build_plugins() {
             command -v cc >/dev/null || die "SLURM_SANDBOX_PLUGINS=pyxis needs a C compiler (cc)"
             cc -shared -fPIC -O2 -Wall -DSANDBOX_SLURM_VERSION=$(((10#$major << 16) + (10#$minor << 8) + 10#$micro)) \
                 -o "$D/lib/spank_pyxis.so" "$HERE/pyxis-standin.c" || die "cannot build the pyxis stand-in"
-            printf 'required %s\n' "$D/lib/spank_pyxis.so" >>"$D/etc/plugstack.conf"
+            printf 'required %s%s\n' "$D/lib/spank_pyxis.so" "${PYXIS_MOUNTS:+ mounts=$PYXIS_MOUNTS}" \
+                >>"$D/etc/plugstack.conf"
             ;;
         *) die "unknown plugin '$name' in SLURM_SANDBOX_PLUGINS (known: pyxis)" ;;
         esac

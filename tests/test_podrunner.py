@@ -373,3 +373,59 @@ def test_workloads_run_together_in_one_cluster_network(tmp_path: Path) -> None:
     assert (server.status, client.status) == ("Complete", "Complete"), server.describe() + client.describe()
     assert server.pods[0].stdout == "hello\n"
     assert server.pods[0].address != client.pods[0].address
+
+
+def test_a_bare_pod_runs_once_under_its_own_name(tmp_path: Path) -> None:
+    """No controller: the pod is the manifest's, its host name its name; restartPolicy Never is one
+    attempt, and Always (a pod that never ends) is refused."""
+    text = """
+apiVersion: v1
+kind: Pod
+metadata: {name: probe, namespace: infra}
+spec:
+  restartPolicy: Never
+  containers: [{name: c, image: x, command: [bash, -c, "echo $(hostname) $HOSTNAME; exit 3"]}]
+"""
+    result = run_pods(text, tmp_path)
+    assert result.status == "Failed", result.describe()
+    (pod,) = result.pods
+    assert (pod.plan.name, pod.stdout.split(), len(pod.attempts)) == ("probe", ["probe", "probe"], 1)
+    with pytest.raises(RunnerError, match="restartPolicy Always"):
+        PodRunner(tmp_path / "always").run(text.replace("Never", "Always"))
+
+
+def test_volcanos_svc_and_ssh_plugins_give_hosts_and_keys(tmp_path: Path) -> None:
+    """The svc plugin's /etc/volcano/<task>.host and VC_<TASK>_HOSTS/NUM; the ssh plugin's keys and
+    config at /root/.ssh, with which the master reaches a worker's sshd by its listed name."""
+    ssh = "ssh -o BatchMode=yes -o ConnectTimeout=5 $(head -n 1 /etc/volcano/worker.host) hostname"
+    master = (
+        "cat /etc/volcano/worker.host | tr '\\n' ' '; echo; "
+        "echo $VC_WORKER_HOSTS $VC_WORKER_NUM $VC_TASK_INDEX; "
+        f"for _ in $(seq 50); do {ssh} 2>/dev/null && break; sleep 0.2; done"
+    )
+    text = f"""
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: vj, namespace: hpc}}
+spec:
+  minAvailable: 3
+  plugins: {{ssh: [], svc: [], env: []}}
+  tasks:
+    - name: master
+      replicas: 1
+      policies: [{{event: TaskCompleted, action: CompleteJob}}]
+      template:
+        spec:
+          containers: [{{name: m, image: x, command: [bash, -c, {json.dumps(master)}]}}]
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          containers: [{{name: w, image: x, command: [/usr/sbin/sshd, -D, -e]}}]
+"""
+    result = run_pods(text, tmp_path, timeout=60)
+    lines = result.pods[0].stdout.splitlines()
+    assert lines[:2] == ["vj-worker-0.vj vj-worker-1.vj", "vj-worker-0.vj,vj-worker-1.vj 2 0"], (
+        result.describe()
+    )
+    assert lines[2:] == ["vj-worker-0"], result.describe()

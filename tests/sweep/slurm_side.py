@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from cases import NODE_CPUS, NODE_GPUS, NODE_MEM_MB, Case, features, node_gpu_types
-from standins import BIN
+from standins import BIN, RECORDS
 
 SANDBOX = Path(__file__).resolve().parents[2] / "scripts" / "slurm-sandbox.sh"
 LAYERED = (
@@ -43,8 +43,10 @@ DRIVER = r"""#!/bin/bash
 set -u
 # job ids from 70001: an id is told apart from the counts a job's variables hold (compare.py)
 export SLURM_SANDBOX_DIR=/var/sbx SLURM_SANDBOX_NODE_UTS=1 SLURM_SANDBOX_FIRST_JOB_ID=70001
-# pyxis's options, as GPU sites take them (a stand-in: the steps run on the host, no container)
-export SLURM_SANDBOX_PLUGINS=pyxis
+# pyxis's options, as GPU sites take them (a stand-in: a container step's tasks run in a root of the
+# host's system folders and the step's mounts); the records folder is one of the site's enroot
+# mounts, in every container, as the pods' node has it in every pod
+export SLURM_SANDBOX_PLUGINS=pyxis SLURM_SANDBOX_PYXIS_MOUNTS=RECORDS
 # each node's name its own loopback address (compare.py: sandbox_address), as separate hosts have
 for k in $(seq 1 "$SLURM_SANDBOX_NODES"); do printf '127.0.1.%d\tnode%d\n' "$k" "$k"; done >> /etc/hosts
 if ! bash /sweep/slurm-sandbox.sh start > /sweep/sandbox.log 2>&1; then
@@ -130,6 +132,7 @@ def run(
     driver.write_text(
         DRIVER.replace("SWEEP_PATH", PATH)
         .replace("STANDINS", BIN)
+        .replace("RECORDS", RECORDS)
         .replace("WAIT", str(wait))
         .replace("MPI_ENV", MPI_ENV)
     )
