@@ -429,3 +429,36 @@ spec:
         result.describe()
     )
     assert lines[2:] == ["vj-worker-0"], result.describe()
+
+
+def test_a_trainjob_on_the_torch_runtime_gets_the_trainers_pods_and_env(tmp_path: Path) -> None:
+    """The JobSet the Trainer makes of a TrainJob: pods <job>-node-0-<i> with the trainer's command
+    and env, and the Torch plugin's PET_* (the node rank the completion index, rank 0 the master)."""
+    show = (
+        "echo $(hostname) $PET_NNODES $PET_NPROC_PER_NODE $PET_NODE_RANK $PET_MASTER_ADDR "
+        "$PET_MASTER_PORT $MINE"
+    )
+    text = f"""
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {{name: tj, namespace: llm}}
+spec:
+  runtimeRef: {{name: torch-distributed}}
+  trainer:
+    image: x
+    command: [bash, -c]
+    args: [{json.dumps(show + "; getent hosts $PET_MASTER_ADDR | wc -l")}]
+    numNodes: 2
+    numProcPerNode: 4
+    env: [{{name: MINE, value: own}}]
+"""
+    result = run_pods(text, tmp_path)
+    assert result.status == "Complete", result.describe()
+    seen = sorted(pod.stdout.split() for pod in result.pods)
+    assert seen == [
+        ["tj-node-0-0", "2", "4", "0", "tj-node-0-0.tj", "29500", "own", "1"],
+        ["tj-node-0-1", "2", "4", "1", "tj-node-0-0.tj", "29500", "own", "1"],
+    ]
+    unknown = text.replace("torch-distributed", "deepspeed-distributed")
+    with pytest.raises(RunnerError, match="deepspeed-distributed"):
+        PodRunner(tmp_path / "unknown").run(unknown)

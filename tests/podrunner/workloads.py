@@ -16,6 +16,7 @@ from .model import Group, PodPlan, Workload
 CLUSTER_DOMAIN = "svc.cluster.local"
 KINDS = {
     ("v1", "Pod"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
     ("kubeflow.org/v2beta1", "MPIJob"),
     ("batch/v1", "Job"),
     ("batch/v1", "CronJob"),
@@ -205,6 +206,77 @@ def jobset(doc: dict[str, Any]) -> Workload:
             groups.append(Group(job_name, pods, parallelism, limit, depends_on=depends, role=rname))
     restarts = int((spec.get("failurePolicy") or {}).get("maxRestarts", 0))
     return Workload("JobSet", name, groups, gang=True, restarts=restarts)
+
+
+# Kubeflow Trainer's torch-distributed ClusterTrainingRuntime, as its manifests install it
+# (manifests/base/runtimes/torch_distributed.yaml): one replicated job "node" of a "node" container,
+# torchrun's PET_* values from its Torch plugin (pkg/runtime/framework/plugins/torch)
+TRAINER_RUNTIMES = {"torch-distributed": {"numNodes": 1, "numProcPerNode": "auto"}}
+TRAINER_PORT = 29500
+_COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+
+
+def _trainer_nproc(wanted: Any, resources: dict[str, Any] | None) -> str:
+    """The Torch plugin's PET_NPROC_PER_NODE: a number as given; ``auto`` stays auto with a GPU
+    among the node's resources and is its CPUs (at least 1) without one."""
+    if str(wanted) != "auto" or resources is None:
+        return str(wanted)
+    for table in (resources.get("limits"), resources.get("requests")):
+        if table and not any("gpu" in str(name).lower() for name in table):
+            cpu = str(table.get("cpu", "1"))
+            cores = float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
+            return str(max(1, int(cores)))
+        if table:
+            return "auto"
+    return "1"
+
+
+def trainjob(doc: dict[str, Any]) -> Workload:
+    """A TrainJob on the torch-distributed runtime: the JobSet the Trainer makes of it, the trainer's
+    image, command, env and resources in each node's container, with the Torch plugin's env."""
+    name, namespace = _meta(doc)
+    spec = doc.get("spec") or {}
+    runtime_name = str((spec.get("runtimeRef") or {}).get("name"))
+    if runtime_name not in TRAINER_RUNTIMES:
+        raise Unsupported(f"TrainJob {name}: runtime {runtime_name!r} is not one the runner knows")
+    runtime = TRAINER_RUNTIMES[runtime_name]
+    trainer = spec.get("trainer") or {}
+    nodes = int(trainer.get("numNodes") or runtime["numNodes"])
+    container: dict[str, Any] = {"name": "node", "image": trainer.get("image", "")}
+    for key in ("command", "args"):
+        if trainer.get(key):
+            container[key] = list(trainer[key])
+    if trainer.get("resourcesPerNode"):
+        container["resources"] = copy.deepcopy(trainer["resourcesPerNode"])
+    nproc = _trainer_nproc(
+        trainer.get("numProcPerNode", runtime["numProcPerNode"]), trainer.get("resourcesPerNode")
+    )
+    container["env"] = [
+        *copy.deepcopy(trainer.get("env") or []),
+        {"name": "PET_NNODES", "value": str(nodes)},
+        {"name": "PET_NPROC_PER_NODE", "value": nproc},
+        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": _COMPLETION_INDEX}}},
+        {"name": "PET_MASTER_ADDR", "value": f"{name}-node-0-0.{name}"},
+        {"name": "PET_MASTER_PORT", "value": str(TRAINER_PORT)},
+    ]
+    container["ports"] = [{"containerPort": TRAINER_PORT}]
+    labels = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+    job_spec = {
+        "parallelism": nodes,
+        "completions": nodes,
+        "backoffLimit": 0,
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {"restartPolicy": "Never", "containers": [container]},
+        },
+    }
+    jobset_doc = {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"replicatedJobs": [{"name": "node", "replicas": 1, "template": {"spec": job_spec}}]},
+    }
+    workload = jobset(jobset_doc)
+    workload.kind = "TrainJob"
+    return workload
 
 
 PYTORCH_PORT = "23456"
@@ -551,6 +623,8 @@ def plan(doc: dict[str, Any], docs: list[dict[str, Any]] | None = None) -> Workl
             raise Unsupported(str(exc)) from exc
     if (api, kind) == ("v1", "Pod"):
         return bare_pod(doc)
+    if kind == "TrainJob":
+        return trainjob(doc)
     if kind == "MPIJob":
         return mpijob(doc)
     if (api, kind) == ("batch/v1", "Job"):
