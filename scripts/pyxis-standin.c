@@ -9,8 +9,9 @@
  * system folders (the stand-in image, the plugin argument image_dirs=, each a copy-on-write
  * layer), as the image's root would be, so a folder of the host that no image has (a site's
  * /data) is not there. Into that root go what enroot mounts itself (/proc, /dev, /sys, a fresh
- * /tmp, the PMIx folders of the step), the site's own enroot mounts (the plugin argument mounts=)
- * and the step's --container-mounts SRC:DST[:FLAGS], a missing DST made inside the container
+ * /tmp, the PMIx folders of the step), the site's own enroot mounts (the plugin argument mounts=,
+ * and job_mounts=, a file of them per job name, where the sandbox stands for a site per job) and
+ * the step's --container-mounts SRC:DST[:FLAGS], a missing DST made inside the container
  * root as enroot makes it. All of it happens in the task's private mount namespace on a tmpfs of
  * its own: nothing is left on the host when the task ends. The task enters that root (chroot)
  * just before its program starts, in --container-workdir, else in its folder when the container
@@ -54,6 +55,7 @@ static char mounts[8192];          /* --container-mounts */
 /* plugstack.conf arguments: the host folders the stand-in image has, the site's enroot mounts */
 static char image_dirs[2048] = "/usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc,/opt,/root";
 static char site_mounts[2048];
+static char job_mounts[PATH_MAX];  /* a file of "JOB-NAME<TAB>SRC[:DST],..." lines: a site per job */
 
 /* the tmpfs of the container's root, over the host's /run in the task's namespace only (the
  * task's folder, where slurmstepd takes it before the task enters, is not hidden) */
@@ -130,6 +132,8 @@ int slurm_spank_init(void *sp, int ac, char **av)
         if (strncmp(av[i], "image_dirs=", 11) == 0 && copy_arg(image_dirs, sizeof(image_dirs), av[i] + 11) != 0)
             return -1;
         if (strncmp(av[i], "mounts=", 7) == 0 && copy_arg(site_mounts, sizeof(site_mounts), av[i] + 7) != 0)
+            return -1;
+        if (strncmp(av[i], "job_mounts=", 11) == 0 && copy_arg(job_mounts, sizeof(job_mounts), av[i] + 11) != 0)
             return -1;
     }
     for (opt = options; opt->name != NULL; opt++) {
@@ -217,6 +221,28 @@ static int add_binds(const char *list)
         if (add_bind(item) != 0)
             return -1;
     return 0;
+}
+
+/* The site's mounts for this job's name, when the sandbox stands for a site per job */
+static int add_job_mounts(void *sp)
+{
+    char name[1024], line[8192];
+    size_t n;
+    FILE *list;
+    int ok = 0;
+    if (job_mounts[0] == '\0' || spank_getenv(sp, "SLURM_JOB_NAME", name, sizeof(name)) != 0)
+        return 0;
+    list = fopen(job_mounts, "r");
+    if (list == NULL)
+        return fail("cannot read", job_mounts);
+    n = strlen(name);
+    while (ok == 0 && fgets(line, sizeof(line), list) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, name, n) == 0 && line[n] == '\t')
+            ok = add_binds(line + n + 1);
+    }
+    fclose(list);
+    return ok;
 }
 
 /* The step's PMIx folders, bound where the tasks look for them (what enroot's PMI hook does). */
@@ -333,7 +359,8 @@ int slurm_spank_task_init_privileged(void *sp, int ac, char **av)
     /* the sources, opened in the new namespace (a mount of another one cannot be bound) */
     nbinds = 0;
     strcpy(mount_list, mounts);
-    if (add_binds(site_mounts) != 0 || add_pmix(sp) != 0 || add_binds(mount_list) != 0)
+    if (add_binds(site_mounts) != 0 || add_job_mounts(sp) != 0 || add_pmix(sp) != 0
+        || add_binds(mount_list) != 0)
         return -1;
     if (mount("pyxis", ROOT_TMPFS, "tmpfs", 0, "mode=0755") != 0 || make_path(ROOT) != 0)
         return fail("cannot make the container root on", ROOT_TMPFS);

@@ -286,6 +286,13 @@ def test_what_the_runner_cannot_run_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(RunnerError, match="names no RayCluster"):
         PodRunner(tmp_path).run(selected)
+    # kinds whose controllers do what pods here cannot, or what is not published: refused with why
+    legacy = "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: m}\nspec: {}\n"
+    with pytest.raises(RunnerError, match="kubectl exec"):
+        PodRunner(tmp_path).run(legacy)
+    hyperpod = "apiVersion: sagemaker.amazonaws.com/v1\nkind: HyperPodPyTorchJob\nmetadata: {name: h}\n"
+    with pytest.raises(RunnerError, match="HyperPod"):
+        PodRunner(tmp_path).run(hyperpod)
 
 
 def test_a_jobset_starts_a_replicated_job_after_the_one_it_depends_on(tmp_path: Path) -> None:

@@ -16,6 +16,8 @@ from .model import Group, PodPlan, Workload
 CLUSTER_DOMAIN = "svc.cluster.local"
 KINDS = {
     ("v1", "Pod"),
+    ("kubeflow.org/v1", "MPIJob"),  # refused with the reason (plan)
+    ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob"),  # refused with the reason (plan)
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
     ("kubeflow.org/v2beta1", "MPIJob"),
     ("batch/v1", "Job"),
@@ -625,6 +627,13 @@ def plan(doc: dict[str, Any], docs: list[dict[str, Any]] | None = None) -> Workl
         return bare_pod(doc)
     if kind == "TrainJob":
         return trainjob(doc)
+    if (api, kind) == ("kubeflow.org/v1", "MPIJob"):
+        # the training operator's v1 Launcher starts ranks by `kubectl exec` into the Workers
+        # (/etc/mpi/kubexec.sh as Open MPI's rsh agent), which pods of the runner cannot do
+        raise Unsupported("a kubeflow.org/v1 MPIJob's Launcher reaches its Workers by kubectl exec")
+    if kind == "HyperPodPyTorchJob":
+        # what the HyperPod training operator and hyperpodrun give the pods is not published
+        raise Unsupported("the HyperPod training operator's pod environment is not known to the runner")
     if kind == "MPIJob":
         return mpijob(doc)
     if (api, kind) == ("batch/v1", "Job"):
