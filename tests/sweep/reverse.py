@@ -156,19 +156,19 @@ def _env_names(containers: list[Container]) -> tuple[str, ...]:
 def container_site(
     runnable: list[case_finder.Case], manifests: dict[str, str], containers: dict[str, list[Container]]
 ) -> slurm_side.ContainerSite:
-    """What the translation's container steps see beside their own mounts: a case's storage is what
-    its manifest claims (PVCs, at their mount paths), a site of its own as the pods have it; the
-    working folders and programs off that storage are the image's."""
-    per_job: dict[str, list[str]] = {}
-    image_tops: set[str] = set()
+    """What the translation's container steps see beside their own mounts, each case on a site of
+    its own as its pods are: its storage is what its manifest claims (PVCs, at their mount paths);
+    the working folders and the folders of programs off that storage are its image's."""
+    per_job: dict[str, set[str]] = {}
     for case in runnable:
-        claimed = sorted({at for ats in pod_side.claims_named(manifests[case.name]).values() for at in ats})
-        name = slurm_side.job_name(case)
-        per_job[name] = sorted({*per_job.get(name, []), *claimed})
-        for path in [*_workdirs(containers[case.name]), *case.programs]:
-            if not any(path == at or path.startswith(at.rstrip("/") + "/") for at in claimed):
-                image_tops.add(path.strip("/").split("/")[0])
-    return slurm_side.ContainerSite(per_job=per_job, image_tops=sorted(image_tops - case_finder.SYSTEM_TOPS))
+        claimed = {at for ats in pod_side.claims_named(manifests[case.name]).values() for at in ats}
+        held = [*_workdirs(containers[case.name]), *(p.rsplit("/", 1)[0] for p in case.programs)]
+        image = {
+            f for f in held if f and not any(f == at or f.startswith(at.rstrip("/") + "/") for at in claimed)
+        }
+        image = {f for f in image if f.strip("/").split("/")[0] not in case_finder.SYSTEM_TOPS}
+        per_job.setdefault(slurm_side.job_name(case), set()).update(claimed | image)
+    return slurm_side.ContainerSite(per_job={name: sorted(paths) for name, paths in per_job.items()})
 
 
 def main(argv: list[str] | None = None) -> int:
