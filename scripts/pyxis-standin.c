@@ -5,7 +5,8 @@
  * Real sites that run containers under Slurm load pyxis: sbatch, salloc and srun then take
  * --container-image, --container-mounts and the rest. This stand-in takes the same options so
  * that scripts written for such a site run on the sandbox. There is no enroot here and no image
- * to pull: a task of a step with --container-image runs in a root of its own made of the host's
+ * to pull: a task of a step with --container-image (an srun step; a batch script runs on the host,
+ * its srun steps inheriting sbatch's options) runs in a root of its own made of the host's
  * system folders (the stand-in image, the plugin argument image_dirs=, each a copy-on-write
  * layer), as the image's root would be, so a folder of the host that no image has (a site's
  * /data) is not there. Into that root go what enroot mounts itself (/proc, /dev, /sys, a fresh
@@ -123,6 +124,19 @@ static struct spank_option options[] = {
 
 extern int spank_option_register(void *sp, struct spank_option *opt);
 extern int spank_getenv(void *sp, const char *var, char *buf, int len);
+extern int spank_get_item(void *sp, int item, ...);
+#define S_JOB_STEPID 3                 /* enum spank_item */
+#define SLURM_BATCH_SCRIPT 0xfffffffbU /* the batch step's id */
+
+/* A container step: --container-image given and not the batch step, whose script runs on the host
+ * while its srun steps inherit the options */
+static int in_container(void *sp)
+{
+    unsigned int step = 0;
+    if (image[0] == '\0')
+        return 0;
+    return spank_get_item(sp, S_JOB_STEPID, &step) != 0 || step != SLURM_BATCH_SCRIPT;
+}
 
 int slurm_spank_init(void *sp, int ac, char **av)
 {
@@ -352,7 +366,7 @@ int slurm_spank_task_init_privileged(void *sp, int ac, char **av)
     int k;
     (void)ac;
     (void)av;
-    if (image[0] == '\0')
+    if (!in_container(sp))
         return 0;
     if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return fail("cannot make a mount namespace for", image);
@@ -391,10 +405,9 @@ int slurm_spank_task_init_privileged(void *sp, int ac, char **av)
 int slurm_spank_task_init(void *sp, int ac, char **av)
 {
     char cwd[PATH_MAX];
-    (void)sp;
     (void)ac;
     (void)av;
-    if (image[0] != '\0') {
+    if (in_container(sp)) {
         if (getcwd(cwd, sizeof(cwd)) == NULL)
             cwd[0] = '\0';
         if (chroot(ROOT) != 0)

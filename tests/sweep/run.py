@@ -80,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     named = [c.text for c in runnable]
     # the site's file systems are in every container, as its enroot mounts; a program off them that
     # a script starts by path is the image's
-    started = {p.strip("/").split("/")[0] for c in runnable for p in c.programs}
+    program_tops = {p.strip("/").split("/")[0] for c in runnable for p in c.programs}
     site = slurm_side.ContainerSite(
-        mounts=[f"/{t}" for t in tops], image_tops=sorted(started - set(tops) - case_finder.SYSTEM_TOPS)
+        mounts=[f"/{t}" for t in tops], image_tops=sorted(program_tops - set(tops) - case_finder.SYSTEM_TOPS)
     )
     outcome_of = both_sides(runnable, manifests, tops, parts, compared, pattern, args.jobs, named, site)
     for name, judged in outcome_of.items():
