@@ -41,8 +41,15 @@ NODE_UTS=${SLURM_SANDBOX_NODE_UTS:-0}
 DEF_MEM_PER_CPU=${SLURM_SANDBOX_DEF_MEM_PER_CPU:-}
 FIRST_JOB_ID=${SLURM_SANDBOX_FIRST_JOB_ID:-1} # a large first id keeps job ids apart from small counts
 # SPANK plugins the sandbox loads, as a site would: "pyxis" (a stand-in that takes pyxis's options and
-# enters no container, scripts/pyxis-standin.c; built with cc)
+# runs a container step's tasks in a root of the host's system folders with the step's mounts,
+# scripts/pyxis-standin.c; built with cc)
 PLUGINS=${SLURM_SANDBOX_PLUGINS:-}
+# pyxis stand-in: the site's own enroot mounts, in every container (SRC[:DST][,...]); a file of
+# "JOB-NAME<TAB>SRC[:DST],..." lines, the mounts of the jobs of that name (a site per job); the host
+# folders its image has (DIR[,...], default /usr /bin /sbin /lib* /etc /opt /root)
+PYXIS_MOUNTS=${SLURM_SANDBOX_PYXIS_MOUNTS:-}
+PYXIS_JOB_MOUNTS=${SLURM_SANDBOX_PYXIS_JOB_MOUNTS:-}
+PYXIS_IMAGE_DIRS=${SLURM_SANDBOX_PYXIS_IMAGE_DIRS:-}
 
 PACKAGES=(slurmctld slurmd slurm-client munge)
 REQUIRED_CMDS=(slurmctld slurmd sbatch munged)
@@ -575,7 +582,9 @@ build_plugins() {
             command -v cc >/dev/null || die "SLURM_SANDBOX_PLUGINS=pyxis needs a C compiler (cc)"
             cc -shared -fPIC -O2 -Wall -DSANDBOX_SLURM_VERSION=$(((10#$major << 16) + (10#$minor << 8) + 10#$micro)) \
                 -o "$D/lib/spank_pyxis.so" "$HERE/pyxis-standin.c" || die "cannot build the pyxis stand-in"
-            printf 'required %s\n' "$D/lib/spank_pyxis.so" >>"$D/etc/plugstack.conf"
+            printf 'required %s%s%s%s\n' "$D/lib/spank_pyxis.so" "${PYXIS_MOUNTS:+ mounts=$PYXIS_MOUNTS}" \
+                "${PYXIS_JOB_MOUNTS:+ job_mounts=$PYXIS_JOB_MOUNTS}" \
+                "${PYXIS_IMAGE_DIRS:+ image_dirs=$PYXIS_IMAGE_DIRS}" >>"$D/etc/plugstack.conf"
             ;;
         *) die "unknown plugin '$name' in SLURM_SANDBOX_PLUGINS (known: pyxis)" ;;
         esac

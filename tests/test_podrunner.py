@@ -286,6 +286,13 @@ def test_what_the_runner_cannot_run_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(RunnerError, match="names no RayCluster"):
         PodRunner(tmp_path).run(selected)
+    # kinds whose controllers do what pods here cannot, or what is not published: refused with why
+    legacy = "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: m}\nspec: {}\n"
+    with pytest.raises(RunnerError, match="kubectl exec"):
+        PodRunner(tmp_path).run(legacy)
+    hyperpod = "apiVersion: sagemaker.amazonaws.com/v1\nkind: HyperPodPyTorchJob\nmetadata: {name: h}\n"
+    with pytest.raises(RunnerError, match="HyperPod"):
+        PodRunner(tmp_path).run(hyperpod)
 
 
 def test_a_jobset_starts_a_replicated_job_after_the_one_it_depends_on(tmp_path: Path) -> None:
@@ -373,3 +380,92 @@ def test_workloads_run_together_in_one_cluster_network(tmp_path: Path) -> None:
     assert (server.status, client.status) == ("Complete", "Complete"), server.describe() + client.describe()
     assert server.pods[0].stdout == "hello\n"
     assert server.pods[0].address != client.pods[0].address
+
+
+def test_a_bare_pod_runs_once_under_its_own_name(tmp_path: Path) -> None:
+    """No controller: the pod is the manifest's, its host name its name; restartPolicy Never is one
+    attempt, and Always (a pod that never ends) is refused."""
+    text = """
+apiVersion: v1
+kind: Pod
+metadata: {name: probe, namespace: infra}
+spec:
+  restartPolicy: Never
+  containers: [{name: c, image: x, command: [bash, -c, "echo $(hostname) $HOSTNAME; exit 3"]}]
+"""
+    result = run_pods(text, tmp_path)
+    assert result.status == "Failed", result.describe()
+    (pod,) = result.pods
+    assert (pod.plan.name, pod.stdout.split(), len(pod.attempts)) == ("probe", ["probe", "probe"], 1)
+    with pytest.raises(RunnerError, match="restartPolicy Always"):
+        PodRunner(tmp_path / "always").run(text.replace("Never", "Always"))
+
+
+def test_volcanos_svc_and_ssh_plugins_give_hosts_and_keys(tmp_path: Path) -> None:
+    """The svc plugin's /etc/volcano/<task>.host and VC_<TASK>_HOSTS/NUM; the ssh plugin's keys and
+    config at /root/.ssh, with which the master reaches a worker's sshd by its listed name."""
+    ssh = "ssh -o BatchMode=yes -o ConnectTimeout=5 $(head -n 1 /etc/volcano/worker.host) hostname"
+    master = (
+        "cat /etc/volcano/worker.host | tr '\\n' ' '; echo; "
+        "echo $VC_WORKER_HOSTS $VC_WORKER_NUM $VC_TASK_INDEX; "
+        f"for _ in $(seq 50); do {ssh} 2>/dev/null && break; sleep 0.2; done"
+    )
+    text = f"""
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: vj, namespace: hpc}}
+spec:
+  minAvailable: 3
+  plugins: {{ssh: [], svc: [], env: []}}
+  tasks:
+    - name: master
+      replicas: 1
+      policies: [{{event: TaskCompleted, action: CompleteJob}}]
+      template:
+        spec:
+          containers: [{{name: m, image: x, command: [bash, -c, {json.dumps(master)}]}}]
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          containers: [{{name: w, image: x, command: [/usr/sbin/sshd, -D, -e]}}]
+"""
+    result = run_pods(text, tmp_path, timeout=60)
+    lines = result.pods[0].stdout.splitlines()
+    assert lines[:2] == ["vj-worker-0.vj vj-worker-1.vj", "vj-worker-0.vj,vj-worker-1.vj 2 0"], (
+        result.describe()
+    )
+    assert lines[2:] == ["vj-worker-0"], result.describe()
+
+
+def test_a_trainjob_on_the_torch_runtime_gets_the_trainers_pods_and_env(tmp_path: Path) -> None:
+    """The JobSet the Trainer makes of a TrainJob: pods <job>-node-0-<i> with the trainer's command
+    and env, and the Torch plugin's PET_* (the node rank the completion index, rank 0 the master)."""
+    show = (
+        "echo $(hostname) $PET_NNODES $PET_NPROC_PER_NODE $PET_NODE_RANK $PET_MASTER_ADDR "
+        "$PET_MASTER_PORT $MINE"
+    )
+    text = f"""
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {{name: tj, namespace: llm}}
+spec:
+  runtimeRef: {{name: torch-distributed}}
+  trainer:
+    image: x
+    command: [bash, -c]
+    args: [{json.dumps(show + "; getent hosts $PET_MASTER_ADDR | wc -l")}]
+    numNodes: 2
+    numProcPerNode: 4
+    env: [{{name: MINE, value: own}}]
+"""
+    result = run_pods(text, tmp_path)
+    assert result.status == "Complete", result.describe()
+    seen = sorted(pod.stdout.split() for pod in result.pods)
+    assert seen == [
+        ["tj-node-0-0", "2", "4", "0", "tj-node-0-0.tj", "29500", "own", "1"],
+        ["tj-node-0-1", "2", "4", "1", "tj-node-0-0.tj", "29500", "own", "1"],
+    ]
+    unknown = text.replace("torch-distributed", "deepspeed-distributed")
+    with pytest.raises(RunnerError, match="deepspeed-distributed"):
+        PodRunner(tmp_path / "unknown").run(unknown)

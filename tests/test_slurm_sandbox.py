@@ -476,3 +476,34 @@ def test_a_requeued_job_truncates_its_output_and_counts_the_restart(tmp_path: Pa
             time.sleep(0.3)
         assert _states(sandbox, [job]) == {job: "COMPLETED"}, _what_slurm_says(sandbox, job)
         assert out.read_text().splitlines() == ["start 1"]
+
+
+def test_a_pyxis_container_step_sees_its_mounts_and_not_the_hosts_folders(tmp_path: Path) -> None:
+    """The pyxis stand-in: a --container-image step's task runs in a root of the host's system
+    folders, with each --container-mounts SRC at DST (a missing DST made inside the container only,
+    ro honoured); a host folder no image has is not there; the host keeps no trace of DST."""
+    with started_sandbox(
+        {"SLURM_SANDBOX_NODES": "1", "SLURM_SANDBOX_GPUS": "0", "SLURM_SANDBOX_PLUGINS": "pyxis"}
+    ) as sandbox:
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        (shared / "run.sh").write_text("echo from-the-mount\n", encoding="utf-8")
+        inside = f"/pyxis-test-{tmp_path.name}"
+        probe = (
+            f"bash {inside}/run.sh; test -e {tmp_path} && echo host-folder-seen; "
+            f"touch {inside}/written 2>/dev/null || echo read-only; echo in $(pwd); "
+            "test -x /usr/bin/env && echo image-has-usr"
+        )
+        script = tmp_path / "container.sbatch"
+        script.write_text(
+            f"#!/bin/bash\n#SBATCH --output={tmp_path}/container.out\n"
+            f"srun --container-image=busybox --container-mounts={shared}:{inside}:ro bash -c '{probe}'\n"
+            "srun bash -c 'echo host $(pwd)'\n",
+            encoding="utf-8",
+        )
+        job = _sbatch(sandbox, tmp_path, "container.sbatch")
+        assert _wait_completed(sandbox, [job]) == {job: "COMPLETED"}, _what_slurm_says(sandbox, job)
+        printed = (tmp_path / "container.out").read_text().splitlines()
+        expected = ["from-the-mount", "read-only", "in /", "image-has-usr", f"host {tmp_path}"]
+        assert printed == expected, "\n".join(printed)
+        assert not Path(inside).exists()

@@ -2,8 +2,9 @@
 
 ``PodRunner.run(text)`` reads the documents ``migrate translate --to kubernetes``
 writes (ConfigMap, Secret, Service, PersistentVolumeClaim and one workload:
-Job and Indexed Job, CronJob (its job template, once), JobSet, PyTorchJob,
-Volcano Job, RayJob with its own or a selected RayCluster) and starts the pods
+a bare Pod, Job and Indexed Job, CronJob (its job template, once), JobSet, PyTorchJob,
+MPIJob v2beta1, Volcano Job, RayJob with its own or a selected RayCluster, LeaderWorkerSet, a
+Kubeflow Trainer TrainJob on the torch-distributed runtime) and starts the pods
 the controllers would start, each as a process tree of the host, the way the kubelet would run the container
 (``run_together(texts)`` runs several such workloads at once, in one cluster network, where each
 pod resolves and reaches the others' pods; other objects, a NetworkPolicy among them, are ignored):
@@ -16,7 +17,9 @@ pod resolves and reaches the others' pods; other objects, a NetworkPolicy among 
   ``configMapKeyRef``, ``secretKeyRef``, ``envFrom``, and what the controllers add:
   ``JOB_COMPLETION_INDEX`` and the index labels/annotations of Indexed Jobs and
   JobSets, the PyTorchJob operator's ``MASTER_ADDR``/``MASTER_PORT``/``WORLD_SIZE``/
-  ``RANK``/``PET_*``, Volcano's ``VC_TASK_INDEX``, and for an MPIJob the MPI operator's
+  ``RANK``/``PET_*``, the Trainer's ``PET_*``, Volcano's ``VC_TASK_INDEX`` and, with its svc and
+  ssh plugins, ``/etc/volcano/<task>.host``, ``VC_<TASK>_HOSTS``/``_NUM`` and the job's ssh keys
+  and config at ``/root/.ssh``, and for an MPIJob the MPI operator's
   hostfile (``/etc/mpi/hostfile``), ssh keys (``/root/.ssh``) and ``OMPI_MCA_*`` settings
   (the Workers run ``sshd``, which the host must have); for a RayJob, KubeRay's ``ray start``
   commands, env and head Service, the entrypoint run on the head (tests/podrunner/ray.py);
@@ -41,7 +44,9 @@ pod resolves and reaches the others' pods; other objects, a NetworkPolicy among 
 What differs from a cluster: no scheduler, quotas or resource limits (requests,
 GPUs and node selectors are ignored); every pod runs as root on this machine;
 no image, so only programs the host has run; no API server, so nothing can
-``kubectl``; the cluster DNS is a hosts file (no search domains, no SRV records);
+``kubectl`` (a kubeflow.org/v1 MPIJob, whose Launcher starts ranks by ``kubectl exec``, is
+refused, as is a HyperPodPyTorchJob, whose operator's pod environment is not published); the
+cluster DNS is a hosts file (no search domains, no SRV records);
 ``hostname -I`` gives the pod's loopback alias; termination is immediate (no
 grace period, no preStop); the ssh of an MPIJob skips host key checks, as the
 operator's images configure it. It needs root, ``unshare``, ``chroot``, ``ip``

@@ -15,6 +15,10 @@ from .model import Group, PodPlan, Workload
 
 CLUSTER_DOMAIN = "svc.cluster.local"
 KINDS = {
+    ("v1", "Pod"),
+    ("kubeflow.org/v1", "MPIJob"),  # refused with the reason (plan)
+    ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob"),  # refused with the reason (plan)
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
     ("kubeflow.org/v2beta1", "MPIJob"),
     ("batch/v1", "Job"),
     ("batch/v1", "CronJob"),
@@ -105,6 +109,39 @@ def _job_pods(
     return pods, indexed
 
 
+# the kubelet restarts a bare pod's failed containers in place until they succeed (OnFailure): the
+# runner's timeout ends such a pod
+_IN_PLACE_RESTARTS = 10**6
+
+
+def bare_pod(doc: dict[str, Any]) -> Workload:
+    """A Pod no controller owns: itself, its host name its own name; nothing recreates it."""
+    name, namespace = _meta(doc)
+    spec = doc.get("spec") or {}
+    policy = spec.get("restartPolicy", "Always")
+    if policy == "Always":
+        raise Unsupported(
+            f"Pod {name} has restartPolicy Always: the kubelet restarts it even when it succeeds"
+        )
+    labels = dict((doc.get("metadata") or {}).get("labels") or {})
+    annotations = dict((doc.get("metadata") or {}).get("annotations") or {})
+    hostname = str(spec.get("hostname") or name)[:63]
+    subdomain = spec.get("subdomain")
+    pod = PodPlan(
+        name=name,
+        hostname=hostname,
+        namespace=namespace,
+        spec=copy.deepcopy(spec),
+        labels=labels,
+        annotations=annotations,
+        subdomain=subdomain,
+        uid=str(uuid.uuid4()),
+        dns_names=_dns(hostname, subdomain, namespace),
+    )
+    limit = _IN_PLACE_RESTARTS if policy == "OnFailure" else 0
+    return Workload("Pod", name, [Group(name, [pod], 1, limit)], gang=False)
+
+
 def batch_job(doc: dict[str, Any], spec: dict[str, Any] | None = None) -> Workload:
     name, namespace = _meta(doc)
     spec = spec if spec is not None else doc["spec"]
@@ -171,6 +208,77 @@ def jobset(doc: dict[str, Any]) -> Workload:
             groups.append(Group(job_name, pods, parallelism, limit, depends_on=depends, role=rname))
     restarts = int((spec.get("failurePolicy") or {}).get("maxRestarts", 0))
     return Workload("JobSet", name, groups, gang=True, restarts=restarts)
+
+
+# Kubeflow Trainer's torch-distributed ClusterTrainingRuntime, as its manifests install it
+# (manifests/base/runtimes/torch_distributed.yaml): one replicated job "node" of a "node" container,
+# torchrun's PET_* values from its Torch plugin (pkg/runtime/framework/plugins/torch)
+TRAINER_RUNTIMES = {"torch-distributed": {"numNodes": 1, "numProcPerNode": "auto"}}
+TRAINER_PORT = 29500
+_COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+
+
+def _trainer_nproc(wanted: Any, resources: dict[str, Any] | None) -> str:
+    """The Torch plugin's PET_NPROC_PER_NODE: a number as given; ``auto`` stays auto with a GPU
+    among the node's resources and is its CPUs (at least 1) without one."""
+    if str(wanted) != "auto" or resources is None:
+        return str(wanted)
+    for table in (resources.get("limits"), resources.get("requests")):
+        if table and not any("gpu" in str(name).lower() for name in table):
+            cpu = str(table.get("cpu", "1"))
+            cores = float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
+            return str(max(1, int(cores)))
+        if table:
+            return "auto"
+    return "1"
+
+
+def trainjob(doc: dict[str, Any]) -> Workload:
+    """A TrainJob on the torch-distributed runtime: the JobSet the Trainer makes of it, the trainer's
+    image, command, env and resources in each node's container, with the Torch plugin's env."""
+    name, namespace = _meta(doc)
+    spec = doc.get("spec") or {}
+    runtime_name = str((spec.get("runtimeRef") or {}).get("name"))
+    if runtime_name not in TRAINER_RUNTIMES:
+        raise Unsupported(f"TrainJob {name}: runtime {runtime_name!r} is not one the runner knows")
+    runtime = TRAINER_RUNTIMES[runtime_name]
+    trainer = spec.get("trainer") or {}
+    nodes = int(trainer.get("numNodes") or runtime["numNodes"])
+    container: dict[str, Any] = {"name": "node", "image": trainer.get("image", "")}
+    for key in ("command", "args"):
+        if trainer.get(key):
+            container[key] = list(trainer[key])
+    if trainer.get("resourcesPerNode"):
+        container["resources"] = copy.deepcopy(trainer["resourcesPerNode"])
+    nproc = _trainer_nproc(
+        trainer.get("numProcPerNode", runtime["numProcPerNode"]), trainer.get("resourcesPerNode")
+    )
+    container["env"] = [
+        *copy.deepcopy(trainer.get("env") or []),
+        {"name": "PET_NNODES", "value": str(nodes)},
+        {"name": "PET_NPROC_PER_NODE", "value": nproc},
+        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": _COMPLETION_INDEX}}},
+        {"name": "PET_MASTER_ADDR", "value": f"{name}-node-0-0.{name}"},
+        {"name": "PET_MASTER_PORT", "value": str(TRAINER_PORT)},
+    ]
+    container["ports"] = [{"containerPort": TRAINER_PORT}]
+    labels = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+    job_spec = {
+        "parallelism": nodes,
+        "completions": nodes,
+        "backoffLimit": 0,
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {"restartPolicy": "Never", "containers": [container]},
+        },
+    }
+    jobset_doc = {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"replicatedJobs": [{"name": "node", "replicas": 1, "template": {"spec": job_spec}}]},
+    }
+    workload = jobset(jobset_doc)
+    workload.kind = "TrainJob"
+    return workload
 
 
 PYTORCH_PORT = "23456"
@@ -278,11 +386,89 @@ def pytorchjob(doc: dict[str, Any]) -> Workload:
     )
 
 
+VOLCANO_HOSTS_AT = "/etc/volcano"
+
+
+def _volcano_names(name: str, task: dict[str, Any]) -> list[tuple[str, str]]:
+    """(host name, subdomain) of a task's pods as Volcano's plugins list them: a template's own
+    hostname stands for one pod."""
+    spec = task["template"].get("spec") or {}
+    subdomain = str(spec.get("subdomain") or name)
+    if spec.get("hostname"):
+        return [(str(spec["hostname"]), subdomain)]
+    return [(f"{name}-{task['name']}-{i}", subdomain) for i in range(int(task.get("replicas", 1)))]
+
+
+def _volcano_hosts(name: str, tasks: list[dict[str, Any]]) -> dict[str, str]:
+    """Volcano's svc plugin ConfigMap (pkg/controllers/job/plugins/svc): per task the pods'
+    ``host.subdomain`` names, one a line in ``<task>.host`` and comma-joined in ``VC_<TASK>_HOSTS``,
+    and their count in ``VC_<TASK>_NUM``."""
+    data: dict[str, str] = {}
+    for task in tasks:
+        hosts = [f"{host}.{subdomain}" for host, subdomain in _volcano_names(name, task)]
+        key = str(task["name"]).replace("-", "_")
+        data[f"{key}.host"] = "\n".join(hosts)
+        data[f"VC_{key.upper()}_HOSTS"] = ",".join(hosts)
+        data[f"VC_{key.upper()}_NUM"] = str(len(hosts))
+    return data
+
+
+def _volcano_ssh_config(name: str, tasks: list[dict[str, Any]]) -> str:
+    """The ssh plugin's client config: no host key checks, and each pod's short name to its FQDN."""
+    lines = ["StrictHostKeyChecking no", "UserKnownHostsFile /dev/null"]
+    for task in tasks:
+        for host, subdomain in _volcano_names(name, task):
+            lines += [f"Host {host}", f"  HostName {host}.{subdomain}"]
+    return "\n".join(lines) + "\n"
+
+
+def _volcano_plugins(pod: PodPlan, name: str, plugins: dict[str, Any], data: dict[str, str]) -> None:
+    """What the svc and ssh plugins add to every container of a pod: the hosts ConfigMap at
+    /etc/volcano and its variables, the job's ssh keys and config at /root/.ssh."""
+    containers = pod.spec.get("containers") or []
+    if "svc" in plugins:
+        volume = f"{name}-svc"
+        pod.spec.setdefault("volumes", []).append({"name": volume, "configMap": {"name": volume}})
+        for c in containers:
+            c.setdefault("volumeMounts", []).append({"name": volume, "mountPath": VOLCANO_HOSTS_AT})
+            c.setdefault("env", []).extend(
+                {"name": key, "valueFrom": {"configMapKeyRef": {"name": volume, "key": key}}}
+                for key in data
+                if key.startswith("VC_")
+            )
+    if "ssh" in plugins:
+        volume = f"{name}-ssh"
+        items = [("id_rsa", "id_rsa"), ("id_rsa.pub", "id_rsa.pub"), ("id_rsa.pub", "authorized_keys")]
+        secret = {
+            "secretName": volume,
+            "defaultMode": 0o600,
+            "items": [{"key": k, "path": f".ssh/{p}"} for k, p in [*items, ("config", "config")]],
+        }
+        pod.spec.setdefault("volumes", []).append({"name": volume, "secret": secret})
+        for c in containers:
+            c.setdefault("volumeMounts", []).append(
+                {"name": volume, "mountPath": "/root/.ssh", "subPath": ".ssh"}
+            )
+
+
 def volcano_job(doc: dict[str, Any]) -> Workload:
+    """The pods of a Volcano Job, with what its env, svc and ssh plugins add."""
     name, namespace = _meta(doc)
     spec = doc["spec"]
     plugins = spec.get("plugins") or {}
     uid = str(uuid.uuid4())
+    hosts = _volcano_hosts(name, spec["tasks"])
+    objects: dict[tuple[str, str], dict[str, Any]] = {}
+    if "svc" in plugins:
+        objects[("ConfigMap", f"{name}-svc")] = {"data": hosts}
+    if "ssh" in plugins:
+        if shutil.which("ssh-keygen") is None:
+            raise Unsupported("Volcano's ssh plugin needs ssh-keygen (openssh-client) for its keys")
+        private, public = _ssh_keys()
+        config = _volcano_ssh_config(name, spec["tasks"])
+        objects[("Secret", f"{name}-ssh")] = {
+            "stringData": {"id_rsa": private, "id_rsa.pub": public, "config": config}
+        }
     groups: list[Group] = []
     index = 0
     for task in spec["tasks"]:
@@ -294,32 +480,44 @@ def volcano_job(doc: dict[str, Any]) -> Workload:
             pod_spec = copy.deepcopy(task["template"]["spec"])
             subdomain = name if "svc" in plugins else pod_spec.get("subdomain")
             env = {"VC_TASK_INDEX": str(i), "VK_TASK_INDEX": str(i)} if "env" in plugins else {}
-            pods.append(
-                PodPlan(
-                    name=pod_name,
-                    hostname=pod_name,
-                    namespace=namespace,
-                    spec=pod_spec,
-                    labels={**labels, "volcano.sh/job-name": name, "volcano.sh/task-spec": tname},
-                    annotations={
-                        **annotations,
-                        "volcano.sh/job-name": name,
-                        "volcano.sh/task-spec": tname,
-                        "volcano.sh/task-index": str(i),
-                    },
-                    subdomain=subdomain,
-                    role=tname,
-                    index=index,
-                    operator_env=env,
-                    uid=uid,
-                    dns_names=_dns(pod_name, subdomain, namespace),
-                )
+            pod = PodPlan(
+                name=pod_name,
+                hostname=pod_name,
+                namespace=namespace,
+                spec=pod_spec,
+                labels={**labels, "volcano.sh/job-name": name, "volcano.sh/task-spec": tname},
+                annotations={
+                    **annotations,
+                    "volcano.sh/job-name": name,
+                    "volcano.sh/task-spec": tname,
+                    "volcano.sh/task-index": str(i),
+                },
+                subdomain=subdomain,
+                role=tname,
+                index=index,
+                operator_env=env,
+                uid=uid,
+                dns_names=_dns(pod_name, subdomain, namespace),
             )
+            _volcano_plugins(pod, name, plugins, hosts)
+            pods.append(pod)
             index += 1
         groups.append(Group(f"{name}-{tname}", pods, len(pods), 0, role=tname))
     actions = {p.get("event"): p.get("action") for p in spec.get("policies") or ()}
     restarts = int(spec.get("maxRetry", 3)) if actions.get("PodFailed") == "RestartJob" else 0
-    return Workload("VolcanoJob", name, groups, gang=True, restarts=restarts)
+    # a task whose completion completes the job (an MPI master beside workers serving sshd)
+    ending = [
+        t["name"]
+        for t in spec["tasks"]
+        if any(
+            (p.get("event"), p.get("action")) == ("TaskCompleted", "CompleteJob")
+            for p in t.get("policies") or ()
+        )
+    ]
+    success = ending[0] if len(ending) == 1 else "all"
+    return Workload(
+        "VolcanoJob", name, groups, gang=True, restarts=restarts, success=success, objects=objects
+    )
 
 
 def _ssh_keys() -> tuple[str, str]:
@@ -425,6 +623,17 @@ def plan(doc: dict[str, Any], docs: list[dict[str, Any]] | None = None) -> Workl
             return ray.rayjob(doc, docs or [])
         except ValueError as exc:
             raise Unsupported(str(exc)) from exc
+    if (api, kind) == ("v1", "Pod"):
+        return bare_pod(doc)
+    if kind == "TrainJob":
+        return trainjob(doc)
+    if (api, kind) == ("kubeflow.org/v1", "MPIJob"):
+        # the training operator's v1 Launcher starts ranks by `kubectl exec` into the Workers
+        # (/etc/mpi/kubexec.sh as Open MPI's rsh agent), which pods of the runner cannot do
+        raise Unsupported("a kubeflow.org/v1 MPIJob's Launcher reaches its Workers by kubectl exec")
+    if kind == "HyperPodPyTorchJob":
+        # what the HyperPod training operator and hyperpodrun give the pods is not published
+        raise Unsupported("the HyperPod training operator's pod environment is not known to the runner")
     if kind == "MPIJob":
         return mpijob(doc)
     if (api, kind) == ("batch/v1", "Job"):

@@ -74,6 +74,13 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "variables, not from its argv (tests/test_run_differential.py runs it with real torchrun)",
     ),
     (
+        "*trainjob*",
+        "argv: Slurm '--nnodes=*--rdzv_endpoint=*', pods '/*' (in torchrun)",
+        "a TrainJob's torchrun is given no options: the Trainer's Torch plugin sets PET_NNODES, "
+        "PET_NPROC_PER_NODE, PET_NODE_RANK and the master's PET_MASTER_ADDR/PORT, which torchrun reads "
+        "as its options' defaults; translated to Slurm, the same values are torchrun's argv",
+    ),
+    (
         "*",
         "argv: Slurm '--nnodes=* --rdzv_id=<job> *', pods '--nnodes * (in torchrun)",
         "translated to Slurm, a manifest's torchrun gets the job's node count (the manifest's number, "

@@ -29,6 +29,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 import cases as case_finder  # noqa: E402
 import pod_side  # noqa: E402
 import run as forward  # noqa: E402
+import slurm_side  # noqa: E402
 
 from migrate.diagnostics import Collector  # noqa: E402
 from migrate.translate import translate_jobs  # noqa: E402
@@ -152,6 +153,24 @@ def _env_names(containers: list[Container]) -> tuple[str, ...]:
     return tuple(sorted({str(e["name"]) for e in _env(containers)} - _UNCOMPARED))
 
 
+def container_site(
+    runnable: list[case_finder.Case], manifests: dict[str, str], containers: dict[str, list[Container]]
+) -> slurm_side.ContainerSite:
+    """What the translation's container steps see beside their own mounts, each case on a site of
+    its own as its pods are: its storage is what its manifest claims (PVCs, at their mount paths);
+    the working folders and the folders of programs off that storage are its image's."""
+    per_job: dict[str, set[str]] = {}
+    for case in runnable:
+        claimed = {at for ats in pod_side.claims_named(manifests[case.name]).values() for at in ats}
+        held = [*_workdirs(containers[case.name]), *(p.rsplit("/", 1)[0] for p in case.programs)]
+        image = {
+            f for f in held if f and not any(f == at or f.startswith(at.rstrip("/") + "/") for at in claimed)
+        }
+        image = {f for f in image if f.strip("/").split("/")[0] not in case_finder.SYSTEM_TOPS}
+        per_job.setdefault(slurm_side.job_name(case), set()).update(claimed | image)
+    return slurm_side.ContainerSite(per_job={name: sorted(paths) for name, paths in per_job.items()})
+
+
 def main(argv: list[str] | None = None) -> int:
     args = forward.arguments(argv, __doc__)
     started = time.monotonic()
@@ -162,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     compared = {c.name: KUBE_COMPARED + _env_names(containers[c.name]) for c in runnable}
     pattern = "|".join(sorted({n for names in compared.values() for n in names} | {"SLURM_[A-Z0-9_]+"}))
     named = [c.text for c in runnable] + ["\n".join(_commands(containers[c.name])) for c in runnable]
-    judged = forward.both_sides(runnable, manifests, tops, parts, compared, pattern, args.jobs, named)
+    site = container_site(runnable, manifests, containers)
+    judged = forward.both_sides(runnable, manifests, tops, parts, compared, pattern, args.jobs, named, site)
     for case in runnable:
         outcome[case.name] = {"direction": "kubernetes -> slurm", **judged[case.name]}
     seconds = time.monotonic() - started

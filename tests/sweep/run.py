@@ -78,7 +78,13 @@ def main(argv: list[str] | None = None) -> int:
         for c in runnable
     }
     named = [c.text for c in runnable]
-    outcome_of = both_sides(runnable, manifests, tops, parts, compared, pattern, args.jobs, named)
+    # the site's file systems are in every container, as its enroot mounts; a program off them that
+    # a script starts by path is the image's
+    program_tops = {p.strip("/").split("/")[0] for c in runnable for p in c.programs}
+    site = slurm_side.ContainerSite(
+        mounts=[f"/{t}" for t in tops], image_tops=sorted(program_tops - set(tops) - case_finder.SYSTEM_TOPS)
+    )
+    outcome_of = both_sides(runnable, manifests, tops, parts, compared, pattern, args.jobs, named, site)
     for name, judged in outcome_of.items():
         outcome[name].update(judged)
     seconds = time.monotonic() - started
@@ -94,10 +100,12 @@ def both_sides(
     pattern: str,
     jobs: int,
     named: list[str],
+    site: slurm_side.ContainerSite,
 ) -> dict[str, dict[str, object]]:
     """Each case's script on the sandbox and its manifests in the pod runner, at once; what each side's
     programs saw, compared on the case's variables (``compared``; the stand-ins record ``pattern``).
-    ``named``: the texts whose program-like words get stand-ins (never the shims' own programs)."""
+    ``named``: the texts whose program-like words get stand-ins (never the shims' own programs);
+    ``site``: what the Slurm side's containers see beside their own mounts."""
     with tempfile.TemporaryDirectory(prefix="migrate-sweep-", dir="/tmp") as tmp:
         work = Path(tmp)
         work.chmod(0o755)
@@ -109,7 +117,8 @@ def both_sides(
 
         def slurm() -> None:
             try:
-                slurm_side.run(runnable, work, bin_dir, parts, case_finder.licenses(runnable), SLURM_WAIT)
+                licenses = case_finder.licenses(runnable)
+                slurm_side.run(runnable, work, bin_dir, parts, licenses, SLURM_WAIT, site)
             except BaseException as exc:  # reported after the pods ran
                 failure.append(exc)
 

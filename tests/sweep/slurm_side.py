@@ -11,10 +11,12 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cases import NODE_CPUS, NODE_GPUS, NODE_MEM_MB, Case, features, node_gpu_types
-from standins import BIN
+from podrunner.pod import IMAGE_DIRS
+from standins import BIN, RECORDS
 
 SANDBOX = Path(__file__).resolve().parents[2] / "scripts" / "slurm-sandbox.sh"
 LAYERED = (
@@ -43,8 +45,11 @@ DRIVER = r"""#!/bin/bash
 set -u
 # job ids from 70001: an id is told apart from the counts a job's variables hold (compare.py)
 export SLURM_SANDBOX_DIR=/var/sbx SLURM_SANDBOX_NODE_UTS=1 SLURM_SANDBOX_FIRST_JOB_ID=70001
-# pyxis's options, as GPU sites take them (a stand-in: the steps run on the host, no container)
-export SLURM_SANDBOX_PLUGINS=pyxis
+# pyxis's options, as GPU sites take them (a stand-in: a container step's tasks run in a root of the
+# pods' image folders and the step's mounts); the records folder is one of the site's enroot mounts,
+# in every container, as the pods' node has it in every pod, and so are the site's file systems
+export SLURM_SANDBOX_PLUGINS=pyxis SLURM_SANDBOX_PYXIS_MOUNTS=@CONTAINER_MOUNTS@
+export SLURM_SANDBOX_PYXIS_JOB_MOUNTS=/sweep/job-mounts.txt SLURM_SANDBOX_PYXIS_IMAGE_DIRS=@IMAGE_DIRS@
 # each node's name its own loopback address (compare.py: sandbox_address), as separate hosts have
 for k in $(seq 1 "$SLURM_SANDBOX_NODES"); do printf '127.0.1.%d\tnode%d\n' "$k" "$k"; done >> /etc/hosts
 if ! bash /sweep/slurm-sandbox.sh start > /sweep/sandbox.log 2>&1; then
@@ -98,9 +103,36 @@ exit 0
 """
 
 
+@dataclass
+class ContainerSite:
+    """What a container step sees beside its own --container-mounts (the pyxis stand-in): the site's
+    file systems, in every container (its enroot mounts); those of each job name, where each case
+    stands on a site of its own; the top-level folders the image holds beyond the system's."""
+
+    mounts: list[str] = field(default_factory=list)
+    per_job: dict[str, list[str]] = field(default_factory=dict)
+    image_tops: list[str] = field(default_factory=list)
+
+
+_JOB_NAME = re.compile(r"^#SBATCH\s+(?:--job-name[= ]|-J\s*)(\S+)", re.M)
+
+
+def job_name(case: Case) -> str:
+    """The name sbatch gives the case's job: its --job-name, else the script's file name."""
+    found = _JOB_NAME.search(case.text)
+    return found.group(1).strip("'\"") if found else case.name
+
+
 def run(
-    cases: list[Case], work: Path, bin_dir: Path, partitions: list[str], licenses: list[str], wait: int
+    cases: list[Case],
+    work: Path,
+    bin_dir: Path,
+    partitions: list[str],
+    licenses: list[str],
+    wait: int,
+    site: ContainerSite | None = None,
 ) -> None:
+    site = site or ContainerSite()
     sweep = work / "sweep"
     (sweep / "scripts").mkdir(parents=True)
     (sweep / "records").mkdir()
@@ -115,8 +147,12 @@ def run(
         "".join(f"{c.name}\t{c.submit_dir}\t{int(c.fills_nodes)}\n" for c in ordered)
     )
     programs = {f for c in cases for f in c.programs}  # a program one case starts is no other's folder
+    storage = {*site.mounts, *(m for ms in site.per_job.values() for m in ms)}
     (sweep / "folders.txt").write_text(
-        "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.folders} - programs))
+        "".join(f"{f}\n" for f in sorted(({f for c in cases for f in c.folders} | storage) - programs))
+    )
+    (sweep / "job-mounts.txt").write_text(
+        "".join(f"{name}\t{','.join(ms)}\n" for name, ms in sorted(site.per_job.items()) if ms)
     )
     provisioned = {path: value for c in cases for path, value in c.provisioned.items()}
     (sweep / "provisioned.txt").write_text("".join(f"{p}\t{v}\n" for p, v in sorted(provisioned.items())))
@@ -130,6 +166,8 @@ def run(
     driver.write_text(
         DRIVER.replace("SWEEP_PATH", PATH)
         .replace("STANDINS", BIN)
+        .replace("@CONTAINER_MOUNTS@", ",".join([RECORDS, *site.mounts]))
+        .replace("@IMAGE_DIRS@", ",".join([*IMAGE_DIRS, *(f"/{t}" for t in site.image_tops)]))
         .replace("WAIT", str(wait))
         .replace("MPI_ENV", MPI_ENV)
     )
