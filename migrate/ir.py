@@ -164,6 +164,7 @@ class Mount:
     kind: MountKind = MountKind.BIND
     read_only: bool = False
     line: int | None = None
+    create: bool = False  # a host path the node makes when it is missing (hostPath DirectoryOrCreate)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1445,3 +1445,23 @@ def test_the_init_container_every_pod_has_runs_once_a_task() -> None:
     steps = [line for line in text.splitlines() if line.startswith("srun ")]
     assert len(steps) == 2 and "--relative" not in steps[0], text
     assert steps[0].endswith("'cp /data/in /tmp/in' || exit $?") and "wc -l" in steps[1]
+
+
+def test_a_directory_or_create_host_path_is_made_on_every_node_and_a_directory_is_not() -> None:
+    """The kubelet makes a hostPath of type DirectoryOrCreate; pyxis would refuse to mount a missing one."""
+    made = INIT_EVERY_POD.replace(
+        "            containers:\n",
+        "            volumes:\n"
+        "            - {name: logs, hostPath: {path: /var/log/shards, type: DirectoryOrCreate}}\n"
+        "            containers:\n",
+    ).replace(
+        'command: [/bin/sh, -c, "wc -l /tmp/in"]}',
+        'command: [/bin/sh, -c, "wc -l /tmp/in"],\n'
+        "               volumeMounts: [{name: logs, mountPath: /logs}]}",
+    )
+    validate_manifest(
+        made,
+        contains=["srun --ntasks-per-node=1 --ntasks=2 mkdir -p /var/log/shards"],
+        fidelity={"DirectoryOrCreate": FidelityStatus.MAPPED},
+    )
+    validate_manifest(made.replace("DirectoryOrCreate", "Directory"), lacks=["mkdir -p /var/log/shards"])

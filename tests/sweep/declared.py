@@ -89,6 +89,12 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "*",
+        "NODE_NAME: Slurm '<n*>', pods 'podrunner-node' *",
+        "a fieldRef to spec.nodeName names the Kubernetes node the pod runs on; on Slurm the node's host "
+        "name stands for it (the pod runner's pods all run on its one node, podrunner-node)",
+    ),
+    (
+        "*",
         "node: Slurm 'node=0', pods 'node=-1' *",
         "an MPIJob's Launcher is a pod of its own, not node 0 of the Workers: what the batch script runs "
         "outside mpirun runs there",

@@ -97,6 +97,7 @@ class _Volume:
     source: str | None
     read_only: bool = False
     storage: str | None = None  # the identity of shared storage: pvc:<claim>, a host path, nfs:...
+    create: bool = False  # a host path the node makes when it is missing
 
 
 @dataclass
@@ -442,7 +443,11 @@ def _volume(view: ObjectView, vpath: Path, item: dict[str, object]) -> _Volume:
         return _Volume(MountKind.PVC, claim, flag("persistentVolumeClaim", "readOnly"), f"pvc:{claim}")
     if "hostPath" in item:
         host = text("hostPath", "path") or ""
-        return _Volume(MountKind.HOST_PATH, host, False, host)
+        # the kubelet makes a DirectoryOrCreate folder; other types stay raw: the path must be there
+        create = view.peek((*vpath, "hostPath", "type")) == "DirectoryOrCreate"
+        if create:
+            text("hostPath", "type")
+        return _Volume(MountKind.HOST_PATH, host, False, host, create)
     if "nfs" in item:
         where = f"{text('nfs', 'server') or ''}:{text('nfs', 'path') or ''}"
         return _Volume(MountKind.NFS, where, flag("nfs", "readOnly"), f"nfs:{where}")
@@ -482,7 +487,7 @@ def _mounts(view: ObjectView, cpath: Path, volumes: dict[str, _Volume], facts: P
             )
             volume = _Volume(MountKind.OTHER, name)
         read_only = bool(view.boolean_at(item, mpath, "readOnly")) or volume.read_only
-        mounts.append(ir.Mount(target, volume.source, volume.kind, read_only, line))
+        mounts.append(ir.Mount(target, volume.source, volume.kind, read_only, line, volume.create))
         if volume.kind == MountKind.CONFIG_MAP and volume.source:
             facts.config_maps.append(ConfigMapMount(volume.source, target, line))
         if volume.kind in _STORAGE_KINDS and volume.storage:

@@ -54,6 +54,10 @@ def plan(ctx: Context, container: ir.Container, config_maps: dict[str, dict[str,
         elif kind == MountKind.HOST_PATH and mount.source:
             out.binds.append(Bind(shell_word(mount.source), mount.target, mount.read_only))
             _same_path(ctx, mount, mount.source, item, "the same path on the Slurm node")
+            if mount.create:  # made on every node before the program, as the kubelet makes it
+                out.per_node_dirs.append(shell_word(mount.source))
+                reason = "made on each node before the program when it is missing, as the kubelet does"
+                ctx.fidelity.mapped(f"{item}: DirectoryOrCreate", reason, mount.line)
         elif kind == MountKind.EMPTY_DIR or (kind == MountKind.PVC and mount.source == "ephemeral"):
             _scratch(ctx, mount, item, out)
         elif kind == MountKind.CONFIG_MAP and mount.source:
