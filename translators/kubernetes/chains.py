@@ -84,7 +84,7 @@ def chain_file(workflow: str | None) -> str:
 
 def chain_flavor(workflow: str | None) -> str | None:
     """The flavor the jobs of a chain must have for ``workflow`` (a JobFlow holds Volcano Jobs)."""
-    return engine(workflow).flavor if workflow is not None else None
+    return engine(workflow).flavor
 
 
 def render(

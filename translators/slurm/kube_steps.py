@@ -91,20 +91,22 @@ def init_lines(
     """The init containers of the part's pods, each an srun step on its pods' tasks, in order, before the
     program: the pods' own (one task a pod), then an MPI launcher's (its pod is the batch script's node)."""
     inits = [(role, shape.init_containers(role)) for role in part.roles]
-    same = all(containers == inits[0][1] for _, containers in inits)
     lines: list[str] = []
-    first = 0
+    if all(containers == inits[0][1] for _, containers in inits):  # every pod's: one task a pod
+        for container in inits[0][1]:
+            lines += _init_step(ctx, part, container, mounts_of, names, extra, [], defined)
+        inits = []
+    first = 0  # the role's first pod among the part's tasks
     for role, containers in inits:
         count = shape.pods(role)
         where: list[str] = []
         wrap: list[str] = []
-        if not same:
-            if part.pods_per_node > 1:
-                wrap = [_ROLE_TASKS, str(first), str(first + count)]
-            else:
-                where = [f"--nodes={count}", f"--ntasks={count}", f"--relative={first}"]
+        if part.pods_per_node > 1:
+            wrap = [_ROLE_TASKS, str(first), str(first + count)]
+        else:
+            where = [f"--nodes={count}", f"--ntasks={count}", f"--relative={first}"]
         first += count
-        for container in containers if (not same or role is part.roles[0]) else []:
+        for container in containers:
             lines += _init_step(ctx, part, container, mounts_of, names, [*extra, *where], wrap, defined)
     if part.launcher is not None:
         for container in shape.init_containers(part.launcher):
