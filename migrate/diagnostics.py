@@ -133,6 +133,10 @@ CODES: dict[str, tuple[str, str]] = {
         WARNING,
         "the script reads $HOME (the submitter's on Slurm) and the site gives the pods none",
     ),
+    "TRANSLATE-SUBMITTER-VARIABLE": (
+        WARNING,
+        "the script stops without a variable of the submitter's environment or an sbatch argument",
+    ),
     "TRANSLATE-IMAGE-PLACEHOLDER": (WARNING, "no container image is known; REPLACE-ME/image:tag was written"),
     "TRANSLATE-IMAGE-DEFAULT": (
         INFO,

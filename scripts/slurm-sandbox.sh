@@ -438,9 +438,15 @@ GresTypes=gpu
 EOF
     if [[ -n $LICENSES ]]; then echo "Licenses=$LICENSES"; fi
     echo
+    # A node of several GPU types weighs more: Slurm fills the lightest first, so a job that asks no
+    # type gets a node of one type (a step's untyped --gpus-per-node=8 on 4 a100 + 4 v100 is refused)
+    # and the mixed nodes are there for the jobs that ask both.
+    local weight
     for ((i = 1; i <= NODES; i++)); do
-        printf 'NodeName=node%d NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=%d Boards=1 SocketsPerBoard=1 CoresPerSocket=%d ThreadsPerCore=1 RealMemory=%d%s%s%s State=UNKNOWN\n' \
-            "$i" "$host" $((SLURMD_PORT + i - 1)) "$CPUS" "$CPUS" "$MEM_MB" \
+        weight=1
+        [[ $(node_gpu_types "$i") == *,* ]] && weight=100
+        printf 'NodeName=node%d NodeHostname=%s NodeAddr=127.0.0.1 Port=%d CPUs=%d Boards=1 SocketsPerBoard=1 CoresPerSocket=%d ThreadsPerCore=1 RealMemory=%d Weight=%d%s%s%s State=UNKNOWN\n' \
+            "$i" "$host" $((SLURMD_PORT + i - 1)) "$CPUS" "$CPUS" "$MEM_MB" "$weight" \
             "$( ((GPUS > 0)) && printf ' Gres=%s' "$(node_gres "$i")")" \
             "$( ((TMP_MB > 0)) && printf ' TmpDisk=%d' "$TMP_MB")" \
             "$([[ -n ${FEATURES// /} ]] && printf ' Features=%s' "$(echo $FEATURES | tr ' ' ,)")"

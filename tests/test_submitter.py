@@ -90,3 +90,48 @@ def test_the_emulated_pod_builds_the_scripts_paths_on_the_sites_user(tmp_path: P
     done = run_pod(manifest, tmp_path / "pod", {}, script=script)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["vision", "/home/vision", f"{tmp_path}/scratch/vision/ray_results"]
+
+
+def _required(body: str) -> list[tuple[str, int | None]]:
+    (job,) = reader.read("#!/bin/bash\n#SBATCH -N 1\n" + body, "t.sbatch", Collector("t.sbatch"))
+    return submitter.required(job)
+
+
+def test_what_a_script_stops_without_that_the_submitter_gives() -> None:
+    """`${X:?}` always; under `set -u` any read without a default; never what the script, the shell or
+    Slurm sets, nor where the script takes variables from elsewhere."""
+    assert _required(': "${CKPT:?set CKPT}"\nls $CKPT\n') == [("CKPT", 3)]
+    assert _required("SAMPLE=${SAMPLE:?export SAMPLE}\necho $SAMPLE\n") == [("SAMPLE", 3)]
+    assert _required("DIR=${1:?usage: sbatch x.sbatch <dir>}\n") == [("1", 3)]
+    assert _required("set -euo pipefail\nLANE=L1\nfastp -i /d/${SAMPLE}_${LANE}.fq $TMPDIR $1\n") == [
+        ("SAMPLE", 5),
+        ("1", 5),
+    ]
+    assert _required("set -o errexit -o nounset\necho $COHORT ${OUT:-/tmp} ${N:=3} ${M+x}\n") == [
+        ("COHORT", 4)
+    ]
+    assert _required("echo $COHORT\n") == []  # unset is empty without set -u: the script goes on
+    assert _required("set -u\nfor f in a b; do echo $f; done\nread -r x; echo $x $SLURM_JOB_ID $HOME\n") == []
+    assert _required("set -u\nsource /fsx/env.sh\necho $DATA\n") == []
+    assert _required("set -u\nmodule load gromacs\necho $EBROOTGROMACS\n") == []
+
+
+def test_each_variable_the_script_stops_without_is_said_and_recorded_with_its_line() -> None:
+    text = (
+        "#!/bin/bash\n#SBATCH -J eval\n#SBATCH -N 1\n"
+        ': "${CKPT:?set CKPT to the checkpoint directory}"\nAUDIO=${1:?usage}\n'
+        'python eval.py "$CKPT" "$AUDIO"\n'
+    )
+    t = _translate(text, BASE)
+    said = [(d.message, d.line) for d in t.diagnostics if d.code == "TRANSLATE-SUBMITTER-VARIABLE"]
+    assert [line for _, line in said] == [4, 5]
+    assert "$CKPT of the submitter's environment" in said[0][0] and "container's env" in said[0][0]
+    assert "argument 1 of the sbatch command line" in said[1][0]
+    dropped = {e.item: e.line for e in t.fidelity.entries if e.status == "dropped"}
+    assert dropped["$CKPT"] == 4 and dropped["$1"] == 5
+
+
+def test_what_the_script_sets_in_ways_other_than_assignment_or_in_functions_is_not_asked() -> None:
+    assert _required("set -euo pipefail\nmapfile -t STEPS < <(ls)\nfor s in ${STEPS[@]}; do :; done\n") == []
+    body = "set -u\nf() {\n  local label=$1\n  echo $label >> $PROM\n}\nPROM=/tmp/x\nf a\n"
+    assert _required(body) == []

@@ -1,7 +1,8 @@
 """The sweep's cases: every sbatch script of the corpus, what it needs to run, and what is left out.
 
-A case is left out, with the reason, when the machine cannot hold it (more nodes or array tasks
-than the sandbox and the pod runner run at once) or when its translation writes no pods.
+A case is left out, with the reason, when the machine cannot hold it (more nodes than the sandbox
+and the pod runner run for one job) or when its translation writes no pods. Of an array larger than
+``MAX_ARRAY_TASKS``, both sides run the same first tasks of the array as written (``array_tasks``).
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inputs import Given, given
+
 from migrate.diagnostics import Collector
 from migrate.ir import Job
 from migrate.translators.slurm import reader
 
-MAX_NODES = 4
+MAX_NODES = 6
 SUBMIT_ROOT = "/sweep/submit"  # the corpus's folders, as the site's job folders on both sides
 MAX_ARRAY_TASKS = 6
 # Top-level folders of the image and the host: a script's path there is not site storage.
@@ -65,10 +68,20 @@ class Case:
     programs: list[str] = field(default_factory=list)  # programs on site storage it starts by path
     submitted_from: str = ""  # its folder below corpus/: both sides submit it from there
     provisioned: dict[str, str] = field(default_factory=dict)  # files the user writes before (a Secret's key)
+    # of a larger array, the task ids both sides run (its first ones); the others never start
+    array_tasks: tuple[int, ...] = ()
+    given: Given = field(default_factory=Given)  # what its submitter gives it (inputs.py)
 
     @property
     def submit_dir(self) -> str:
         return f"{SUBMIT_ROOT}/{self.submitted_from}".rstrip("/")
+
+    def given_files(self) -> dict[str, str]:
+        """The files its submitter made before (inputs.py), each at its absolute path."""
+        return {
+            path if path.startswith("/") else f"{self.submit_dir}/{path}": content
+            for path, content in self.given.files.items()
+        }
 
     @property
     def fills_nodes(self) -> bool:
@@ -95,6 +108,8 @@ def find(corpus: Path) -> list[Case]:
             continue  # a wrapper that submits jobs: its jobs are cases of their own files
         case = Case(str(path.relative_to(corpus)).replace("/", "__"), path, text, jobs[0])
         case.skipped = too_large(jobs[0])
+        case.array_tasks = first_tasks(jobs[0])
+        case.given = given(case.name)
         case.sourced = files_sourced(text)
         case.programs = programs_at(text, case.sourced)
         case.folders = [f for f in folders_named(text) if f not in case.programs]  # a program is no folder
@@ -107,9 +122,20 @@ def too_large(job: Job) -> str | None:
     nodes = job.total_nodes()
     if nodes > MAX_NODES:
         return f"{nodes} nodes: the sandbox and the pod runner run {MAX_NODES} per job"
-    if job.array is not None and (job.array.count or 0) > MAX_ARRAY_TASKS:
-        return f"an array of {job.array.count} tasks: the sweep runs at most {MAX_ARRAY_TASKS}"
+    array = job.array
+    if array is not None and array.count > MAX_ARRAY_TASKS and len(array.indices) < MAX_ARRAY_TASKS:
+        return f"an array of {array.count} tasks whose ids the reader did not list"
     return None
+
+
+def first_tasks(job: Job) -> tuple[int, ...]:
+    """Of an array larger than the sweep runs, the ids of its first tasks: each side starts the array
+    as written and runs only these (the Slurm side releases them from a held array, the pods' side
+    cuts the workload's completions to as many), so both see the array's own size variables."""
+    array = job.array
+    if array is None or array.count <= MAX_ARRAY_TASKS:
+        return ()
+    return array.indices[:MAX_ARRAY_TASKS]
 
 
 # Who the job runs as on both sides: %u in an output path names them.
@@ -125,7 +151,10 @@ def folders_named(text: str) -> list[str]:
     with %u as the user, cut at the first other expansion; outside the system's own folders."""
     found: set[str] = set()
     named = [
-        m.group(1) + ("$" if text[m.end() : m.end() + 1] in _RUNS_ON else "")
+        # a file the script writes to (`>> /lustre/cohorts/FAILED`): its folder
+        m.group(1).rsplit("/", 1)[0]
+        if text[max(0, m.start() - 8) : m.start()].rstrip(" ").endswith(">")
+        else m.group(1) + ("$" if text[m.end() : m.end() + 1] in _RUNS_ON else "")
         for m in _ABSOLUTE.finditer(text)
     ]
     for path in [p.replace("%u", USER) for p in named]:
@@ -212,6 +241,11 @@ def licenses(cases: list[Case]) -> list[str]:
             for lic in comp.resources.licenses:
                 counts[lic.name] = max(counts.get(lic.name, 0), lic.count * 4)
     return [f"{name}:{count}" for name, count in sorted(counts.items())]
+
+
+def asks_mixed_gpus(case: Case) -> bool:
+    """It asks GPUs of several types on one node (a100 and v100)."""
+    return any(len({g.type for g in c.resources.gpu_types}) > 1 for c in case.job.components)
 
 
 def node_gpu_types(cases: list[Case]) -> list[str]:

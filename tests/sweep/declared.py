@@ -55,6 +55,12 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "the pod (a stand-in sourced by the script records $0 as its program)",
     ),
     (
+        "*",
+        "argv: Slurm '/*/slurm_script', pods '/opt/migrate/job.sh' (in *)",
+        "a script run by the interpreter its #! line names (python3) is given its own copy's path: slurmd's "
+        "spool file slurm_script on Slurm, the ConfigMap's job.sh in the pod",
+    ),
+    (
         "*mpi_hello*",
         "SLURM_NODEID: Slurm '0', pods None *",
         "ranks of a bare mpirun in an MPIJob's Launcher start over ssh: the entrypoint passes on the "
@@ -195,30 +201,42 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "shrink between bounds)",
     ),
     # Kubernetes to Slurm (reverse.py)
-    *(
-        (
-            case,
-            "*",
-            "a RayJob's cluster as the translation starts it under sbatch: with `ray` a stand-in there is "
-            "no cluster on either side, and the driver's wait for the Ray nodes never ends under sbatch "
-            "(tests/test_run_differential.py runs rayjob_own_cluster with real Ray both ways)",
-        )
-        for case in ("*rayjob_own_cluster.yaml", "*rayjob-batch-inference.yaml")
+    (
+        "*rayjob*.yaml",
+        "*",
+        "a RayJob's cluster as the translation starts it under sbatch: with `ray` a stand-in there is "
+        "no cluster on either side, and the driver's wait for the Ray nodes never ends under sbatch "
+        "(tests/test_run_differential.py runs rayjob_own_cluster with real Ray both ways)",
     ),
     *(
         (
             case,
             "node: Slurm *, pods *",
             "the Slurm job packs the pods onto nodes as the allocation model says the scheduler would (pods "
-            "of 4 GPUs two to an 8-GPU node, one-GPU pods eight to a node); the pod runner gives each pod a "
-            "host of its own",
+            "of 4 GPUs two to an 8-GPU node, one-GPU pods eight to a node, MPI workers of 64 CPUs three to a "
+            "192-CPU node); the pod runner gives each pod a host of its own",
         )
         for case in (
             "cases__kubernetes__pytorchjob.yaml",
             "*kueue_pytorchjob.yaml",
             "*fsdp-g5-pytorchjob.yaml",
             "*pytorchjob_elastic.yaml",
+            "*volcano_job_mpi.yaml",
         )
+    ),
+    (
+        "cases__kubernetes__pytorchjob.yaml",
+        "only on Slurm: python [[]run_mlm.py *",
+        "with cleanPodPolicy Running the operator ends the job when its Master succeeds and deletes the "
+        "Workers still running; with stand-ins that end at once, how many Workers started before that is "
+        "a race in the pods (2 to 4 of them), while sbatch runs every task to its end",
+    ),
+    (
+        "*tensorboard_resnet*",
+        "only * tensorboard [[]*",
+        "tensorboard is started in the background (`&`) and left running: both Slurm and the kubelet kill "
+        "what is left when the script ends, and with stand-ins that end at once whether it recorded first "
+        "is a race on either side",
     ),
     (
         "*wait_all_nodes*",

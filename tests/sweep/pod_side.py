@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from cases import NODE_CPUS, NODE_GPUS, NODE_MEM_MB, SUBMIT_ROOT, USER, Case
 from podrunner import testing as pods
+from podrunner.shrink import shrink
 from standins import BIN, RECORDS
 
 from migrate.site.config import SiteConfig, parse_site_config
@@ -161,6 +162,16 @@ def run(
                     (claims[name] / path[len(at.rstrip("/")) + 1 :]).mkdir(parents=True, exist_ok=True)
     claims[SUBMIT_CLAIM] = folder / "fs" / "submit"
     (claims[SUBMIT_CLAIM] / case.submitted_from / "logs").mkdir(parents=True)
+    for path, content in case.given_files().items():  # on the claim that holds it, as on the Slurm side
+        at = folder / "fs" / path.removeprefix(SUBMIT_ROOT).strip("/")
+        if path.startswith(SUBMIT_ROOT + "/"):
+            at = claims[SUBMIT_CLAIM] / path.removeprefix(SUBMIT_ROOT + "/")
+        at.parent.mkdir(parents=True, exist_ok=True)
+        at.write_text(content)
+    if case.array_tasks:
+        text = first_tasks_only(text, len(case.array_tasks))
+    if case.given.env or case.given.args:
+        text = with_submitters(text, case.given.env, case.given.args)
     try:
         result = pods.run(
             with_secrets(text),
@@ -188,6 +199,26 @@ def run(
         if p.address:
             hosts[p.address] = hosts[p.plan.hostname]
     return {"status": result.status, "records": records, "hosts": hosts, "describe": result.describe}
+
+
+def first_tasks_only(text: str, tasks: int) -> str:
+    """The manifests with their workload cut to an array's first ``tasks`` (its completions, or its
+    JobSet's replicas): the tasks the Slurm side releases. What the pods are told of the array's
+    size as written (the translation's SLURM_ARRAY_TASK_COUNT) stays."""
+    docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    return yaml.safe_dump_all([shrink(d, tasks) if isinstance(d, dict) else d for d in docs], sort_keys=False)
+
+
+def with_submitters(text: str, env: dict[str, str], args: tuple[str, ...]) -> str:
+    """The manifests with what the submitter gave the script on Slurm (inputs.py) added as the user
+    adds it after the translation said the job needs it: env entries in every container, the
+    script's arguments after the entrypoint's own."""
+    docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    for container in containers_of(docs):
+        container["env"] = [*(container.get("env") or []), *({"name": k, "value": v} for k, v in env.items())]
+        if args:
+            container["args"] = [*(container.get("args") or []), *args]
+    return yaml.safe_dump_all(docs, sort_keys=False)
 
 
 def with_secrets(text: str) -> str:

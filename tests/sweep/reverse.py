@@ -91,6 +91,7 @@ def find(corpus: Path, chosen: str) -> tuple[list[case_finder.Case], dict[str, s
             continue
         case = case_finder.Case(name, path, script, read_back[0])
         case.skipped = case_finder.too_large(read_back[0])
+        case.array_tasks = case_finder.first_tasks(read_back[0])
         if case.skipped:
             left[name] = {"result": "left out", "why": case.skipped}
             continue

@@ -11,10 +11,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cases import NODE_CPUS, NODE_GPUS, NODE_MEM_MB, Case, features, node_gpu_types
+from cases import NODE_CPUS, NODE_GPUS, NODE_MEM_MB, Case, asks_mixed_gpus, features, node_gpu_types
 from podrunner.pod import IMAGE_DIRS
 from standins import BIN, RECORDS
 
@@ -33,7 +34,7 @@ LAYERED = (
     "/var",
     "/home",
 )
-NODES = 8  # cases have at most 4 (cases.MAX_NODES): two of the largest run at once
+NODES = 12  # cases have at most 6 (cases.MAX_NODES): two of the largest run at once
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # the stand-ins are in the first
 # Open MPI as root, over TCP on the loopback: the sandbox's nodes share one host
 MPI_ENV = (
@@ -57,26 +58,51 @@ if ! bash /sweep/slurm-sandbox.sh start > /sweep/sandbox.log 2>&1; then
   exit 3
 fi
 export SLURM_CONF=/var/sbx/etc/slurm.conf
+# the nodes of several GPU types are reserved for the cases that ask such a mix (they submit with
+# --reservation): an untyped --gpus-per-node=8 job there gets 4 a100 + 4 v100, and Slurm 22.05 then
+# refuses its untyped step ("more than the job's gres_per_node")
+[ -z "@MIXED_NODES@" ] || scontrol create reservation ReservationName=mixed-gpus Nodes=@MIXED_NODES@ \
+  StartTime=now Duration=UNLIMITED Users=root Flags=IGNORE_JOBS > /dev/null
 # the submitter's start-up files as a fresh account has them: this host's own (a pyenv first on PATH)
 # would come before the stand-ins in a login shell (--get-user-env, #!/bin/bash -l), and no pod has them
 cp /etc/skel/.profile /etc/skel/.bashrc /root/ 2>/dev/null || true
 while read -r d; do mkdir -p "$d"; done < /sweep/folders.txt
 while read -r f; do mkdir -p "${f%/*}" && touch "$f"; done < /sweep/sourced.txt
-while IFS=$'\t' read -r f v; do mkdir -p "${f%/*}" && printf '%s' "$v" > "$f"; done < /sweep/provisioned.txt
+while IFS=$'\t' read -r f v; do mkdir -p "${f%/*}" && printf '%b' "$v" > "$f"; done < /sweep/provisioned.txt
 while read -r f; do mkdir -p "${f%/*}" && ln -sf STANDINS/.recorder "$f"; done < /sweep/programs.txt
 mkdir -p /sweep/jobs
 # --begin=now: a job that waits for tomorrow (--begin=now+1day) runs now, as its CronJob would
 # A case that fills nodes (cases.py: fills_nodes) starts once every case before it ended, on empty
 # nodes: its layout depends on each node's free CPUs.
 others=""
-while IFS=$'\t' read -r c dir alone; do
+# An array larger than the sweep runs (a fourth column: the task ids to run) is submitted held; those
+# tasks are released and the others cancelled before any starts. The fifth and sixth columns are the
+# variables of the submitter's environment and the script's arguments (tests/sweep/inputs.py); "-"
+# is an empty column.
+while IFS=$'\t' read -r c dir alone tasks given_env given_args reserved; do
   mkdir -p "$dir/logs"
   after=()
   [ "$alone" = 1 ] && [ -n "$others" ] && after=(--dependency="afterany$others")
+  [ "$tasks" = - ] && tasks=""
+  hold=()
+  [ -n "$tasks" ] && hold=(--hold)
+  [ "$reserved" = 1 ] && [ -n "@MIXED_NODES@" ] && hold+=(--reservation=mixed-gpus)
+  read -r -a submitter_env <<< "${given_env#-}"
+  read -r -a script_args <<< "${given_args#-}"
   (cd "$dir" && env -i HOME=/root USER=root LOGNAME=root PATH="SWEEP_PATH" \
-     SLURM_CONF="$SLURM_CONF" MPI_ENV sbatch --parsable --begin=now "${after[@]}" "/sweep/scripts/$c" \
-     > "/sweep/jobs/$c.id" 2> "/sweep/jobs/$c.err")
+     SLURM_CONF="$SLURM_CONF" MPI_ENV "${submitter_env[@]}" sbatch --parsable --begin=now "${hold[@]}" \
+     "${after[@]}" "/sweep/scripts/$c" "${script_args[@]}" > "/sweep/jobs/$c.id" 2> "/sweep/jobs/$c.err")
   id=$(cut -d';' -f1 "/sweep/jobs/$c.id" 2>/dev/null)
+  if [ -n "$id" ] && [ -n "$tasks" ]; then
+    for t in ${tasks//,/ }; do scontrol release "${id}_$t"; done
+    # one task a line (squeue -r); the array's own record (70019_[997] of 1-1000:4) shows only once
+    # the others are gone, so a second pass takes it
+    for _ in 1 2 3; do
+      held=$(squeue -h -r -j "$id" -o '%i %r' | awk '$2 == "JobHeldUser" {gsub(/[][]/, "", $1); print $1}')
+      [ -n "$held" ] || break
+      echo "$held" | xargs -r scancel
+    done
+  fi
   [ -z "$id" ] || others+=":$id"  # a case that fills nodes waits for every case before it, those too
 done < /sweep/cases.txt
 # with stand-ins a job ends in seconds: one that hangs (a step waiting for what it cannot get) ends
@@ -84,7 +110,9 @@ done < /sweep/cases.txt
 for id in $(squeue -h -o %i 2>/dev/null); do scontrol update jobid="$id" TimeLimit=1 2>/dev/null; done
 deadline=$(( SECONDS + WAIT ))
 while [ "$SECONDS" -lt "$deadline" ]; do
-  left=$(squeue -h -o %i 2>/dev/null | wc -l)
+  # a job a case submits for later (a nightly job's next night, --begin=tomorrow) waits for its time,
+  # and one it submits held (a suspended Job's translation) for a release: neither starts here
+  left=$(squeue -h -o %r 2>/dev/null | grep -cv -e '^BeginTime$' -e '^JobHeldUser$')
   [ "$left" -eq 0 ] && break
   sleep 0.5
 done
@@ -117,6 +145,31 @@ class ContainerSite:
 _JOB_NAME = re.compile(r"^#SBATCH\s+(?:--job-name[= ]|-J\s*)(\S+)", re.M)
 
 
+def _node_words(types: list[str]) -> list[str]:
+    """Each sandbox node's GPU types: the single types in turn over all nodes but the last ones, which
+    hold a case's mix (a100,v100), one node each: a job that asks no type (--gpus-per-node=8) then
+    finds nodes of one type, as on a real site, where Slurm 22.05 refuses its untyped step on a mixed
+    node ("more than the job's gres_per_node")."""
+    mixed = [t for t in types if "," in t]
+    single = [t for t in types if "," not in t]
+    if not mixed or not single:
+        return types
+    return [single[i % len(single)] for i in range(NODES - len(mixed))] + mixed
+
+
+def _mixed_nodes(types: list[str]) -> str:
+    """The sandbox's nodes of several GPU types (the last ones, _node_words), as Slurm names them."""
+    if all("," in t for t in types):  # no node of one type: nothing to keep apart
+        return ""
+    words = _node_words(types)
+    return ",".join(f"node{i + 1}" for i in range(NODES) if "," in words[i % len(words)])
+
+
+def _escaped(content: str) -> str:
+    """A file's content on one line, as printf %b writes it back."""
+    return content.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
+
+
 def job_name(case: Case) -> str:
     """The name sbatch gives the case's job: its --job-name, else the script's file name."""
     found = _JOB_NAME.search(case.text)
@@ -144,7 +197,21 @@ def run(
     # the cases that fill nodes last: they wait for all the others
     ordered = sorted(cases, key=lambda c: c.fills_nodes)
     (sweep / "cases.txt").write_text(
-        "".join(f"{c.name}\t{c.submit_dir}\t{int(c.fills_nodes)}\n" for c in ordered)
+        "".join(
+            "\t".join(
+                [
+                    c.name,
+                    c.submit_dir,
+                    str(int(c.fills_nodes)),
+                    ",".join(map(str, c.array_tasks)) or "-",
+                    " ".join(f"{k}={v}" for k, v in c.given.env.items()) or "-",
+                    " ".join(c.given.args) or "-",
+                    str(int(asks_mixed_gpus(c))),
+                ]
+            )
+            + "\n"
+            for c in ordered
+        )
     )
     programs = {f for c in cases for f in c.programs}  # a program one case starts is no other's folder
     storage = {*site.mounts, *(m for ms in site.per_job.values() for m in ms)}
@@ -154,8 +221,12 @@ def run(
     (sweep / "job-mounts.txt").write_text(
         "".join(f"{name}\t{','.join(ms)}\n" for name, ms in sorted(site.per_job.items()) if ms)
     )
-    provisioned = {path: value for c in cases for path, value in c.provisioned.items()}
-    (sweep / "provisioned.txt").write_text("".join(f"{p}\t{v}\n" for p, v in sorted(provisioned.items())))
+    provisioned = {
+        path: value for c in cases for path, value in [*c.provisioned.items(), *c.given_files().items()]
+    }
+    (sweep / "provisioned.txt").write_text(
+        "".join(f"{p}\t{_escaped(v)}\n" for p, v in sorted(provisioned.items()))
+    )
     (sweep / "sourced.txt").write_text(
         "".join(f"{f}\n" for f in sorted({f for c in cases for f in c.sourced}))
     )
@@ -170,6 +241,7 @@ def run(
         .replace("@IMAGE_DIRS@", ",".join([*IMAGE_DIRS, *(f"/{t}" for t in site.image_tops)]))
         .replace("WAIT", str(wait))
         .replace("MPI_ENV", MPI_ENV)
+        .replace("@MIXED_NODES@", _mixed_nodes(node_gpu_types(cases)))
     )
     root, layers = work / "root", work / "layers"
     root.mkdir()
@@ -206,7 +278,7 @@ def run(
         "SLURM_SANDBOX_PARTITIONS": " ".join(partitions),
         "SLURM_SANDBOX_LICENSES": ",".join(licenses),
         # as the cases' site has them: nodes of the GPU types they ask, the features they constrain to
-        "SLURM_SANDBOX_NODE_GPU_TYPES": " ".join(node_gpu_types(cases)),
+        "SLURM_SANDBOX_NODE_GPU_TYPES": " ".join(_node_words(node_gpu_types(cases))),
         "SLURM_SANDBOX_FEATURES": " ".join(features(cases)),
         "SLURM_SANDBOX_CTLD_PORT": str(_free_port()),
     }
@@ -220,6 +292,12 @@ def run(
     )
     if done.returncode != 0:
         raise RuntimeError(f"the Slurm side did not run ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    unfinished = (sweep / "unfinished.txt").read_text().strip() if (sweep / "unfinished.txt").exists() else ""
+    if unfinished:  # cancelled: a case waiting on one that never ended (wait) did not run
+        print(
+            f"sweep: queued when the sweep stopped waiting (at most {wait} s), cancelled:\n{unfinished}",
+            file=sys.stderr,
+        )
 
 
 def _free_port() -> int:
@@ -240,6 +318,14 @@ def _free_port() -> int:
     raise RuntimeError("no free ports")
 
 
+_TASK_ID = re.compile(r"\bArrayTaskId=(\S+)")
+
+
+def _task_id(shown: str) -> str | None:
+    found = _TASK_ID.search(shown)
+    return found.group(1) if found else None
+
+
 def outcome(work: Path, case: Case) -> dict[str, object]:
     """What sbatch said, the job's end state and exit code, and its id (records are kept by id)."""
     jobs = work / "sweep" / "jobs"
@@ -251,6 +337,9 @@ def outcome(work: Path, case: Case) -> dict[str, object]:
         return {"submitted": False, "why": err.splitlines()[-1] if err else "no job id"}
     state = jobs / f"{case.name}.state"
     shown = state.read_text() if state.exists() else ""
+    if case.array_tasks:  # the tasks cancelled before they started are not the case's
+        ran = {str(t) for t in case.array_tasks}
+        shown = "\n".join(line for line in shown.splitlines() if _task_id(line) in ran)
     states = sorted(set(re.findall(r"JobState=(\S+)", shown)))
     codes = sorted(set(re.findall(r"\bExitCode=(\S+)", shown)))
     ids = sorted(set(re.findall(r"JobId=(\d+)", shown)) | {jobid})
