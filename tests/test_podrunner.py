@@ -188,6 +188,10 @@ def test_a_suspended_job_runs_only_when_a_kueue_queue_admits_it(tmp_path: Path) 
     admitted = run_pods(queued, tmp_path / "admitted")
     assert admitted.status == "Complete", admitted.describe()
     assert [a.stdout for a in admitted.pods[0].attempts] == ["ran\n"]
+    # as a Kueue user creates it (kubectl create): a generateName, which the API server completes
+    generated = run_pods(queued.replace("{name: demo,", "{generateName: demo-,"), tmp_path / "generated")
+    assert generated.status == "Complete", generated.describe()
+    assert generated.name.startswith("demo-") and len(generated.name) == len("demo-") + 5
 
 
 JOBSET = """

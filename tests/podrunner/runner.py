@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
@@ -144,7 +145,7 @@ class PodRunner:
     def _plan(self, text: str) -> tuple[Workload, dict[tuple[str, str], dict[str, Any]]] | RunResult:
         """The workload of the manifests and their ConfigMaps and Secrets, or the result of one that
         makes no pods (suspended)."""
-        docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+        docs = [_named(d) for d in yaml.safe_load_all(text) if isinstance(d, dict)]
         kinds = ("ConfigMap", "Secret")
         objects = {(d["kind"], d["metadata"]["name"]): d for d in docs if d.get("kind") in kinds}
         found = [d for d in docs if workloads.is_workload(d)]
@@ -162,6 +163,17 @@ class PodRunner:
             return workloads.plan(doc, docs), objects
         except workloads.Unsupported as exc:
             raise RunnerError(str(exc)) from exc
+
+
+def _named(doc: dict[str, Any]) -> dict[str, Any]:
+    """The object as the API server stores it: one created by generateName (kubectl create) gets that
+    prefix and five characters of its own (here from the object's text, so that a rerun names it
+    the same)."""
+    meta = doc.get("metadata") or {}
+    if meta.get("name") or not meta.get("generateName"):
+        return doc
+    suffix = hashlib.sha256(yaml.safe_dump(doc, sort_keys=True).encode()).hexdigest()[:5]
+    return {**doc, "metadata": {**meta, "name": f"{meta['generateName']}{suffix}"}}
 
 
 class _Run:
