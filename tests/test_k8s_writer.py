@@ -819,6 +819,30 @@ def test_a_hetjobs_batch_script_and_steps_see_their_components_nodes_as_slurm_gi
     ]
 
 
+def test_every_part_of_a_het_step_sees_the_whole_step_as_slurm_tells_it(tmp_path: Path) -> None:
+    """Measured on the sandbox (Slurm 22.05), components of 1 and 2 nodes: in `srun --het-group=0 a :
+    --het-group=1 b` every task is told the whole step (NTASKS 3, NNODES 3, the job's three nodes);
+    a step of component 1 alone, that component (2 tasks on 2 nodes)."""
+    require_pods()
+    text = "#!/bin/bash\n#SBATCH -N1 -n1\n#SBATCH hetjob\n#SBATCH -N2 --ntasks-per-node=1\nsrun a : b\n"
+    manifest = manifest_of(text)
+    show = 'echo "$X $SLURM_PROCID n=$SLURM_NTASKS/$SLURM_STEP_NUM_TASKS"'
+    show = show[:-1] + ' nodes=$SLURM_NNODES/$SLURM_JOB_NUM_NODES"'
+    script = (
+        f"#!/bin/bash\nX=g1 srun --het-group=1 bash -c '{show}' | sort\n"
+        f"X=het srun --het-group=0 bash -c '{show}' : --het-group=1 bash -c '{show}' | sort\n"
+    )
+    result = pods.run(manifest, tmp_path, script=script)
+    assert result.status == "Complete", result.describe()
+    assert result.pods[0].stdout.splitlines() == [
+        "g1 0 n=2/2 nodes=2/2",
+        "g1 1 n=2/2 nodes=2/2",
+        "het 0 n=3/3 nodes=3/3",
+        "het 1 n=3/3 nodes=3/3",
+        "het 2 n=3/3 nodes=3/3",
+    ]
+
+
 # ---------------------------------------------------------------------------
 # the step service: a token the job's pods share, and a NetworkPolicy around its port
 

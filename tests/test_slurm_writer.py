@@ -1465,3 +1465,43 @@ def test_a_directory_or_create_host_path_is_made_on_every_node_and_a_directory_i
         fidelity={"DirectoryOrCreate": FidelityStatus.MAPPED},
     )
     validate_manifest(made.replace("DirectoryOrCreate", "Directory"), lacks=["mkdir -p /var/log/shards"])
+
+
+def test_a_pods_slurm_variables_are_left_to_slurm(tmp_path: Path) -> None:
+    """A pod written from an sbatch script carries SLURM_* stand-ins; under sbatch they would override
+    Slurm's own (srun reads SLURM_JOB_ID as --jobid: "Invalid numeric value"), so none is exported."""
+    t = translate(
+        tmp_path,
+        """
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: tok}
+        spec:
+          completions: 2
+          parallelism: 2
+          completionMode: Indexed
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: main
+                  image: tools:1
+                  command: ["python", "tok.py"]
+                  env:
+                    - {name: SLURM_JOB_ID, value: tok}
+                    - {name: SLURM_NTASKS, value: "2"}
+                    - {name: RAYON_NUM_THREADS, value: "8"}
+                    - name: SLURM_PROCID
+                      valueFrom:
+                        fieldRef:
+                          fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+        """,
+    )
+    text = script(t)
+    assert "export RAYON_NUM_THREADS=8" in text
+    assert not re.search(r"export SLURM_|SLURM_(JOB_ID|NTASKS|PROCID)=", text), text
+    for name in ("SLURM_JOB_ID", "SLURM_NTASKS", "SLURM_PROCID"):
+        assert entry(t, f"env {name}") == (
+            FidelityStatus.DROPPED,
+            "Slurm sets it in every job and step; the pod's value stood in for it",
+        )

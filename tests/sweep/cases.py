@@ -18,7 +18,7 @@ from migrate.diagnostics import Collector
 from migrate.ir import Job
 from migrate.translators.slurm import reader
 
-MAX_NODES = 6
+MAX_NODES = 9
 SUBMIT_ROOT = "/sweep/submit"  # the corpus's folders, as the site's job folders on both sides
 MAX_ARRAY_TASKS = 6
 # Top-level folders of the image and the host: a script's path there is not site storage.

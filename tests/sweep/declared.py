@@ -141,6 +141,7 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
             "*distill_mixed_gpus*",
             "*openfoam_motorbike*",
             "*torch_distributed_run*",
+            "*gromacs_md*",
         )
     ),
     *(
@@ -230,6 +231,12 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
         "with cleanPodPolicy Running the operator ends the job when its Master succeeds and deletes the "
         "Workers still running; with stand-ins that end at once, how many Workers started before that is "
         "a race in the pods (2 to 4 of them), while sbatch runs every task to its end",
+    ),
+    (
+        "*packjob_legacy*",
+        "SLURM_JOB_NODELIST: Slurm *, pods * (in cp2k.psmp)",
+        "a het step's node list is Slurm's host list, in the order of the node names (here the second "
+        "component's nodes before the first's); the pods' names sort by component",
     ),
     (
         "*tensorboard_resnet*",

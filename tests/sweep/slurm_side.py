@@ -34,7 +34,7 @@ LAYERED = (
     "/var",
     "/home",
 )
-NODES = 12  # cases have at most 6 (cases.MAX_NODES): two of the largest run at once
+NODES = 18  # cases have at most 9 (cases.MAX_NODES): two of the largest run at once
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # the stand-ins are in the first
 # Open MPI as root, over TCP on the loopback: the sandbox's nodes share one host
 MPI_ENV = (

@@ -3,7 +3,8 @@
 Every word of a script that could name a program becomes a recording stand-in, except the shell's
 own builtins and keywords, the core utilities the scripts compute with (kept real, so that values
 come out the same on both sides), the Slurm commands (real on the sandbox, the translation's shims
-in the pods) and what the pods' entrypoint and shims themselves run. ``sleep`` is kept short.
+in the pods) and what the pods' entrypoint and shims themselves run. ``sleep`` is kept short, but
+for a timer of an hour or more.
 Records go to ``RECORDS/<job>/`` as NUL-separated key/value pairs.
 """
 
@@ -146,7 +147,9 @@ RECORDER = r"""#!/bin/bash
 # a stand-in: records how it was started, starts nothing
 key=${SLURM_HET_JOB_ID:-${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-none}}}
 mkdir -p "RECORDS/$key" 2>/dev/null
-f=$(mktemp "RECORDS/$key/rec.XXXXXXXXXX") || exit 0
+# written under another name and renamed when whole: a stand-in killed at the job's end (a step left
+# in the background) leaves no half record
+f=$(mktemp "RECORDS/$key/.part.XXXXXXXXXX") || exit 0
 {
   printf 'prog\0%s\0' "${0##*/}"
   for a in "$@"; do printf 'arg\0%s\0' "$a"; done
@@ -155,11 +158,16 @@ f=$(mktemp "RECORDS/$key/rec.XXXXXXXXXX") || exit 0
   for v in $(compgen -e); do
     [[ $v =~ ^(PATTERN)$ ]] && printf 'env\0%s=%s\0' "$v" "${!v}"
   done
-} > "$f"
+} > "$f" && mv "$f" "${f%/.part.*}/rec.${f##*.part.}"
 exit 0
 """
-# `sleep 30` while a Ray head starts, `sleep infinity` behind a server: a moment is enough here
-SLEEP = "#!/bin/bash\nexec /bin/sleep 0.3\n"
+# `sleep 30` while a Ray head starts, `sleep infinity` behind a server: a second is enough here; a
+# sleep of an hour or more is a timer for the time limit (the pods' entrypoint sends --signal's signal
+# so), which no job of the sweep reaches: kept
+SLEEP = """#!/bin/bash
+case "${1:-}" in [0-9]*) [ "${1%%[!0-9]*}" -lt 3600 ] || exec /bin/sleep "$@" ;; esac
+exec /bin/sleep 1
+"""
 
 
 def builtins() -> frozenset[str]:

@@ -473,7 +473,7 @@ __m_step() {
     total=$(( used * @{MIGRATE_TASKS_PER_NODE} ))
   fi
   if [ "$__m_dry" = 1 ]; then
-    __m_plan_nodes=$used __m_plan_tasks=$total
+    __m_plan_nodes=$used __m_plan_tasks=$total __m_plan_list=$step_nodes
     return 0
   fi
   if [ -n "@{MIGRATE_HET_GROUP}" ]; then  # a het step's tasks see its components' nodes as the job's
@@ -481,6 +481,13 @@ __m_step() {
     for id in "${pool[@]}"; do SLURM_JOB_NODELIST+="${SLURM_JOB_NODELIST:+,}${__m_hosts[$id]}"; done
     local -x SLURM_NODELIST=$SLURM_JOB_NODELIST
     if [ -n "$het_tpn" ]; then local -x SLURM_NTASKS_PER_NODE=$het_tpn; else unset SLURM_NTASKS_PER_NODE; fi
+  fi
+  # What the tasks are told of their step: this part's, or, in `srun a : b`, the whole step's (its
+  # tasks, nodes and node list, which are then also the job's), as Slurm tells every part's tasks.
+  local seen_tasks=$total seen_nodes=$used seen_list=$step_nodes
+  if [ -n "$__m_whole_tasks" ]; then
+    seen_tasks=$__m_whole_tasks seen_nodes=$__m_whole_nodes seen_list=$__m_whole_list
+    local -x SLURM_JOB_NODELIST=$seen_list SLURM_NODELIST=$seen_list SLURM_JOB_NUM_NODES=$seen_nodes
   fi
   [ -z "$tpn" ] || local -x SLURM_NTASKS_PER_NODE=$tpn  # the step's own, as srun gives its tasks
   # The tasks of each node: --ntasks-per-node's, else dealt round-robin, none beyond the CPUs the job
@@ -509,9 +516,9 @@ __m_step() {
     if [ "$id" = "$__m_me" ]; then
       for (( t = 0; t < count; t++ )); do
         SLURM_PROCID=$(( first + t )) SLURM_LOCALID=$t SLURM_NODEID=$(( p + __m_node_base )) \
-          SLURM_STEP_NUM_TASKS=$total \
-          SLURM_NTASKS=$total SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used SLURM_NNODES=$used \
-          SLURM_STEP_NODELIST=$step_nodes MIGRATE_IN_STEP=1 \
+          SLURM_STEP_NUM_TASKS=$seen_tasks SLURM_NTASKS=$seen_tasks SLURM_NPROCS=$seen_tasks \
+          SLURM_STEP_NUM_NODES=$seen_nodes SLURM_NNODES=$seen_nodes \
+          SLURM_STEP_NODELIST=$seen_list MIGRATE_IN_STEP=1 \
           "$@" < "$(__m_input_of "$input" $(( first + t )))" &
         pids+=($!)
         __m_pids+=($!)
@@ -519,9 +526,9 @@ __m_step() {
     else
       local only=""
       case $input in [0-9]*) only=$input ;; esac
-      SLURM_NODEID=$(( p + __m_node_base )) SLURM_STEP_NUM_TASKS=$total SLURM_NTASKS=$total \
-        SLURM_NPROCS=$total SLURM_STEP_NUM_NODES=$used SLURM_NNODES=$used \
-        SLURM_STEP_NODELIST=$step_nodes MIGRATE_STDIN_TASK=$only \
+      SLURM_NODEID=$(( p + __m_node_base )) SLURM_STEP_NUM_TASKS=$seen_tasks SLURM_NTASKS=$seen_tasks \
+        SLURM_NPROCS=$seen_tasks SLURM_STEP_NUM_NODES=$seen_nodes SLURM_NNODES=$seen_nodes \
+        SLURM_STEP_NODELIST=$seen_list MIGRATE_STDIN_TASK=$only \
         perl "$MIGRATE_DIR/bin/migrate-stepd" run "${__m_hosts[$id]}" "$first" "$count" "$@" \
         < "$(__m_input_of "$input" "$only")" &
       pids+=($!)
@@ -567,6 +574,24 @@ __m_rc=0
 __m_seg=()
 __m_steps=()
 __m_dry=0 __m_task_base=0 __m_node_base=0 __m_part=0
+# With several parts, a first pass counts the whole step (what every part's tasks are told).
+__m_whole_tasks="" __m_whole_nodes="" __m_whole_list=""
+if [[ " $* " == *" : "* ]]; then
+  __m_dry=1 __m_t=0 __m_n=0 __m_l=""
+  for __m_a in "$@" ":"; do
+    if [ "$__m_a" = ":" ]; then
+      __m_step "${__m_seg[@]}" 2>/dev/null || break  # the run below says why
+      __m_t=$(( __m_t + __m_plan_tasks )) __m_n=$(( __m_n + __m_plan_nodes ))
+      __m_l+="${__m_l:+,}$__m_plan_list"
+      __m_part=$(( __m_part + 1 ))
+      __m_seg=()
+    else
+      __m_seg+=("$__m_a")
+    fi
+  done
+  __m_whole_tasks=$__m_t __m_whole_nodes=$__m_n __m_whole_list=$__m_l
+  __m_dry=0 __m_part=0 __m_seg=()
+fi
 for __m_a in "$@" ":"; do
   if [ "$__m_a" = ":" ]; then
     __m_dry=1

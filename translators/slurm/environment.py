@@ -36,6 +36,7 @@ _LWS_KEY = re.compile(r"metadata\.(?:annotations|labels)\['leaderworkerset\.sigs
 # submit.sh submitted (translators/slurm/kube_groups.py).
 LWS_GROUP_VAR = SLURM.LWS_GROUP.name
 CONTAINER_ORIGINS = frozenset({EnvOrigin.ENV, EnvOrigin.ENV_FROM, EnvOrigin.FIELD_REF})
+_SLURMS_OWN = ("SLURM_", "SLURMD_")  # the variables Slurm gives a job and its steps
 
 # Shell functions the generated lines call; written once at the top of the script.
 READ_HELPER = r"""# migrate_read DIR NAME KEY [optional]: a provisioned Secret/ConfigMap value (file per key)
@@ -112,7 +113,14 @@ def export_lines(
         if not _NAME.match(var.name):
             ctx.fidelity.dropped(item, "not a valid shell variable name; bash cannot export it", line)
             continue
-        if _literal(var):
+        if var.secret is None and var.name.startswith(_SLURMS_OWN):
+            # No Slurm reads a pod's SLURM_*: its value stood in for Slurm's (a pod written from an
+            # sbatch script), and exported it would override Slurm's own, which srun also reads as
+            # its options (SLURM_JOB_ID as --jobid, SLURM_NTASKS as -n).
+            ctx.fidelity.dropped(
+                item, "Slurm sets it in every job and step; the pod's value stood in for it", line
+            )
+        elif _literal(var):
             assert var.secret is not None
             if not out.defined(var.secret.name):
                 _redacted(ctx, ir.replace(var, name=var.secret.name), out)
