@@ -158,7 +158,8 @@ f=$(mktemp "RECORDS/$key/.part.XXXXXXXXXX") || exit 0
   for v in $(compgen -e); do
     [[ $v =~ ^(PATTERN)$ ]] && printf 'env\0%s=%s\0' "$v" "${!v}"
   done
-} > "$f" && mv "$f" "${f%/.part.*}/rec.${f##*.part.}"
+} > "$f"
+mv "$f" "${f%/.part.*}/rec.${f##*.part.}"
 exit 0
 """
 # `sleep 30` while a Ray head starts, `sleep infinity` behind a server: a second is enough here; a
