@@ -84,6 +84,13 @@ class Case:
         }
 
     @property
+    def time_limit_minutes(self) -> int:
+        """The time limit the sandbox gives it: a minute, so that a job that hangs ends; with --signal's
+        lead (B:USR1@300) on top, so that the signal does not come at once, as with its real limit."""
+        signal = self.job.failure.signal
+        return 1 + (-(-signal.seconds_before // 60) if signal is not None else 0)
+
+    @property
     def fills_nodes(self) -> bool:
         """Its tasks need more than a node's CPUs: how Slurm lays them out depends on each node's free
         CPUs, so it runs on nodes no other case holds (after them)."""

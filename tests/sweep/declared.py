@@ -203,6 +203,12 @@ DECLARED: tuple[tuple[str, str, str], ...] = (
     ),
     # Kubernetes to Slurm (reverse.py)
     (
+        "*tokenize_nodes.expected.yaml",
+        "JOB_COMPLETION_INDEX: Slurm None, pods '0' (in python)",
+        "each of the JobSet's eight Jobs has one pod, whose completion index is 0: the translation gives "
+        "the index where the command reads it ($(JOB_COMPLETION_INDEX)); this one reads NODE_RANK",
+    ),
+    (
         "*rayjob*.yaml",
         "*",
         "a RayJob's cluster as the translation starts it under sbatch: with `ray` a stand-in there is "

@@ -36,7 +36,7 @@ import slurm_side  # noqa: E402
 import standins  # noqa: E402
 
 CORPUS = HERE.parents[1] / "corpus"
-SLURM_WAIT = 150  # seconds the sandbox's jobs get to end, all together
+SLURM_WAIT = 240  # seconds the sandbox's jobs get to end, all together (a quiet run takes under 150)
 POD_TIMEOUT = 40.0
 END_STATES = {"COMPLETED": "Complete", "FAILED": "Failed", "TIMEOUT": "Timeout"}
 

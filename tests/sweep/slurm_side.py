@@ -79,7 +79,8 @@ others=""
 # tasks are released and the others cancelled before any starts. The fifth and sixth columns are the
 # variables of the submitter's environment and the script's arguments (tests/sweep/inputs.py); "-"
 # is an empty column.
-while IFS=$'\t' read -r c dir alone tasks given_env given_args reserved; do
+minutes=()
+while IFS=$'\t' read -r c dir alone tasks given_env given_args reserved limit; do
   mkdir -p "$dir/logs"
   after=()
   [ "$alone" = 1 ] && [ -n "$others" ] && after=(--dependency="afterany$others")
@@ -104,10 +105,15 @@ while IFS=$'\t' read -r c dir alone tasks given_env given_args reserved; do
     done
   fi
   [ -z "$id" ] || others+=":$id"  # a case that fills nodes waits for every case before it, those too
+  [ -z "$id" ] || minutes+=("$id=$limit")
 done < /sweep/cases.txt
 # with stand-ins a job ends in seconds: one that hangs (a step waiting for what it cannot get) ends
-# at a minute instead of holding its nodes from the others
+# at a minute instead of holding its nodes from the others; one with --signal=...@LEAD a minute after
+# its signal would be sent (eighth column), which a job of stand-ins never reaches
 for id in $(squeue -h -o %i 2>/dev/null); do scontrol update jobid="$id" TimeLimit=1 2>/dev/null; done
+for m in "${minutes[@]}"; do
+  [ "${m#*=}" = 1 ] || scontrol update jobid="${m%%=*}" TimeLimit="${m#*=}" 2>/dev/null
+done
 deadline=$(( SECONDS + WAIT ))
 while [ "$SECONDS" -lt "$deadline" ]; do
   # a job a case submits for later (a nightly job's next night, --begin=tomorrow) waits for its time,
@@ -207,6 +213,7 @@ def run(
                     " ".join(f"{k}={v}" for k, v in c.given.env.items()) or "-",
                     " ".join(c.given.args) or "-",
                     str(int(asks_mixed_gpus(c))),
+                    str(c.time_limit_minutes),
                 ]
             )
             + "\n"
