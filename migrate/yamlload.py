@@ -513,17 +513,24 @@ def _has_content(chunk: str) -> bool:
 
 
 def load_documents(
-    text: str, diags: Collector, templated: bool = False, loader: type = LimitedLoader
+    text: str,
+    diags: Collector,
+    templated: bool = False,
+    loader: type = LimitedLoader,
+    wanted: Callable[[str], bool] | None = None,
 ) -> list[Document]:
     """Parse every document of a YAML stream; problems become K8S-YAML-* diagnostics.
 
     Empty documents are skipped. With ``templated`` (the file is a Helm or
     envsubst template), syntax errors are expected and reported as warnings.
+    ``wanted``: parse only the documents whose text it takes (the others keep their index).
     """
     if text.startswith("\ufeff"):
         text = text[1:]
     documents: list[Document] = []
     for index, chunk in enumerate(split_documents(text)):
+        if wanted is not None and not wanted(chunk.text):
+            continue
         data = _load_chunk(chunk, index, diags, templated, loader)
         if data is _FAILED or data is None:
             continue
@@ -534,6 +541,13 @@ def load_documents(
 
 
 _FAILED = object()
+
+
+def spelling(word: str) -> Callable[[str], bool]:
+    """For ``load_documents(wanted=...)``: the documents whose text may hold a scalar ``word``, that is
+    those where it is written out, or with a backslash that a double-quoted escape may spell it with
+    (aliases reach no further than their own document)."""
+    return lambda text: word in text or "\\" in text
 
 
 def _first_content_line(chunk: _Chunk) -> int:

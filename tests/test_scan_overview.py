@@ -169,3 +169,20 @@ def test_json_gone_from_the_cache_meanwhile_reads_the_scan_again(
     list(scanner.iter_rendered(CORPUS, cached))
     monkeypatch.setattr(cache.ScanCache, "get_fragments", lambda self, keys: {})  # as if replaced
     assert _seen(scanner.overview(CORPUS, cached)) == expected
+
+
+def test_the_passes_make_rows_again_only_for_the_files_they_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A linked file the passes leave as it was keeps the rows made where it was read."""
+    expected = _as_lists(_expected(scanner.scan(CORPUS, ScanOptions(jobs=1)).files))
+    read_alone = list(scanner.iter_scan(CORPUS, ScanOptions(jobs=1)))
+    part = [r for r in read_alone if links.takes_part(r, _bytes(r))]
+    changed = sum(1 for new, old in zip(links.resolve(part), part, strict=True) if new is not old)
+    assert 0 < changed < len(part), (changed, len(part))
+    made: list[int] = []
+    real = FileRows.of
+    monkeypatch.setattr(FileRows, "of", lambda *a, **k: made.append(1) or real(*a, **k))
+    views = scanner.overview(CORPUS, ScanOptions(jobs=1))
+    assert _seen(views) == expected
+    assert len(made) == len(views) + changed  # each file where it was read, then the changed ones

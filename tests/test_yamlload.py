@@ -360,3 +360,26 @@ def test_aliases_of_a_big_scalar_within_the_limit_are_read() -> None:
     docs, diags = load(f'a: &s "{scalar}"\nb: [*s, *s, *s]\n')
     assert diags == []
     assert docs[0].data["b"] == [scalar] * 3
+
+
+def test_only_the_wanted_documents_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "kind: Deployment\n---\nkind: Service\nspec: {a: 1}\n---\nkind: ConfigMap\n---\n"
+    text += "kind: 'Serv\\x69ce'\n"
+    parsed: list[int] = []
+    real = yamlload._load_chunk
+    monkeypatch.setattr(
+        yamlload, "_load_chunk", lambda chunk, *a: parsed.append(chunk.line) or real(chunk, *a)
+    )
+    wanted = yamlload.spelling("Service")
+    documents = load_documents(text, Collector("f.yaml"), wanted=wanted)
+    assert parsed == [2, 7]  # each chunk from its marker; a backslash may be an escape: parsed too
+    found = [(d.index, d.line, d.data["kind"]) for d in documents]
+    assert found == [(1, 3, "Service"), (3, 8, "Serv\\x69ce")]
+    everything = load_documents(text, Collector("f.yaml"))
+    assert [everything[1], everything[3]] == documents
+
+
+def test_a_document_that_may_spell_the_word_with_an_escape_is_parsed() -> None:
+    text = 'kind: "Serv\\x69ce"\n---\nkind: Pod\n'
+    documents = load_documents(text, Collector("f.yaml"), wanted=yamlload.spelling("Service"))
+    assert [(d.index, d.data["kind"]) for d in documents] == [(0, "Service")]

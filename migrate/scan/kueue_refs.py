@@ -22,10 +22,11 @@ from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
 from migrate.translators.kubernetes.object_kinds import ObjectKind
 from migrate.vocab import Format
-from migrate.yamlload import load_documents
+from migrate.yamlload import load_documents, spelling
 
 _GROUP = "kueue.x-k8s.io/"
 _KUEUE = re.compile(rb"^apiVersion:\s*['\"]?kueue\.x-k8s\.io/", re.MULTILINE)
+_GROUP_WORD = spelling(_GROUP)  # only the documents that may be Kueue objects are parsed again
 
 
 @dataclass
@@ -72,7 +73,7 @@ def _read(path: str, values: Values, queues: _Queues) -> None:
         return
     quiet = Collector(path)  # the first reading reported this file's problems already
     text = templates.fill(files.decode(data, quiet), Format.KUBERNETES, values)
-    for doc in load_documents(text, quiet):
+    for doc in load_documents(text, quiet, wanted=_GROUP_WORD):
         obj = doc.data
         if not isinstance(obj, dict) or not str(obj.get("apiVersion") or "").startswith(_GROUP):
             continue

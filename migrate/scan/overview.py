@@ -40,7 +40,7 @@ def build(files: Iterable[Rendered], values: Values = (), cache_dir: str | None 
             linked.append((len(views), f))
         views.append(FileView(f.path, f.facts.format, f.facts, rows))
     if linked:
-        resolved = _resolved([f for _, f in linked], values, cache_dir)
+        resolved = _resolved([f for _, f in linked], [views[i] for i, _ in linked], values, cache_dir)
         for (index, _), view in zip(linked, resolved, strict=True):
             views[index] = view
     return views
@@ -55,20 +55,23 @@ class FragmentsGone(Exception):
     cache meanwhile): the scan runs again, reading the JSON with the rows."""
 
 
-def _resolved(files: list[Rendered], values: Values, cache_dir: str | None) -> list[FileView]:
-    """The views of the linked files after the passes: kept in the cache, else worked out (and kept)."""
+def _resolved(
+    files: list[Rendered], read: list[FileView], values: Values, cache_dir: str | None
+) -> list[FileView]:
+    """The views of the linked files after the passes: kept in the cache, else worked out (and kept);
+    ``read``: their views as each file was read."""
     keys = [(f.path, f.key) for f in files if f.key is not None]
     if cache_dir is None:
-        return _passes(files, values)
+        return _passes(files, read, values)
     store = cache.ScanCache(cache_dir)
     try:
         if len(keys) < len(files):
-            return _passes(_with_json(files, store), values)
+            return _passes(_with_json(files, store), read, values)
         key = cache.linked_key(keys, values)
         kept = _decode(store.get_linked(key), files)
         if kept is not None:
             return kept
-        views = _passes(_with_json(files, store), values)
+        views = _passes(_with_json(files, store), read, values)
         store.put_linked(key, json.dumps([[v.facts, v.rows] for v in views]))
         return views
     finally:
@@ -92,11 +95,15 @@ def _with_json(files: list[Rendered], store: cache.ScanCache) -> list[Rendered]:
     return out
 
 
-def _passes(files: list[Rendered], values: Values) -> list[FileView]:
+def _passes(files: list[Rendered], read: list[FileView], values: Values) -> list[FileView]:
     from migrate.scan import links  # the passes import readers: only a scan with linked files needs them
 
     views = []
-    for result in links.resolve([from_rendered(f) for f in files], values):
+    before = [from_rendered(f) for f in files]
+    for old, result, view in zip(before, links.resolve(before, values), read, strict=True):
+        if result is old:  # no pass changed the file: its rows as it was read stand
+            views.append(view)
+            continue
         sizes = job_sizes(result)
         views.append(
             FileView(

@@ -25,10 +25,11 @@ from migrate.translators.kubernetes import client_ports
 from migrate.translators.kubernetes.kinds import WorkloadKind
 from migrate.translators.kubernetes.object_kinds import ObjectKind
 from migrate.vocab import Format
-from migrate.yamlload import load_documents
+from migrate.yamlload import load_documents, spelling
 
 _CONTEXT = "K8S-IGNORED-KIND"  # the reader read an object for context: a Service may be among them
 _SERVICE_KIND = re.compile(rb"^kind:\s*['\"]?Service['\"]?\s*$", re.MULTILINE)
+_SERVICE_WORD = spelling(ObjectKind.SERVICE)  # only the documents that may be a Service are parsed again
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,7 @@ def _unattached(result: FileResult, values: Values) -> list[_Service]:
     quiet = Collector(result.path)  # the first reading reported this file's problems already
     text = templates.fill(files.decode(data, quiet), Format.KUBERNETES, values)
     found = []
-    for doc in load_documents(text, quiet):
+    for doc in load_documents(text, quiet, wanted=_SERVICE_WORD):
         obj = doc.data
         if (
             not isinstance(obj, dict)
