@@ -91,3 +91,20 @@ def test_objects_in_parallel_equal_one_process(generated_site: Path) -> None:
 def test_small_scans_stay_in_process(pool_starts: list[int]) -> None:
     scanner.scan([str(REPO / "corpus" / "sample-site")], ScanOptions(jobs=2))
     assert pool_starts == []
+
+
+def test_a_scan_without_a_cache_hashes_no_result(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A result's own key (a hash of its JSON and bytes) names it in a cache; without one it is not made."""
+    hashed: list[int] = []
+    real = scan_pool.hashlib.blake2b
+
+    def counting(*args: object, **kwargs: object) -> object:
+        hashed.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scan_pool.hashlib, "blake2b", counting)
+    site = [str(REPO / "corpus" / "sample-site")]
+    files = list(scanner.iter_rendered(site, ScanOptions(jobs=1)))
+    assert files and all(f.key is None for f in files)
+    assert hashed == []
+    assert _json(site, ScanOptions(jobs=1)) == _json(site, ScanOptions(jobs=1, cache=str(tmp_path / "c")))

@@ -67,6 +67,7 @@ class Miss(NamedTuple):
     key: bytes | None  # None when there is no cache: read under the real path
     values: tuple[tuple[str, str], ...] = ()
     spank_options: tuple[SpankOption, ...] = ()
+    cached: bool = True  # False: the scan has no cache, so a result needs no key of its own
 
 
 def worker_count(options: ScanOptions) -> int:
@@ -78,14 +79,17 @@ def worker_count(options: ScanOptions) -> int:
         return os.cpu_count() or 1
 
 
-def _fresh(result: FileResult | None, data: bytes | None = None, values: Values = ()) -> Outcome | None:
-    """A result computed here and not cached; ``data``: the file's bytes, else read as the passes do."""
+def _fresh(
+    result: FileResult | None, data: bytes | None = None, values: Values = (), keyed: bool = True
+) -> Outcome | None:
+    """A result computed here and not cached; ``data``: the file's bytes, else read as the passes do;
+    ``keyed``: the result gets a hash of its JSON and bytes (a scan without a cache needs none)."""
     if result is None:
         return None
     if data is None:
         data = _bytes_at(result.path)
     text = render(result).encode()
-    key = hashlib.blake2b(text + b"\0" + data, digest_size=24).digest()
+    key = hashlib.blake2b(text + b"\0" + data, digest_size=24).digest() if keyed else None
     return Outcome(result.path, text, *_facts_and_rows(result, data, values), key)
 
 
@@ -120,7 +124,7 @@ def _stage(item: Item, options: ScanOptions, cached: bool) -> Outcome | Miss | N
         return _fresh(loaded)  # unreadable, binary or too large: cheap, never cached
     job_like = job_like_name(path)
     if not cached or b"\0" in loaded:  # a NUL byte could spell the path token
-        return Miss(path, loaded, job_like, None, options.values, options.spank_options)
+        return Miss(path, loaded, job_like, None, options.values, options.spank_options, cached)
     key = cache.entry_key(loaded, job_like, options.max_bytes, options.values, options.spank_options)
     return Miss(path, loaded, job_like, key, options.values, options.spank_options)
 
@@ -155,9 +159,8 @@ def prepare(
 def compute(miss: Miss) -> Outcome | None:
     context = ReadContext(spank=miss.spank_options)
     if miss.key is None:
-        return _fresh(
-            read_data(miss.data, miss.path, miss.job_like, context, miss.values), miss.data, miss.values
-        )
+        result = read_data(miss.data, miss.path, miss.job_like, context, miss.values)
+        return _fresh(result, miss.data, miss.values, keyed=miss.cached)
     result = read_data(miss.data, cache.PATH_TOKEN, miss.job_like, context, miss.values)
     if result is None:
         return Outcome(
