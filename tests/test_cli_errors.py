@@ -280,10 +280,10 @@ def test_disk_full_keeps_the_old_files(
 
 
 # The command as the console script starts it, with its 50th file written only after saying
-# "paused" on stdout and waiting half a second: Ctrl-C lands while the files are being written,
-# however loaded the machine is.
+# "paused" on stdout and reading a line of stdin, which the test writes once it has sent Ctrl-C:
+# the signal lands while the files are being written, however loaded the machine is.
 _PAUSED_TRANSLATE = """
-import sys, time
+import sys
 from migrate.outputs import OutputTree
 write = OutputTree._write_file
 written = 0
@@ -292,7 +292,7 @@ def paused(path, content, mode):
     written += 1
     if written == 50:
         print("paused", flush=True)
-        time.sleep(0.5)
+        sys.stdin.readline()
     write(path, content, mode)
 OutputTree._write_file = staticmethod(paused)
 from migrate.entrypoint import main
@@ -309,6 +309,7 @@ def test_ctrl_c_is_exit_130_and_one_line(tmp_path: Path) -> None:
     command = ["translate", str(jobs), "--to", "kubernetes", "--out", str(out)]
     proc = subprocess.Popen(
         [sys.executable, "-c", _PAUSED_TRANSLATE, *command],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -320,7 +321,7 @@ def test_ctrl_c_is_exit_130_and_one_line(tmp_path: Path) -> None:
         pass
     assert line == "paused\n", "the command ended before it wrote its 50th file"
     os.killpg(proc.pid, signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
+    _, stderr = proc.communicate(input="sent\n", timeout=60)
     assert proc.returncode == 130, stderr
     one_line(stderr, "interrupted")
     assert not out.exists()  # killed while writing: nothing of it

@@ -707,10 +707,10 @@ def test_interrupted_translate_leaves_old_or_complete_new(tmp_path: Path) -> Non
 
 
 # With "pause-write K" or "pause-put K", the K-th file written (or moved into place) first says
-# "paused" on stdout and waits half a second: the test's signal lands there, inside the writing or
-# inside the moving, however loaded the machine is.
+# "paused" on stdout and reads a line of stdin, which the test writes once it has sent its signal:
+# the signal lands there, inside the writing or inside the moving, however loaded the machine is.
 _COMMIT_ONLY = """
-import sys, time
+import sys
 from migrate import outputs
 from migrate.outputs import OutputTree
 write, put = OutputTree._write_file, outputs._Install.put
@@ -719,7 +719,7 @@ def pause_at(where):
     calls[where] += 1
     if sys.argv[4:5] == [where] and calls[where] == int(sys.argv[5]):
         print("paused", flush=True)
-        time.sleep(0.5)
+        sys.stdin.readline()
 def paused_write(path, content, mode):
     pause_at("pause-write")
     write(path, content, mode)
@@ -752,11 +752,13 @@ def test_commit_killed_at_random_points(tmp_path: Path) -> None:
         at = str(rng.randint(1, 600))
         argv = [sys.executable, "-c", _COMMIT_ONLY, str(out), "600", "n", where, at]
         # stderr: KeyboardInterrupt's traceback
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         assert proc.stdout is not None
         assert proc.stdout.readline() == "paused\n", (where, at)
         proc.send_signal(signal.SIGINT if i < 2 else signal.SIGTERM)
-        proc.communicate(timeout=30)
+        proc.communicate(input="sent\n", timeout=30)
         now = _snapshot(out)
         state = "old" if now == old else "new" if now == new else "MIXED"
         states.append(state)
