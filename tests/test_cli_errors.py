@@ -284,6 +284,9 @@ def test_disk_full_keeps_the_old_files(
 # the signal lands while the files are being written, however loaded the machine is.
 _PAUSED_TRANSLATE = """
 import sys
+import signal
+# SIGINT as at a terminal: a shell that started this run in the background ignored it for its children
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from migrate.outputs import OutputTree
 write = OutputTree._write_file
 written = 0

@@ -711,6 +711,9 @@ def test_interrupted_translate_leaves_old_or_complete_new(tmp_path: Path) -> Non
 # the signal lands there, inside the writing or inside the moving, however loaded the machine is.
 _COMMIT_ONLY = """
 import sys
+import signal
+# SIGINT as at a terminal: a shell that started this run in the background ignored it for its children
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from migrate import outputs
 from migrate.outputs import OutputTree
 write, put = OutputTree._write_file, outputs._Install.put
