@@ -251,8 +251,9 @@ def licenses(cases: list[Case]) -> list[str]:
 
 
 def asks_mixed_gpus(case: Case) -> bool:
-    """It asks GPUs of several types on one node (a100 and v100)."""
-    return any(len({g.type for g in c.resources.gpu_types}) > 1 for c in case.job.components)
+    """It asks GPUs of several types on one node (a100 and v100): a node word of node_gpu_types with
+    a comma."""
+    return any("," in word for word in node_gpu_types([case]))
 
 
 def node_gpu_types(cases: list[Case]) -> list[str]:

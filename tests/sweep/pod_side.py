@@ -163,9 +163,10 @@ def run(
     claims[SUBMIT_CLAIM] = folder / "fs" / "submit"
     (claims[SUBMIT_CLAIM] / case.submitted_from / "logs").mkdir(parents=True)
     for path, content in case.given_files().items():  # on the claim that holds it, as on the Slurm side
-        at = folder / "fs" / path.removeprefix(SUBMIT_ROOT).strip("/")
         if path.startswith(SUBMIT_ROOT + "/"):
             at = claims[SUBMIT_CLAIM] / path.removeprefix(SUBMIT_ROOT + "/")
+        else:
+            at = folder / "fs" / path.strip("/")
         at.parent.mkdir(parents=True, exist_ok=True)
         at.write_text(content)
     if case.array_tasks:

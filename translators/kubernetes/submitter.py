@@ -163,12 +163,14 @@ def record(ctx: Context) -> None:
 def record_required(ctx: Context) -> None:
     for name, line in required(ctx.job):
         if name.isdigit():
-            item, what = f"${name}", f"argument {name} of the sbatch command line"
+            what = f"argument {name} of the sbatch command line"
             hint = "write it into the job's command (args) or an env entry the script reads instead"
         else:
-            item, what = f"${name}", f"${name} of the submitter's environment"
+            what = f"${name} of the submitter's environment"
             hint = f"add {name} to the container's env"
-        ctx.fidelity.dropped(item, f"the script stops without {what}, which the pod does not have", line)
+        ctx.fidelity.dropped(
+            f"${name}", f"the script stops without {what}, which the pod does not have", line
+        )
         ctx.diag(
             "TRANSLATE-SUBMITTER-VARIABLE", f"the script stops without {what}; the pod has none: {hint}", line
         )
