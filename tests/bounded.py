@@ -1,4 +1,4 @@
-"""Run a scan in a child process and measure it: wall time, peak RSS, exit status.
+"""Run a scan in a child process and measure it: wall and CPU time, peak RSS, exit status.
 
 ``Probe`` starts one helper process that imports ``migrate`` once; each
 request forks a child from it, so that each measured run pays no interpreter
@@ -32,6 +32,7 @@ CHILD_TIMEOUT_S = 30
 @dataclass(frozen=True)
 class Run:
     elapsed_s: float
+    cpu_s: float  # the child's own user and system time: what a loaded machine does not inflate
     max_rss_mb: float
     exit_code: int | None  # None when a signal ended the child
     signal: int | None
@@ -115,6 +116,7 @@ def serve() -> None:
         elapsed = time.monotonic() - start
         answer = {
             "elapsed_s": elapsed,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
             "max_rss_mb": usage.ru_maxrss / 1024,
             "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
@@ -148,6 +150,7 @@ class Probe:
         answer = json.loads(self.proc.stdout.readline())
         run = Run(
             answer["elapsed_s"],
+            answer["cpu_s"],
             answer["max_rss_mb"],
             answer["exit_code"],
             answer["signal"],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -104,11 +103,12 @@ def test_sniff_no(text: str) -> None:
     assert not reader.sniff(text)
 
 
-def test_sniff_is_cheap_on_huge_files() -> None:
-    text = "x: 1\n" * 2_000_000
-    start = time.perf_counter()
+def test_sniff_reads_only_the_head_of_a_huge_file() -> None:
+    # Two million lines, then a manifest: the answer comes from the head, so a huge
+    # file costs what a small one does and the manifest at its end is not seen.
+    text = "x: 1\n" * 2_000_000 + "apiVersion: batch/v1\nkind: Job\n"
     assert not reader.sniff(text)
-    assert time.perf_counter() - start < 0.1
+    assert reader.sniff(text[-40:])
 
 
 # ---------------------------------------------------------------------------
@@ -1131,10 +1131,8 @@ def test_yaml_error_keeps_the_other_documents() -> None:
 
 def test_alias_bomb_and_deep_nesting_through_the_reader() -> None:
     bomb = (REPO / "corpus/cases/broken/alias_bomb.yaml").read_text()
-    start = time.perf_counter()
     _, diags = read(bomb)
     _, deep = read("apiVersion: v1\nkind: ConfigMap\ndata: " + "[" * 10_000 + "]" * 10_000 + "\n")
-    assert time.perf_counter() - start < 2
     assert codes(diags) == [("K8S-YAML-ALIAS-BOMB", 11)]
     assert codes(deep) == [("K8S-YAML-TOO-DEEP", 3)]
 
