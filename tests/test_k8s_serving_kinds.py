@@ -269,9 +269,9 @@ def test_a_ray_cluster_that_runs_serve_serves_on_its_port() -> None:
 
 def test_a_service_of_another_file_with_only_rays_ports_is_no_clients() -> None:
     job, _ = one(RAY_CLUSTER.replace("COMMAND\n", "").split("---")[0])
-    theirs = service_refs._Service("embed-head-svc", "default", (("app", "embed-head"),), (8265, 10001))
+    theirs = service_refs.Service("embed-head-svc", "default", (("app", "embed-head"),), (8265, 10001))
     assert service_refs._with_services(job, [theirs]) is job
-    served = service_refs._Service("embed-api", "default", (("app", "embed-head"),), (8265, 9000))
+    served = service_refs.Service("embed-api", "default", (("app", "embed-head"),), (8265, 9000))
     linked = service_refs._with_services(job, [served])
     assert (linked.services[0].addresses, linked.services[0].ports) == (("embed-api",), (9000,))
 
@@ -283,7 +283,7 @@ def test_the_cross_file_pass_keeps_a_deployments_ports() -> None:
         kind=JobKind.DEPLOYMENT,
         services=(ir.Service("api", 1, (), pod_labels=(ir.KeyValue("app", "api"),)),),
     )
-    theirs = service_refs._Service("api", "default", (("app", "api"),), (8265,))
+    theirs = service_refs.Service("api", "default", (("app", "api"),), (8265,))
     assert service_refs._with_services(job, [theirs]).services[0].ports == (8265,)
 
 

@@ -186,3 +186,39 @@ def test_the_passes_make_rows_again_only_for_the_files_they_change(
     views = scanner.overview(CORPUS, ScanOptions(jobs=1))
     assert _seen(views) == expected
     assert len(made) == len(views) + changed  # each file where it was read, then the changed ones
+
+
+def test_the_linked_files_are_read_for_the_passes_as_they_come_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A linked file is turned back into jobs, and its Services and Kueue objects read again, while
+    the files after it are still being read: the passes after the last file have nothing to read."""
+    from migrate.scan import pool
+
+    streamed = 0
+    real_run = pool.run
+
+    def counting(*args: object, **kwargs: object) -> object:
+        nonlocal streamed
+        for rendered in real_run(*args, **kwargs):  # type: ignore[arg-type]
+            streamed += 1
+            yield rendered
+
+    read_at: list[int] = []
+    queues_read: list[str] = []
+    real_services, real_queues = service_refs.services_in, kueue_refs.objects_in
+
+    def services_in(path: str, values: tuple[tuple[str, str], ...] = ()) -> list[service_refs.Service]:
+        read_at.append(streamed)
+        return real_services(path, values)
+
+    monkeypatch.setattr(pool, "run", counting)
+    monkeypatch.setattr(service_refs, "services_in", services_in)
+    monkeypatch.setattr(kueue_refs, "objects_in", lambda p, v=(): queues_read.append(p) or real_queues(p, v))
+    expected = _as_lists(_expected(scanner.scan(CORPUS, ScanOptions(jobs=1)).files))
+    read_at.clear()
+    queues_read.clear()
+    views = scanner.overview(CORPUS, ScanOptions(jobs=1))
+    assert _seen(views) == expected
+    assert read_at and max(read_at) < streamed - 1, (read_at, streamed)  # not after the last file
+    assert min(read_at) < streamed // 2
+    linked_manifests = [v.path for v in views if v.rows.linked and v.format == "kubernetes"]
+    assert sorted(set(queues_read)) == sorted(linked_manifests)

@@ -12,6 +12,7 @@ order; with several, the first is taken, and the job says so in a raw item.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,14 +37,22 @@ class _Queues:
     labels_of: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # flavor -> node labels
 
 
-def link(results: list[FileResult], values: Values = ()) -> list[FileResult]:
-    """The results with each queued job's pods given its Kueue flavor's node labels."""
+# One Kueue object as :func:`link` uses it: (kind, namespace, name, what it gives)
+KueueObject = tuple[str, str, str, Any]
+
+
+def link(
+    results: list[FileResult], values: Values = (), read: Mapping[str, list[KueueObject]] | None = None
+) -> list[FileResult]:
+    """The results with each queued job's pods given its Kueue flavor's node labels; ``read``:
+    :func:`objects_in` of files read ahead, by path (the others are read here)."""
     if not any(job.placement.queue for r in results if r.format == Format.KUBERNETES for job in r.jobs):
         return results
     queues = _Queues()
     for result in results:
         if result.format == Format.KUBERNETES:
-            _read(result.path, values, queues)
+            found = read.get(result.path) if read is not None else None
+            _add(queues, objects_in(result.path, values) if found is None else found)
     if not queues.labels_of:
         return results
     out = list(results)
@@ -63,16 +72,18 @@ def takes_part(result: FileResult, data: bytes) -> bool:
     return any(job.placement.queue for job in result.jobs) or _KUEUE.search(data) is not None
 
 
-def _read(path: str, values: Values, queues: _Queues) -> None:
+def objects_in(path: str, values: Values = ()) -> list[KueueObject]:
+    """The LocalQueues, ClusterQueues and ResourceFlavors of a file, read again from disk."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
-        return  # gone since it was read: its first reading stands
+        return []  # gone since it was read: its first reading stands
     if not _KUEUE.search(data):
-        return
+        return []
     quiet = Collector(path)  # the first reading reported this file's problems already
     text = templates.fill(files.decode(data, quiet), Format.KUBERNETES, values)
+    found: list[KueueObject] = []
     for doc in load_documents(text, quiet, wanted=_GROUP_WORD):
         obj = doc.data
         if not isinstance(obj, dict) or not str(obj.get("apiVersion") or "").startswith(_GROUP):
@@ -82,19 +93,32 @@ def _read(path: str, values: Values, queues: _Queues) -> None:
         if not isinstance(name, str):
             continue
         kind = obj.get("kind")
+        namespace = str(meta.get("namespace") or "default")
         if kind == ObjectKind.LOCAL_QUEUE and isinstance(spec.get("clusterQueue"), str):
-            queues.local[(str(meta.get("namespace") or "default"), name)] = spec["clusterQueue"]
+            found.append((kind, namespace, name, spec["clusterQueue"]))
         elif kind == ObjectKind.CLUSTER_QUEUE:
-            queues.flavors_of[name] = [
+            flavors = [
                 str(flavor["name"])
                 for group in spec.get("resourceGroups") or ()
                 if isinstance(group, dict)
                 for flavor in group.get("flavors") or ()
                 if isinstance(flavor, dict) and isinstance(flavor.get("name"), str)
             ]
+            found.append((kind, namespace, name, flavors))
         elif kind == ObjectKind.RESOURCE_FLAVOR:
             labels = _mapping(spec.get("nodeLabels"))
-            queues.labels_of[name] = tuple(sorted((str(k), str(v)) for k, v in labels.items()))
+            found.append((kind, namespace, name, tuple(sorted((str(k), str(v)) for k, v in labels.items()))))
+    return found
+
+
+def _add(queues: _Queues, objects: list[KueueObject]) -> None:
+    for kind, namespace, name, given in objects:
+        if kind == ObjectKind.LOCAL_QUEUE:
+            queues.local[(namespace, name)] = given
+        elif kind == ObjectKind.CLUSTER_QUEUE:
+            queues.flavors_of[name] = list(given)
+        else:
+            queues.labels_of[name] = given
 
 
 def _mapping(value: object) -> dict[str, Any]:
@@ -129,4 +153,4 @@ def _with_labels(comp: ir.Component, labels: tuple[tuple[str, str], ...]) -> ir.
     )
 
 
-__all__ = ["link", "takes_part"]
+__all__ = ["KueueObject", "link", "objects_in", "takes_part"]

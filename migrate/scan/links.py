@@ -14,13 +14,37 @@ from __future__ import annotations
 from migrate.scan import argo_refs, kueue_refs, ray_refs, service_refs, spark_refs
 from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
+from migrate.vocab import Format
 
 
-def resolve(results: list[FileResult], values: Values = ()) -> list[FileResult]:
-    """The results with every cross-file pass applied; ``values`` are the scan's template values."""
+class ReadAhead:
+    """What the passes read again from a file's disk copy (its Services, its Kueue objects), read
+    as each file comes in rather than once all are: the scan table does it while the workers still
+    read other files, and the passes that follow start at once."""
+
+    def __init__(self, values: Values = ()) -> None:
+        self.values = values
+        self.services: dict[str, list[service_refs.Service]] = {}
+        self.kueue: dict[str, list[kueue_refs.KueueObject]] = {}
+
+    def add(self, result: FileResult) -> None:
+        if result.format != Format.KUBERNETES:
+            return
+        if service_refs.offers(result):
+            self.services[result.path] = service_refs.services_in(result.path, self.values)
+        self.kueue[result.path] = kueue_refs.objects_in(result.path, self.values)
+
+
+def resolve(
+    results: list[FileResult], values: Values = (), ahead: ReadAhead | None = None
+) -> list[FileResult]:
+    """The results with every cross-file pass applied; ``values`` are the scan's template values,
+    ``ahead`` what was read ahead of the passes (the rest is read here)."""
+    services = ahead.services if ahead is not None else None
+    queues = ahead.kueue if ahead is not None else None
     results = argo_refs.resolve(results, values)
-    results = ray_refs.link(service_refs.link(results, values))
-    return kueue_refs.link(spark_refs.mark(results), values)
+    results = ray_refs.link(service_refs.link(results, values, services))
+    return kueue_refs.link(spark_refs.mark(results), values, queues)
 
 
 def takes_part(result: FileResult, data: bytes, values: Values = ()) -> bool:
@@ -34,4 +58,4 @@ def takes_part(result: FileResult, data: bytes, values: Values = ()) -> bool:
     )
 
 
-__all__ = ["resolve", "takes_part"]
+__all__ = ["ReadAhead", "resolve", "takes_part"]

@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from migrate.scan import cache
 from migrate.scan.jsonstream import Rendered, from_rendered
-from migrate.scan.results import FileFacts, Summary, job_sizes
+from migrate.scan.results import FileFacts, FileResult, Summary, job_sizes
 from migrate.scan.rows import FileRows
 from migrate.scan.templates import Values
+
+if TYPE_CHECKING:
+    from migrate.scan import links
 
 
 class FileView(NamedTuple):
@@ -34,16 +37,43 @@ def build(files: Iterable[Rendered], values: Values = (), cache_dir: str | None 
     """The view of every file of a scan, in its order; ``values``: the scan's template values."""
     views: list[FileView] = []
     linked: list[tuple[int, Rendered]] = []
+    early = _Early(values)
     for f in files:
         rows = FileRows.from_json(f.rows)
         if rows.linked:
+            early.add(f)
             linked.append((len(views), f))
         views.append(FileView(f.path, f.facts.format, f.facts, rows))
     if linked:
-        resolved = _resolved([f for _, f in linked], [views[i] for i, _ in linked], values, cache_dir)
+        resolved = _resolved([f for _, f in linked], [views[i] for i, _ in linked], values, cache_dir, early)
         for (index, _), view in zip(linked, resolved, strict=True):
             views[index] = view
     return views
+
+
+class _Early:
+    """The linked files read fresh, turned back into jobs as they come in, with what the passes read
+    again from disk: while the workers still read the rest of the site, not after them."""
+
+    def __init__(self, values: Values) -> None:
+        self.results: dict[str, FileResult] = {}
+        self.ahead: links.ReadAhead | None = None
+        self.values = values
+
+    def add(self, f: Rendered) -> None:
+        if not f.json:
+            return  # found in the cache: its JSON is read only if the passes run
+        if self.ahead is None:
+            from migrate.scan import links  # the passes import readers: only a site with linked files
+
+            self.ahead = links.ReadAhead(self.values)
+        result = from_rendered(f)
+        self.results[f.path] = result
+        self.ahead.add(result)
+
+    def result(self, f: Rendered) -> FileResult:
+        known = self.results.get(f.path)
+        return known if known is not None else from_rendered(f)
 
 
 def summary(views: Sequence[FileView]) -> Summary:
@@ -56,22 +86,22 @@ class FragmentsGone(Exception):
 
 
 def _resolved(
-    files: list[Rendered], read: list[FileView], values: Values, cache_dir: str | None
+    files: list[Rendered], read: list[FileView], values: Values, cache_dir: str | None, early: _Early
 ) -> list[FileView]:
     """The views of the linked files after the passes: kept in the cache, else worked out (and kept);
     ``read``: their views as each file was read."""
     keys = [(f.path, f.key) for f in files if f.key is not None]
     if cache_dir is None:
-        return _passes(files, read, values)
+        return _passes(files, read, values, early)
     store = cache.ScanCache(cache_dir)
     try:
         if len(keys) < len(files):
-            return _passes(_with_json(files, store), read, values)
+            return _passes(_with_json(files, store), read, values, early)
         key = cache.linked_key(keys, values)
         kept = _decode(store.get_linked(key), files)
         if kept is not None:
             return kept
-        views = _passes(_with_json(files, store), read, values)
+        views = _passes(_with_json(files, store), read, values, early)
         store.put_linked(key, json.dumps([[v.facts, v.rows] for v in views]))
         return views
     finally:
@@ -95,12 +125,12 @@ def _with_json(files: list[Rendered], store: cache.ScanCache) -> list[Rendered]:
     return out
 
 
-def _passes(files: list[Rendered], read: list[FileView], values: Values) -> list[FileView]:
+def _passes(files: list[Rendered], read: list[FileView], values: Values, early: _Early) -> list[FileView]:
     from migrate.scan import links  # the passes import readers: only a scan with linked files needs them
 
     views = []
-    before = [from_rendered(f) for f in files]
-    for old, result, view in zip(before, links.resolve(before, values), read, strict=True):
+    before = [early.result(f) for f in files]
+    for old, result, view in zip(before, links.resolve(before, values, early.ahead), read, strict=True):
         if result is old:  # no pass changed the file: its rows as it was read stand
             views.append(view)
             continue

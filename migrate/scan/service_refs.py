@@ -13,6 +13,7 @@ Service, a server behind it).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,16 +34,19 @@ _SERVICE_WORD = spelling(ObjectKind.SERVICE)  # only the documents that may be a
 
 
 @dataclass(frozen=True, slots=True)
-class _Service:
+class Service:
     name: str
     namespace: str
     selector: tuple[tuple[str, str], ...]
     ports: tuple[int, ...]
 
 
-def link(results: list[FileResult], values: Values = ()) -> list[FileResult]:
-    """The results with the workloads that a Service of another file selects given that Service."""
-    services = [s for r in results if _has_context(r) for s in _unattached(r, values)]
+def link(
+    results: list[FileResult], values: Values = (), read: Mapping[str, list[Service]] | None = None
+) -> list[FileResult]:
+    """The results with the workloads that a Service of another file selects given that Service;
+    ``read``: :func:`services_in` of files read ahead, by path (the others are read here)."""
+    services = [s for r in results if offers(r) for s in _unattached(r, values, read)]
     if not services:
         return results
     out = list(results)
@@ -60,26 +64,37 @@ def takes_part(result: FileResult, data: bytes) -> bool:
     if result.format != Format.KUBERNETES:
         return False
     return any(job.services for job in result.jobs) or (
-        _has_context(result) and _SERVICE_KIND.search(data) is not None
+        offers(result) and _SERVICE_KIND.search(data) is not None
     )
 
 
-def _has_context(result: FileResult) -> bool:
-    """A manifest file that read an object (a Service among them) for context only."""
+def offers(result: FileResult) -> bool:
+    """A manifest file that read an object (a Service among them) for context only: :func:`link`
+    reads its Services."""
     return result.format == Format.KUBERNETES and any(d.code == _CONTEXT for d in result.diagnostics)
 
 
-def _unattached(result: FileResult, values: Values) -> list[_Service]:
+def _unattached(
+    result: FileResult, values: Values, read: Mapping[str, list[Service]] | None
+) -> list[Service]:
     """The Services of a file that select no workload of that file."""
+    found = read.get(result.path) if read is not None else None
+    if found is None:
+        found = services_in(result.path, values)
+    attached = {a for job in result.jobs for s in job.services for a in s.addresses}
+    return [s for s in found if s.name not in attached]
+
+
+def services_in(path: str, values: Values = ()) -> list[Service]:
+    """The Services of a file with a name and a selector, read again from disk."""
     try:
-        with open(result.path, "rb") as fh:
+        with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return []  # gone since it was read: its first reading stands
     if not _SERVICE_KIND.search(data):
         return []
-    attached = {a for job in result.jobs for s in job.services for a in s.addresses}
-    quiet = Collector(result.path)  # the first reading reported this file's problems already
+    quiet = Collector(path)  # the first reading reported this file's problems already
     text = templates.fill(files.decode(data, quiet), Format.KUBERNETES, values)
     found = []
     for doc in load_documents(text, quiet, wanted=_SERVICE_WORD):
@@ -94,13 +109,13 @@ def _unattached(result: FileResult, values: Values) -> list[_Service]:
         spec = _mapping(obj.get("spec"))
         name = meta.get("name")
         selector = spec.get("selector")
-        if not isinstance(name, str) or name in attached or not isinstance(selector, dict) or not selector:
+        if not isinstance(name, str) or not isinstance(selector, dict) or not selector:
             continue
         ports = tuple(
             p["port"] for p in spec.get("ports") or () if isinstance(p, dict) and _is_port(p.get("port"))
         )
         pairs = tuple(sorted((str(k), str(v)) for k, v in selector.items()))
-        found.append(_Service(name, str(meta.get("namespace") or "default"), pairs, ports))
+        found.append(Service(name, str(meta.get("namespace") or "default"), pairs, ports))
     return found
 
 
@@ -112,7 +127,7 @@ def _is_port(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536
 
 
-def _with_services(job: ir.Job, services: list[_Service]) -> ir.Job:
+def _with_services(job: ir.Job, services: list[Service]) -> ir.Job:
     namespace = job.placement.namespace or "default"
     workload = client_ports.by_ir_kind(job.kind)
     changed = []
@@ -137,7 +152,7 @@ def _with_services(job: ir.Job, services: list[_Service]) -> ir.Job:
     return replace(job, services=tuple(changed))
 
 
-def _for_clients(service: _Service, entry: ir.Service, workload: WorkloadKind | None) -> _Service | None:
+def _for_clients(service: Service, entry: ir.Service, workload: WorkloadKind | None) -> Service | None:
     """The Service with only the ports clients use; None when it has ports and none of them is."""
     if workload is None or not service.ports:
         return service
@@ -145,4 +160,4 @@ def _for_clients(service: _Service, entry: ir.Service, workload: WorkloadKind | 
     return replace(service, ports=tuple(ports)) if ports else None
 
 
-__all__ = ["link", "takes_part"]
+__all__ = ["Service", "link", "offers", "services_in", "takes_part"]
