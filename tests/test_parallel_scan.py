@@ -108,3 +108,21 @@ def test_a_scan_without_a_cache_hashes_no_result(monkeypatch: pytest.MonkeyPatch
     assert files and all(f.key is None for f in files)
     assert hashed == []
     assert _json(site, ScanOptions(jobs=1)) == _json(site, ScanOptions(jobs=1, cache=str(tmp_path / "c")))
+
+
+def test_a_cold_scan_reads_no_file_in_the_parent(
+    generated_site: Path, monkeypatch: pytest.MonkeyPatch, pool_starts: list[int]
+) -> None:
+    """A window holds enough misses to start the pool: the first window of a cold scan goes to the
+    workers, not to the parent alone while the other core waits."""
+    in_parent: list[str] = []
+    real = scan_pool.compute
+
+    def counting(miss: scan_pool.Miss) -> scan_pool.Outcome | None:
+        in_parent.append(miss.path)  # a forked worker appends to its own copy
+        return real(miss)
+
+    monkeypatch.setattr(scan_pool, "compute", counting)
+    lines = _json([str(generated_site)], ScanOptions(jobs=2)).count("\n")
+    assert pool_starts == [2] and lines > 480
+    assert in_parent == []
