@@ -223,7 +223,7 @@ def test_huge_body_is_analysed_up_to_the_limit(probe: Probe, tmp_path: Path) -> 
 
 def test_alias_bomb_of_one_big_scalar(probe: Probe, tmp_path: Path) -> None:
     root, _ = _tree(tmp_path, "scalar_bomb.yaml", scalar_bomb())
-    run = probe.scan([str(root)], timeout=1)  # the bound is 10 s; 1 s ends the known failure sooner
+    run = probe.scan([str(root)])  # the bound is on its CPU time: a busy machine only slows the wall clock
     _check_bounds(run, "scalar bomb")
     assert "K8S-YAML-ALIAS-BOMB" in {d["code"] for d in _files(run.json())["scalar_bomb.yaml"]["diagnostics"]}
 
