@@ -31,3 +31,20 @@ def test_each_measurement_runs_on_a_small_site(
     measure.main(argv)
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert "skipped" in result or result["seconds"] >= 0, result
+
+
+def test_the_instruction_count_is_read_from_callgrind_and_its_program_scans(site: Path) -> None:
+    """The count is callgrind's last 'Collected' line; the program it counts runs as written (here
+    without valgrind), so a change to the scan's interface breaks here, not in a long count."""
+    import subprocess
+    import sys
+
+    from benchmarks import instructions
+
+    printed = "==41== Events    : Ir\n==41== Collected : 6677371349\n==41==\n==41== I   refs: 6,677,371,349\n"
+    assert instructions.collected(printed) == 6_677_371_349
+    with pytest.raises(ValueError):
+        instructions.collected("==41== Events    : Ir\n")
+    for code, args in ((instructions.IMPORTS, []), (instructions.SCAN, [str(site)])):
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=REPO)
+        assert done.returncode == 0, done.stderr
