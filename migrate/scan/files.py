@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from typing import IO
 
@@ -78,6 +79,21 @@ def decode(data: bytes, diags: Collector) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         diags.add("FILE-ENCODING", f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); read as Latin-1", line)
         return data.decode("latin-1")
+
+
+def manifest_again(path: str, values: Values, gate: re.Pattern[bytes]) -> tuple[str, Collector] | None:
+    """A manifest file's text as the scan read it (decoded, template values filled), read again from
+    disk by a cross-file pass, with a collector of its own (the first reading reported its problems);
+    None when the file is gone or its bytes do not match ``gate``."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None  # gone since it was read: its first reading stands
+    if not gate.search(data):
+        return None
+    quiet = Collector(path)
+    return templates.fill(decode(data, quiet), Format.KUBERNETES, values), quiet
 
 
 def load_readers() -> None:
@@ -246,4 +262,13 @@ def scan_item(item: Candidate | Skipped, options: ScanOptions = DEFAULT_OPTIONS)
     return scan_file(item, options)
 
 
-__all__ = ["decode", "job_like_name", "load", "read_data", "scan_file", "scan_item", "sniff"]
+__all__ = [
+    "decode",
+    "job_like_name",
+    "load",
+    "manifest_again",
+    "read_data",
+    "scan_file",
+    "scan_item",
+    "sniff",
+]

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from migrate import ir
-from migrate.diagnostics import Collector
-from migrate.scan import files, templates
+from migrate.scan import files
 from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
 from migrate.translators.kubernetes.object_kinds import ObjectKind
@@ -74,15 +73,10 @@ def takes_part(result: FileResult, data: bytes) -> bool:
 
 def objects_in(path: str, values: Values = ()) -> list[KueueObject]:
     """The LocalQueues, ClusterQueues and ResourceFlavors of a file, read again from disk."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return []  # gone since it was read: its first reading stands
-    if not _KUEUE.search(data):
+    again = files.manifest_again(path, values, _KUEUE)
+    if again is None:
         return []
-    quiet = Collector(path)  # the first reading reported this file's problems already
-    text = templates.fill(files.decode(data, quiet), Format.KUBERNETES, values)
+    text, quiet = again
     found: list[KueueObject] = []
     for doc in load_documents(text, quiet, wanted=_GROUP_WORD):
         obj = doc.data

@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from migrate import ir
-from migrate.diagnostics import Collector
-from migrate.scan import files, templates
+from migrate.scan import files
 from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
 from migrate.translators.kubernetes import client_ports
@@ -87,15 +86,10 @@ def _unattached(
 
 def services_in(path: str, values: Values = ()) -> list[Service]:
     """The Services of a file with a name and a selector, read again from disk."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return []  # gone since it was read: its first reading stands
-    if not _SERVICE_KIND.search(data):
+    again = files.manifest_again(path, values, _SERVICE_KIND)
+    if again is None:
         return []
-    quiet = Collector(path)  # the first reading reported this file's problems already
-    text = templates.fill(files.decode(data, quiet), Format.KUBERNETES, values)
+    text, quiet = again
     found = []
     for doc in load_documents(text, quiet, wanted=_SERVICE_WORD):
         obj = doc.data
