@@ -25,6 +25,7 @@ those markers inside any scalar, so the split is exact.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
@@ -528,10 +529,19 @@ def load_documents(
     if text.startswith("\ufeff"):
         text = text[1:]
     documents: list[Document] = []
+    parsed = _PARSED
     for index, chunk in enumerate(split_documents(text)):
         if wanted is not None and not wanted(chunk.text):
             continue
-        data = _load_chunk(chunk, index, diags, templated, loader)
+        if parsed is None:
+            data = _load_chunk(chunk, index, diags, templated, loader)
+        else:
+            key = (chunk.text, chunk.line, loader)
+            data = parsed.get(key, _FAILED)
+            if data is _FAILED:
+                data = _load_chunk(chunk, index, diags, templated, loader)
+                if data is not _FAILED:  # a failure is parsed (and reported) again
+                    parsed[key] = data
         if data is _FAILED or data is None:
             continue
         end_line = chunk.line + _count_breaks(chunk.text.rstrip())
@@ -541,6 +551,23 @@ def load_documents(
 
 
 _FAILED = object()
+
+# While one file is read (see parsed_once): each document's value by its text, first line and loader.
+_PARSED: dict[tuple[str, int, type], Any] | None = None
+
+
+@contextlib.contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within the block, a document of the same text at the same line is parsed once: a second
+    reading of a file (the scan's cross-file passes take its Services and Kueue objects) shares
+    the values of the first, which no reader changes."""
+    global _PARSED
+    outer = _PARSED
+    _PARSED = {}
+    try:
+        yield
+    finally:
+        _PARSED = outer
 
 
 def spelling(word: str) -> Callable[[str], bool]:

@@ -188,9 +188,12 @@ def test_the_passes_make_rows_again_only_for_the_files_they_change(
     assert len(made) == len(views) + changed  # each file where it was read, then the changed ones
 
 
-def test_the_linked_files_are_read_for_the_passes_as_they_come_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A linked file is turned back into jobs, and its Services and Kueue objects read again, while
-    the files after it are still being read: the passes after the last file have nothing to read."""
+def test_the_linked_files_are_read_for_the_passes_where_they_are_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A linked file's Services and Kueue objects are taken from its bytes where it is read, while
+    the files after it are still being read: no file is read again from disk, and the passes after
+    the last file have nothing to read."""
     from migrate.scan import pool
 
     streamed = 0
@@ -203,22 +206,119 @@ def test_the_linked_files_are_read_for_the_passes_as_they_come_in(monkeypatch: p
             yield rendered
 
     read_at: list[int] = []
+    from_disk: list[str] = []
     queues_read: list[str] = []
     real_services, real_queues = service_refs.services_in, kueue_refs.objects_in
 
-    def services_in(path: str, values: tuple[tuple[str, str], ...] = ()) -> list[service_refs.Service]:
+    def services_in(
+        path: str, values: tuple[tuple[str, str], ...] = (), data: bytes | None = None
+    ) -> list[service_refs.Service]:
         read_at.append(streamed)
-        return real_services(path, values)
+        if data is None:
+            from_disk.append(path)
+        return real_services(path, values, data)
+
+    def objects_in(
+        path: str, values: tuple[tuple[str, str], ...] = (), data: bytes | None = None
+    ) -> list[kueue_refs.KueueObject]:
+        queues_read.append(path)
+        if data is None:
+            from_disk.append(path)
+        return real_queues(path, values, data)
 
     monkeypatch.setattr(pool, "run", counting)
     monkeypatch.setattr(service_refs, "services_in", services_in)
-    monkeypatch.setattr(kueue_refs, "objects_in", lambda p, v=(): queues_read.append(p) or real_queues(p, v))
+    monkeypatch.setattr(kueue_refs, "objects_in", objects_in)
     expected = _as_lists(_expected(scanner.scan(CORPUS, ScanOptions(jobs=1)).files))
     read_at.clear()
+    from_disk.clear()
     queues_read.clear()
     views = scanner.overview(CORPUS, ScanOptions(jobs=1))
     assert _seen(views) == expected
+    assert not from_disk
     assert read_at and max(read_at) < streamed - 1, (read_at, streamed)  # not after the last file
     assert min(read_at) < streamed // 2
     linked_manifests = [v.path for v in views if v.rows.linked and v.format == "kubernetes"]
     assert sorted(set(queues_read)) == sorted(linked_manifests)
+
+
+_QUEUED_WITH_ITS_QUEUES = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  labels:
+    kueue.x-k8s.io/queue-name: team-a
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: pytorch/pytorch:2.3.0
+          command: ["python", "train.py"]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: metrics
+spec:
+  selector:
+    app: exporter
+  ports:
+    - port: 9100
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: team-a
+spec:
+  clusterQueue: gpu
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: gpu
+spec:
+  resourceGroups:
+    - coveredResources: ["nvidia.com/gpu"]
+      flavors:
+        - name: p5
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: p5
+spec:
+  nodeLabels:
+    node.kubernetes.io/instance-type: p5.48xlarge
+"""
+
+
+def test_a_linked_file_is_parsed_once_for_its_jobs_and_the_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker that reads a file takes its Services and Kueue objects from the documents it
+    parsed for the jobs: each document is parsed once, and the passes find what a read from disk
+    finds."""
+    from migrate import yamlload
+    from migrate.scan import pool
+
+    path = tmp_path / "train.yaml"
+    path.write_text(_QUEUED_WITH_ITS_QUEUES)
+    parsed: list[str] = []
+    real_load = yamlload._load_chunk
+
+    def load_chunk(chunk: yamlload._Chunk, *args: object) -> object:
+        parsed.append(chunk.text)
+        return real_load(chunk, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(yamlload, "_load_chunk", load_chunk)
+    miss = pool.Miss(str(path), path.read_bytes(), False, None)
+    outcome = pool.compute(miss)
+    assert outcome is not None and outcome.ahead is not None
+    assert len(parsed) == 5 and len(set(parsed)) == 5, parsed
+    result = scanner.scan([str(path)], ScanOptions(jobs=1)).files[0]
+    assert outcome.ahead == links.ahead_of(result)  # read again from disk: the same
+    assert [s.name for s in outcome.ahead.services or []] == ["metrics"]
+    assert [kind for kind, *_ in outcome.ahead.kueue] == ["LocalQueue", "ClusterQueue", "ResourceFlavor"]

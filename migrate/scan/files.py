@@ -81,15 +81,19 @@ def decode(data: bytes, diags: Collector) -> str:
         return data.decode("latin-1")
 
 
-def manifest_again(path: str, values: Values, gate: re.Pattern[bytes]) -> tuple[str, Collector] | None:
-    """A manifest file's text as the scan read it (decoded, template values filled), read again from
-    disk by a cross-file pass, with a collector of its own (the first reading reported its problems);
-    None when the file is gone or its bytes do not match ``gate``."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None  # gone since it was read: its first reading stands
+def manifest_again(
+    path: str, values: Values, gate: re.Pattern[bytes], data: bytes | None = None
+) -> tuple[str, Collector] | None:
+    """A manifest file's text as the scan read it (decoded, template values filled), for a
+    cross-file pass, with a collector of its own (the first reading reported its problems); None
+    when the file is gone or its bytes do not match ``gate``. ``data``: the file's bytes, when they
+    are at hand; else they are read again from disk."""
+    if data is None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None  # gone since it was read: its first reading stands
     if not gate.search(data):
         return None
     quiet = Collector(path)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from migrate import ir
 from migrate.diagnostics import Diagnostic
@@ -21,17 +21,22 @@ from migrate.scan.results import FileFacts, FileResult, Summary
 from migrate.serialize import job_from_dict, written_fields
 from migrate.vocab import Format
 
+if TYPE_CHECKING:
+    from migrate.scan.links import Ahead
+
 
 @dataclasses.dataclass(frozen=True)
 class Rendered:
     """One file's result as a line of JSON (``FileResult.to_dict``) with its summary facts, its
-    table rows (:class:`migrate.scan.rows.FileRows` as JSON) and the key it is kept under."""
+    table rows (:class:`migrate.scan.rows.FileRows` as JSON), the key it is kept under and, for a
+    file just read that takes part in the cross-file passes, what they read of it."""
 
     path: str
     json: bytes
     rows: str
     facts: FileFacts
     key: bytes | None = None
+    ahead: Ahead | None = None
 
 
 def render(result: FileResult) -> str:

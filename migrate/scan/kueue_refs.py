@@ -71,9 +71,10 @@ def takes_part(result: FileResult, data: bytes) -> bool:
     return any(job.placement.queue for job in result.jobs) or _KUEUE.search(data) is not None
 
 
-def objects_in(path: str, values: Values = ()) -> list[KueueObject]:
-    """The LocalQueues, ClusterQueues and ResourceFlavors of a file, read again from disk."""
-    again = files.manifest_again(path, values, _KUEUE)
+def objects_in(path: str, values: Values = (), data: bytes | None = None) -> list[KueueObject]:
+    """The LocalQueues, ClusterQueues and ResourceFlavors of a file; ``data``: its bytes, else read
+    again from disk."""
+    again = files.manifest_again(path, values, _KUEUE, data)
     if again is None:
         return []
     text, quiet = again

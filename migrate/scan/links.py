@@ -11,28 +11,50 @@ bytes, and kept with its result (:mod:`migrate.scan.rows`).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from migrate.scan import argo_refs, kueue_refs, ray_refs, service_refs, spark_refs
 from migrate.scan.results import FileResult
 from migrate.scan.templates import Values
 from migrate.vocab import Format
 
 
+class Ahead(NamedTuple):
+    """What the passes read again of one manifest file."""
+
+    services: list[service_refs.Service] | None  # None: the file offers none (see service_refs.offers)
+    kueue: list[kueue_refs.KueueObject]
+
+
+def ahead_of(result: FileResult, values: Values = (), data: bytes | None = None) -> Ahead | None:
+    """What the passes read again of a file (None for a file of no Kubernetes objects); ``data``: its
+    bytes, else read again from disk. Where the file was just read (a worker, under
+    ``yamlload.parsed_once``), its documents are not parsed a second time."""
+    if result.format != Format.KUBERNETES:
+        return None
+    services = service_refs.services_in(result.path, values, data) if service_refs.offers(result) else None
+    return Ahead(services, kueue_refs.objects_in(result.path, values, data))
+
+
 class ReadAhead:
-    """What the passes read again from a file's disk copy (its Services, its Kueue objects), read
-    as each file comes in rather than once all are: the scan table does it while the workers still
-    read other files, and the passes that follow start at once."""
+    """What the passes read again of each file (its Services, its Kueue objects), gathered as each
+    file comes in rather than once all are: the scan table does it while the workers still read
+    other files, and the passes that follow start at once."""
 
     def __init__(self, values: Values = ()) -> None:
         self.values = values
         self.services: dict[str, list[service_refs.Service]] = {}
         self.kueue: dict[str, list[kueue_refs.KueueObject]] = {}
 
-    def add(self, result: FileResult) -> None:
-        if result.format != Format.KUBERNETES:
-            return
-        if service_refs.offers(result):
-            self.services[result.path] = service_refs.services_in(result.path, self.values)
-        self.kueue[result.path] = kueue_refs.objects_in(result.path, self.values)
+    def add(self, result: FileResult, ahead: Ahead | None = None) -> None:
+        """``ahead``: what the worker that read the file found (else the file is read again here)."""
+        if ahead is None:
+            ahead = ahead_of(result, self.values)
+            if ahead is None:
+                return
+        if ahead.services is not None:
+            self.services[result.path] = ahead.services
+        self.kueue[result.path] = ahead.kueue
 
 
 def resolve(
@@ -58,4 +80,4 @@ def takes_part(result: FileResult, data: bytes, values: Values = ()) -> bool:
     )
 
 
-__all__ = ["ReadAhead", "resolve", "takes_part"]
+__all__ = ["Ahead", "ReadAhead", "ahead_of", "resolve", "takes_part"]

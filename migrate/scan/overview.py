@@ -69,7 +69,7 @@ class _Early:
             self.ahead = links.ReadAhead(self.values)
         result = from_rendered(f)
         self.results[f.path] = result
-        self.ahead.add(result)
+        self.ahead.add(result, f.ahead)
 
     def result(self, f: Rendered) -> FileResult:
         known = self.results.get(f.path)

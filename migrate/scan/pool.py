@@ -24,7 +24,7 @@ import os
 import signal
 from collections import deque
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from migrate.scan import cache
 from migrate.scan.charts import is_chart
@@ -37,6 +37,10 @@ from migrate.scan.rows import FileRows
 from migrate.scan.templates import Values
 from migrate.site.config import SpankOption
 from migrate.translators.interfaces import ReadContext
+from migrate.yamlload import parsed_once
+
+if TYPE_CHECKING:
+    from migrate.scan.links import Ahead
 
 PARALLEL_MIN_FILES = 200
 POOL_AFTER_MISSES = 64
@@ -59,6 +63,7 @@ class Outcome(NamedTuple):
     rows: str
     key: bytes | None  # what the result is kept under: its cache key, else a hash of its JSON and bytes
     new: bool = False  # the result belongs in the cache
+    ahead: Ahead | None = None  # what the cross-file passes read of a linked file just read
 
 
 class Miss(NamedTuple):
@@ -93,15 +98,20 @@ def _fresh(
         data = _bytes_at(result.path)
     text = render(result).encode()
     key = hashlib.blake2b(text + b"\0" + data, digest_size=24).digest() if keyed else None
-    return Outcome(result.path, text, *_facts_and_rows(result, data, values), key)
+    facts, rows, ahead = _facts_and_rows(result, data, values)
+    return Outcome(result.path, text, facts, rows, key, ahead=ahead)
 
 
-def _facts_and_rows(result: FileResult, data: bytes, values: Values) -> tuple[FileFacts, str]:
+def _facts_and_rows(result: FileResult, data: bytes, values: Values) -> tuple[FileFacts, str, Ahead | None]:
+    """The file's facts, its rows as JSON, and, for a file that takes part in the cross-file
+    passes, what they read of it (here, from its bytes, rather than again in the parent)."""
     from migrate.scan import links  # with the readers: only for a file that is read
 
     sizes = job_sizes(result)
-    rows = FileRows.of(result, sizes, links.takes_part(result, data, values))
-    return FileFacts.of(result, sizes), rows.to_json()
+    linked = links.takes_part(result, data, values)
+    rows = FileRows.of(result, sizes, linked)
+    ahead = links.ahead_of(result, values, data) if linked else None
+    return FileFacts.of(result, sizes), rows.to_json(), ahead
 
 
 def _bytes_at(path: str) -> bytes:
@@ -160,6 +170,11 @@ def prepare(
 
 
 def compute(miss: Miss) -> Outcome | None:
+    with parsed_once():  # what the passes read of a file again, they take from its first reading
+        return _compute(miss)
+
+
+def _compute(miss: Miss) -> Outcome | None:
     context = ReadContext(spank=miss.spank_options)
     if miss.key is None:
         result = read_data(miss.data, miss.path, miss.job_like, context, miss.values)
@@ -169,8 +184,8 @@ def compute(miss: Miss) -> Outcome | None:
         return Outcome(
             miss.path, b"", None, "", miss.key, new=True
         )  # cached too, so that it is not read again
-    facts, rows = _facts_and_rows(result, miss.data, miss.values)
-    return Outcome(miss.path, render(result).encode(), facts, rows, miss.key, new=True)
+    facts, rows, ahead = _facts_and_rows(result, miss.data, miss.values)
+    return Outcome(miss.path, render(result).encode(), facts, rows, miss.key, new=True, ahead=ahead)
 
 
 def _compute_all(misses: list[Miss]) -> list[Outcome | None]:
@@ -266,7 +281,7 @@ def run(items: Iterator[Item], options: ScanOptions, fragments: bool = True) -> 
                 store.put(out.key, cache.Entry(out.json, facts, out.rows))
             if out.facts is not None and (out.json or not fragments):
                 stamped = cache.stamp(out.json, out.path), cache.stamp_text(out.rows, out.path)
-                yield Rendered(out.path, *stamped, out.facts, out.key)
+                yield Rendered(out.path, *stamped, out.facts, out.key, out.ahead)
     finally:
         if store is not None:
             store.close()

@@ -84,9 +84,10 @@ def _unattached(
     return [s for s in found if s.name not in attached]
 
 
-def services_in(path: str, values: Values = ()) -> list[Service]:
-    """The Services of a file with a name and a selector, read again from disk."""
-    again = files.manifest_again(path, values, _SERVICE_KIND)
+def services_in(path: str, values: Values = (), data: bytes | None = None) -> list[Service]:
+    """The Services of a file with a name and a selector; ``data``: its bytes, else read again
+    from disk."""
+    again = files.manifest_again(path, values, _SERVICE_KIND, data)
     if again is None:
         return []
     text, quiet = again
