@@ -17,6 +17,7 @@ Nothing here raises on input: problems become diagnostics and reading goes on.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 
@@ -202,8 +203,16 @@ class _Reporter:
 
 
 def _suggest(name: str, table: opts.Table) -> str:
-    close = difflib.get_close_matches(name, table.names(), n=1, cutoff=0.6)
-    return f"; did you mean --{close[0]}?" if close else ""
+    close = _closest(name, table.names())
+    return f"; did you mean --{close}?" if close else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _closest(name: str, names: tuple[str, ...]) -> str | None:
+    # A site copies its misspelt options from script to script, and each look costs a
+    # millisecond against every name sbatch takes: each spelling is looked up once.
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 # What an unknown long option with no close spelling may be: a SPANK plugin's that the site has
