@@ -126,3 +126,18 @@ def test_a_cold_scan_reads_no_file_in_the_parent(
     lines = _json([str(generated_site)], ScanOptions(jobs=2)).count("\n")
     assert pool_starts == [2] and lines > 480
     assert in_parent == []
+
+
+@pytest.mark.parametrize("count", [1, 95, 96, 191, 192, 193, 500, 1000])
+def test_the_last_windows_are_cut_small_so_the_workers_end_together(count: int) -> None:
+    """Every item once, in order, in windows of the full size but for the last two windows' worth,
+    which come in as many smaller pieces as asked: a worker is not left reading a whole window
+    while the other waits."""
+    windows = list(scan_pool._chunks(range(count), 96, 8))  # type: ignore[arg-type]
+    assert [i for w in windows for i in w] == list(range(count))
+    full = [len(w) for w in windows if len(w) == 96]
+    tail = windows[len(full) :]
+    assert all(len(w) == 96 for w in windows[: len(full)])
+    assert sum(map(len, tail)) == count - 96 * len(full) and sum(map(len, tail)) <= 2 * 96
+    assert 1 <= len(tail) <= 8
+    assert max(map(len, tail)) <= -(-2 * 96 // 8)

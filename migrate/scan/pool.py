@@ -194,10 +194,20 @@ def _compute_all(misses: list[Miss]) -> list[Outcome | None]:
     return outcomes
 
 
-def _chunks(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+def _chunks(items: Iterable[Item], size: int, last_pieces: int = 1) -> Iterator[list[Item]]:
+    """Windows of ``size`` items; the last two windows' worth in ``last_pieces`` smaller ones, so
+    that the workers run out of work together rather than one window apart."""
     iterator = iter(items)
-    while chunk := list(itertools.islice(iterator, size)):
-        yield chunk
+    ahead = list(itertools.islice(iterator, 2 * size))
+    while ahead:
+        more = list(itertools.islice(iterator, size))
+        if not more:
+            step = max(1, -(-len(ahead) // last_pieces))
+            for start in range(0, len(ahead), step):
+                yield ahead[start : start + step]
+            return
+        yield ahead[:size]
+        ahead = ahead[size:] + more
 
 
 def _start_pool(workers: int) -> multiprocessing.pool.Pool:
@@ -249,7 +259,7 @@ def _windows(
     seen_misses = 0
     in_flight: deque[_Window] = deque()
     try:
-        for chunk in _chunks(itertools.chain(head, items), CHUNK_FILES):
+        for chunk in _chunks(itertools.chain(head, items), CHUNK_FILES, 4 * workers if parallel else 1):
             window = _Window(prepare(chunk, options, store, fragments))
             seen_misses += len(window.misses)
             if pool is None and parallel and seen_misses >= POOL_AFTER_MISSES:
