@@ -6,6 +6,7 @@ import copy
 import json
 import pickle
 
+import pytest
 from ir_builders import container, dep, env, launcher, read, slurm_job, write
 
 from migrate import ir
@@ -40,6 +41,16 @@ def test_round_trip() -> None:
 def test_vocabularies_read_back_as_their_members() -> None:
     job = read_back(sample_job("a/train.sbatch"))
     assert job.source.format is Format.SLURM and job.kind is JobKind.SBATCH
+
+
+def test_a_spelling_no_vocabulary_has_is_refused_as_the_vocabulary_refuses_it() -> None:
+    data = job_to_dict(sample_job("a/train.sbatch"))
+    data["source"]["format"] = "lsf"
+    with pytest.raises(ValueError, match="'lsf' is not a valid Format"):
+        job_from_dict(data)
+    data["source"]["format"] = ["slurm"]  # not even a spelling: the same error as Format(["slurm"])
+    with pytest.raises(ValueError, match="is not a valid Format"):
+        job_from_dict(data)
 
 
 def test_a_raw_item_keeps_its_hetjob_component_as_a_number() -> None:
