@@ -520,7 +520,17 @@ def test_running_the_script_in_every_pod_fails_the_hostname_rendezvous(
     on_slurm = slurm_run(slurm, "torchrun_hostname")
     text = translate("torchrun_hostname", "jobset")
     assert text is not None
-    result, shared = pod_run("torchrun_hostname", "jobset", tmp_path, per_pod(text), timeout=6)
+    log = tmp_path / "shared" / "rdzv-hostname" / "statements.log"
+    began = time.monotonic()
+
+    def waited_enough() -> bool:
+        # six seconds of hanging, and both pods past their prolog (a loaded machine takes longer)
+        prologs = log.read_text().splitlines().count("prolog") if log.exists() else 0
+        return time.monotonic() - began >= 6 and prologs == 2
+
+    result, shared = pod_run(
+        "torchrun_hostname", "jobset", tmp_path, per_pod(text), timeout=60, stop_when=waited_enough
+    )
     assert result.status != "Complete" or pod_observe(result, shared, "torchrun_hostname") != on_slurm
     statements = (shared / "rdzv-hostname" / "statements.log").read_text().splitlines()
     assert statements.count("prolog") == 2  # and the statements outside srun ran once per pod

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -114,6 +115,7 @@ class PodRunner:
         image_files: dict[str, str] | None = None,
         node_binds: dict[str, Path] | None = None,
         timeout: float = 120.0,
+        stop_when: Callable[[], bool] | None = None,
     ) -> None:
         self.workdir = Path(workdir)
         self.image_env = {**podmod.DEFAULT_IMAGE_ENV, **(image_env or {})}
@@ -124,6 +126,9 @@ class PodRunner:
         # path in the pod -> host folder, bound writable in every pod (what a node's hostPath would be)
         self.node_binds = tuple(sorted((path, str(folder)) for path, folder in (node_binds or {}).items()))
         self.timeout = timeout
+        # A run that is expected to hang ends once this holds (what the test waits to see happened),
+        # not at a fixed time that a loaded machine may not reach it by.
+        self.stop_when = stop_when
 
     def run(self, text: str) -> RunResult:
         return self.run_together([text])[0]
@@ -389,6 +394,8 @@ def _go(runner: PodRunner, runs: list[_Run]) -> list[RunResult]:
     ended: dict[int, float] = {}
     try:
         while len(ended) < len(runs) and time.monotonic() < deadline:
+            if runner.stop_when is not None and runner.stop_when():
+                break
             for n, r in enumerate(runs):
                 if n in ended:
                     continue
