@@ -37,24 +37,17 @@ def ahead_of(result: FileResult, values: Values = (), data: bytes | None = None)
 
 
 class ReadAhead:
-    """What the passes read again of each file (its Services, its Kueue objects), gathered as each
-    file comes in rather than once all are: the scan table does it while the workers still read
-    other files, and the passes that follow start at once."""
+    """What the passes read of each file, by path, as the worker that read the file found it
+    (:func:`ahead_of`); a pass reads a file that is not here again from disk."""
 
-    def __init__(self, values: Values = ()) -> None:
-        self.values = values
+    def __init__(self) -> None:
         self.services: dict[str, list[service_refs.Service]] = {}
         self.kueue: dict[str, list[kueue_refs.KueueObject]] = {}
 
-    def add(self, result: FileResult, ahead: Ahead | None = None) -> None:
-        """``ahead``: what the worker that read the file found (else the file is read again here)."""
-        if ahead is None:
-            ahead = ahead_of(result, self.values)
-            if ahead is None:
-                return
+    def add(self, path: str, ahead: Ahead) -> None:
         if ahead.services is not None:
-            self.services[result.path] = ahead.services
-        self.kueue[result.path] = ahead.kueue
+            self.services[path] = ahead.services
+        self.kueue[path] = ahead.kueue
 
 
 def resolve(

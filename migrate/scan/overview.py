@@ -37,7 +37,7 @@ def build(files: Iterable[Rendered], values: Values = (), cache_dir: str | None 
     """The view of every file of a scan, in its order; ``values``: the scan's template values."""
     views: list[FileView] = []
     linked: list[tuple[int, Rendered]] = []
-    early = _Early(values)
+    early = _Early()
     for f in files:
         rows = FileRows.from_json(f.rows)
         if rows.linked:
@@ -52,24 +52,23 @@ def build(files: Iterable[Rendered], values: Values = (), cache_dir: str | None 
 
 
 class _Early:
-    """The linked files read fresh, turned back into jobs as they come in, with what the passes read
-    again from disk: while the workers still read the rest of the site, not after them."""
+    """The linked files read fresh, turned back into jobs as they come in, with what their workers
+    found for the passes: while the workers still read the rest of the site, not after them."""
 
-    def __init__(self, values: Values) -> None:
+    def __init__(self) -> None:
         self.results: dict[str, FileResult] = {}
         self.ahead: links.ReadAhead | None = None
-        self.values = values
 
     def add(self, f: Rendered) -> None:
         if not f.json:
             return  # found in the cache: its JSON is read only if the passes run
-        if self.ahead is None:
-            from migrate.scan import links  # the passes import readers: only a site with linked files
+        self.results[f.path] = from_rendered(f)
+        if f.ahead is not None:
+            if self.ahead is None:
+                from migrate.scan import links  # the passes import readers: only a site with linked files
 
-            self.ahead = links.ReadAhead(self.values)
-        result = from_rendered(f)
-        self.results[f.path] = result
-        self.ahead.add(result, f.ahead)
+                self.ahead = links.ReadAhead()
+            self.ahead.add(f.path, f.ahead)
 
     def result(self, f: Rendered) -> FileResult:
         known = self.results.get(f.path)

@@ -210,7 +210,7 @@ def _suggest(name: str, table: opts.Table) -> str:
 @functools.lru_cache(maxsize=4096)
 def _closest(name: str, names: tuple[str, ...]) -> str | None:
     # A site copies its misspelt options from script to script, and each look costs a
-    # millisecond against every name sbatch takes: each spelling is looked up once.
+    # third of a millisecond against every name sbatch takes: each spelling is looked up once.
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return close[0] if close else None
 
