@@ -3,7 +3,9 @@ submitter gives a case, which paths are folders."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -14,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent / "sweep"))
 import cases
 import pod_side
 import run
+import standins
 from inputs import Given
 
 from migrate.diagnostics import Collector
@@ -97,3 +100,19 @@ def test_a_given_file_is_at_its_path_or_in_the_folder_the_job_is_submitted_from(
 def test_a_path_the_script_writes_to_is_a_file_in_a_folder() -> None:
     text = 'echo "failed" >> /lustre/cohorts/FAILED\ncat /fsx/data/shards\nlog > /fsx/logs/run.log\n'
     assert cases.folders_named(text) == ["/fsx/data/shards", "/fsx/logs", "/lustre/cohorts"]
+
+
+def _slept(tmp_path: Path, script: str) -> float:
+    standins.write_bin(tmp_path / "bin", [])
+    started = time.monotonic()
+    subprocess.run(["bash", "-c", script], cwd=tmp_path / "bin", check=True, timeout=30)
+    return time.monotonic() - started
+
+
+def test_a_sleep_after_a_background_step_waits_for_it_no_longer_than_it_asked(tmp_path: Path) -> None:
+    # the background command (a step srun still launches) ends after 2.5 s: the stand-in waits for it
+    assert 2.4 < _slept(tmp_path, "/bin/sleep 2.5 & ./sleep 10") < 4.5
+    # with nothing in the background a second is enough
+    assert _slept(tmp_path, "./sleep 10") < 2.0
+    # a background command that runs on is waited for as long as the sleep asked, no longer
+    assert 2.9 < _slept(tmp_path, "/bin/sleep 20 & ./sleep 3; kill %1") < 5.0

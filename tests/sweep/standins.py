@@ -164,10 +164,23 @@ exit 0
 """
 # `sleep 30` while a Ray head starts, `sleep infinity` behind a server: a second is enough here; a
 # sleep of an hour or more is a timer for the time limit (the pods' entrypoint sends --signal's signal
-# so), which no job of the sweep reaches: kept
+# so), which no job of the sweep reaches: kept. A sleep after `srun ... &` is there to let the
+# background step start; on a busy sandbox a second is not always enough for srun to launch every
+# task, and the script's end would kill the ones left. So the sleep then also waits, no longer than
+# it asked, until the shell's other children (the stand-ins end at once) have ended.
 SLEEP = """#!/bin/bash
 case "${1:-}" in [0-9]*) [ "${1%%[!0-9]*}" -lt 3600 ] || exec /bin/sleep "$@" ;; esac
-exec /bin/sleep 1
+/bin/sleep 1
+asked=${1%%[!0-9]*}
+tenths=$(( (${asked:-10} > 30 ? 30 : ${asked:-10}) * 10 - 10 ))
+children=/proc/$PPID/task/$PPID/children
+for (( i = 0; i < tenths; i++ )); do
+  others=" $(< "$children") " || exit 0
+  others=${others/ $$ / }
+  [ -z "${others// /}" ] && exit 0
+  /bin/sleep 0.1
+done
+exit 0
 """
 
 
