@@ -103,16 +103,27 @@ def test_a_path_the_script_writes_to_is_a_file_in_a_folder() -> None:
 
 
 def _slept(tmp_path: Path, script: str) -> float:
-    standins.write_bin(tmp_path / "bin", [])
     started = time.monotonic()
     subprocess.run(["bash", "-c", script], cwd=tmp_path / "bin", check=True, timeout=30)
     return time.monotonic() - started
 
 
 def test_a_sleep_after_a_background_step_waits_for_it_no_longer_than_it_asked(tmp_path: Path) -> None:
-    # the background command (a step srun still launches) ends after 2.5 s: the stand-in waits for it
-    assert 2.4 < _slept(tmp_path, "/bin/sleep 2.5 & ./sleep 10") < 4.5
-    # with nothing in the background a second is enough
-    assert _slept(tmp_path, "./sleep 10") < 2.0
+    standins.write_bin(tmp_path / "bin", [])
+    # the background command (a step srun still launches) ends after 1.8 s: the stand-in waits for it
+    # (in a script of its own, named as Slurm names a batch script)
+    (tmp_path / "bin" / "slurm_script").write_text("#!/bin/bash\n/bin/sleep 1.8 &\n./sleep 10\n")
+    (tmp_path / "bin" / "slurm_script").chmod(0o755)
+    assert 1.7 < _slept(tmp_path, "./slurm_script") < 3.8
+    assert 1.7 < _slept(tmp_path, "/bin/sleep 1.8 & ./sleep 10") < 3.8
+    # with nothing in the background a second is enough; and a sleep whose parent is no shell (bash
+    # -c execs a lone command) does not wait on the parent's other children
+    assert _slept(tmp_path, "./sleep 10; true") < 2.0
+    held = subprocess.Popen(["/bin/sleep", "20"])  # this process's other child
+    try:
+        assert _slept(tmp_path, "./sleep 10") < 2.0
+    finally:
+        held.kill()
+        held.wait()
     # a background command that runs on is waited for as long as the sleep asked, no longer
     assert 2.9 < _slept(tmp_path, "/bin/sleep 20 & ./sleep 3; kill %1") < 5.0

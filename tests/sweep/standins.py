@@ -167,12 +167,15 @@ exit 0
 # so), which no job of the sweep reaches: kept. A sleep after `srun ... &` is there to let the
 # background step start; on a busy sandbox a second is not always enough for srun to launch every
 # task, and the script's end would kill the ones left. So the sleep then also waits, no longer than
-# it asked, until the shell's other children (the stand-ins end at once) have ended.
+# it asked, until its shell's other children (the stand-ins end at once) have ended.
 SLEEP = """#!/bin/bash
 case "${1:-}" in [0-9]*) [ "${1%%[!0-9]*}" -lt 3600 ] || exec /bin/sleep "$@" ;; esac
 /bin/sleep 1
 asked=${1%%[!0-9]*}
 tenths=$(( (${asked:-10} > 30 ? 30 : ${asked:-10}) * 10 - 10 ))
+# only a shell's children are the script's background commands (`bash -c 'sleep 5'` execs the sleep);
+# the program, not the name (a batch script's process is named slurm_script)
+case "$(readlink /proc/$PPID/exe)" in */bash | */sh | */dash) ;; *) exit 0 ;; esac
 children=/proc/$PPID/task/$PPID/children
 for (( i = 0; i < tenths; i++ )); do
   others=" $(< "$children") " || exit 0
