@@ -145,6 +145,8 @@ _WORD = re.compile(r"(?<![\w./$-])([A-Za-z][\w.+-]*)(?![\w/=])")
 
 RECORDER = r"""#!/bin/bash
 # a stand-in: records how it was started, starts nothing
+# `monitor & ... kill %1`: a started program counts as started, however soon it is told to stop
+trap '' TERM INT
 key=${SLURM_HET_JOB_ID:-${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-none}}}
 mkdir -p "RECORDS/$key" 2>/dev/null
 # written under another name and renamed when whole: a stand-in killed at the job's end (a step left
