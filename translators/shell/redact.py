@@ -71,9 +71,10 @@ def _hints(text: str) -> _Hints:
     if not text.isascii():
         return _EVERY_RULE
     low = text.lower()
+    named = any(word in low for word in _SECRET_WORDS)  # each option word holds one of them
     return _Hints(
-        assign=any(word in low for word in _SECRET_WORDS) and _ASSIGN_HINT.search(low) is not None,
-        option=any(word in low for word in _OPTION_WORDS),
+        assign=named and _ASSIGN_HINT.search(low) is not None,
+        option=named and any(word in low for word in _OPTION_WORDS),
         # the rules below are case-sensitive: so are their hints
         wandb="wandb" in text,
         slack="hooks.slack.com/" in text,

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import typing
 from collections.abc import Callable, Container, Mapping
-from operator import attrgetter
 from typing import Any, NamedTuple
 
 from migrate import ir
@@ -192,18 +192,17 @@ def recall(k: Key, line: int) -> tuple[Findings, Sets] | None:
 
 
 def _mover(cls: type) -> Callable[[Any, int], Any]:
-    """``replace(item, line=item.line + lines)`` for one class, built from its fields once:
-    recalling moves every finding of most commands, and ``replace`` costs several times more."""
+    """``replace(item, line=item.line + lines)`` for one class of slots, built from its fields once:
+    recalling moves every finding of most commands, and ``replace`` or the frozen ``__init__``
+    (an ``object.__setattr__`` per field) costs several times more than setting the slots."""
     names = [f.name for f in dataclasses.fields(cls)]
-    values_of = attrgetter(*names)
-    at = names.index("line")
-
-    def move(item: Any, lines: int) -> Any:
-        values = list(values_of(item))
-        values[at] += lines
-        return cls(*values)
-
-    return move
+    setters = {f"set_{name}": cls.__dict__[name].__set__ for name in names}
+    lines = ["def move(item, lines):", "    new = make(cls)"]
+    lines += [f"    set_{name}(new, item.{name}{' + lines' if name == 'line' else ''})" for name in names]
+    lines.append("    return new")
+    scope: dict[str, Any] = {"make": object.__new__, "cls": cls, **setters}
+    exec("\n".join(lines), scope)  # names are the class's own fields: identifiers
+    return typing.cast(Callable[[Any, int], Any], scope["move"])
 
 
 _MOVERS = {cls: _mover(cls) for cls in _LINED}

@@ -97,6 +97,8 @@ _GPU_OPTIONS = frozenset({"gpus", "gpus-per-node", "gpus-per-task", "gres"})
 
 def _placeholder_names(text: str) -> list[str]:
     """The variables of ``${NAME}`` and ``<NAME>`` placeholders in a directive's word."""
+    if "${" not in text and "<" not in text and "@" not in text:
+        return []  # every directive word is asked: most hold no placeholder's opening
     names = [m.group(0)[2:].split("}")[0].split(":")[0].rstrip("?=+-") for m in _ENVSUBST.finditer(text)]
     names += [m.group(0).strip("<>@") for m in _PLACEHOLDER.finditer(text)]
     return names
@@ -189,6 +191,14 @@ def is_dynamic(value: str) -> bool:
 
 def is_jinja(text: str) -> bool:
     return bool(_JINJA.search(text))
+
+
+def _first_jinja_line(lines: list[str]) -> int | None:
+    """The number of the first line holding Jinja, if any."""
+    whole = "\n".join(lines)
+    if "{{" not in whole and "{%" not in whole:  # both open every Jinja match
+        return None
+    return next((n for n, line in enumerate(lines, 1) if is_jinja(line)), None)
 
 
 class _Reporter:
@@ -465,7 +475,7 @@ def read_header(
             "the first line is not #!interpreter; sbatch refuses the script (add #!/bin/bash)",
             1,
         )
-    templated_at = next((n for n, line in enumerate(lines, 1) if is_jinja(line)), None)
+    templated_at = _first_jinja_line(lines)
     jinja = templated_at is not None
     components: list[list[Word]] = [[]]
     separators: list[int] = []
