@@ -12,7 +12,10 @@ Units are fixed to keep writers dumb: memory in MiB, durations in seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 from migrate import workloads
 from migrate.vocab import (
@@ -662,6 +665,88 @@ def long_running(job: Job) -> bool:
 def runs_as_service(job: Job) -> bool:
     """A long-running kind, or a job with a service entry: on for as long as it exists."""
     return long_running(job) or (bool(job.services) and not batch_groups(job))
+
+
+# -- copies with fields changed ---------------------------------------------------------
+# ``dataclasses.replace`` walks a class's fields in Python and runs its frozen ``__init__`` (an
+# ``object.__setattr__`` per field), and the readers copy a job, its components or its resources
+# for most files they read. A record whose ``__init__`` is the one ``@dataclass`` wrote, with no
+# ``__post_init__`` and no init-only or class-level pseudo-fields, holds its fields and nothing
+# else: its copy is made by setting them directly. Any other class goes through dataclasses.
+
+_T = TypeVar("_T")
+_Copier = Callable[[Any, dict[str, Any]], Any]
+
+# Per class, built on first use.
+_COPIERS: dict[type, _Copier] = {}
+
+
+def replace(obj: _T, /, **changes: Any) -> _T:
+    """``dataclasses.replace(obj, **changes)``."""
+    cls = obj.__class__
+    try:
+        copier = _COPIERS[cls]
+    except KeyError:
+        copier = _COPIERS[cls] = _copier(cls)
+    return cast(_T, copier(obj, changes))
+
+
+def _copier(cls: type) -> _Copier:
+    if not _holds_only_its_fields(cls):
+        return lambda obj, changes: dataclasses.replace(obj, **changes)
+    names = [f.name for f in dataclasses.fields(cls)]
+    if "__slots__" not in cls.__dict__:
+        return _dict_copier(cls, frozenset(names))
+    setters = {name: cls.__dict__[name].__set__ for name in names}
+    # straight-line code: a loop over the fields with getattr costs twice as much
+    lines = ["def copy(obj, changes):", "    new = make(cls)"]
+    lines += [f"    set_{name}(new, obj.{name})" for name in names]
+    lines += [
+        "    for name, value in changes.items():",
+        "        setter = setters.get(name)",
+        "        if setter is None:",
+        "            raise unknown(name)",
+        "        setter(new, value)",
+        "    return new",
+    ]
+    scope: dict[str, Any] = {
+        "make": object.__new__,
+        "cls": cls,
+        "setters": setters,
+        "unknown": lambda name: _unknown(cls, name),
+        **{f"set_{name}": setter for name, setter in setters.items()},
+    }
+    exec("\n".join(lines), scope)  # names are the class's own fields: identifiers
+    return cast(_Copier, scope["copy"])
+
+
+def _dict_copier(cls: type, names: frozenset[str]) -> _Copier:
+    def copy(obj: Any, changes: dict[str, Any]) -> Any:
+        for name in changes:
+            if name not in names:
+                raise _unknown(cls, name)
+        new: Any = object.__new__(cls)
+        held = new.__dict__  # updated in place: a frozen class's __setattr__ is not called
+        held.update(obj.__dict__)
+        held.update(changes)
+        return new
+
+    return copy
+
+
+def _holds_only_its_fields(cls: type) -> bool:
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return False
+    fields = dataclasses.fields(cls)
+    if len(fields) != len(cls.__dataclass_fields__) or not all(f.init for f in fields):
+        return False  # an InitVar or a ClassVar, or a field __init__ does not take
+    init = cls.__dict__.get("__init__")
+    # the __init__ @dataclass writes is compiled from a string; a hand-written one may do more
+    return getattr(getattr(init, "__code__", None), "co_filename", None) == "<string>"
+
+
+def _unknown(cls: type, name: str) -> TypeError:
+    return TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
 
 
 __all__ = [

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from migrate import devices, ir
+from migrate.ir import replace
 from migrate.secrets import REDACTED, looks_like_secret
 from migrate.vocab import (
     ContainerRuntime,

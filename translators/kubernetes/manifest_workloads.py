@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from migrate import ir
 from migrate.diagnostics import Collector
+from migrate.ir import replace
 from migrate.vocab import DependencyType, Format, JobKind
 
 from ..shell.tracker_switches import env_switch, without_switched_off

@@ -199,7 +199,7 @@ class _Analysis:
         """``cmd`` as read, with lines counted from ``offset``."""
         k = (
             None
-            if cmd.name in self.functions
+            if self.functions and cmd.name in self.functions  # most scripts define no function
             else remembered.key(cmd, depth, self.known, self.arrays, self.path_vars, self.ids.held)
         )
         if k is None:
@@ -211,7 +211,8 @@ class _Analysis:
             found, variables = recalled
             for name, items in found:
                 getattr(self, name).extend(items)
-            remembered.apply(variables, self._tables())
+            if variables:
+                remembered.apply(variables, self._tables())
             if cmd.assignments and not (depth == 0 and self._defines_at(line)):
                 for word in cmd.assignments:  # as _command tells the job-id flow
                     self.ids.assign(word.value, line)

@@ -10,7 +10,7 @@ rewrite a script so that it reads each one from the environment instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from migrate.secrets import REDACTED, looks_like_secret
@@ -188,6 +188,16 @@ def export_names_only(text: str, names: Iterable[str] = ()) -> str:
         return name if name in listed or literal_credential(name, value) else m.group(0)
 
     return redact(_EXPORT_ITEM.sub(item, text))
+
+
+def export_names_only_lines(lines: Sequence[str], names: Iterable[str] = ()) -> str:
+    """:func:`export_names_only` of each line, each ended by a newline. The whole text is asked
+    first: a rule or a name found in no line is in no line, and most headers hold neither."""
+    listed = tuple(names)
+    whole = "\n".join(lines)
+    if lines and not any(_hints(whole)) and not any(name in whole for name in listed):
+        return whole + "\n"
+    return "".join(export_names_only(line, listed) + "\n" for line in lines)
 
 
 # One NAME=value item of a comma-separated --export list (or of a line that holds one).

@@ -27,7 +27,7 @@ from ..shell.conceal import analyzed
 from ..shell.containers import split_mounts
 from ..shell.facts import BodyFacts
 from ..shell.launchers import SHELLS
-from ..shell.redact import export_names_only, literal_credential, redact
+from ..shell.redact import export_names_only, export_names_only_lines, literal_credential, redact
 from . import directives, options
 from .directives import Header, Setting, Unknown
 from .options import OptionKind
@@ -208,7 +208,7 @@ def _read_sbatch(
         header.last_directive_line + 1 if header.last_directive_line else (2 if header.shebang else 1)
     )
     names = builder.exported_credentials()
-    written = "".join(export_names_only(line, names) + "\n" for line in lines[: body_start - 1])
+    written = export_names_only_lines(lines[: body_start - 1], names)
     if header.shebang is not None and not runs_under_shell(header.shebang):
         body, facts = redact(_join(lines[body_start - 1 :])), BodyFacts()
         diags.add(
