@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from unittest import mock
@@ -231,3 +232,38 @@ def test_the_quick_check_never_changes_what_is_redacted(text: str, names: list[s
     """A text without a word any rule needs is returned at once: running every rule gives the same."""
     quick, full = _both_ways(text, names)
     assert quick == full
+
+
+def _option_values_as_written(text: str) -> str:
+    """The option rule as one case-insensitive substitution: what the faster search must equal."""
+
+    def option(m: re.Match[str]) -> str:
+        if redact_module.secret_option_value(m.group(1), redact_module._unquoted(m.group(3))):
+            return f"{m.group(1)}{m.group(2)}{redact_module.REDACTED}"
+        return m.group(0)
+
+    return redact_module._OPTION_VALUE.sub(option, text)
+
+
+_OPTION_PIECES = st.sampled_from(
+    [
+        *(
+            "--api-key",
+            "--API_KEY",
+            "--Api-Key",
+            "-apikey",
+            "--hf-token",
+            "--Password",
+            "--passwd",
+            "--secret",
+        ),
+        *("--token-file", "--max-new-tokens", " ", "=", "= ", "'a b'", '"c\nd"', "abcdefghijklmnopqrstuv"),
+        *("$X", "/p", "-", ";", "|", "&", "\n", "\u212a", "\u017f", "\u0130", "x"),
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_OPTION_PIECES, max_size=12).map("".join))
+def test_the_option_rule_redacts_what_its_case_insensitive_pattern_finds(text: str) -> None:
+    assert redact_module._secret_option_values(text) == _option_values_as_written(text)

@@ -52,7 +52,11 @@ def function_spans(text: str, start_line: int) -> list[FunctionSpan]:
     spans: list[FunctionSpan] = []
     i = 0
     while i < len(lines):
-        m = _HEADER.match(lines[i])
+        line = lines[i]
+        if "(" not in line and "function" not in line:  # no header: the pattern needs either
+            i += 1
+            continue
+        m = _HEADER.match(line)
         if m is None or not (m.group("rest").startswith("{") or m.group("rest") == ""):
             i += 1
             continue

@@ -151,17 +151,12 @@ def redact(text: str, any_case: bool = True) -> str:
             return f"{name}={REDACTED}"
         return m.group(0)
 
-    def option(m: re.Match[str]) -> str:
-        if secret_option_value(m.group(1), _unquoted(m.group(3))):
-            return f"{m.group(1)}{m.group(2)}{REDACTED}"
-        return m.group(0)
-
     # Each rule runs only where its hint is in the text: its matches all hold the hint, and no
     # rule's edit adds one for the rules after it (REDACTED holds none, nor do its edges).
     if hints.assign:
         text = _ASSIGN.sub(assignment, text)
     if hints.option:
-        text = _OPTION_VALUE.sub(option, text)
+        text = _secret_option_values(text)
     if hints.wandb:
         text = WANDB_LOGIN.sub(lambda m: m.group(1) + REDACTED, text)
     if hints.slack:
@@ -169,6 +164,30 @@ def redact(text: str, any_case: bool = True) -> str:
     if hints.token:
         text = TOKEN.sub(REDACTED, text)
     return text
+
+
+# _OPTION_VALUE as written, case-sensitive: on lower-cased ASCII text it matches where the
+# case-insensitive one matches on the text, at the same places, several times faster.
+_OPTION_VALUE_LOWER = re.compile(_OPTION_VALUE.pattern)
+
+
+def _secret_option_values(text: str) -> str:
+    """``--api-key VALUE`` with a written-out credential as ``--api-key <redacted>``."""
+    if not text.isascii():
+        matches = [m.span(1) + m.span(2) + m.span(3) for m in _OPTION_VALUE.finditer(text)]
+    else:
+        matches = [m.span(1) + m.span(2) + m.span(3) for m in _OPTION_VALUE_LOWER.finditer(text.lower())]
+    out: list[str] = []
+    at = 0
+    for start, option_end, gap_start, gap_end, value_start, value_end in matches:
+        option, value = text[start:option_end], text[value_start:value_end]
+        if secret_option_value(option, _unquoted(value)):
+            out += (text[at:start], option, text[gap_start:gap_end], REDACTED)
+            at = value_end
+    if not out:
+        return text
+    out.append(text[at:])
+    return "".join(out)
 
 
 def export_names_only(text: str, names: Iterable[str] = ()) -> str:
