@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -159,6 +160,19 @@ def entry_key(
 ) -> bytes:
     """The cache key of a file's bytes, read under the given name rule, size limit, template values
     and the site's SPANK options."""
+    digest = _key_prefix(job_like, max_bytes, values, spank_options).copy()
+    digest.update(data)
+    return digest.digest()
+
+
+# The same for every file of a scan but for the name rule: hashed once, then copied for each file.
+@functools.lru_cache(maxsize=8)
+def _key_prefix(
+    job_like: bool,
+    max_bytes: int,
+    values: tuple[tuple[str, str], ...],
+    spank_options: tuple[SpankOption, ...],
+) -> Any:
     digest = hashlib.blake2b(_salt(), digest_size=24)
     digest.update(b"J" if job_like else b"-")
     digest.update(f"{max_bytes}|".encode())
@@ -166,8 +180,7 @@ def entry_key(
     digest.update(json.dumps(values).encode() + b"|")
     # A site's plugin option is read where it would be an unknown one: each list is its own entry.
     digest.update(json.dumps([(o.name, o.plugin, o.takes_value) for o in spank_options]).encode() + b"|")
-    digest.update(data)
-    return digest.digest()
+    return digest
 
 
 @dataclass(frozen=True)
