@@ -129,3 +129,16 @@ def test_slurm_variables_read_anywhere() -> None:
         "SLURM_PROCID",
         "SLURM_SUBMIT_DIR",
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "python -c \"import os; print(os.getenv('SLURM_PROCID'))\"",
+        "python -c \"import os; print(os.environ.get('SLURM_PROCID'))\"",
+        "julia -e 'println(ENV[\"SLURM_PROCID\"])'",
+    ],
+)
+def test_each_spelling_of_an_environment_read_is_found(line: str) -> None:
+    facts, _ = read(line + "\n")
+    assert facts.slurm_vars == ("SLURM_PROCID",)

@@ -24,7 +24,8 @@ def slurm_variables(code: str) -> set[str]:
     if "SLURM" not in code:
         return set()
     found = {m.group(1) for m in _REFERENCE.finditer(code)}
-    found.update(m.group(1) for m in _ENV_CALL.finditer(code))
+    if "env" in code or "ENV" in code:  # in each spelling _ENV_CALL reads; most code holds none
+        found.update(m.group(1) for m in _ENV_CALL.finditer(code))
     found.update(m.group(1) for m in _NSYS_PATTERN.finditer(code))
     for inner in _arithmetic(code):
         found.update(b.group(1) for b in _BARE.finditer(inner))
