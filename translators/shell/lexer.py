@@ -24,6 +24,7 @@ NEWLINE = 2
 # Longest operators first so that '>>' wins over '>'.
 _OPERATOR = re.compile(r";;&|;;|;&|&&|&>>|&>|\|\||\|&|<<<|<<-|<<|<&|<>|>>|>&|>\||[;&|<>()]")
 _BLANK = re.compile(r"(?:[ \t]|\\\n)+")
+_MORE_BLANK = frozenset({" ", "\t", "\\"})  # what may continue a blank run after a space
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+")
 # A word of plain characters that ends where a word must end (a blank, an operator, the end).
 _SIMPLE_WORD = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+(?=[ \t\n;&|)]|\Z)")
@@ -131,6 +132,9 @@ class Lexer:
                 if self.nested_budget < 0:
                     return self._recover(start, "substitution too deeply unbalanced to read")
             c = text[i]
+            if c == " " and text[i + 1 : i + 2] not in _MORE_BLANK:  # one space, the usual gap
+                i += 1
+                continue
             if c in " \t\\":
                 m = _BLANK.match(text, i)
                 if m:
