@@ -361,6 +361,8 @@ def _with_substitutions(
     problems: list[tuple[int, str]] = []
     for cmd in commands:
         for word in _substituting_words(cmd):
+            if "(" not in word.raw and "`" not in word.raw:
+                continue  # as substitutions() finds at once, without its cache's lookup
             spans = substitutions(word.raw)
             if not spans:
                 continue
