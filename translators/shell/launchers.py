@@ -167,7 +167,7 @@ class Parsed:
 
 
 def basename(word: str) -> str:
-    return word.rsplit("/", 1)[-1]
+    return word.rsplit("/", 1)[-1] if "/" in word else word
 
 
 def launcher_at(words: Sequence[str], i: int) -> Parsed | None:

@@ -128,6 +128,8 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    if "\r" not in text:
+        return lines
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
