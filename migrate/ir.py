@@ -697,6 +697,8 @@ def _copier(cls: type) -> _Copier:
     names = [f.name for f in dataclasses.fields(cls)]
     if "__slots__" not in cls.__dict__:
         return _dict_copier(cls, frozenset(names))
+    if any(name not in cls.__dict__ for name in names):  # a slot of a base class: set there
+        return lambda obj, changes: dataclasses.replace(obj, **changes)
     setters = {name: cls.__dict__[name].__set__ for name in names}
     # straight-line code: a loop over the fields with getattr costs twice as much
     lines = ["def copy(obj, changes):", "    new = make(cls)"]

@@ -81,3 +81,16 @@ def test_a_record_that_does_more_than_hold_its_fields_goes_through_its_init() ->
 
     assert replace(Checked(1), size=2) == Checked(2)
     assert seen == [1, 2, 2]
+
+
+def test_a_record_with_a_field_of_its_base_class_is_copied_whole() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Base:
+        name: str
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        size: int = 0
+
+    assert replace(Derived("a", 1), size=2) == Derived("a", 2)
+    assert replace(Derived("a", 1), name="b") == Derived("b", 1)

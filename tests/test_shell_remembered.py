@@ -155,22 +155,3 @@ def test_an_assignment_alone_is_kept_unless_it_names_a_job_id_variable() -> None
     facts, _ = _read(body + body)  # the second time, PREV=none is recalled: PREV holds no job id again
     targets = [d.targets for s in facts.submits for d in s.dependencies]
     assert targets == [("submitted-at:1",), ("$PREV",), ("submitted-at:6",), ("$PREV",)]
-
-
-def test_each_mover_is_replace_of_the_line() -> None:
-    from dataclasses import fields, replace
-
-    from migrate import ir
-
-    samples = [
-        ir.Launcher("srun", (ir.KeyValue("ntasks", "4"),), ("python", "x.py"), 3, "srun python x.py"),
-        ir.EnvVar("DATA", "/scratch/d", None, "export", 7),
-        ir.StoragePath("/scratch/d", "read", "body", 2),
-        ir.MonitoringHook("nvidia-smi", "dmon", 9),
-        ir.RawItem("shell:trap", "EXIT", 4, "shell", 1),
-    ]
-    assert {type(s) for s in samples} == set(remembered._LINED)
-    for item in samples:
-        moved = remembered._MOVERS[type(item)](item, 5)
-        assert moved == replace(item, line=item.line + 5)
-        assert [f.name for f in fields(moved)] == [f.name for f in fields(item)]

@@ -25,10 +25,8 @@ what the key holds are kept:
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import typing
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Container, Mapping
 from typing import Any, NamedTuple
 
 from migrate import ir
@@ -183,29 +181,12 @@ def recall(k: Key, line: int) -> tuple[Findings, Sets] | None:
         (
             name,
             tuple(
-                _MOVERS[i.__class__](i, moved) if isinstance(i, _LINED) and i.line is not None else i
+                ir.replace(i, line=i.line + moved) if isinstance(i, _LINED) and i.line is not None else i
                 for i in items
             ),
         )
         for name, items in kept.findings
     ), kept.sets
-
-
-def _mover(cls: type) -> Callable[[Any, int], Any]:
-    """``replace(item, line=item.line + lines)`` for one class of slots, built from its fields once:
-    recalling moves every finding of most commands, and ``replace`` or the frozen ``__init__``
-    (an ``object.__setattr__`` per field) costs several times more than setting the slots."""
-    names = [f.name for f in dataclasses.fields(cls)]
-    setters = {f"set_{name}": cls.__dict__[name].__set__ for name in names}
-    lines = ["def move(item, lines):", "    new = make(cls)"]
-    lines += [f"    set_{name}(new, item.{name}{' + lines' if name == 'line' else ''})" for name in names]
-    lines.append("    return new")
-    scope: dict[str, Any] = {"make": object.__new__, "cls": cls, **setters}
-    exec("\n".join(lines), scope)  # names are the class's own fields: identifiers
-    return typing.cast(Callable[[Any, int], Any], scope["move"])
-
-
-_MOVERS = {cls: _mover(cls) for cls in _LINED}
 
 
 def apply(sets: Sets, tables: Tables) -> None:
