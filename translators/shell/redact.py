@@ -42,13 +42,10 @@ _OPTION_VALUE = re.compile(
 WANDB_LOGIN = re.compile(r"(wandb\s+login(?:\s+--?[A-Za-z-]+)*\s+)([A-Za-z0-9]{20,})")
 # What each rule above needs in a text before it can change it: a credential-like name
 # (migrate.secrets) before its '=' and an option naming a credential (both in lower case, as the
-# rules read them), ``wandb``, a Slack hook, a token's prefix. Each is a plain substring test
-# (the names also one short pattern), far cheaper than the rule's own search over a long script;
-# keep them in step with the rules.
-_SECRET_WORDS = ("token", "key", "secret", "pass", "pwd", "credential", "auth")
+# rules read them), ``wandb``, a Slack hook, a token's prefix. Each is a plain substring test in
+# :func:`_hints` (the names also one short pattern), far cheaper than the rule's own search over a
+# long script; keep them in step with the rules.
 _ASSIGN_HINT = re.compile(r"(?:token|key|secret|pass|pwd|credential|auth)[a-z0-9_]*=")
-_OPTION_WORDS = ("token", "passw", "secret", "key")
-_TOKEN_PREFIXES = ("hf_", "github_pat_", "sk-", "AKIA", "xox", "glpat-")
 _GITHUB_PREFIX = re.compile(r"gh[opsru]_")  # "gh" alone is in too many English words
 
 
@@ -71,14 +68,28 @@ def _hints(text: str) -> _Hints:
     if not text.isascii():
         return _EVERY_RULE
     low = text.lower()
-    named = any(word in low for word in _SECRET_WORDS)  # each option word holds one of them
+    # the words and prefixes spelled out rather than looped over: this runs for every script
+    named = (  # each option word holds one of these
+        "token" in low
+        or "key" in low
+        or "secret" in low
+        or "pass" in low
+        or "pwd" in low
+        or "credential" in low
+        or "auth" in low
+    )
     return _Hints(
         assign=named and _ASSIGN_HINT.search(low) is not None,
-        option=named and any(word in low for word in _OPTION_WORDS),
+        option=named and ("token" in low or "passw" in low or "secret" in low or "key" in low),
         # the rules below are case-sensitive: so are their hints
         wandb="wandb" in text,
         slack="hooks.slack.com/" in text,
-        token=any(prefix in text for prefix in _TOKEN_PREFIXES)
+        token="hf_" in text
+        or "github_pat_" in text
+        or "sk-" in text
+        or "AKIA" in text
+        or "xox" in text
+        or "glpat-" in text
         or ("gh" in text and _GITHUB_PREFIX.search(text) is not None),
     )
 

@@ -56,6 +56,9 @@ class Kept(NamedTuple):
     line: int  # the command's line when it was read
     findings: Findings
     sets: Sets  # what it left in the variable tables for the names it sets
+    # The findings moved to each other line the command was recalled at; None when no finding
+    # has a line (they stand as they are at any line). Similar scripts put a command at a few lines.
+    moved: dict[int, Findings] | None
 
 
 _KEPT: dict[Key, Kept] = {}
@@ -164,9 +167,10 @@ def keep(k: Key, cmd: Command, found: Findings, sets: Sets) -> None:
                     return
             elif not isinstance(item, _UNLINED):
                 return
+    lined = any(isinstance(i, _LINED) and i.line is not None for _, items in found for i in items)
     if len(_KEPT) >= MAX_KEPT:
         _KEPT.clear()
-    _KEPT[k] = Kept(cmd.line, found, sets)
+    _KEPT[k] = Kept(cmd.line, found, sets, {} if lined else None)
 
 
 def recall(k: Key, line: int) -> tuple[Findings, Sets] | None:
@@ -174,19 +178,30 @@ def recall(k: Key, line: int) -> tuple[Findings, Sets] | None:
     kept = _KEPT.get(k)
     if kept is None:
         return None
-    if kept.line == line:
+    if kept.moved is None or kept.line == line:
         return kept.findings, kept.sets
-    moved = line - kept.line
+    found = kept.moved.get(line)
+    if found is None:
+        if len(kept.moved) >= _MOVED_MAX:
+            kept.moved.clear()
+        found = kept.moved[line] = _moved(kept.findings, line - kept.line)
+    return found, kept.sets
+
+
+_MOVED_MAX = 8  # lines kept per command
+
+
+def _moved(findings: Findings, by: int) -> Findings:
     return tuple(
         (
             name,
             tuple(
-                ir.replace(i, line=i.line + moved) if isinstance(i, _LINED) and i.line is not None else i
+                ir.replace(i, line=i.line + by) if isinstance(i, _LINED) and i.line is not None else i
                 for i in items
             ),
         )
-        for name, items in kept.findings
-    ), kept.sets
+        for name, items in findings
+    )
 
 
 def apply(sets: Sets, tables: Tables) -> None:
