@@ -130,10 +130,10 @@ class FileFacts(NamedTuple):
             accelerators.update(dict(size.accelerators))
         return cls(
             result.format,
-            tuple(j.kind for j in result.jobs),
+            tuple([j.kind for j in result.jobs]),
             sum(s.nodes for s in sizes),
             sum(s.gpus for s in sizes),
-            tuple((code, severity, n) for (code, severity), n in counts.items()),
+            tuple([(code, severity, n) for (code, severity), n in counts.items()]),
             sum(counts.values()) - len(result.diagnostics),
             tuple(sorted(accelerators.items())),
         )
@@ -153,9 +153,9 @@ class FileFacts(NamedTuple):
             tuple(kinds),
             nodes,
             gpus,
-            tuple((c, s, int(n)) for c, s, n in diags),
+            tuple([(c, s, int(n)) for c, s, n in diags]),
             int(left),
-            tuple((name, int(n)) for name, n in accelerators),
+            tuple([(name, int(n)) for name, n in accelerators]),
         )
 
 

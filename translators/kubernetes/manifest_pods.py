@@ -329,7 +329,7 @@ def _program(view: ObjectView, words: list[str], paths: list[Path], mounts: list
         body.argv = (*words[:at], body.text, *words[at + 1 :])
     # Paths inside configuration mounts (a script from a ConfigMap, a secret file) are no storage.
     private = [m.target for m in mounts if m.kind not in _STORAGE_KINDS and m.target]
-    storage = tuple(s for s in body.facts.storage if not _under_any(s.path, private))
+    storage = tuple([s for s in body.facts.storage if not _under_any(s.path, private)])
     if len(storage) != len(body.facts.storage):
         body.facts = replace(body.facts, storage=storage)
     return body
@@ -669,7 +669,7 @@ def _resources(
         gpu_type=gpu_type,
         generic=tuple(generic),
         tmp_disk_mb=tmp_disk,
-        node_selector=tuple(ir.KeyValue(k, v) for k, v in node_selector),
+        node_selector=tuple([ir.KeyValue(k, v) for k, v in node_selector]),
     )
 
 

@@ -89,12 +89,12 @@ def build_job(
         kind=workload.ir_kind,
         name=obj.name,
         api_version=obj.api_version,
-        components=tuple(_component(role, _master_port(roles, workload.master_port)) for role in roles)
+        components=tuple([_component(role, _master_port(roles, workload.master_port)) for role in roles])
         or (ir.Component(),),
         time_limit_s=_time_limit(view, workload, roles, labels, annotations, raw),
         hold=any(view.boolean(p) for p in workload.suspend),
         array=next((role.array for role in roles if role.array), None),
-        dependencies=tuple(d for role in roles for d in role.dependencies),
+        dependencies=tuple([d for role in roles for d in role.dependencies]),
         placement=_placement(view, workload, obj, roles, labels, annotations, raw),
         failure=_failure(view, workload, roles),
         modules=_unique(m for body in bodies for m in body.facts.modules),
@@ -104,8 +104,8 @@ def build_job(
         schedule=_schedule(view, workload),
         services=_services(view, workload, obj, roles, context),
         submits=_unique(s for body in bodies for s in body.facts.submits),
-        labels=tuple(ir.KeyValue(k, v) for k, v in labels),
-        annotations=tuple(ir.KeyValue(k, v) for k, v in annotations),
+        labels=tuple([ir.KeyValue(k, v) for k, v in labels]),
+        annotations=tuple([ir.KeyValue(k, v) for k, v in annotations]),
         script=_script_info(bodies),
     )
     _ttl_and_gang(view, workload, roles, labels, annotations, raw)
@@ -291,7 +291,7 @@ def _role_dependencies(view: ObjectView, spec: kinds.Roles, role: _Role) -> None
     elif isinstance(value, dict):  # Volcano: {name: [...], iteration: any|all}
         names = view.strings((*where, "name"))
         iteration = view.string((*where, "iteration"))
-        targets = tuple(spec.dependency_prefix + str(n) for n in names)
+        targets = tuple([spec.dependency_prefix + str(n) for n in names])
         _add_dependency(view, role, where, targets, None, iteration == "any")
     elif value is not None:
         view.bad_type(where, "a list or a mapping", value)
@@ -669,7 +669,7 @@ def _services(
             ports=_unique(ports),
             autoscaling=context.autoscalers.get((obj.kind, obj.name or "")),
             addresses=tuple(sorted(set(addresses) - {""})),
-            pod_labels=tuple(ir.KeyValue(k, v) for k, v in sorted(pod_labels.items())),
+            pod_labels=tuple([ir.KeyValue(k, v) for k, v in sorted(pod_labels.items())]),
         ),
     )
 
@@ -697,7 +697,7 @@ def _script_info(bodies: list[ShellBody]) -> ir.ScriptInfo | None:
         shell=first.shell,
         statements=sum(b.facts.statements for b in scripts),
         understood=sum(b.facts.understood for b in scripts),
-        unparsed=tuple(u for b in scripts for u in b.facts.unparsed),
+        unparsed=tuple([u for b in scripts for u in b.facts.unparsed]),
         slurm_vars=_unique(v for b in scripts for v in b.facts.slurm_vars),
         first_command_line=first.line,
         body=first.text,

@@ -284,7 +284,7 @@ class _Analysis:
         if not value or "$(" in value or "`" in value:
             return words
         line = words[0].line
-        held = tuple(Word(t.text, dequote(t.text), line) for t in lex(value).tokens if t.kind == WORD)
+        held = tuple([Word(t.text, dequote(t.text), line) for t in lex(value).tokens if t.kind == WORD])
         return held + words[1:] if held else words
 
     def _spliced(self, words: tuple[Word, ...]) -> tuple[Word, ...]:
@@ -340,7 +340,7 @@ class _Analysis:
             self.known[name] = value
             if value.startswith("(") and value.endswith(")"):
                 # NAME=(a "b c"): its elements, for "${NAME[@]}"
-                self.arrays[name] = tuple(t.text for t in lex(value[1:-1]).tokens if t.kind == WORD)
+                self.arrays[name] = tuple([t.text for t in lex(value[1:-1]).tokens if t.kind == WORD])
         else:
             self.known.pop(name, None)  # set in a branch, loop or function: no single value
         path = paths.assigned_path(value, self.path_vars)
@@ -355,8 +355,8 @@ class _Analysis:
             self.launchers.append(
                 ir.Launcher(
                     name=layer.name,
-                    options=tuple(ir.KeyValue(kv.key, redact(kv.value)) for kv in layer.options),
-                    program=tuple(redact(w.value) for w in layer.runs),
+                    options=tuple([ir.KeyValue(kv.key, redact(kv.value)) for kv in layer.options]),
+                    program=tuple([redact(w.value) for w in layer.runs]),
                     line=layer.word.line,
                     text=redact(cmd.text),
                 )
@@ -370,7 +370,7 @@ class _Analysis:
     def _container(self, layer: Layer) -> None:
         container = layer.container
         assert container is not None
-        self.containers.append(replace(container, command=tuple(redact(c) for c in container.command)))
+        self.containers.append(replace(container, command=tuple([redact(c) for c in container.command])))
         for path in paths.candidates(container.image, self.path_vars):
             if "://" not in container.image:
                 self._storage(path, paths.READ, StorageVia.ARGUMENT, container.line or layer.word.line)
@@ -448,7 +448,7 @@ class _Analysis:
         submission, itself = submissions.sbatch_call(cmd, self.ids.open_conditionals(program))
         submission = replace(
             submission,
-            dependencies=tuple(self.ids.resolve(d) for d in submission.dependencies),
+            dependencies=tuple([self.ids.resolve(d) for d in submission.dependencies]),
             environment=self._sbatch_environment(cmd),
         )
         self.submits.append(submission)
@@ -669,7 +669,7 @@ def _unique_storage(items: list[ir.StoragePath]) -> tuple[ir.StoragePath, ...]:
     for item in sorted(items, key=lambda s: s.line or 0):
         first.setdefault((item.path, item.access), item)
     known = {path for path, access in first if access != paths.UNKNOWN}
-    return tuple(s for (path, access), s in first.items() if access != paths.UNKNOWN or path not in known)
+    return tuple([s for (path, access), s in first.items() if access != paths.UNKNOWN or path not in known])
 
 
 def _unique_hooks(items: list[ir.MonitoringHook]) -> tuple[ir.MonitoringHook, ...]:
@@ -683,6 +683,6 @@ def _unique_containers(items: list[ir.Container]) -> tuple[ir.Container, ...]:
     """The same image run the same way is one container, at its first line."""
     first: dict[object, ir.Container] = {}
     for c in items:
-        mounts = tuple((m.source, m.target, m.read_only) for m in c.mounts)
+        mounts = tuple([(m.source, m.target, m.read_only) for m in c.mounts])
         first.setdefault((c.runtime, c.image, mounts, c.workdir), c)
     return tuple(first.values())

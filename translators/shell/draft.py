@@ -58,14 +58,15 @@ class Draft:
         self.end = max(self.end, end)
 
     def freeze(self, text: str, line_of: LineOf) -> Command:
+        # positional: a Command is made for every statement read, and keywords cost more per call
         return Command(
-            words=tuple(self.words),
-            assignments=tuple(self.assignments),
-            redirects=tuple(r for _, r in sorted(self.redirects, key=_offset)) if self.redirects else (),
-            line=line_of(self.start),
-            text=text[self.start : self.end],
-            background=self.background,
-            nested=self.nested,
+            tuple(self.words),
+            tuple(self.assignments) if self.assignments else (),
+            tuple([r for _, r in sorted(self.redirects, key=_offset)]) if self.redirects else (),
+            line_of(self.start),
+            text[self.start : self.end],
+            self.background,
+            self.nested,
         )
 
 

@@ -162,7 +162,7 @@ def bind_arguments(cmd: Command, arguments: list[str], local: dict[str, str], li
         words.append(Word(raw, value, line))
     return Command(
         words=tuple(words),
-        assignments=tuple(Word(w.raw, w.value, line) for w in cmd.assignments),
+        assignments=tuple([Word(w.raw, w.value, line) for w in cmd.assignments]),
         redirects=cmd.redirects,
         line=line,
         text=cmd.text,

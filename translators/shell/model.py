@@ -134,14 +134,16 @@ def shift_command(cmd: Command, lines: int) -> Command:
     """Move a command read relative to its statement to absolute lines."""
     if not lines:
         return cmd
+    # lists made whole, then tuples: a generator per field costs more, and most fields are empty
+    words, assignments, redirects = cmd.words, cmd.assignments, cmd.redirects
     return Command(
-        words=tuple(shift_word(w, lines) for w in cmd.words),
-        assignments=tuple(shift_word(w, lines) for w in cmd.assignments),
-        redirects=tuple(_shift_redirect(r, lines) for r in cmd.redirects),
-        line=cmd.line + lines,
-        text=cmd.text,
-        background=cmd.background,
-        nested=cmd.nested,
-        captured_by=cmd.captured_by,
-        origin=cmd.origin,
+        tuple([Word(w.raw, w.value, w.line + lines) for w in words]),
+        tuple([Word(w.raw, w.value, w.line + lines) for w in assignments]) if assignments else (),
+        tuple([_shift_redirect(r, lines) for r in redirects]) if redirects else (),
+        cmd.line + lines,
+        cmd.text,
+        cmd.background,
+        cmd.nested,
+        cmd.captured_by,
+        cmd.origin,
     )

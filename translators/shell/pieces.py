@@ -151,7 +151,9 @@ def _piece(source: str, lexed: Lexed, structure: Structure) -> Piece:
     line_of = line_finder(source) if newlines > 1 else None  # on one line, every statement is on it
     code = blank_comments(source, lexed)
     return Piece(
-        statements=tuple((line_of(s.start) if line_of else 0, s.start, s.end) for s in structure.statements),
+        statements=tuple(
+            [(line_of(s.start) if line_of else 0, s.start, s.end) for s in structure.statements]
+        ),
         code=None if code == source else code,
         newlines=newlines,
     )

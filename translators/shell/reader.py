@@ -103,7 +103,7 @@ def _shifted(commands: tuple[Command, ...], lines: int) -> tuple[Command, ...]:
     known = _SHIFTED.get(key)
     if known is not None:
         return known[1]
-    shifted = tuple(shift_command(c, lines) for c in commands)
+    shifted = tuple([shift_command(c, lines) for c in commands])
     if len(_SHIFTED) >= _SHIFTED_MAX:
         _SHIFTED.clear()
     _SHIFTED[key] = (commands, shifted)

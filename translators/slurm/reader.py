@@ -288,7 +288,7 @@ def submitted_as(
     return replace(
         job,
         components=components,
-        submitted=tuple(ir.Directive(long, text, line or 0) for long, _, text in words),
+        submitted=tuple([ir.Directive(long, text, line or 0) for long, _, text in words]),
         submitted_by=wrapper,
         **{name: getattr(built, name) for name in _OPTION_FIELDS},
     )
@@ -668,7 +668,7 @@ class _JobWide:
             nodelist=self.nodelist,
             exclude=self.exclude,
             clusters=self.clusters,
-            topology=tuple(ir.KeyValue(k, v) for k, v in self.topology.items()),
+            topology=tuple([ir.KeyValue(k, v) for k, v in self.topology.items()]),
         )
 
     def failure(self) -> ir.FailurePolicy:
@@ -852,7 +852,7 @@ class _JobBuilder:
             source=source,
             kind=kind,
             name=job.name,
-            components=tuple(self._component(i, c, many) for i, c in enumerate(self.components)),
+            components=tuple([self._component(i, c, many) for i, c in enumerate(self.components)]),
             time_limit_s=job.time_limit_s,
             time_min_s=job.time_min_s,
             begin=job.begin,
@@ -1086,7 +1086,7 @@ def _gpu_fields(b: _JobBuilder, s: Setting, items: tuple[ir.GenericResource, ...
     res = b._comp(s).resources
     count(res, sum(g.count for g in items))
     types = {g.type for g in items}
-    typed = tuple(ir.GpuCount(g.type, g.count) for g in items if g.type is not None)
+    typed = tuple([ir.GpuCount(g.type, g.count) for g in items if g.type is not None])
     if len(types) == 1:
         if typed:
             res.gpu_type = typed[0].type
@@ -1106,10 +1106,10 @@ def _gpus(count: _Count) -> _Handler:
 
 def _gres(b: _JobBuilder, s: Setting, value: object) -> None:
     items = _generic(value)
-    gpus = tuple(g for g in items if g.name == "gpu")
+    gpus = tuple([g for g in items if g.name == "gpu"])
     if gpus:
         _gpu_fields(b, s, gpus, _gpus_per_node)
-    b._comp(s).gres_generic = tuple(g for g in items if g.name != "gpu")
+    b._comp(s).gres_generic = tuple([g for g in items if g.name != "gpu"])
 
 
 def _tres_per_task(b: _JobBuilder, s: Setting, value: object) -> None:
@@ -1165,7 +1165,7 @@ def _time_min(b: _JobBuilder, s: Setting, value: object) -> None:
 
 
 def _dependencies(b: _JobBuilder, s: Setting, value: object) -> None:
-    deps = tuple(replace(_of(ir.Dependency, d), line=s.line) for d in _of(tuple, value))
+    deps = tuple([replace(_of(ir.Dependency, d), line=s.line) for d in _of(tuple, value)])
     if b.job_wide(s, "job.dependencies", deps):
         b.job.dependencies = deps
 
@@ -1267,7 +1267,7 @@ def _mail_types(b: _JobBuilder, s: Setting, value: object) -> None:
         )
     job = b.job
     job.mail = True
-    job.mail_types += tuple(t for t in _texts(value) if t not in job.mail_types)  # repeats add up
+    job.mail_types += tuple([t for t in _texts(value) if t not in job.mail_types])  # repeats add up
 
 
 def _oci_bundle(b: _JobBuilder, s: Setting, value: object) -> None:
