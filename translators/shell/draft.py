@@ -32,7 +32,10 @@ class Draft:
             self.assignments.append(word)
         else:
             self.words.append(word)
-        self._extend(start, end)
+        if start < self.start:  # _extend, written out: every word of every command comes here
+            self.start = start
+        if end > self.end:
+            self.end = end
 
     def add_redirect(
         self,

@@ -77,8 +77,9 @@ class _Splitter:
     def run(self) -> Structure:
         first = -1
         tokens = self.tokens
+        depths, stack = self.out.depths, self.stack  # the same lists throughout: looked up once
         for i, tok in enumerate(tokens):
-            self.out.depths[i] = len(self.stack)
+            depth = depths[i] = len(stack)
             if tok.kind == NEWLINE:
                 if self._newline(i) and first >= 0:
                     self._close_statement(first, i)
@@ -90,7 +91,8 @@ class _Splitter:
                 self._operator(i, tok)
             else:
                 self._word(i, tok)
-            self.out.depths[i] = min(self.out.depths[i], len(self.stack))
+            if len(stack) < depth:  # the token closed a compound: it sits at the outer depth
+                depths[i] = len(stack)
         for frame in reversed(self.stack):
             self.out.problems.append(
                 (frame.pos, f"'{frame.opener}' is never closed (missing '{frame.closer}')")
