@@ -22,6 +22,8 @@ Key = str | int
 Path = tuple[Key, ...]
 
 # Server-populated metadata: noise in a migration inventory.
+# A tuple rather than ``dict | list``, which would build a union at every call of the getters.
+_CONTAINERS = (dict, list)
 _SERVER_METADATA = frozenset(
     {
         "uid",
@@ -134,7 +136,7 @@ class ObjectView:
         that nobody reads still become raw items. ``touch`` marks a whole subtree.
         """
         value = self._walk(path)[0]
-        if not isinstance(value, dict | list):
+        if not isinstance(value, _CONTAINERS):
             self.read.add(path)
         return value
 
@@ -144,7 +146,7 @@ class ObjectView:
         if not isinstance(parent, dict):
             return self.get((*path, key))  # the walk reports what is wrong on the way
         value = parent.get(key)
-        if not isinstance(value, dict | list):
+        if not isinstance(value, _CONTAINERS):
             self.read.add((*path, key))
         return value
 

@@ -113,7 +113,10 @@ def _may_hold_placeholders(value: Any) -> bool:
     """Whether _walk can find anything in ``value``: a '$' in a string, or a mapping or list."""
     if isinstance(value, str):
         return "$" in value
-    return isinstance(value, LineDict | LineList)
+    return isinstance(value, _NODES)
+
+
+_NODES = (LineDict, LineList)  # a tuple: ``LineDict | LineList`` would be built at every call
 
 
 def _walk_env(env: Any, brace_ok: bool, found: list[tuple[int, str]]) -> None:

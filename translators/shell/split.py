@@ -29,6 +29,8 @@ R_HEADER = 9  # loop variables and lists, case words and patterns, function name
 
 _CLOSER = {"if": "fi", "while": "done", "until": "done", "for": "done", "select": "done", "case": "esac"}
 _CLOSERS = frozenset({"fi", "done", "esac", "}"})
+# Every word _Splitter._reserved takes: the first word of most commands is none of them.
+_RESERVED = frozenset({*_CLOSER, *_CLOSERS, "{", "then", "elif", "else", "do", "!", "time", "function", "[["})
 # The keyword an opener needs before its body: 'if x fi' and 'while x done' are errors.
 _BODY_KEYWORD = {"if": "then", "while": "do", "until": "do", "for": "do", "select": "do"}
 _CONTINUING = frozenset({"|", "|&", "&&", "||"})
@@ -241,44 +243,44 @@ class _Splitter:
         self.continuing = False
         self.empty = False
         expect = self.expect
-        if expect == "target":
-            roles[i] = R_TARGET
-            self.expect = ""
-            return
-        if expect == "condition":  # inside [[ ... ]]
-            roles[i] = R_WORD
-            if text == "]]":
+        if expect:  # most words expect nothing: one test rather than one per case
+            if expect == "target":
+                roles[i] = R_TARGET
                 self.expect = ""
-                self.command_position = False
-            return
-        if expect == "for-name":
-            roles[i] = R_HEADER
-            self.expect = "for-arith" if text.startswith("((") else "for-in"
-            return
-        if expect == "for-in" and text == "in":
-            roles[i] = R_HEADER
-            self.expect = "for-list"
-            return
-        if expect == "for-list":
-            roles[i] = R_HEADER
-            return
-        if expect == "case-word":
-            roles[i] = R_HEADER
-            self.expect = "case-in"
-            return
-        if expect == "case-in":
-            roles[i] = R_HEADER
-            self.expect = ""
-            if top is not None and top.closer == "esac":
-                top.case_pattern = True
-            if text != "in":
-                self.out.problems.append((tok.start, f"expected 'in' after case, found {text!r}"))
-            return
-        if expect == "function-name":
-            roles[i] = R_HEADER
-            self.expect = "function-parens"
-            return
-        if expect:
+                return
+            if expect == "condition":  # inside [[ ... ]]
+                roles[i] = R_WORD
+                if text == "]]":
+                    self.expect = ""
+                    self.command_position = False
+                return
+            if expect == "for-name":
+                roles[i] = R_HEADER
+                self.expect = "for-arith" if text.startswith("((") else "for-in"
+                return
+            if expect == "for-in" and text == "in":
+                roles[i] = R_HEADER
+                self.expect = "for-list"
+                return
+            if expect == "for-list":
+                roles[i] = R_HEADER
+                return
+            if expect == "case-word":
+                roles[i] = R_HEADER
+                self.expect = "case-in"
+                return
+            if expect == "case-in":
+                roles[i] = R_HEADER
+                self.expect = ""
+                if top is not None and top.closer == "esac":
+                    top.case_pattern = True
+                if text != "in":
+                    self.out.problems.append((tok.start, f"expected 'in' after case, found {text!r}"))
+                return
+            if expect == "function-name":
+                roles[i] = R_HEADER
+                self.expect = "function-parens"
+                return
             self.expect = ""  # 'for x do', a word after a C-style header, no function parens
         if top is not None and top.case_pattern:
             if text == "esac" and not top.pattern_word:
@@ -300,6 +302,8 @@ class _Splitter:
 
     def _reserved(self, i: int, text: str) -> bool:
         """Treat a word in command position as a reserved word; False if it is not one."""
+        if text not in _RESERVED:
+            return False
         roles = self.out.roles
         pos = self.tokens[i].start
         if text in _CLOSER:
