@@ -161,7 +161,7 @@ class _Analysis:
 
     def _defines_at(self, line: int) -> bool:
         """The line lies inside a function the script defines (whose sbatch calls are read at each call)."""
-        return any(s.first <= line <= s.last for s in self.defined)
+        return bool(self.defined) and any(s.first <= line <= s.last for s in self.defined)
 
     def _call(self, call: Command) -> None:
         """A call of a function that submits: its sbatch and job-id assignments, at the call's line."""

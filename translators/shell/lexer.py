@@ -29,6 +29,8 @@ _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+")
 # A word of plain characters that ends where a word must end (a blank, an operator, the end).
 _SIMPLE_WORD = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+(?=[ \t\n;&|)]|\Z)")
 _OPERATOR_FIRST = frozenset(";&|<>()")
+# What may start a token other than a word: blanks, a newline, a comment, an operator.
+_NOT_WORD_START = frozenset(" \t\\\n#;&|<>()")
 _DOUBLE_PLAIN = re.compile(r"[^\"\\$`]+")
 _BRACE_PLAIN = re.compile(r"[^}'\"\\$`]+")
 _ARITH_EVENT = re.compile(r"[()]|\n(?=\n)")
@@ -135,60 +137,61 @@ class Lexer:
             if c == " " and text[i + 1 : i + 2] not in _MORE_BLANK:  # one space, the usual gap
                 i += 1
                 continue
-            if c in " \t\\":
-                m = _BLANK.match(text, i)
-                if m:
-                    i = m.end()
-                    continue
-            if c == "\n":
-                if delimiter_op is not None:
-                    self._problem(delimiter_op[0], "here-document operator without a delimiter")
-                    delimiter_op = None
-                nl = i
-                i += 1
-                end = nl + 1
-                if pending:
-                    i, end = self._read_heredocs(pending, i)
-                    pending = []
-                if emit:
-                    emit(new(Token, (NEWLINE, "\n", nl, end)))
-                continue
-            if c == "#":
-                eol = text.find("\n", i)
-                eol = n if eol < 0 else eol
-                self.out.comments.append((i, eol))
-                i = eol
-                continue
-            if c == "(" and text.startswith("((", i):
-                end = self._arith_end(i)
-                if end > 0:  # an arithmetic command: (( i++ )), for (( ... ))
-                    if emit:
-                        emit(new(Token, (WORD, text[i:end], i, end)))
-                    i = end
-                    continue
-            if c in _OPERATOR_FIRST and not (c in "<>" and text.startswith("(", i + 1)):
-                op = _OPERATOR.match(text, i)
-                if op:
-                    tok = op.group()
+            if c in _NOT_WORD_START:  # else a word begins: most tokens, past one test
+                if c in " \t\\":
+                    m = _BLANK.match(text, i)
+                    if m:
+                        i = m.end()
+                        continue
+                if c == "\n":
                     if delimiter_op is not None:
                         self._problem(delimiter_op[0], "here-document operator without a delimiter")
                         delimiter_op = None
-                    if nested:
-                        if tok == "(":
-                            paren_depth += 1
-                        elif tok == ")":
-                            if case_parens and case_parens[-1] == paren_depth:
-                                pass  # a case pattern's ')'
-                            elif paren_depth > 0:
-                                paren_depth -= 1
-                            else:
-                                return op.end()
-                    if tok in ("<<", "<<-"):
-                        delimiter_op = (i, tok == "<<-")
+                    nl = i
+                    i += 1
+                    end = nl + 1
+                    if pending:
+                        i, end = self._read_heredocs(pending, i)
+                        pending = []
                     if emit:
-                        emit(new(Token, (OP, tok, i, op.end())))
-                    i = op.end()
+                        emit(new(Token, (NEWLINE, "\n", nl, end)))
                     continue
+                if c == "#":
+                    eol = text.find("\n", i)
+                    eol = n if eol < 0 else eol
+                    self.out.comments.append((i, eol))
+                    i = eol
+                    continue
+                if c == "(" and text.startswith("((", i):
+                    end = self._arith_end(i)
+                    if end > 0:  # an arithmetic command: (( i++ )), for (( ... ))
+                        if emit:
+                            emit(new(Token, (WORD, text[i:end], i, end)))
+                        i = end
+                        continue
+                if c in _OPERATOR_FIRST and not (c in "<>" and text.startswith("(", i + 1)):
+                    op = _OPERATOR.match(text, i)
+                    if op:
+                        tok = op.group()
+                        if delimiter_op is not None:
+                            self._problem(delimiter_op[0], "here-document operator without a delimiter")
+                            delimiter_op = None
+                        if nested:
+                            if tok == "(":
+                                paren_depth += 1
+                            elif tok == ")":
+                                if case_parens and case_parens[-1] == paren_depth:
+                                    pass  # a case pattern's ')'
+                                elif paren_depth > 0:
+                                    paren_depth -= 1
+                                else:
+                                    return op.end()
+                        if tok in ("<<", "<<-"):
+                            delimiter_op = (i, tok == "<<-")
+                        if emit:
+                            emit(new(Token, (OP, tok, i, op.end())))
+                        i = op.end()
+                        continue
             simple = _SIMPLE_WORD.match(text, i)
             if simple:  # nothing inside but plain characters: what _word would find, found faster
                 j = simple.end()

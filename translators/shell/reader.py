@@ -129,9 +129,10 @@ def read_script(text: str, depth: int = 0) -> ScriptRead:
     for line, statement, prepared in statements:
         result = read_statement(statement, depth, prepared)
         parts.append((line, result.commands))
-        for inner_line in result.too_deep:
-            too_deep[line + inner_line] = deep
-        inner_problems.extend((line + inner_line, message) for inner_line, message in result.problems)
+        if result.too_deep or result.problems:  # seldom: most statements have neither
+            for inner_line in result.too_deep:
+                too_deep[line + inner_line] = deep
+            inner_problems.extend((line + inner_line, message) for inner_line, message in result.problems)
         if result.understood:
             understood += 1
         else:
