@@ -65,7 +65,7 @@ class HereDocSpan:
     terminated: bool
 
 
-@dataclass
+@dataclass(slots=True)  # one per statement and line read: slots are quicker to make and to read
 class Lexed:
     tokens: list[Token] = field(default_factory=list)
     heredocs: list[HereDocSpan] = field(default_factory=list)

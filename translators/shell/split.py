@@ -44,7 +44,7 @@ class Statement:
     end: int  # offset after its last character (here-document bodies included)
 
 
-@dataclass
+@dataclass(slots=True)  # one per statement and line read, as Lexed
 class Structure:
     statements: list[Statement] = field(default_factory=list)
     roles: list[int] = field(default_factory=list)
