@@ -32,10 +32,7 @@ class Draft:
             self.assignments.append(word)
         else:
             self.words.append(word)
-        if start < self.start:  # _extend, written out: every word of every command comes here
-            self.start = start
-        if end > self.end:
-            self.end = end
+        self._extend(start, end)
 
     def add_redirect(
         self,
@@ -57,8 +54,11 @@ class Draft:
         self._extend(op_start - len(fd), end)
 
     def _extend(self, start: int, end: int) -> None:
-        self.start = min(self.start, start)
-        self.end = max(self.end, end)
+        # comparisons rather than min() and max(): every word of every command comes here
+        if start < self.start:
+            self.start = start
+        if end > self.end:
+            self.end = end
 
     def freeze(self, text: str, line_of: LineOf) -> Command:
         # positional: a Command is made for every statement read, and keywords cost more per call

@@ -30,7 +30,7 @@ _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+")
 _SIMPLE_WORD = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+(?=[ \t\n;&|)]|\Z)")
 _OPERATOR_FIRST = frozenset(";&|<>()")
 # What may start a token other than a word: blanks, a newline, a comment, an operator.
-_NOT_WORD_START = frozenset(" \t\\\n#;&|<>()")
+_NOT_WORD_START = frozenset(" \t\\\n#") | _OPERATOR_FIRST
 _DOUBLE_PLAIN = re.compile(r"[^\"\\$`]+")
 _BRACE_PLAIN = re.compile(r"[^}'\"\\$`]+")
 _ARITH_EVENT = re.compile(r"[()]|\n(?=\n)")

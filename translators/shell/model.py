@@ -137,8 +137,8 @@ def shift_command(cmd: Command, lines: int) -> Command:
     # lists made whole, then tuples: a generator per field costs more, and most fields are empty
     words, assignments, redirects = cmd.words, cmd.assignments, cmd.redirects
     return Command(
-        tuple([Word(w.raw, w.value, w.line + lines) for w in words]),
-        tuple([Word(w.raw, w.value, w.line + lines) for w in assignments]) if assignments else (),
+        tuple([shift_word(w, lines) for w in words]),
+        tuple([shift_word(w, lines) for w in assignments]) if assignments else (),
         tuple([_shift_redirect(r, lines) for r in redirects]) if redirects else (),
         cmd.line + lines,
         cmd.text,

@@ -160,14 +160,15 @@ def _changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
 def keep(k: Key, cmd: Command, found: Findings, sets: Sets) -> None:
     """Keep ``found`` when every item in it is of a known kind and sits on the command's lines."""
     first, last = cmd.line, cmd.line + cmd.text.count("\n")
+    lined = False  # a finding with a line: recalled at another line, the findings move
     for _, items in found:
         for item in items:
             if isinstance(item, _LINED):
                 if item.line is None or not first <= item.line <= last:
                     return
+                lined = True
             elif not isinstance(item, _UNLINED):
                 return
-    lined = any(isinstance(i, _LINED) and i.line is not None for _, items in found for i in items)
     if len(_KEPT) >= MAX_KEPT:
         _KEPT.clear()
     _KEPT[k] = Kept(cmd.line, found, sets, {} if lined else None)
