@@ -36,7 +36,9 @@ def _assert_same(body: str, start_line: int = 1) -> None:
     expected = _read_without_memory(body, start_line)
     assert _read(body, start_line) == expected  # findings kept on the way
     assert _read(body, start_line) == expected  # and recalled
-    assert _read(body, start_line + 7) == _read_without_memory(body, start_line + 7)  # at other lines
+    moved = _read_without_memory(body, start_line + 7)
+    assert _read(body, start_line + 7) == moved  # at other lines
+    assert _read(body, start_line + 7) == moved  # and there again, moved once for that line
 
 
 def test_corpus_scripts_read_the_same_with_recalled_findings() -> None:
