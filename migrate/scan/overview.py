@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from migrate.scan import cache
+from migrate.scan.garbage import freeze_survivors
 from migrate.scan.jsonstream import Rendered, from_rendered
 from migrate.scan.results import FileFacts, FileResult, Summary, job_sizes
 from migrate.scan.rows import FileRows
@@ -44,6 +45,8 @@ def build(files: Iterable[Rendered], values: Values = (), cache_dir: str | None 
             early.add(f)
             linked.append((len(views), f))
         views.append(FileView(f.path, f.facts.format, f.facts, rows))
+        # kept to the end, as the linked files' jobs are: the collector need not walk them again
+        freeze_survivors()
     if linked:
         resolved = _resolved([f for _, f in linked], [views[i] for i, _ in linked], values, cache_dir, early)
         for (index, _), view in zip(linked, resolved, strict=True):
