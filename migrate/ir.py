@@ -697,9 +697,9 @@ def _copier(cls: type) -> _Copier:
     names = [f.name for f in dataclasses.fields(cls)]
     if "__slots__" not in cls.__dict__:
         return _dict_copier(cls, frozenset(names))
-    if any(name not in cls.__dict__ for name in names):  # a slot of a base class: set there
+    setters = slot_setters(cls)
+    if setters is None:
         return lambda obj, changes: dataclasses.replace(obj, **changes)
-    setters = {name: cls.__dict__[name].__set__ for name in names}
     # straight-line code: a loop over the fields with getattr costs twice as much
     lines = ["def copy(obj, changes):", "    new = make(cls)"]
     lines += [f"    set_{name}(new, obj.{name})" for name in names]
@@ -734,6 +734,18 @@ def _dict_copier(cls: type, names: frozenset[str]) -> _Copier:
         return new
 
     return copy
+
+
+def slot_setters(cls: type) -> dict[str, Callable[[Any, Any], None]] | None:
+    """How to set each field of a record that holds only its fields, each in a slot of its own
+    class, in field order: a new ``object.__new__(cls)`` with every field set equals the record
+    ``__init__`` makes. None for any other class."""
+    if not _holds_only_its_fields(cls) or "__slots__" not in cls.__dict__:
+        return None
+    names = [f.name for f in dataclasses.fields(cls)]
+    if any(name not in cls.__dict__ for name in names):  # a slot of a base class: set there
+        return None
+    return {name: cls.__dict__[name].__set__ for name in names}
 
 
 def _holds_only_its_fields(cls: type) -> bool:
@@ -795,4 +807,5 @@ __all__ = [
     "replace",
     "runs_as_service",
     "serves_clients",
+    "slot_setters",
 ]

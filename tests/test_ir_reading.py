@@ -9,7 +9,7 @@ import pickle
 import pytest
 from ir_builders import container, dep, env, launcher, read, slurm_job, write
 
-from migrate import ir
+from migrate import ir, serialize
 from migrate.serialize import from_dict, job_from_dict, job_to_dict
 from migrate.vocab import Format, JobKind
 
@@ -101,3 +101,29 @@ def test_equal_parts_are_one_object() -> None:
     first, second = read_back(sample_job("a/train.sbatch")), read_back(sample_job("b/train.sbatch"))
     assert first.placement is second.placement and first.storage[0] is second.storage[0]
     assert first.source is not second.source  # one per job: not looked up
+
+
+def test_a_missing_field_without_default_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="'key'"):
+        from_dict(ir.KeyValue, {"value": "x"})
+
+
+def test_records_are_read_as_their_init_would_make_them() -> None:
+    """Records set slot by slot equal those ``__init__`` makes from the same keywords, whatever
+    fields the JSON leaves out (their defaults, shared made ones among them)."""
+    data = json.loads(json.dumps(job_to_dict(sample_job("a/train.sbatch"))))
+    assert job_from_dict(data) == _read_with_keywords(data) == sample_job("a/train.sbatch")
+    assert ir.slot_setters(ir.RawKeys) is None  # a record of more than its fields: read by keywords
+    assert ir.slot_setters(ir.Job) is not None
+
+
+def _read_with_keywords(data: dict[str, object]) -> ir.Job:
+    """The job read by calling each record's ``__init__``, as records that are not only their slots are."""
+    original = ir.slot_setters
+    serialize._converter.cache_clear()
+    try:
+        ir.slot_setters = lambda cls: None  # type: ignore[assignment]
+        return job_from_dict(data)
+    finally:
+        ir.slot_setters = original  # type: ignore[assignment]
+        serialize._converter.cache_clear()
