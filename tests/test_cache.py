@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from migrate.scan import cache, scanner
 from migrate.scan import pool as scan_pool
@@ -216,3 +219,12 @@ def test_every_reader_package_is_in_the_fingerprint() -> None:
 
     with_readers = {p.parent.name for root in translators.__path__ for p in Path(root).glob("*/reader.py")}
     assert with_readers <= set(cache._READER_PACKAGES)
+
+
+@given(st.text())
+def test_a_stamped_path_reads_back_as_the_path(display: str) -> None:
+    """Whatever the path's characters, the stamped JSON holds it as the encoder spells it."""
+    fragment = json.dumps({"path": cache.PATH_TOKEN, "note": f"in {cache.PATH_TOKEN}"}).encode()
+    assert json.loads(cache.stamp(fragment, display)) == {"path": display, "note": f"in {display}"}
+    rows = json.dumps([[f"{cache.PATH_TOKEN}:3: x"]])
+    assert json.loads(cache.stamp_text(rows, display)) == [[f"{display}:3: x"]]

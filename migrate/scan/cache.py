@@ -200,12 +200,21 @@ def stamp(fragment: bytes, display: str) -> bytes:
     """The cached JSON (ASCII bytes) with the file's display path in place of the token."""
     if PATH_TOKEN_BYTES not in fragment:
         return fragment
-    return fragment.replace(PATH_TOKEN_BYTES, json.dumps(display)[1:-1].encode())
+    return fragment.replace(PATH_TOKEN_BYTES, _spelled(display).encode())
 
 
 def stamp_text(text: str, display: str) -> str:
     """:func:`stamp` for JSON held as text."""
-    return text.replace(PATH_TOKEN_JSON, json.dumps(display)[1:-1])
+    if PATH_TOKEN_JSON not in text:
+        return text
+    return text.replace(PATH_TOKEN_JSON, _spelled(display))
+
+
+def _spelled(display: str) -> str:
+    """The path as a JSON string spells it between its quotes."""
+    if display.isascii() and display.isprintable() and '"' not in display and "\\" not in display:
+        return display  # nearly every path: the encoder escapes none of its characters
+    return json.dumps(display)[1:-1]
 
 
 def db_path(directory: str | os.PathLike[str]) -> str:
