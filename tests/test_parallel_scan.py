@@ -141,3 +141,18 @@ def test_the_last_windows_are_cut_small_so_the_workers_end_together(count: int) 
     assert sum(map(len, tail)) == count - 96 * len(full) and sum(map(len, tail)) <= 2 * 96
     assert 1 <= len(tail) <= 8
     assert max(map(len, tail)) <= -(-2 * 96 // 8)
+
+
+def test_the_pool_passes_a_window_in_one_piece_and_leaves_results_to_its_result_thread() -> None:
+    fcntl = pytest.importorskip("fcntl")
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("pipe sizes are set on Linux only")
+    pool = scan_pool._start_pool(2)
+    try:
+        for queue in (pool._inqueue, pool._outqueue):  # type: ignore[attr-defined]
+            assert fcntl.fcntl(queue._reader.fileno(), fcntl.F_GETPIPE_SZ) >= scan_pool.PIPE_BYTES
+        # the worker handler is woken by the workers and the pool's state, not by waiting results
+        assert pool._outqueue._reader not in pool._get_sentinels()  # type: ignore[attr-defined]
+        assert pool.apply_async(sum, ([1, 2],)).get(timeout=30) == 3
+    finally:
+        pool.terminate()

@@ -16,6 +16,7 @@ parent opens the cache.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import multiprocessing
@@ -219,17 +220,42 @@ def _start_pool(workers: int) -> multiprocessing.pool.Pool:
 
 
 class _Pool(multiprocessing.pool.Pool):
-    """A pool whose worker handler wakes only when a worker exits or the pool changes state.
+    """``multiprocessing.pool.Pool`` with two costs of a scan's traffic taken out.
 
-    ``multiprocessing.pool.Pool`` also wakes it whenever a result waits in the pipe, and it
-    does nothing with the result, so it spins until the result thread has read it: 0.2 s of
-    the scanning process's CPU on 10,000 files, taken from the workers' two cores. Results
-    reach ``apply_async`` through the result thread alone; worker exits still wake the handler
-    (each worker's sentinel), and so do ``close`` and ``terminate`` (the change notifier).
+    - Its worker handler wakes only when a worker exits or the pool changes state. The
+      standard pool also wakes it whenever a result waits in the pipe, and it does nothing
+      with the result, so it spins until the result thread has read it: 0.2 s of the scanning
+      process's CPU on 10,000 files, taken from the workers' two cores. Results reach
+      ``apply_async`` through the result thread alone; worker exits still wake the handler
+      (each worker's sentinel), and so do ``close`` and ``terminate`` (the change notifier).
+    - Its pipes hold a whole window of files (half a megabyte of bytes one way, of JSON the
+      other). In a 64 KiB pipe, a window passes in a dozen pieces, each waiting for the
+      scanning process's thread to get the interpreter lock back from the main thread; the
+      worker waits meanwhile (0.05 s of each worker's time on 10,000 files).
     """
 
     def _get_sentinels(self) -> list[Any]:
         return [self._change_notifier._reader]  # type: ignore[attr-defined]
+
+    def _setup_queues(self) -> None:
+        super()._setup_queues()  # type: ignore[misc]
+        for queue in (self._inqueue, self._outqueue):  # type: ignore[attr-defined]
+            _widen(queue._reader)
+
+
+PIPE_BYTES = 1 << 20  # Linux's default ceiling for a pipe an unprivileged process sizes
+
+
+def _widen(connection: Any) -> None:
+    """Make the pipe behind ``connection`` hold ``PIPE_BYTES``, where the system allows it."""
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system
+        return
+    setting = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only: elsewhere the pipe stays as it is
+    if setting is not None:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(connection.fileno(), setting, PIPE_BYTES)
 
 
 def _init_worker() -> None:
