@@ -12,12 +12,13 @@ import functools
 import gc
 import json
 import os
+import signal
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -1142,10 +1143,17 @@ def main() -> None:
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED  # typer turns Ctrl-C into 130 itself; this catches it outside a command
     except Exception as exc:
-        sys.exit(_click_error(exc))
+        _exit(_click_error(exc))
     if code == EXIT_INTERRUPTED:
         _err().print(INTERRUPTED, markup=False)
-    sys.exit(code if isinstance(code, int) else 0)
+    _exit(code if isinstance(code, int) else 0)
+
+
+def _exit(code: int) -> NoReturn:
+    # The command is over and what it wrote is complete. The interpreter's shutdown puts back the
+    # default Ctrl-C handler, which would end the process by the signal, with no line said.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
 
 
 def _click_error(exc: Exception) -> int:
