@@ -65,6 +65,15 @@ def _say(text: str = "") -> None:
         sys.stdout.write(text + "\n")
 
 
+def _note(text: str) -> None:
+    """A line on stderr: written as it is when stderr is not a terminal (rich need not load)."""
+    if sys.stderr.isatty():
+        _err().print(text, markup=False)
+    else:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
 @functools.cache
 def _err() -> Console:
     from rich.console import Console
@@ -174,8 +183,8 @@ def _cell_len(text: str) -> int:
 def _printable(text: str) -> str:
     """``text`` as rich printed it: without the control codes that move the cursor, tabs as spaces
     (counted from the start of each line)."""
-    if text.isprintable():  # nearly always: checked in C, nothing to change
-        return text
+    if text.isprintable() or ("\n" in text and text.replace("\n", " ").isprintable()):
+        return text  # nearly always: checked in C, nothing to change (lines stay lines)
     from rich.control import strip_control_codes
 
     text = strip_control_codes(text)
@@ -241,7 +250,7 @@ def _relative_to(paths: Sequence[str]) -> tuple[Callable[[str], str], str]:
 def _say_config(path: str | None) -> None:
     """Which site configuration a command read, on stderr: stdout may be a JSON document."""
     shown = path or "defaults (no migrate.yaml above the given paths; pass one with --config)"
-    _err().print(f"site configuration: {shown}", markup=False)
+    _note(f"site configuration: {shown}")
 
 
 def _version(value: bool) -> None:
@@ -269,7 +278,7 @@ def _check_paths(paths: list[str]) -> None:
 def _scan_overview(paths: list[str], options: scan_results.ScanOptions) -> list[FileView]:
     from migrate.scan import scanner
 
-    if not _err().is_terminal:
+    if not sys.stderr.isatty():  # no progress bar: rich need not load
         return scanner.overview(paths, options)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -337,10 +346,10 @@ def scan_command(
         if config is not None:
             raise _usage_error(exc) from None
         # a scan needs no site: a nearest migrate.yaml it cannot read only costs its SPANK options
-        _err().print(f"migrate: warning: {exc}; scanning without the site's SPANK options", markup=False)
+        _note(f"migrate: warning: {exc}; scanning without the site's SPANK options")
         site, config_path = load_config(None, [])
     if site.spank_options:
-        _err().print(f"site configuration: {config_path} (its spank_options are read)", markup=False)
+        _note(f"site configuration: {config_path} (its spank_options are read)")
     options = scan_results.ScanOptions(
         max_bytes=limit,
         cache=cache_folder,

@@ -228,3 +228,10 @@ def test_a_stamped_path_reads_back_as_the_path(display: str) -> None:
     assert json.loads(cache.stamp(fragment, display)) == {"path": display, "note": f"in {display}"}
     rows = json.dumps([[f"{cache.PATH_TOKEN}:3: x"]])
     assert json.loads(cache.stamp_text(rows, display)) == [[f"{display}:3: x"]]
+
+
+def test_a_library_version_is_read_beside_the_library_as_importlib_reads_it() -> None:
+    from importlib import metadata
+
+    assert cache._installed_version("bashlex") == metadata.version("bashlex")
+    assert cache._installed_version("no_such_package_here") == "absent"

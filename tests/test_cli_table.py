@@ -8,6 +8,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
@@ -110,3 +112,10 @@ def test_a_large_scan_gives_its_counts_before_its_rows(
     monkeypatch.setattr(cli, "SUMMARY_FIRST_FILES", 4)
     cli._print_scan_table(views, paths, True, False)
     assert capsys.readouterr().out.startswith("file ")  # a small scan: the table first, as before
+
+
+@given(st.lists(st.text(), min_size=1, max_size=6))
+def test_lines_are_made_printable_as_each_line_would_be(lines: list[str]) -> None:
+    """The diagnostics are written as one text of lines: the same as each line made printable."""
+    lines = [line.replace("\n", "") for line in lines]
+    assert cli._printable("\n".join(lines)).split("\n") == [cli._printable(line) for line in lines]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import sqlite3
@@ -40,7 +41,6 @@ import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -126,14 +126,33 @@ def code_fingerprint() -> bytes:
             digest.update(path.read_bytes())
         except OSError:
             digest.update(b"missing")
-    for library in ("bashlex", "PyYAML"):
-        try:
-            digest.update(metadata.version(library).encode())
-        except metadata.PackageNotFoundError:
-            digest.update(b"absent")
+    digest.update(_installed_version("bashlex").encode())
+    digest.update(f"PyYAML {yaml.__version__}".encode())
     digest.update(b"libyaml" if getattr(yaml, "__with_libyaml__", False) else b"pure")
     digest.update(f"{sys.version_info[0]}.{sys.version_info[1]}".encode())
     return digest.digest()
+
+
+def _installed_version(package: str) -> str:
+    """The version of the installed package, from the ``.dist-info`` folder beside it: loading
+    ``importlib.metadata`` costs 15 ms, a tenth of a warm scan's start. Elsewhere (an egg, a
+    zip), from ``importlib.metadata``; "absent" when it is not installed."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return "absent"
+    folder = Path(next(iter(spec.submodule_search_locations))).parent
+    prefix = f"{package}-"
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            name = entry.name
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                return name[len(prefix) : -len(".dist-info")]
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "absent"
 
 
 @functools.cache
