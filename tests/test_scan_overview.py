@@ -3,14 +3,17 @@ cross-file passes run over only the files that take part in them, and their outc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from test_spark_templates import APPLICATION, EXECUTOR
 
 from migrate.scan import argo_refs, kueue_refs, links, ray_refs, scanner, service_refs, spark_refs
 from migrate.scan import overview as scan_overview
-from migrate.scan.results import FileFacts, FileResult, ScanOptions, job_sizes
+from migrate.scan.results import FileFacts, FileResult, ScanOptions, job_sizes, read_json
 from migrate.scan.rows import FileRows
 
 REPO = Path(__file__).resolve().parent.parent
@@ -322,3 +325,22 @@ def test_a_linked_file_is_parsed_once_for_its_jobs_and_the_passes(
     assert outcome.ahead == links.ahead_of(result)  # read again from disk: the same
     assert [s.name for s in outcome.ahead.services or []] == ["metrics"]
     assert [kind for kind, *_ in outcome.ahead.kueue] == ["LocalQueue", "ClusterQueue", "ResourceFlavor"]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_JSON)
+def test_what_the_tool_wrote_reads_back_as_json_loads_reads_it(value: object) -> None:
+    text = json.dumps(value)
+    assert read_json(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ["", "not json", "[1, 2", "{'a': 1}"])
+def test_a_text_that_is_not_json_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        read_json(text)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from migrate.scan import cache
 from migrate.scan.garbage import freeze_survivors
 from migrate.scan.jsonstream import Rendered, from_rendered
-from migrate.scan.results import FileFacts, FileResult, Summary, job_sizes
+from migrate.scan.results import FileFacts, FileResult, Summary, job_sizes, read_json
 from migrate.scan.rows import FileRows
 from migrate.scan.templates import Values
 
@@ -149,7 +149,7 @@ def _decode(kept: str | None, files: list[Rendered]) -> list[FileView] | None:
     if kept is None:
         return None
     try:
-        value = json.loads(kept)
+        value = read_json(kept)
         views = [
             FileView(f.path, f.facts.format, FileFacts.from_value(facts), FileRows.from_value(rows))
             for f, (facts, rows) in zip(files, value, strict=True)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from migrate.render import job_row, shell_coverage, unknown_roles
-from migrate.scan.results import FileResult
+from migrate.scan.results import FileResult, read_json
 from migrate.vocab import PlaceholderRole
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class FileRows(NamedTuple):
 
     @classmethod
     def from_json(cls, text: str) -> FileRows:
-        return cls.from_value(json.loads(text))
+        return cls.from_value(read_json(text))
 
 
 __all__ = ["FileRows"]
